@@ -1,0 +1,297 @@
+"""Layer 1 — awareness: the mind's short-term working state (≤ 10 live items).
+
+Behaviour follows the original engine (spec a.6), with these decisions of our own:
+
+- **Liveness.** An item is live while ``expires_at IS NULL OR expires_at > now``; both sides are
+  house-format strings (``expires_at`` is normalized on write), so the comparison is a time
+  comparison. Reads never return expired items. Expired items are deleted lazily, at the start of
+  every write (``add``, ``update``, ``update_metadata``, ``remove``, ``clear*``), so writing to an
+  item that has expired behaves as if it were gone (``NotFoundError`` / ``False``).
+- **The cap is enforced on write** (the original only capped reads). After ``add`` there are at
+  most :data:`AWARENESS_MAX_ITEMS` live items: if the new item would make it 11, the
+  lowest-priority live item among the *others* is removed, ties going to the oldest
+  (``created_at``, then ``id``). The item being added is always kept — the caller just said it
+  matters, and awareness is a rolling window. Reads still apply ``LIMIT 10`` defensively.
+- ``update(id, expires_at=None)`` clears the expiry (makes the item permanent); ``content`` and
+  ``priority`` given as ``None`` are left unchanged. Columns come from a fixed list (f.19).
+- ``get(id)`` returns ``None`` for an unknown or expired item. ``add`` accepts an ``expires_at``
+  already in the past (the item is simply never live).
+- ``content`` must be non-blank text, ``priority`` an ``int``, ``metadata`` a JSON-serializable
+  ``dict``. Stored metadata that is not a JSON object reads back as ``{}`` (tolerant parse).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import asdict, dataclass, field
+from typing import Any, Final, cast
+
+from mind.constants import AWARENESS_CATEGORIES, AWARENESS_MAX_ITEMS, AwarenessCategory
+from mind.db import Database
+from mind.errors import NotFoundError, ValidationError
+from mind.timeutil import normalize_ts, now_iso
+
+log = logging.getLogger(__name__)
+
+_SECTIONS: Final = (
+    ("task", "Active Tasks:"), ("action", "Recent Actions:"),
+    ("pending", "Pending Items:"), ("flag", "Context Flags:"),
+)
+_EMPTY_CONTEXT: Final = "No active awareness items."
+_COLUMNS: Final = "id, category, content, priority, metadata, created_at, expires_at"
+_LIVE: Final = "(expires_at IS NULL OR expires_at > ?)"
+_ORDER: Final = "ORDER BY priority DESC, id ASC"
+_INT64: Final = 2**63
+
+
+class _Unset:
+    """Marker for "argument not given" where ``None`` has a meaning."""
+
+
+UNSET: Final = _Unset()
+
+
+@dataclass(frozen=True, slots=True)
+class AwarenessItem:
+    id: int
+    category: AwarenessCategory
+    content: str
+    priority: int
+    metadata: dict[str, Any] = field(default_factory=dict)
+    created_at: str = ""
+    expires_at: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def parse_metadata(raw: object) -> dict[str, Any]:
+    """Decode stored metadata; anything that is not a JSON object becomes ``{}``."""
+    if not isinstance(raw, str | bytes) or not raw:
+        return {}
+    try:
+        value = json.loads(raw)
+    except (ValueError, TypeError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def render_awareness(items: list[AwarenessItem]) -> str:
+    """The awareness block of a system prompt, sections in a fixed order (a.6)."""
+    sections: list[str] = []
+    for category, title in _SECTIONS:
+        lines = [f"- {item.content}" for item in items if item.category == category]
+        if lines:
+            sections.append("\n".join([title, *lines]))
+    return "\n\n".join(sections) if sections else _EMPTY_CONTEXT
+
+
+def _check_category(category: object) -> AwarenessCategory:
+    if category not in AWARENESS_CATEGORIES:
+        raise ValidationError(
+            f"invalid awareness category {category!r}: "
+            f"expected one of {', '.join(AWARENESS_CATEGORIES)}"
+        )
+    return category
+
+
+def _check_content(content: object) -> str:
+    if not isinstance(content, str) or not content.strip():
+        raise ValidationError("awareness content must be non-empty text")
+    return content
+
+
+def _check_priority(priority: object) -> int:
+    if isinstance(priority, bool) or not isinstance(priority, int) or abs(priority) >= _INT64:
+        raise ValidationError("awareness priority must be a (64-bit) integer")
+    return priority
+
+
+def _check_expiry(expires_at: object) -> str | None:
+    if expires_at is None or isinstance(expires_at, str):
+        return None if expires_at is None else normalize_ts(expires_at)
+    raise ValidationError("expires_at must be an ISO-8601 timestamp string or None")
+
+
+def _dump_metadata(metadata: object) -> str:
+    if not isinstance(metadata, dict):
+        raise ValidationError("awareness metadata must be a dict")
+    try:
+        return json.dumps(metadata, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(f"awareness metadata is not JSON-serializable: {exc}") from None
+
+
+def _from_row(row: Any) -> AwarenessItem:
+    return AwarenessItem(
+        id=int(row["id"]),
+        category=cast(AwarenessCategory, row["category"]),
+        content=row["content"],
+        priority=int(row["priority"]),
+        metadata=parse_metadata(row["metadata"]),
+        created_at=row["created_at"],
+        expires_at=row["expires_at"],
+    )
+
+
+class AwarenessLayer:
+    """Add, read, update and expire the mind's working-state items."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    # -- writes -----------------------------------------------------------------------------
+
+    async def add(
+        self,
+        category: str,
+        content: str,
+        priority: int = 0,
+        expires_at: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> AwarenessItem:
+        cat = _check_category(category)
+        text = _check_content(content)
+        prio = _check_priority(priority)
+        expiry = _check_expiry(expires_at)
+        meta = _dump_metadata({} if metadata is None else metadata)
+        async with self._db.transaction():
+            now = await self._purge_expired()
+            new_id, _ = await self._db.execute(
+                "INSERT INTO awareness (category, content, priority, metadata, created_at, "
+                "expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (cat, text, prio, meta, now, expiry),
+            )
+            await self._enforce_cap(new_id, now)
+            return await self._require(new_id, live_only=False)
+
+    async def update(
+        self,
+        item_id: int,
+        content: str | None = None,
+        priority: int | None = None,
+        expires_at: str | _Unset | None = UNSET,
+    ) -> AwarenessItem:
+        """Change content / priority / expiry; ``expires_at=None`` clears the expiry."""
+        # Fixed column list (f.19): caller input only ever becomes a bound parameter.
+        changes: list[tuple[str, object]] = []
+        if content is not None:
+            changes.append(("content", _check_content(content)))
+        if priority is not None:
+            changes.append(("priority", _check_priority(priority)))
+        if not isinstance(expires_at, _Unset):
+            changes.append(("expires_at", _check_expiry(expires_at)))
+        async with self._db.transaction():
+            await self._purge_expired()
+            current = await self._require(item_id)
+            if not changes:
+                return current
+            assignments = ", ".join(f"{column} = ?" for column, _ in changes)
+            await self._db.execute(
+                f"UPDATE awareness SET {assignments} WHERE id = ?",
+                (*(value for _, value in changes), item_id),
+            )
+            return await self._require(item_id, live_only=False)
+
+    async def update_metadata(self, item_id: int, patch: dict[str, Any]) -> AwarenessItem:
+        """Shallow-merge ``patch`` into the item's metadata."""
+        if not isinstance(patch, dict):
+            raise ValidationError("awareness metadata patch must be a dict")
+        async with self._db.transaction():
+            await self._purge_expired()
+            current = await self._require(item_id)
+            merged = _dump_metadata({**current.metadata, **patch})
+            await self._db.execute(
+                "UPDATE awareness SET metadata = ? WHERE id = ?", (merged, item_id)
+            )
+            return await self._require(item_id, live_only=False)
+
+    async def remove(self, item_id: int) -> bool:
+        async with self._db.transaction():
+            await self._purge_expired()
+            _, count = await self._db.execute("DELETE FROM awareness WHERE id = ?", (item_id,))
+        return count > 0
+
+    async def clear(self) -> int:
+        """Remove every item; returns how many live items were removed."""
+        async with self._db.transaction():
+            await self._purge_expired()
+            _, count = await self._db.execute("DELETE FROM awareness")
+        return count
+
+    async def clear_category(self, category: str) -> int:
+        cat = _check_category(category)
+        async with self._db.transaction():
+            await self._purge_expired()
+            _, count = await self._db.execute(
+                "DELETE FROM awareness WHERE category = ?", (cat,)
+            )
+        return count
+
+    # -- reads ------------------------------------------------------------------------------
+
+    async def get_all(self) -> list[AwarenessItem]:
+        rows = await self._db.fetchall(
+            f"SELECT {_COLUMNS} FROM awareness WHERE {_LIVE} {_ORDER} LIMIT ?",
+            (now_iso(), AWARENESS_MAX_ITEMS),
+        )
+        return [_from_row(row) for row in rows]
+
+    async def get_by_category(self, category: str) -> list[AwarenessItem]:
+        cat = _check_category(category)
+        rows = await self._db.fetchall(
+            f"SELECT {_COLUMNS} FROM awareness WHERE category = ? AND {_LIVE} {_ORDER} LIMIT ?",
+            (cat, now_iso(), AWARENESS_MAX_ITEMS),
+        )
+        return [_from_row(row) for row in rows]
+
+    async def get(self, item_id: int) -> AwarenessItem | None:
+        """The live item ``item_id``, or ``None`` when unknown or expired."""
+        return await self._fetch(item_id, live_only=True)
+
+    async def get_by_status(self, status: str) -> list[AwarenessItem]:
+        """Every live item whose ``metadata.status`` equals ``status`` (no cap)."""
+        rows = await self._db.fetchall(
+            f"SELECT {_COLUMNS} FROM awareness WHERE {_LIVE} {_ORDER}", (now_iso(),)
+        )
+        items = [_from_row(row) for row in rows]
+        return [item for item in items if item.metadata.get("status") == status]
+
+    async def to_context(self) -> str:
+        return render_awareness(await self.get_all())
+
+    # -- internals --------------------------------------------------------------------------
+
+    async def _purge_expired(self) -> str:
+        """Delete expired items (inside the caller's transaction); returns the "now" used."""
+        now = now_iso()
+        await self._db.execute(
+            "DELETE FROM awareness WHERE expires_at IS NOT NULL AND expires_at <= ?", (now,)
+        )
+        return now
+
+    async def _enforce_cap(self, keep_id: int, now: str) -> None:
+        """Evict the lowest-priority, then oldest, live items other than ``keep_id``."""
+        _, evicted = await self._db.execute(
+            f"DELETE FROM awareness WHERE id IN (SELECT id FROM awareness WHERE id != ? "
+            f"AND {_LIVE} ORDER BY priority ASC, created_at ASC, id ASC "
+            f"LIMIT max(0, (SELECT COUNT(*) FROM awareness WHERE {_LIVE}) - ?))",
+            (keep_id, now, now, AWARENESS_MAX_ITEMS),
+        )
+        if evicted:
+            log.debug("awareness cap: evicted %d item(s) to make room for %d", evicted, keep_id)
+
+    async def _fetch(self, item_id: int, *, live_only: bool) -> AwarenessItem | None:
+        sql = f"SELECT {_COLUMNS} FROM awareness WHERE id = ?"
+        params: tuple[object, ...] = (item_id,)
+        if live_only:
+            sql, params = f"{sql} AND {_LIVE}", (item_id, now_iso())
+        row = await self._db.fetchone(sql, params)
+        return None if row is None else _from_row(row)
+
+    async def _require(self, item_id: int, *, live_only: bool = True) -> AwarenessItem:
+        item = await self._fetch(item_id, live_only=live_only)
+        if item is None:
+            raise NotFoundError(f"Awareness item {item_id} not found")
+        return item
