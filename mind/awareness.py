@@ -22,7 +22,6 @@ Behaviour follows the original engine (spec a.6), with these decisions of our ow
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final, cast
@@ -30,6 +29,7 @@ from typing import Any, Final, cast
 from mind.constants import AWARENESS_CATEGORIES, AWARENESS_MAX_ITEMS, AwarenessCategory
 from mind.db import Database
 from mind.errors import NotFoundError, ValidationError
+from mind.jsonfields import dump_object, load_object
 from mind.timeutil import normalize_ts, now_iso
 
 log = logging.getLogger(__name__)
@@ -66,15 +66,7 @@ class AwarenessItem:
         return asdict(self)
 
 
-def parse_metadata(raw: object) -> dict[str, Any]:
-    """Decode stored metadata; anything that is not a JSON object becomes ``{}``."""
-    if not isinstance(raw, str | bytes) or not raw:
-        return {}
-    try:
-        value = json.loads(raw)
-    except (ValueError, TypeError):
-        return {}
-    return value if isinstance(value, dict) else {}
+parse_metadata = load_object
 
 
 def render_awareness(items: list[AwarenessItem]) -> str:
@@ -117,10 +109,7 @@ def _check_expiry(expires_at: object) -> str | None:
 def _dump_metadata(metadata: object) -> str:
     if not isinstance(metadata, dict):
         raise ValidationError("awareness metadata must be a dict")
-    try:
-        return json.dumps(metadata, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise ValidationError(f"awareness metadata is not JSON-serializable: {exc}") from None
+    return dump_object(metadata, "awareness metadata")
 
 
 def _from_row(row: Any) -> AwarenessItem:

@@ -17,13 +17,14 @@ Departures from the original engine (reference f.9, f.11):
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from mind.errors import ValidationError
+from mind.jsonfields import dump_object, load_object
+from mind.sqlutil import escape_like
 
 Props = dict[str, Any]
 Rule = tuple[tuple[str, ...], frozenset[str] | None]  # (required props, allowed relations | None)
@@ -169,19 +170,10 @@ def props_arg(value: Mapping[str, Any] | None) -> Props:
 
 
 def dump_props(props: Mapping[str, Any]) -> str:
-    try:
-        return json.dumps(props, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise ValidationError(f"properties must be JSON-serializable: {exc}") from None
+    return dump_object(props, "properties")
 
 
-def load_props(raw: str | None) -> Props:
-    """Stored properties JSON → dict (anything malformed reads as ``{}``)."""
-    try:
-        value = json.loads(raw or "{}")
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
+load_props = load_object
 
 
 def seen_count(props: Mapping[str, Any]) -> int:
@@ -192,8 +184,7 @@ def seen_count(props: Mapping[str, Any]) -> int:
 
 def like_pattern(query: str) -> str:
     """``%query%`` with LIKE wildcards escaped, for ``LIKE ? ESCAPE '\\'``."""
-    escaped = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
+    return f"%{escape_like(query)}%"
 
 
 # -- validation schema -------------------------------------------------------------------------

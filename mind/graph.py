@@ -17,11 +17,10 @@ Unknown start entities are not an error here: they simply reach nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from mind.constants import SQL_IN_CHUNK
 from mind.db import Database, Row
 from mind.entity_normalizer import (
     Props,
@@ -34,6 +33,8 @@ from mind.entity_normalizer import (
     text_arg,
 )
 from mind.errors import ConflictError, NotFoundError, ValidationError
+from mind.sqlutil import chunked as chunks
+from mind.sqlutil import placeholders
 from mind.timeutil import now_iso
 
 Direction = Literal["out", "in", "both"]
@@ -69,17 +70,6 @@ class Relation:
 # (from column, to column) for each way an edge can be walked.
 _OUT, _IN = ("source_id", "target_id"), ("target_id", "source_id")
 _WAYS: dict[str, tuple[tuple[str, str], ...]] = {"out": (_OUT,), "in": (_IN,), "both": (_OUT, _IN)}
-
-
-def chunks(ids: Sequence[int], size: int = SQL_IN_CHUNK) -> Iterator[Sequence[int]]:
-    """Consecutive slices of at most ``size`` ids (for ``IN (...)`` host parameters)."""
-    for start in range(0, len(ids), size):
-        yield ids[start : start + size]
-
-
-def placeholders(count: int) -> str:
-    """``?, ?, ?`` — only ever built from a count, never from caller values."""
-    return ", ".join("?" * count)
 
 
 # -- relations ---------------------------------------------------------------------------------

@@ -23,7 +23,9 @@ from typing import Any
 
 from mind.db import Database
 from mind.entity_normalizer import Props, dump_props, find_duplicates, load_props, seen_count
-from mind.graph import chunks, placeholders, put_relation
+from mind.graph import put_relation
+from mind.sqlutil import chunked as chunks
+from mind.sqlutil import placeholders
 from mind.timeutil import now_iso
 
 

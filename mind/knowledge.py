@@ -34,7 +34,9 @@ from mind.entity_normalizer import (
     text_arg,
 )
 from mind.errors import NotFoundError, ValidationError
-from mind.graph import Direction, Relation, chunks, placeholders
+from mind.graph import Direction, Relation
+from mind.sqlutil import chunked as chunks
+from mind.sqlutil import placeholders
 from mind.timeutil import normalize_ts, now_iso
 
 __all__ = ["Entity", "KnowledgeGraph", "Relation"]

@@ -24,17 +24,16 @@ from __future__ import annotations
 
 import builtins
 import secrets
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any, Final, cast
 
 from mind.constants import SESSION_STATUSES, SessionStatus
 from mind.db import Database
-from mind.errors import ConflictError, InvalidIdError, NotFoundError, ValidationError
+from mind.errors import ConflictError, NotFoundError, ValidationError
+from mind.ids import validate_id
 from mind.timeutil import now_iso
 
-MAX_ID_LENGTH: Final = 200
 _BASE36: Final = "0123456789abcdefghijklmnopqrstuvwxyz"
 _SUFFIX_LEN: Final = 6
 _COLUMNS: Final = "id, gop_id, project_id, status, started_at, ended_at, summary"
@@ -59,19 +58,6 @@ def new_gop_id(now: str | None = None) -> str:
     """``session:<house ISO now>:<6 random base-36 chars>``."""
     suffix = "".join(secrets.choice(_BASE36) for _ in range(_SUFFIX_LEN))
     return f"session:{now or now_iso()}:{suffix}"
-
-
-def validate_id(value: object, what: str = "gop_id") -> str:
-    """A caller-chosen session or project id: non-blank, ≤ 200 chars, no control characters."""
-    if not isinstance(value, str):
-        raise InvalidIdError(f"{what} must be a string")
-    if not value.strip():
-        raise InvalidIdError(f"{what} must not be empty")
-    if len(value) > MAX_ID_LENGTH:
-        raise InvalidIdError(f"{what} is longer than {MAX_ID_LENGTH} characters")
-    if any(unicodedata.category(ch) == "Cc" for ch in value):
-        raise InvalidIdError(f"{what} {value!r} contains control characters")
-    return value
 
 
 def _check_project(project_id: object) -> str | None:

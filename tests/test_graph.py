@@ -7,7 +7,7 @@ import pytest
 from mind import graph
 from mind.db import Database
 from mind.errors import ValidationError
-from mind.graph import bfs, bfs_distances, chunks, frame_distances_from_entities, placeholders
+from mind.graph import bfs, bfs_distances, frame_distances_from_entities
 from mind.graph import traverse as traverse_ids
 from mind.knowledge import KnowledgeGraph
 from mind.timeutil import now_iso
@@ -30,21 +30,6 @@ async def link(kg: KnowledgeGraph, ids: dict[str, int], edges: str, rtype: str =
         await kg.create_relation(ids[src], ids[tgt], rtype)
 
 
-@pytest.mark.parametrize(
-    ("size", "n", "expected"),
-    [(3, 0, []), (3, 2, [[0, 1]]), (3, 7, [[0, 1, 2], [3, 4, 5], [6]]), (500, 1001, None)],
-)
-def test_chunks(size: int, n: int, expected: list[list[int]] | None) -> None:
-    parts = [list(p) for p in chunks(list(range(n)), size)]
-    if expected is not None:
-        assert parts == expected
-    assert [x for p in parts for x in p] == list(range(n))
-    assert all(len(p) <= size for p in parts)
-
-
-@pytest.mark.parametrize(("count", "text"), [(0, ""), (1, "?"), (3, "?, ?, ?")])
-def test_placeholders(count: int, text: str) -> None:
-    assert placeholders(count) == text
 
 
 async def test_traverse_follows_one_type_outwards_by_default(db: Database,

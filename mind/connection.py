@@ -1,0 +1,109 @@
+"""The one place that opens SQLite connections for a mind file.
+
+Every connection loads sqlite-vec, runs in WAL mode with foreign keys, a busy timeout and
+``synchronous=NORMAL``. The stdlib ``sqlite3`` is used when it can load extensions; otherwise
+the bundled driver (pysqlite3-binary, or sqlean.py) is used. Missing FTS5 or sqlite-vec is a
+:class:`ConfigurationError` with a message saying what to install.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import aiosqlite
+
+from mind.errors import ConfigurationError
+
+BUSY_TIMEOUT_MS = 10_000
+CACHE_SIZE_KIB = 16_384
+
+
+def _can_load_extensions(module: ModuleType) -> bool:
+    try:
+        conn = module.connect(":memory:")
+    except Exception:
+        return False
+    try:
+        return hasattr(conn, "enable_load_extension")
+    finally:
+        conn.close()
+
+
+@functools.cache
+def driver() -> ModuleType:
+    """The DB-API module used for every mind connection."""
+    candidates = ("sqlite3", "pysqlite3.dbapi2", "sqlean")
+    for name in candidates:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        if _can_load_extensions(module):
+            return module
+    raise ConfigurationError(
+        "no SQLite driver that can load extensions: install pysqlite3-binary or sqlean.py "
+        "(this Python's sqlite3 was built without loadable extension support)"
+    )
+
+
+def _load_vec(conn: Any) -> None:
+    try:
+        import sqlite_vec
+    except ImportError as exc:  # pragma: no cover - dependency is mandatory
+        raise ConfigurationError("sqlite-vec is not installed: pip install sqlite-vec") from exc
+    try:
+        conn.enable_load_extension(True)
+        sqlite_vec.load(conn)
+        conn.enable_load_extension(False)
+    except Exception as exc:
+        raise ConfigurationError(f"could not load the sqlite-vec extension: {exc}") from exc
+
+
+def _check_fts5(conn: Any) -> None:
+    try:
+        conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp._hm_fts_probe USING fts5(x)")
+        conn.execute("DROP TABLE temp._hm_fts_probe")
+    except Exception as exc:
+        raise ConfigurationError(
+            f"this SQLite build has no FTS5 ({exc}); install pysqlite3-binary or sqlean.py"
+        ) from exc
+
+
+def connect_sync(path: str | Path, *, readonly: bool = False) -> Any:
+    """Open and prepare one connection (blocking). Used as the aiosqlite connector."""
+    mod = driver()
+    conn = mod.connect(str(path), isolation_level=None, check_same_thread=False)
+    try:
+        conn.row_factory = mod.Row
+        _load_vec(conn)
+        _check_fts5(conn)
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        if str(path) != ":memory:":
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if str(mode).lower() != "wal" and not readonly:
+                raise ConfigurationError(f"could not switch {path} to WAL (got {mode})")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute(f"PRAGMA cache_size=-{CACHE_SIZE_KIB}")
+        conn.execute("PRAGMA temp_store=MEMORY")
+        if readonly:
+            conn.execute("PRAGMA query_only=1")
+    except Exception:
+        conn.close()
+        raise
+    return conn
+
+
+async def connect(path: str | Path, *, readonly: bool = False) -> aiosqlite.Connection:
+    """Open a prepared aiosqlite connection on ``path``."""
+    conn = aiosqlite.Connection(lambda: connect_sync(path, readonly=readonly), iter_chunk_size=256)
+    try:
+        return await conn
+    except ConfigurationError:
+        raise
+    except Exception as exc:
+        raise ConfigurationError(f"cannot open mind file {path}: {exc}") from exc

@@ -1,0 +1,82 @@
+"""Names shared across the engine: tables, meta keys, enumerations and limits."""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+FrameType = Literal["I", "P", "B"]
+Importance = Literal["critical", "important", "normal", "temporary", "deprecated"]
+FrameSource = Literal[
+    "user_stated",
+    "tool_verified",
+    "agent_inferred",
+    "import",
+    "system",
+    "personal",
+    "workspace",
+    "team_sync",
+]
+SessionStatus = Literal["active", "closed", "archived"]
+AwarenessCategory = Literal["task", "action", "pending", "flag"]
+
+FRAME_TYPES: Final = ("I", "P", "B")
+IMPORTANCES: Final = ("critical", "important", "normal", "temporary", "deprecated")
+FRAME_SOURCES: Final = (
+    "user_stated",
+    "tool_verified",
+    "agent_inferred",
+    "import",
+    "system",
+    "personal",
+    "workspace",
+    "team_sync",
+)
+SESSION_STATUSES: Final = ("active", "closed", "archived")
+AWARENESS_CATEGORIES: Final = ("task", "action", "pending", "flag")
+
+# Higher rank wins when a duplicate save upgrades an existing frame.
+IMPORTANCE_RANK: Final = {
+    "deprecated": 0,
+    "temporary": 1,
+    "normal": 2,
+    "important": 3,
+    "critical": 4,
+}
+IMPORTANCE_MULTIPLIER: Final = {
+    "critical": 2.0,
+    "important": 1.5,
+    "normal": 1.0,
+    "temporary": 0.7,
+    "deprecated": 0.3,
+}
+
+AWARENESS_MAX_ITEMS: Final = 10
+
+# Tables
+T_META: Final = "meta"
+T_MIGRATIONS: Final = "schema_migrations"
+T_FRAMES: Final = "memory_frames"
+T_FRAMES_FTS: Final = "memory_frames_fts"
+T_FRAMES_VEC: Final = "memory_frames_vec"
+T_CHUNKS: Final = "memory_frame_chunks"
+T_CHUNKS_VEC: Final = "memory_frame_chunks_vec"
+T_OUTBOX: Final = "pending_index"
+
+# Meta keys
+META_SCHEMA_VERSION: Final = "schema_version"
+META_FIRST_RUN: Final = "first_run_at"
+META_HASH_SEMANTICS: Final = "content_hash_semantics"
+META_EMBED_PROVIDER: Final = "embedding_provider"
+META_EMBED_MODEL: Final = "embedding_model"
+META_EMBED_DIM: Final = "embedding_dim"
+HASH_SEMANTICS: Final = "hm-stripped"
+
+# Compaction defaults (original engine)
+COMPACT_TEMP_DAYS: Final = 30
+COMPACT_DEPRECATED_DAYS: Final = 90
+COMPACT_PFRAME_THRESHOLD: Final = 10
+COMPACT_PFRAME_KEEP: Final = 5
+COMPACT_MERGE_SEPARATOR: Final = "\n---\n"
+
+# SQLite host-parameter chunking for IN (...) lists
+SQL_IN_CHUNK: Final = 500

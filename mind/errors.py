@@ -1,0 +1,81 @@
+"""The one exception tree of hive-mind.
+
+::
+
+    HiveMindError
+    ├── ConfigurationError          bad settings, missing SQLite features (FTS5, sqlite-vec)
+    ├── StorageError                SQLite failures translated at the boundary
+    │   └── MigrationError          a schema migration failed or the file is newer than the code
+    ├── ValidationError             bad caller input (also a ValueError)
+    │   ├── InvalidTimestampError   not a strict ISO-8601 timestamp with a timezone
+    │   ├── InvalidIdError          ids that are not safe slugs (path tricks, NUL, …)
+    │   └── VectorError             wrong dimension or non-finite values
+    ├── NotFoundError               unknown frame / session / entity / workspace (also a KeyError)
+    ├── ConflictError               a write that contradicts existing state
+    └── EmbeddingFingerprintError   stored vectors were made by another model or dimension
+        └── EmbeddingDimMismatchError
+
+Library errors (sqlite3, redis, HTTP) never escape a public method untranslated.
+"""
+
+from __future__ import annotations
+
+
+class HiveMindError(Exception):
+    """Root of every error hive-mind raises on purpose."""
+
+    code = "error"
+
+
+class ConfigurationError(HiveMindError):
+    code = "configuration"
+
+
+class StorageError(HiveMindError):
+    code = "storage"
+
+
+class MigrationError(StorageError):
+    code = "migration"
+
+
+class ValidationError(HiveMindError, ValueError):
+    code = "invalid"
+
+
+class InvalidTimestampError(ValidationError):
+    code = "invalid_timestamp"
+
+
+class InvalidIdError(ValidationError):
+    code = "invalid_id"
+
+
+class VectorError(ValidationError):
+    code = "invalid_vector"
+
+
+class NotFoundError(HiveMindError, KeyError):
+    code = "not_found"
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else "not found"
+
+
+class ConflictError(HiveMindError):
+    code = "conflict"
+
+
+class EmbeddingFingerprintError(HiveMindError):
+    """The mind's vectors were written by a different embedding model."""
+
+    code = "embedding_mismatch"
+
+    def __init__(self, message: str, *, stored: dict[str, object], runtime: dict[str, object]):
+        super().__init__(message)
+        self.stored = stored
+        self.runtime = runtime
+
+
+class EmbeddingDimMismatchError(EmbeddingFingerprintError):
+    code = "embedding_dim_mismatch"

@@ -1,0 +1,80 @@
+"""``Mind``: one mind file with all its layers, usable on its own (no queue, no actor)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from mind.awareness import AwarenessLayer
+from mind.compaction import CompactResult, compact
+from mind.db import Database
+from mind.frames import FrameStore
+from mind.identity import IdentityLayer
+from mind.knowledge import KnowledgeGraph
+from mind.migrate import migrate
+from mind.outbox import Outbox
+from mind.reconcile import ReconcileResult, reconcile_indexes
+from mind.sessions import SessionStore
+from mind.vectors import VectorStore
+
+
+class Mind:
+    """All layers of one mind over one connection.
+
+    Open the writer with ``await Mind.open(path)`` (creates and migrates the file) and readers
+    with ``await Mind.open(path, readonly=True)``. Use as an async context manager or call
+    :meth:`close`.
+    """
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.identity = IdentityLayer(db)
+        self.awareness = AwarenessLayer(db)
+        self.sessions = SessionStore(db)
+        self.frames = FrameStore(db)
+        self.knowledge = KnowledgeGraph(db)
+        self.vectors = VectorStore(db)
+        self.outbox = Outbox(db)
+
+    @property
+    def path(self) -> str:
+        return self.db.path
+
+    @classmethod
+    async def open(cls, path: str | Path, *, readonly: bool = False) -> Mind:
+        target = Path(path)
+        if not readonly:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        db = await Database.open(target, readonly=readonly)
+        try:
+            if not readonly:
+                await migrate(db)
+        except BaseException:
+            await db.close()
+            raise
+        return cls(db)
+
+    async def compact(
+        self, max_temp_age_days: float = 30, max_deprecated_age_days: float = 90
+    ) -> CompactResult:
+        return await compact(self.db, max_temp_age_days, max_deprecated_age_days)
+
+    async def reconcile(self, *, chunk_min_chars: int | None = None) -> ReconcileResult:
+        return await reconcile_indexes(self.db, chunk_min_chars=chunk_min_chars)
+
+    async def stats(self) -> dict[str, Any]:
+        return {
+            "frames": await self.frames.get_stats(),
+            "entities": await self.knowledge.get_entity_count(),
+            "pending_index": await self.outbox.count(),
+            "vectors": await self.vectors.counts(),
+        }
+
+    async def close(self) -> None:
+        await self.db.close()
+
+    async def __aenter__(self) -> Mind:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()

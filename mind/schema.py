@@ -1,0 +1,233 @@
+"""The mind file's schema, as an ordered list of migrations.
+
+Each migration runs in its own ``BEGIN IMMEDIATE`` transaction and is recorded in
+``schema_migrations``; a file that is newer than this code is refused. Vector tables are not
+here: their dimension is the embedding model's, so :mod:`mind.vectors` creates them when the
+model fingerprint is first recorded.
+
+FTS rows of *new* frames are written by the frame store's batch writer in the same transaction
+(one ``INSERT … SELECT`` per batch), not by an AFTER INSERT trigger: a trigger makes FTS5 flush
+its pending terms at every row's statement savepoint, which measured 2.4× slower for bulk
+imports (see docs/benchmarks.md). Updates and deletes are kept in sync by triggers that pass the
+old values; ``mind.reconcile`` checks the index with FTS5's integrity-check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mind.constants import (
+    AWARENESS_CATEGORIES,
+    FRAME_SOURCES,
+    FRAME_TYPES,
+    IMPORTANCES,
+    SESSION_STATUSES,
+)
+from mind.timeutil import SQL_NOW
+
+
+def _in(values: tuple[str, ...]) -> str:
+    return "(" + ", ".join(f"'{v}'" for v in values) + ")"
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    sql: str
+
+
+CORE = f"""
+CREATE TABLE meta (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+
+CREATE TABLE identity (
+  id            INTEGER PRIMARY KEY CHECK (id = 1),
+  name          TEXT NOT NULL,
+  role          TEXT NOT NULL DEFAULT '',
+  department    TEXT NOT NULL DEFAULT '',
+  personality   TEXT NOT NULL DEFAULT '',
+  capabilities  TEXT NOT NULL DEFAULT '',
+  system_prompt TEXT NOT NULL DEFAULT '',
+  created_at    TEXT NOT NULL DEFAULT {SQL_NOW},
+  updated_at    TEXT NOT NULL DEFAULT {SQL_NOW}
+);
+
+CREATE TABLE awareness (
+  id         INTEGER PRIMARY KEY AUTOINCREMENT,
+  category   TEXT NOT NULL CHECK (category IN {_in(AWARENESS_CATEGORIES)}),
+  content    TEXT NOT NULL,
+  priority   INTEGER NOT NULL DEFAULT 0,
+  metadata   TEXT NOT NULL DEFAULT '{{}}',
+  created_at TEXT NOT NULL DEFAULT {SQL_NOW},
+  expires_at TEXT
+);
+CREATE INDEX idx_awareness_priority ON awareness(priority DESC, id);
+
+CREATE TABLE sessions (
+  id         INTEGER PRIMARY KEY AUTOINCREMENT,
+  gop_id     TEXT NOT NULL UNIQUE,
+  project_id TEXT,
+  status     TEXT NOT NULL DEFAULT 'active' CHECK (status IN {_in(SESSION_STATUSES)}),
+  started_at TEXT NOT NULL DEFAULT {SQL_NOW},
+  ended_at   TEXT,
+  summary    TEXT
+);
+CREATE INDEX idx_sessions_project ON sessions(project_id, started_at);
+CREATE INDEX idx_sessions_status ON sessions(status, started_at);
+
+CREATE TABLE memory_frames (
+  id            INTEGER PRIMARY KEY AUTOINCREMENT,
+  frame_type    TEXT NOT NULL CHECK (frame_type IN {_in(FRAME_TYPES)}),
+  gop_id        TEXT NOT NULL REFERENCES sessions(gop_id),
+  t             INTEGER NOT NULL,
+  base_frame_id INTEGER REFERENCES memory_frames(id) ON DELETE SET NULL,
+  content       TEXT NOT NULL,
+  importance    TEXT NOT NULL DEFAULT 'normal' CHECK (importance IN {_in(IMPORTANCES)}),
+  source        TEXT NOT NULL DEFAULT 'user_stated' CHECK (source IN {_in(FRAME_SOURCES)}),
+  access_count  INTEGER NOT NULL DEFAULT 0,
+  created_at    TEXT NOT NULL,
+  recorded_at   TEXT NOT NULL,
+  last_accessed TEXT NOT NULL,
+  content_hash  TEXT NOT NULL,
+  metadata      TEXT NOT NULL DEFAULT '{{}}',
+  external_id   TEXT
+);
+CREATE UNIQUE INDEX idx_frames_gop_t ON memory_frames(gop_id, t);
+CREATE INDEX idx_frames_type_gop ON memory_frames(frame_type, gop_id);
+CREATE INDEX idx_frames_base ON memory_frames(base_frame_id);
+CREATE INDEX idx_frames_hash ON memory_frames(content_hash);
+CREATE INDEX idx_frames_created ON memory_frames(created_at);
+CREATE INDEX idx_frames_importance_recorded ON memory_frames(importance, recorded_at);
+CREATE UNIQUE INDEX idx_frames_external ON memory_frames(external_id)
+  WHERE external_id IS NOT NULL;
+
+CREATE TABLE frame_references (
+  frame_id      INTEGER NOT NULL REFERENCES memory_frames(id) ON DELETE CASCADE,
+  ref_frame_id  INTEGER NOT NULL REFERENCES memory_frames(id) ON DELETE CASCADE,
+  position      INTEGER NOT NULL,
+  PRIMARY KEY (frame_id, ref_frame_id)
+) WITHOUT ROWID;
+CREATE INDEX idx_frame_refs_target ON frame_references(ref_frame_id);
+
+CREATE VIRTUAL TABLE memory_frames_fts USING fts5(
+  content,
+  content='memory_frames',
+  content_rowid='id',
+  tokenize='porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER memory_frames_fts_ad AFTER DELETE ON memory_frames BEGIN
+  INSERT INTO memory_frames_fts(memory_frames_fts, rowid, content)
+    VALUES ('delete', old.id, old.content);
+END;
+CREATE TRIGGER memory_frames_fts_au AFTER UPDATE OF content ON memory_frames BEGIN
+  INSERT INTO memory_frames_fts(memory_frames_fts, rowid, content)
+    VALUES ('delete', old.id, old.content);
+  INSERT INTO memory_frames_fts(rowid, content) VALUES (new.id, new.content);
+END;
+
+CREATE TABLE pending_index (
+  frame_id    INTEGER PRIMARY KEY REFERENCES memory_frames(id) ON DELETE CASCADE,
+  reason      TEXT NOT NULL DEFAULT 'new',
+  enqueued_at TEXT NOT NULL DEFAULT {SQL_NOW},
+  attempts    INTEGER NOT NULL DEFAULT 0,
+  last_error  TEXT
+);
+CREATE INDEX idx_pending_enqueued ON pending_index(enqueued_at);
+"""
+
+KNOWLEDGE = f"""
+CREATE TABLE knowledge_entities (
+  id              INTEGER PRIMARY KEY AUTOINCREMENT,
+  entity_type     TEXT NOT NULL,
+  name            TEXT NOT NULL,
+  normalized_name TEXT NOT NULL,
+  properties      TEXT NOT NULL DEFAULT '{{}}',
+  valid_from      TEXT NOT NULL DEFAULT {SQL_NOW},
+  valid_to        TEXT,
+  recorded_at     TEXT NOT NULL DEFAULT {SQL_NOW}
+);
+CREATE INDEX idx_entities_type ON knowledge_entities(entity_type);
+CREATE INDEX idx_entities_name ON knowledge_entities(name);
+CREATE INDEX idx_entities_norm ON knowledge_entities(normalized_name, entity_type);
+
+CREATE TABLE knowledge_relations (
+  id            INTEGER PRIMARY KEY AUTOINCREMENT,
+  source_id     INTEGER NOT NULL REFERENCES knowledge_entities(id) ON DELETE CASCADE,
+  target_id     INTEGER NOT NULL REFERENCES knowledge_entities(id) ON DELETE CASCADE,
+  relation_type TEXT NOT NULL,
+  confidence    REAL NOT NULL DEFAULT 1.0,
+  properties    TEXT NOT NULL DEFAULT '{{}}',
+  valid_from    TEXT NOT NULL DEFAULT {SQL_NOW},
+  valid_to      TEXT,
+  recorded_at   TEXT NOT NULL DEFAULT {SQL_NOW}
+);
+CREATE INDEX idx_relations_source ON knowledge_relations(source_id, relation_type);
+CREATE INDEX idx_relations_target ON knowledge_relations(target_id, relation_type);
+CREATE UNIQUE INDEX idx_relations_active ON knowledge_relations(source_id, target_id, relation_type)
+  WHERE valid_to IS NULL;
+
+CREATE TABLE kg_entity_frames (
+  entity_id INTEGER NOT NULL REFERENCES knowledge_entities(id) ON DELETE CASCADE,
+  frame_id  INTEGER NOT NULL REFERENCES memory_frames(id) ON DELETE CASCADE,
+  PRIMARY KEY (entity_id, frame_id)
+) WITHOUT ROWID;
+CREATE INDEX idx_kg_entity_frames_frame ON kg_entity_frames(frame_id);
+"""
+
+INDEXING = f"""
+CREATE TABLE memory_frame_chunks (
+  id         INTEGER PRIMARY KEY AUTOINCREMENT,
+  frame_id   INTEGER NOT NULL REFERENCES memory_frames(id) ON DELETE CASCADE,
+  chunk_idx  INTEGER NOT NULL,
+  content    TEXT NOT NULL,
+  char_start INTEGER NOT NULL,
+  char_end   INTEGER NOT NULL,
+  created_at TEXT NOT NULL DEFAULT {SQL_NOW},
+  UNIQUE (frame_id, chunk_idx)
+);
+
+CREATE TRIGGER memory_frames_content_changed AFTER UPDATE OF content ON memory_frames
+WHEN new.content_hash IS NOT old.content_hash BEGIN
+  DELETE FROM memory_frame_chunks WHERE frame_id = new.id;
+  INSERT OR REPLACE INTO pending_index(frame_id, reason, enqueued_at, attempts)
+    VALUES (new.id, 'content_changed', {SQL_NOW}, 0);
+END;
+
+CREATE TABLE applied_ops (
+  op_id      TEXT PRIMARY KEY,
+  applied_at TEXT NOT NULL DEFAULT {SQL_NOW}
+) WITHOUT ROWID;
+
+CREATE TABLE harvest_sources (
+  id                  INTEGER PRIMARY KEY AUTOINCREMENT,
+  source              TEXT NOT NULL UNIQUE,
+  display_name        TEXT NOT NULL DEFAULT '',
+  source_path         TEXT,
+  last_synced_at      TEXT,
+  items_imported      INTEGER NOT NULL DEFAULT 0,
+  frames_created      INTEGER NOT NULL DEFAULT 0,
+  auto_sync           INTEGER NOT NULL DEFAULT 0,
+  sync_interval_hours INTEGER NOT NULL DEFAULT 24,
+  last_content_hash   TEXT,
+  created_at          TEXT NOT NULL DEFAULT {SQL_NOW}
+);
+
+CREATE TABLE embedding_usage (
+  user_id    TEXT NOT NULL,
+  year_month TEXT NOT NULL,
+  count      INTEGER NOT NULL DEFAULT 0,
+  updated_at TEXT NOT NULL DEFAULT {SQL_NOW},
+  UNIQUE (user_id, year_month)
+);
+"""
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "core: identity, awareness, sessions, frames, fts, outbox", CORE),
+    Migration(2, "knowledge graph: entities, relations, entity-frame bridge", KNOWLEDGE),
+    Migration(3, "indexing: chunks, stale-index trigger, applied ops, harvest, usage", INDEXING),
+)
+
+LATEST_VERSION = MIGRATIONS[-1].version

@@ -1,0 +1,42 @@
+"""Small helpers for parameterized SQL (never values spliced into statements)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TypeVar
+
+from mind.connection import driver
+from mind.constants import SQL_IN_CHUNK
+from mind.errors import StorageError
+
+T = TypeVar("T")
+
+
+def placeholders(n: int) -> str:
+    return ",".join("?" * n)
+
+
+def chunked(items: Sequence[T], size: int = SQL_IN_CHUNK) -> Iterator[Sequence[T]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def escape_like(text: str) -> str:
+    """Escape LIKE metacharacters for use with ``ESCAPE '\\'``."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def split_statements(script: str) -> list[str]:
+    """Split a SQL script into complete statements (trigger bodies stay whole)."""
+    complete = driver().complete_statement
+    out: list[str] = []
+    buf = ""
+    for piece in script.split(";"):
+        buf += piece + ";"
+        if complete(buf):
+            if buf.strip(" \n\t;"):
+                out.append(buf.strip())
+            buf = ""
+    if buf.strip(" \n\t;"):
+        raise StorageError(f"incomplete SQL statement: {buf.strip()[:80]}")
+    return out
