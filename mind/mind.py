@@ -7,6 +7,7 @@ from typing import Any
 
 from mind.awareness import AwarenessLayer
 from mind.compaction import CompactResult, compact
+from mind.concepts import ConceptTracker
 from mind.db import Database
 from mind.frames import FrameStore
 from mind.identity import IdentityLayer
@@ -35,6 +36,7 @@ class Mind:
         self.knowledge = KnowledgeGraph(db)
         self.vectors = VectorStore(db)
         self.outbox = Outbox(db)
+        self.concepts = ConceptTracker(db)
 
     @property
     def path(self) -> str:

@@ -224,10 +224,25 @@ CREATE TABLE embedding_usage (
 );
 """
 
+CONCEPTS = f"""
+CREATE TABLE concept_mastery (
+  id            INTEGER PRIMARY KEY AUTOINCREMENT,
+  concept       TEXT NOT NULL UNIQUE,
+  mastery_level INTEGER NOT NULL DEFAULT 1 CHECK (mastery_level BETWEEN 1 AND 5),
+  last_tested   TEXT,
+  times_correct INTEGER NOT NULL DEFAULT 0,
+  times_wrong   INTEGER NOT NULL DEFAULT 0,
+  notes         TEXT NOT NULL DEFAULT '',
+  created_at    TEXT NOT NULL DEFAULT {SQL_NOW},
+  updated_at    TEXT NOT NULL DEFAULT {SQL_NOW}
+);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core: identity, awareness, sessions, frames, fts, outbox", CORE),
     Migration(2, "knowledge graph: entities, relations, entity-frame bridge", KNOWLEDGE),
     Migration(3, "indexing: chunks, stale-index trigger, applied ops, harvest, usage", INDEXING),
+    Migration(4, "concept mastery tracking", CONCEPTS),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -53,6 +53,18 @@ CREATE TABLE awareness (
   created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
   expires_at TEXT
 );
+-- table concept_mastery on concept_mastery
+CREATE TABLE concept_mastery (
+  id            INTEGER PRIMARY KEY AUTOINCREMENT,
+  concept       TEXT NOT NULL UNIQUE,
+  mastery_level INTEGER NOT NULL DEFAULT 1 CHECK (mastery_level BETWEEN 1 AND 5),
+  last_tested   TEXT,
+  times_correct INTEGER NOT NULL DEFAULT 0,
+  times_wrong   INTEGER NOT NULL DEFAULT 0,
+  notes         TEXT NOT NULL DEFAULT '',
+  created_at    TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+  updated_at    TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
+);
 -- table embedding_usage on embedding_usage
 CREATE TABLE embedding_usage (
   user_id    TEXT NOT NULL,
