@@ -53,6 +53,14 @@ async def clean_orphan_vectors(db: Database) -> tuple[int, int]:
     if not await VectorStore(db).tables_exist():
         return 0, 0
     async with db.transaction():
+        await db.execute(
+            "INSERT INTO vector_log(kind, item_id) SELECT 'frame', rowid FROM "
+            f"{T_FRAMES_VEC} WHERE rowid NOT IN (SELECT id FROM memory_frames)"
+        )
+        await db.execute(
+            "INSERT INTO vector_log(kind, item_id) SELECT 'chunk', rowid FROM "
+            f"{T_CHUNKS_VEC} WHERE rowid NOT IN (SELECT id FROM memory_frame_chunks)"
+        )
         _, frames = await db.execute(
             f"DELETE FROM {T_FRAMES_VEC} WHERE rowid NOT IN (SELECT id FROM memory_frames)"
         )

@@ -238,11 +238,20 @@ CREATE TABLE concept_mastery (
 );
 """
 
+VECTOR_LOG = """
+CREATE TABLE vector_log (
+  seq     INTEGER PRIMARY KEY AUTOINCREMENT,
+  kind    TEXT NOT NULL CHECK (kind IN ('frame', 'chunk', 'reset')),
+  item_id INTEGER NOT NULL
+);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core: identity, awareness, sessions, frames, fts, outbox", CORE),
     Migration(2, "knowledge graph: entities, relations, entity-frame bridge", KNOWLEDGE),
     Migration(3, "indexing: chunks, stale-index trigger, applied ops, harvest, usage", INDEXING),
     Migration(4, "concept mastery tracking", CONCEPTS),
+    Migration(5, "vector change log for in-memory vector indexes", VECTOR_LOG),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

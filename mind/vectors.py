@@ -6,7 +6,8 @@ names the fix (``hive-mind maintenance reembed``), so vectors of two models neve
 are delete + insert (vec0 has no working ``INSERT OR REPLACE``); every vector is checked for
 dimension and finite values before it reaches SQLite. Triggers created with the tables drop a
 frame's vectors when the frame is deleted or its content changes, and a chunk's vector when the
-chunk row goes.
+chunk row goes. Every vector change is appended to ``vector_log`` so in-memory indexes
+(:mod:`mind.vector_index`) can refresh incrementally.
 """
 
 from __future__ import annotations
@@ -34,13 +35,16 @@ MAX_DIM = 8192
 _VEC_TRIGGERS = f"""
 CREATE TRIGGER IF NOT EXISTS memory_frames_vec_ad AFTER DELETE ON memory_frames BEGIN
   DELETE FROM {T_FRAMES_VEC} WHERE rowid = old.id;
+  INSERT INTO vector_log(kind, item_id) VALUES ('frame', old.id);
 END;
 CREATE TRIGGER IF NOT EXISTS memory_frames_vec_au AFTER UPDATE OF content ON memory_frames
 WHEN new.content_hash IS NOT old.content_hash BEGIN
   DELETE FROM {T_FRAMES_VEC} WHERE rowid = old.id;
+  INSERT INTO vector_log(kind, item_id) VALUES ('frame', old.id);
 END;
 CREATE TRIGGER IF NOT EXISTS memory_frame_chunks_vec_ad AFTER DELETE ON memory_frame_chunks BEGIN
   DELETE FROM {T_CHUNKS_VEC} WHERE rowid = old.id;
+  INSERT INTO vector_log(kind, item_id) VALUES ('chunk', old.id);
 END;
 """
 
@@ -136,6 +140,7 @@ class VectorStore:
             for table in (T_FRAMES_VEC, T_CHUNKS_VEC):
                 await self._db.execute(f"DROP TABLE IF EXISTS {table}")
             await self._create(Fingerprint(provider, model, int(dim)))
+            await self._log("reset", [0])
             _, n = await self._db.execute(
                 "INSERT OR REPLACE INTO pending_index(frame_id, reason, enqueued_at, attempts) "
                 "SELECT id, 'reembed', ?, 0 FROM memory_frames",
@@ -185,7 +190,13 @@ class VectorStore:
             await self._db.executemany(
                 f"INSERT INTO {T_FRAMES_VEC}(rowid, embedding) VALUES (?, ?)", rows
             )
+            await self._log("frame", [fid for fid, _ in rows])
         return len(rows)
+
+    async def _log(self, kind: str, ids: Sequence[int]) -> None:
+        await self._db.executemany(
+            "INSERT INTO vector_log(kind, item_id) VALUES (?, ?)", [(kind, i) for i in ids]
+        )
 
     async def replace_chunks(
         self,
@@ -213,6 +224,7 @@ class VectorStore:
                 await self._db.execute(
                     f"INSERT INTO {T_CHUNKS_VEC}(rowid, embedding) VALUES (?, ?)", (chunk_id, blob)
                 )
+                await self._log("chunk", [chunk_id])
         return len(chunks)
 
     async def delete_frame_vectors(self, frame_ids: Sequence[int]) -> int:
@@ -225,6 +237,7 @@ class VectorStore:
                     f"DELETE FROM {T_FRAMES_VEC} WHERE rowid IN ({placeholders(len(part))})", part
                 )
                 total += n
+            await self._log("frame", list(frame_ids))
         return total
 
     async def get_frame_vector(self, frame_id: int) -> np.ndarray | None:

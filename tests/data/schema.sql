@@ -208,6 +208,12 @@ CREATE TABLE sessions (
   ended_at   TEXT,
   summary    TEXT
 );
+-- table vector_log on vector_log
+CREATE TABLE vector_log (
+  seq     INTEGER PRIMARY KEY AUTOINCREMENT,
+  kind    TEXT NOT NULL CHECK (kind IN ('frame', 'chunk', 'reset')),
+  item_id INTEGER NOT NULL
+);
 -- trigger memory_frames_content_changed on memory_frames
 CREATE TRIGGER memory_frames_content_changed AFTER UPDATE OF content ON memory_frames
 WHEN new.content_hash IS NOT old.content_hash BEGIN

@@ -1,0 +1,334 @@
+"""HybridSearch: keyword (FTS5) + vector lanes fused by RRF, re-scored by relevance.
+
+Behavior of engine-spec a.12 with f.2, f.3, f.4, f.16 and f.21 fixed:
+* the keyword lane tokenizes like ``unicode61`` and quotes every term (:mod:`mind.text_query`);
+  any FTS error falls back to an escaped LIKE search, so no query string can raise;
+* the vector lane ranks frames by their own vector *or* their best chunk (one lane, both
+  sources: a frame without chunks is never hidden), from an exact in-memory index;
+* session and time-window filters apply inside both lanes, before truncation;
+* each result has ``rrf``, ``relevance``, ``final`` (= rrf × relevance, the sort key) and a
+  normalized ``score`` in [0, 1] (:mod:`mind.scoring`); a reranked list carries only reranked
+  scores (the pool is re-scored, nothing unreranked is appended);
+* catch-up questions ("where were we") return the briefing of :mod:`mind.catchup`.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal, Protocol
+
+import numpy as np
+
+from mind.catchup import catch_up_frames, is_catch_up
+from mind.db import Database
+from mind.embeddings.base import Embedder
+from mind.errors import (
+    EmbeddingDimMismatchError,
+    EmbeddingFingerprintError,
+    HiveMindError,
+    StorageError,
+    ValidationError,
+)
+from mind.frame import Frame
+from mind.frame_queries import FrameQueries, time_window_clause
+from mind.knowledge import KnowledgeGraph
+from mind.scoring import (
+    PROFILES,
+    age_days,
+    normalized_score,
+    reference_relevance,
+    relevance,
+    rrf,
+)
+from mind.sqlutil import escape_like
+from mind.text_query import fts_match_expression, query_terms
+from mind.vector_index import VectorIndex
+from mind.vectors import VectorStore
+
+log = logging.getLogger(__name__)
+
+Profile = Literal["balanced", "recent", "important", "connected"]
+MAX_LIMIT = 1000
+RERANK_POOL = 30
+
+
+class Reranker(Protocol):
+    """A cross-encoder: one relevance logit per (query, document)."""
+
+    async def score_batch(self, query: str, documents: Sequence[str]) -> Sequence[float]: ...
+
+
+@dataclass(slots=True)
+class SearchResult:
+    frame: Frame
+    rrf: float
+    relevance: float
+    final: float
+    score: float
+    keyword_rank: int | None = None
+    vector_rank: int | None = None
+    similarity: float | None = None
+    reranked: bool = False
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class SearchResponse:
+    query: str
+    results: list[SearchResult]
+    mode: str  # hybrid | keyword | vector | catch_up | empty
+    degraded: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Lanes:
+    keyword: list[int] = field(default_factory=list)
+    vector: list[int] = field(default_factory=list)
+    similarity: dict[int, float] = field(default_factory=dict)
+    active: int = 0
+    notes: list[str] = field(default_factory=list)
+    degraded: bool = False
+
+
+class HybridSearch:
+    def __init__(
+        self,
+        db: Database,
+        embedder: Embedder | None = None,
+        *,
+        vector_index: VectorIndex | None = None,
+        reranker: Reranker | None = None,
+        rerank_pool: int = RERANK_POOL,
+        on_hits: Callable[[list[int]], Awaitable[None]] | None = None,
+    ) -> None:
+        self._db = db
+        self.embedder = embedder
+        self.reranker = reranker
+        self.rerank_pool = rerank_pool
+        self._index = vector_index
+        self._owns_index = vector_index is None
+        self._frames = FrameQueries(db)
+        self._kg = KnowledgeGraph(db)
+        self._vectors = VectorStore(db)
+        self._on_hits = on_hits
+
+    async def close(self) -> None:
+        if self._owns_index and self._index is not None:
+            self._index.close()
+            self._index = None
+
+    async def search(
+        self,
+        query: str,
+        *,
+        limit: int = 20,
+        session: str | None = None,
+        profile: Profile = "balanced",
+        since: str | None = None,
+        until: str | None = None,
+        recent_entity_ids: Sequence[int] = (),
+        graph_distances: dict[int, int] | None = None,
+        rerank: bool = True,
+        catch_up: bool | None = None,
+        touch: bool = True,
+    ) -> SearchResponse:
+        if not isinstance(query, str):
+            raise ValidationError("query must be text")
+        if not 1 <= limit <= MAX_LIMIT:
+            raise ValidationError(f"limit must be between 1 and {MAX_LIMIT}")
+        if profile not in PROFILES:
+            raise ValidationError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
+        where, params = _filters(session, since, until)
+        if catch_up or (catch_up is None and is_catch_up(query)):
+            return await self._catch_up(query, limit, session, profile, touch)
+        if not query.strip():
+            return SearchResponse(query, [], "empty", notes=["empty query"])
+        n = limit * 2
+        lanes = _Lanes()
+        lanes.keyword = await self._keyword_lane(query, n, where, params, lanes)
+        await self._vector_lane(query, n, where, params, lanes)
+        fused = rrf([lanes.keyword, lanes.vector])
+        frames = await self._frames.get_many(list(fused))
+        if graph_distances is None:
+            graph_distances = await self._graph_distances(query, recent_entity_ids)
+        weights = PROFILES[profile]
+        now = datetime.now(UTC)
+        k_rank = {fid: i for i, fid in enumerate(lanes.keyword)}
+        v_rank = {fid: i for i, fid in enumerate(lanes.vector)}
+        results: list[SearchResult] = []
+        for fid, fused_score in fused.items():
+            frame = frames.get(fid)
+            if frame is None:
+                continue
+            rel = relevance(
+                weights,
+                age_days=age_days(frame.last_accessed, now),
+                access_count=frame.access_count,
+                importance=frame.importance,
+                graph_distance=graph_distances.get(fid),
+            )
+            final = fused_score * rel
+            results.append(
+                SearchResult(
+                    frame, fused_score, rel, final,
+                    normalized_score(final, weights, max(lanes.active, 1)),
+                    k_rank.get(fid), v_rank.get(fid), lanes.similarity.get(fid),
+                )
+            )
+        results.sort(key=lambda r: r.final, reverse=True)
+        if rerank and self.reranker is not None and results:
+            results = await self._rerank(query, results, limit, lanes.notes)
+        results = results[:limit]
+        if touch:
+            await self._touch([r.frame.id for r in results])
+        mode = "hybrid" if lanes.active == 2 else ("vector" if lanes.vector else "keyword")
+        return SearchResponse(query, results, mode, lanes.degraded, lanes.notes)
+
+    # -- lanes ------------------------------------------------------------------------------
+
+    async def _keyword_lane(
+        self, query: str, n: int, where: str, params: list[Any], lanes: _Lanes
+    ) -> list[int]:
+        terms = query_terms(query)
+        if not terms:
+            return []
+        lanes.active += 1
+        extra = f" AND {where}" if where else ""
+        try:
+            rows = await self._db.fetchall(
+                "SELECT f.id FROM memory_frames_fts JOIN memory_frames f "
+                "ON f.id = memory_frames_fts.rowid WHERE memory_frames_fts MATCH ?"
+                f"{extra} ORDER BY memory_frames_fts.rank LIMIT ?",
+                (fts_match_expression(terms), *params, n),
+            )
+        except StorageError as exc:
+            log.warning("FTS query failed (%s); using LIKE fallback", exc)
+            likes = " OR ".join("f.content LIKE ? ESCAPE '\\'" for _ in terms)
+            rows = await self._db.fetchall(
+                f"SELECT f.id FROM memory_frames f WHERE ({likes}){extra} "
+                "ORDER BY f.created_at DESC LIMIT ?",
+                (*(f"%{escape_like(t)}%" for t in terms), *params, n),
+            )
+        return [r[0] for r in rows]
+
+    async def _vector_lane(
+        self, query: str, n: int, where: str, params: list[Any], lanes: _Lanes
+    ) -> None:
+        embedder = self.embedder
+        if embedder is None:
+            lanes.notes.append("no embedder: keyword search only")
+            return
+        if embedder.degraded:
+            lanes.degraded = True
+            lanes.notes.append(
+                f"embedder {embedder.provider} is degraded: semantic search off, keyword only"
+            )
+            return
+        stored = await self._vectors.fingerprint()
+        if stored is None:
+            lanes.notes.append("this mind has no vectors yet: keyword search only")
+            return
+        dims = int(embedder.dimensions)
+        runtime = {"provider": embedder.provider, "model": embedder.model_id, "dim": dims}
+        if stored.dim != dims:
+            raise EmbeddingDimMismatchError(
+                f"this mind stores {stored.dim}-dimensional vectors ({stored.provider}/"
+                f"{stored.model}) but the embedder makes {dims}; run "
+                "`hive-mind maintenance reembed` or configure the original model",
+                stored=stored.as_dict(), runtime=runtime,
+            )
+        if (stored.provider, stored.model) != (embedder.provider, embedder.model_id):
+            raise EmbeddingFingerprintError(
+                f"this mind's vectors come from {stored.provider}/{stored.model}, the embedder "
+                f"is {embedder.provider}/{embedder.model_id}; run `hive-mind maintenance reembed`",
+                stored=stored.as_dict(), runtime=runtime,
+            )
+        vector = (await embedder.embed_batch([query]))[0]
+        allowed = None
+        if where:
+            sql = f"SELECT f.id FROM memory_frames f WHERE {where}"
+            allowed = [r[0] for r in await self._db.fetchall(sql, params)]
+        if self._index is None:
+            self._index = VectorIndex(self._db.path, dims)
+        hits = await self._index.search(np.asarray(vector, dtype=np.float32), n, allowed)
+        lanes.active += 1
+        lanes.vector = [fid for fid, _ in hits]
+        lanes.similarity = dict(hits)
+
+    async def _graph_distances(self, query: str, recent: Sequence[int]) -> dict[int, int]:
+        try:
+            seeds = list(recent) + [e.id for e in await self._kg.find_entities_in_text(query)]
+            if not seeds:
+                return {}
+            return await self._kg.frame_distances_from_entities(list(dict.fromkeys(seeds)), 3)
+        except HiveMindError as exc:  # graph signal is optional
+            log.warning("graph proximity unavailable: %s", exc)
+            return {}
+
+    # -- rerank, catch-up, touch ------------------------------------------------------------
+
+    async def _rerank(
+        self, query: str, results: list[SearchResult], limit: int, notes: list[str]
+    ) -> list[SearchResult]:
+        assert self.reranker is not None
+        pool = results[: max(self.rerank_pool, limit)]
+        try:
+            logits = list(await self.reranker.score_batch(query, [r.frame.content for r in pool]))
+        except Exception as exc:  # a broken reranker must not break recall
+            log.warning("reranker failed (%s); keeping fused order", exc)
+            notes.append("reranker failed: fused order kept")
+            return results
+        if len(logits) != len(pool):
+            notes.append("reranker returned a wrong number of scores: fused order kept")
+            return results
+        for result, logit in zip(pool, logits, strict=True):
+            result.final = float(logit)
+            result.score = 1.0 / (1.0 + math.exp(-float(logit)))
+            result.reranked = True
+        pool.sort(key=lambda r: r.final, reverse=True)
+        return pool
+
+    async def _catch_up(
+        self, query: str, limit: int, session: str | None, profile: Profile, touch: bool
+    ) -> SearchResponse:
+        weights = PROFILES[profile]
+        now = datetime.now(UTC)
+        results = []
+        for frame, reason in await catch_up_frames(self._db, limit, session=session):
+            rel = relevance(
+                weights, age_days=age_days(frame.last_accessed, now),
+                access_count=frame.access_count, importance=frame.importance,
+            )
+            score = min(1.0, rel / reference_relevance(weights))
+            results.append(SearchResult(frame, 0.0, rel, rel, score, reason=reason))
+        if touch:
+            await self._touch([r.frame.id for r in results])
+        return SearchResponse(query, results, "catch_up")
+
+    async def _touch(self, ids: list[int]) -> None:
+        if not ids:
+            return
+        if self._on_hits is not None:
+            await self._on_hits(ids)
+        elif not self._db.readonly:
+            from mind.frames import FrameStore
+
+            await FrameStore(self._db).touch(ids)
+
+
+def _filters(session: str | None, since: str | None, until: str | None) -> tuple[str, list[Any]]:
+    clause, params = time_window_clause(since, until, column="f.created_at")
+    parts = [clause] if clause else []
+    values: list[Any] = list(params)
+    if session:
+        parts.append("f.gop_id = ?")
+        values.append(session)
+    return " AND ".join(parts), values
