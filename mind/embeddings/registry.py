@@ -1,0 +1,147 @@
+"""Embedding configuration and the provider registry (name → factory).
+
+Every provider — the real ones, the deterministic ``test`` embedder and the ``mock`` — is
+created through :data:`PROVIDERS`, so tests and later code can :func:`register_provider` their
+own. A factory raises :class:`ProviderNotConfigured` when the provider lacks what it needs (an
+API key): the 'auto' chain then skips it without sending any request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from mind.embeddings.base import Embedder, EmbeddingError
+from mind.embeddings.http import LiteLLMEmbedder, OllamaEmbedder, OpenAIEmbedder, VoyageEmbedder
+from mind.embeddings.inprocess import DEFAULT_MODEL, InProcessEmbedder
+from mind.embeddings.testing import MockEmbedder, TestEmbedder
+
+AUTO_ORDER = ("inprocess", "ollama", "voyage", "openai")
+PROVIDER_NAMES = ("auto", "inprocess", "ollama", "openai", "voyage", "litellm", "test", "mock")
+
+
+@dataclass(slots=True)
+class EmbeddingConfig:
+    """Everything the chain needs; built from the settings object, never from the environment.
+
+    ``model`` applies to an explicitly chosen provider; the ``<provider>_model`` fields apply
+    always (None = the provider's default). ``timeout`` None = each provider's default
+    (Ollama/LiteLLM 30 s, OpenAI/Voyage 15 s). ``tier`` None = no gating (local use). API keys
+    are left out of ``repr``.
+    """
+
+    provider: str = "auto"
+    model: str | None = None
+    device: str = "cpu"
+    batch_size: int = 64
+    num_threads: int | None = None
+    cache_dir: str | None = None
+    inprocess_model: str | None = None
+    ollama_url: str = "http://localhost:11434"
+    ollama_model: str | None = None
+    openai_url: str = "https://api.openai.com"
+    openai_api_key: str | None = field(default=None, repr=False)
+    openai_model: str | None = None
+    voyage_url: str = "https://api.voyageai.com"
+    voyage_api_key: str | None = field(default=None, repr=False)
+    voyage_model: str | None = None
+    litellm_url: str = "http://localhost:4000"
+    litellm_api_key: str | None = field(default=None, repr=False)
+    litellm_model: str | None = None
+    timeout: float | None = None
+    http_batch_size: int | None = None
+    test_dimensions: int = 64
+    mock_dimensions: int = 1024
+    target_dimensions: int | None = None
+    eval_mode: bool = False
+    tier: str | None = None
+    user_id: str = "local"
+    upgrade_url: str | None = None
+
+    def model_for(self, provider: str) -> str | None:
+        if self.model and self.provider == provider:
+            return self.model
+        value = getattr(self, f"{provider}_model", None)
+        return value if isinstance(value, str) and value else None
+
+    @property
+    def gated(self) -> bool:
+        return self.tier is not None and not self.eval_mode
+
+
+class ProviderNotConfigured(EmbeddingError):
+    """A provider lacks what it needs (an API key); 'auto' skips it without any request."""
+
+
+ProviderFactory = Callable[[EmbeddingConfig], Embedder]
+
+
+def _needs_key(name: str, key: str | None) -> str:
+    if not key:
+        raise ProviderNotConfigured(f"{name}: no API key configured", provider=name)
+    return key
+
+
+def _inprocess(c: EmbeddingConfig) -> Embedder:
+    return InProcessEmbedder(
+        c.model_for("inprocess") or DEFAULT_MODEL,
+        device=c.device,
+        batch_size=c.batch_size,
+        num_threads=c.num_threads,
+        cache_dir=c.cache_dir,
+    )
+
+
+def _ollama(c: EmbeddingConfig) -> Embedder:
+    return OllamaEmbedder(
+        model=c.model_for("ollama"),
+        base_url=c.ollama_url,
+        timeout=c.timeout,
+        batch_size=c.http_batch_size,
+    )
+
+
+def _voyage(c: EmbeddingConfig) -> Embedder:
+    return VoyageEmbedder(
+        model=c.model_for("voyage"),
+        base_url=c.voyage_url,
+        timeout=c.timeout,
+        api_key=_needs_key("voyage", c.voyage_api_key),
+        batch_size=c.http_batch_size,
+    )
+
+
+def _openai(c: EmbeddingConfig) -> Embedder:
+    return OpenAIEmbedder(
+        model=c.model_for("openai"),
+        base_url=c.openai_url,
+        timeout=c.timeout,
+        api_key=_needs_key("openai", c.openai_api_key),
+        batch_size=c.http_batch_size,
+    )
+
+
+def _litellm(c: EmbeddingConfig) -> Embedder:
+    return LiteLLMEmbedder(
+        model=c.model_for("litellm"),
+        base_url=c.litellm_url,
+        timeout=c.timeout,
+        api_key=c.litellm_api_key,
+        batch_size=c.http_batch_size,
+    )
+
+
+PROVIDERS: dict[str, ProviderFactory] = {
+    "inprocess": _inprocess,
+    "ollama": _ollama,
+    "voyage": _voyage,
+    "openai": _openai,
+    "litellm": _litellm,
+    "test": lambda c: TestEmbedder(c.test_dimensions),
+    "mock": lambda c: MockEmbedder(c.target_dimensions or c.mock_dimensions),
+}
+
+
+def register_provider(name: str, factory: ProviderFactory) -> None:
+    """Make ``name`` selectable as ``EmbeddingConfig.provider`` (replaces an existing entry)."""
+    PROVIDERS[name] = factory

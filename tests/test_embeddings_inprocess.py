@@ -1,0 +1,140 @@
+"""The in-process embedder with the real all-MiniLM-L6-v2 weights (offline, loaded once)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from mind.embeddings import EmbeddingError, InProcessEmbedder, fingerprint
+from mind.embeddings.inprocess import bundled_model_path, hub_offline, resolve_model_source
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture(scope="module")
+def model() -> Iterator[InProcessEmbedder]:
+    """One real model for the whole module (loaded offline, encode thread limited to 1)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        embedder = InProcessEmbedder(num_threads=1)
+        asyncio.run(embedder.load())
+    yield embedder
+    asyncio.run(embedder.close())
+
+
+def test_default_model_comes_from_the_bundled_package() -> None:
+    path = bundled_model_path()
+    assert path is not None and (path / "model.safetensors").exists()
+    assert resolve_model_source("all-MiniLM-L6-v2") == (str(path), True)
+    assert resolve_model_source("sentence-transformers/all-MiniLM-L6-v2") == (str(path), True)
+    assert resolve_model_source("org/other-model") == ("org/other-model", False)
+    assert hub_offline()
+
+
+async def test_loaded_model_facts(model: InProcessEmbedder) -> None:
+    assert model.loaded
+    assert fingerprint(model) == ("inprocess", "all-MiniLM-L6-v2", 384)
+    assert model.degraded is False
+    assert await model.load() == 384  # idempotent
+    assert InProcessEmbedder("sentence-transformers/all-MiniLM-L6-v2").model_id == (
+        "all-MiniLM-L6-v2"
+    )
+
+
+async def test_vectors_are_normalized_float32(model: InProcessEmbedder) -> None:
+    out = await model.embed_batch(["hello world", "Zürich café ☕", ""])
+    assert out.shape == (3, 384) and out.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1.0, rtol=1e-4)
+    again = await model.embed_batch(["hello world"])
+    np.testing.assert_allclose(again[0], out[0], atol=1e-5)
+    empty = await model.embed_batch([])
+    assert empty.shape == (0, 384) and empty.dtype == np.float32
+
+
+async def test_paraphrase_is_closer_than_unrelated_text(model: InProcessEmbedder) -> None:
+    a, b, c = await model.embed_batch(
+        [
+            "The cat is sleeping on the sofa.",
+            "A kitten naps on the couch.",
+            "Quarterly corporate tax filings are due in April.",
+        ]
+    )
+    assert float(a @ b) > float(a @ c) + 0.3
+
+
+async def test_encode_runs_off_the_event_loop(model: InProcessEmbedder) -> None:
+    threads: set[str] = set()
+    ticks = 0
+    encoding = True
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while encoding:
+            await asyncio.sleep(0.001)
+            ticks += 1
+
+    original = model._encode_sync
+
+    def spy(m: object, texts: list[str]) -> np.ndarray:
+        threads.add(threading.current_thread().name)
+        return original(m, texts)
+
+    texts = [f"message {i}: the weekly sync covers roadmap, hiring and budget" for i in range(96)]
+    task = asyncio.create_task(ticker())
+    model._encode_sync = spy  # type: ignore[method-assign,assignment]
+    try:
+        started = time.perf_counter()
+        out = await model.embed_batch(texts)
+        elapsed = time.perf_counter() - started
+    finally:
+        del model._encode_sync
+        encoding = False
+        await task
+    assert out.shape == (96, 384)
+    assert threads and all(name.startswith("hm-embed") for name in threads)
+    assert threading.current_thread().name not in threads
+    assert ticks >= 5, f"event loop starved: {ticks} ticks during {elapsed:.3f}s of encoding"
+
+
+async def test_num_threads_applies_to_the_encode_thread(model: InProcessEmbedder) -> None:
+    import torch
+
+    assert await model._run(torch.get_num_threads) == 1
+
+
+async def test_unknown_model_offline_fails_fast_with_a_clear_error() -> None:
+    assert os.environ["HF_HUB_OFFLINE"] == "1"
+    embedder = InProcessEmbedder("hive-mind/definitely-not-a-model")
+    started = time.perf_counter()
+    with pytest.raises(EmbeddingError) as info:
+        await asyncio.wait_for(embedder.load(), timeout=60)
+    assert time.perf_counter() - started < 30
+    message = str(info.value)
+    assert "hive-mind/definitely-not-a-model" in message and "HF_HUB_OFFLINE" in message
+    assert info.value.provider == "inprocess"
+    assert not embedder.loaded and embedder.dimensions == 0
+    with pytest.raises(EmbeddingError):
+        await embedder.embed_batch(["x"])
+    await embedder.close()
+
+
+async def test_unloaded_empty_batch_and_close() -> None:
+    embedder = InProcessEmbedder("hive-mind/never-loaded")
+    assert (await embedder.embed_batch([])).shape == (0, 0)  # no I/O, dimension not known yet
+    assert not embedder.loaded
+    async with embedder:
+        pass
+    with pytest.raises(EmbeddingError, match="closed"):
+        await embedder.embed_batch(["x"])
+    with pytest.raises(EmbeddingError, match="closed"):
+        await embedder.load()
+    await embedder.close()  # idempotent
