@@ -1,0 +1,191 @@
+"""An optional external knowledge source for recall (the original's "KVARK", generalized).
+
+Anything with a ``name`` and an ``async search(query, limit)`` returning
+:class:`ExternalDocument` objects is an :class:`ExternalSource`. :class:`HttpExternalSource`
+speaks this small JSON protocol:
+
+Request — ``POST {base_url}/search`` with ``Content-Type: application/json`` and, when an API
+key is configured, ``Authorization: Bearer <key>``::
+
+    {"query": "vendor contract status", "limit": 10}
+
+Response — ``200`` (any 2xx) with::
+
+    {"results": [{"id": "doc-1", "title": "Vendor contract", "content": "…",
+                  "score": 0.82, "type": "policy", "url": "https://…", "metadata": {…}}]}
+
+``id`` (string or integer), ``title``, ``content``, ``type`` (strings) and ``score`` (a number
+in [0, 1], higher = more relevant, on the same normalized scale as memory scores) are required;
+``url`` (string or null) and ``metadata`` (object) are optional. Results beyond ``limit`` are
+ignored. Connection failures, timeouts, non-2xx answers, malformed JSON and out-of-range scores
+are raised as :class:`ExternalSourceError` naming the source and the reason; no httpx exception
+escapes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from types import TracebackType
+from typing import Any, Protocol
+
+import httpx
+
+from mind.errors import HiveMindError, ValidationError
+
+EXCERPT_CHARS = 200
+
+
+class ExternalSourceError(HiveMindError):
+    """The external knowledge source failed or answered something unusable."""
+
+    code = "external_source"
+
+
+@dataclass(frozen=True, slots=True)
+class ExternalDocument:
+    document_id: str
+    title: str
+    content: str
+    score: float
+    document_type: str = "document"
+    url: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        score = self.score
+        if isinstance(score, bool) or not isinstance(score, int | float) or math.isnan(score):
+            raise ValidationError(f"document {self.document_id!r}: score must be a number")
+        if not 0.0 <= score <= 1.0:
+            raise ValidationError(f"document {self.document_id!r}: score {score} is outside [0, 1]")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class ExternalSource(Protocol):
+    """A searchable knowledge source outside the minds."""
+
+    name: str
+
+    async def search(self, query: str, limit: int) -> list[ExternalDocument]: ...
+
+
+def _excerpt(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= EXCERPT_CHARS else flat[:EXCERPT_CHARS] + "…"
+
+
+def _text(item: dict[str, Any], key: str, index: int) -> str:
+    value = item.get(key)
+    if not isinstance(value, str):
+        raise ValueError(f"results[{index}].{key} must be a string")
+    return value
+
+
+def parse_documents(payload: Any, limit: int) -> list[ExternalDocument]:
+    """Validate a decoded response body; raise ``ValueError`` describing the first problem."""
+    if not isinstance(payload, dict) or not isinstance(payload.get("results"), list):
+        raise ValueError('expected an object with a "results" list')
+    documents: list[ExternalDocument] = []
+    for index, item in enumerate(payload["results"][:limit]):
+        if not isinstance(item, dict):
+            raise ValueError(f"results[{index}] must be an object")
+        raw_id = item.get("id")
+        if isinstance(raw_id, bool) or not isinstance(raw_id, str | int) or raw_id == "":
+            raise ValueError(f"results[{index}].id must be a non-empty string or integer")
+        url = item.get("url")
+        if url is not None and not isinstance(url, str):
+            raise ValueError(f"results[{index}].url must be a string or null")
+        metadata = item.get("metadata")
+        metadata = {} if metadata is None else metadata
+        if not isinstance(metadata, dict):
+            raise ValueError(f"results[{index}].metadata must be an object")
+        try:
+            documents.append(
+                ExternalDocument(
+                    document_id=str(raw_id),
+                    title=_text(item, "title", index),
+                    content=_text(item, "content", index),
+                    score=item.get("score"),  # type: ignore[arg-type]  # validated by the class
+                    document_type=_text(item, "type", index),
+                    url=url,
+                    metadata=metadata,
+                )
+            )
+        except ValidationError as exc:
+            raise ValueError(f"results[{index}]: {exc}") from None
+    return documents
+
+
+class HttpExternalSource:
+    """An :class:`ExternalSource` over HTTP (protocol in the module docstring)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        timeout: float = 10.0,
+        name: str = "external",
+    ) -> None:
+        if not base_url.startswith(("http://", "https://")):
+            raise ValidationError(f"external source URL must be http(s): {base_url!r}")
+        if timeout <= 0:
+            raise ValidationError("timeout must be positive")
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key or None
+        self.timeout = float(timeout)
+        self.name = name
+        self._client: httpx.AsyncClient | None = None
+
+    def _error(self, reason: str) -> ExternalSourceError:
+        return ExternalSourceError(f"external source {self.name!r} ({self.base_url}): {reason}")
+
+    async def search(self, query: str, limit: int) -> list[ExternalDocument]:
+        if not isinstance(query, str):
+            raise ValidationError("query must be text")
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValidationError("limit must be a positive integer")
+        if self._client is None:
+            self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout))
+        headers = {"Accept": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        url = f"{self.base_url}/search"
+        try:
+            response = await self._client.post(
+                url, json={"query": query, "limit": limit}, headers=headers
+            )
+        except httpx.TimeoutException:
+            raise self._error(f"no answer within {self.timeout:g} s (timeout)") from None
+        except httpx.ConnectError as exc:
+            raise self._error(f"cannot connect: {exc}") from None
+        except httpx.HTTPError as exc:
+            raise self._error(f"request failed: {type(exc).__name__}: {exc}") from None
+        if not response.is_success:
+            raise self._error(f"HTTP {response.status_code}: {_excerpt(response.text)}")
+        try:
+            payload = json.loads(response.content)
+        except (ValueError, UnicodeDecodeError):
+            raise self._error(f"malformed JSON in the answer: {_excerpt(response.text)}") from None
+        try:
+            return parse_documents(payload, limit)
+        except ValueError as exc:
+            raise self._error(f"unexpected answer: {exc}") from None
+
+    async def close(self) -> None:
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.aclose()
+
+    async def __aenter__(self) -> HttpExternalSource:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
