@@ -1,0 +1,206 @@
+"""MindActor: the only writer of one mind file inside a process.
+
+Callers ``submit`` operations; the actor's loop takes the first queued op, drains up to
+``max_ops`` more (waiting at most ``max_wait`` for a group to fill when ops keep coming), and
+applies them in **one** ``BEGIN IMMEDIATE`` transaction with a savepoint per op, so one bad op
+fails alone. Futures resolve only after ``COMMIT`` (acknowledged means durable). Every op has an
+``op_id``; an op id already recorded in ``applied_ops`` is not applied again (at-least-once
+delivery becomes exactly-once effect). The mailbox is bounded: submitters wait when it is full.
+After each commit an ``on_commit`` hook sees the applied ops and their results (it enqueues
+follow-up work such as cognify jobs; its failures are logged, the outbox covers them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from actors.constants import DEFAULT_MAILBOX, DEFAULT_MAX_OPS, DEFAULT_MAX_WAIT
+from mind.errors import HiveMindError, StorageError
+from mind.mind import Mind
+
+log = logging.getLogger(__name__)
+
+
+class Op(Protocol):
+    @property
+    def op_id(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+
+Handler = Callable[[Mind, Any], Awaitable[Any]]
+CommitHook = Callable[[list[tuple[Any, Any]]], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Duplicate:
+    """Result of an op whose id was applied before."""
+
+    op_id: str
+
+
+class ActorClosedError(HiveMindError):
+    code = "actor_closed"
+
+
+@dataclass(slots=True)
+class _Pending:
+    op: Any
+    future: asyncio.Future[Any]
+
+
+class MindActor:
+    def __init__(
+        self,
+        mind: Mind,
+        handlers: Mapping[str, Handler],
+        *,
+        max_ops: int = DEFAULT_MAX_OPS,
+        max_wait: float = DEFAULT_MAX_WAIT,
+        mailbox: int = DEFAULT_MAILBOX,
+        on_commit: CommitHook | None = None,
+        name: str = "",
+    ) -> None:
+        self.mind = mind
+        self.name = name or mind.path
+        self._handlers = dict(handlers)
+        self._max_ops = max_ops
+        self._max_wait = max_wait
+        self._queue: asyncio.Queue[_Pending | None] = asyncio.Queue(maxsize=mailbox)
+        self._on_commit = on_commit
+        self._task: asyncio.Task[None] | None = None
+        self._closing = False
+        self.last_used = time.monotonic()
+        self.commits = 0
+        self.ops_applied = 0
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name=f"mind-actor:{self.name}")
+
+    async def stop(self) -> None:
+        """Apply what is queued, then stop and close the mind."""
+        if self._closing:
+            return
+        self._closing = True
+        if self._task is not None:
+            await self._queue.put(None)
+            await self._task
+        await self.mind.close()
+
+    @property
+    def idle(self) -> bool:
+        return self._queue.empty()
+
+    @property
+    def queued(self) -> int:
+        return self._queue.qsize()
+
+    # -- submitting -------------------------------------------------------------------------
+
+    async def submit(self, op: Any) -> Any:
+        """Queue ``op`` and wait until it is committed; returns the handler's result."""
+        if self._closing:
+            raise ActorClosedError(f"mind {self.name} is closing")
+        if op.kind not in self._handlers:
+            raise HiveMindError(f"no handler for op kind {op.kind!r}")
+        self.start()
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.last_used = time.monotonic()
+        await self._queue.put(_Pending(op, future))
+        return await future
+
+    def submit_nowait(self, op: Any) -> asyncio.Future[Any]:
+        """Queue without waiting for the commit (fire-and-forget writes such as touches)."""
+        return asyncio.ensure_future(self.submit(op))
+
+    # -- the loop ---------------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        stopping = False
+        while not stopping:
+            first = await self._queue.get()
+            if first is None:
+                break
+            batch = [first]
+            stopping = await self._fill(batch)
+            await self._apply(batch)
+
+    async def _fill(self, batch: list[_Pending]) -> bool:
+        deadline = time.monotonic() + self._max_wait
+        while len(batch) < self._max_ops:
+            try:
+                item = self._queue.get_nowait()
+            except asyncio.QueueEmpty:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or len(batch) == 1:
+                    return False
+                try:
+                    item = await asyncio.wait_for(self._queue.get(), remaining)
+                except TimeoutError:
+                    return False
+            if item is None:
+                return True
+            batch.append(item)
+        return False
+
+    async def _apply(self, batch: list[_Pending]) -> None:
+        db = self.mind.db
+        outcomes: list[tuple[_Pending, Any, BaseException | None]] = []
+        started = time.perf_counter()
+        try:
+            async with db.transaction():
+                for pending in batch:
+                    outcomes.append(await self._apply_one(pending))
+        except BaseException as exc:  # the COMMIT (or BEGIN) failed: nothing is durable
+            err = exc if isinstance(exc, HiveMindError) else StorageError(f"commit failed: {exc}")
+            log.exception("mind %s: group commit of %d ops failed", self.name, len(batch))
+            for pending in batch:
+                if not pending.future.done():
+                    pending.future.set_exception(err)
+            if not isinstance(exc, Exception):
+                raise
+            return
+        self.commits += 1
+        self.ops_applied += len(batch)
+        log.debug(
+            "mind %s: committed %d ops in %.1f ms",
+            self.name, len(batch), (time.perf_counter() - started) * 1000,
+        )
+        committed = [(p.op, result) for p, result, error in outcomes if error is None]
+        for pending, result, error in outcomes:
+            if pending.future.done():
+                continue
+            if error is None:
+                pending.future.set_result(result)
+            else:
+                pending.future.set_exception(error)
+        if self._on_commit is not None and committed:
+            try:
+                await self._on_commit(committed)
+            except Exception:
+                log.exception("mind %s: on_commit hook failed (outbox will recover)", self.name)
+
+    async def _apply_one(self, pending: _Pending) -> tuple[_Pending, Any, BaseException | None]:
+        op = pending.op
+        db = self.mind.db
+        try:
+            async with db.transaction():
+                seen = await db.fetchval("SELECT 1 FROM applied_ops WHERE op_id = ?", (op.op_id,))
+                if seen:
+                    return pending, Duplicate(op.op_id), None
+                result = await self._handlers[op.kind](self.mind, op)
+                await db.execute("INSERT INTO applied_ops(op_id) VALUES (?)", (op.op_id,))
+            return pending, result, None
+        except Exception as exc:
+            if not isinstance(exc, HiveMindError):
+                log.exception("mind %s: op %s (%s) failed", self.name, op.op_id, op.kind)
+            return pending, None, exc

@@ -1,0 +1,185 @@
+"""MindHost: opens minds by validated id from a data dir and keeps their actors.
+
+Mind ids are ``personal`` or ``workspace:<slug>`` (slug validated before it touches the
+filesystem, DESIGN invariant 8). The host keeps at most ``max_open`` minds open (LRU); a mind
+idle for ``idle_seconds`` is closed by :meth:`sweep_idle`. Each open mind has one writer actor
+and one read-only ``Mind`` for searches. Several processes may host the same data dir (one MCP
+stdio server per agent window): SQLite's locks serialize their short write transactions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from actors.actor import CommitHook, Handler, MindActor
+from actors.constants import (
+    DEFAULT_IDLE_SECONDS,
+    DEFAULT_MAILBOX,
+    DEFAULT_MAX_OPEN,
+    DEFAULT_MAX_OPS,
+    DEFAULT_MAX_WAIT,
+    PERSONAL,
+    PERSONAL_FILE,
+    WORKSPACE_FILE,
+    WORKSPACE_PREFIX,
+    WORKSPACES_DIR,
+)
+from mind.errors import InvalidIdError, NotFoundError
+from mind.ids import validate_slug
+from mind.mind import Mind
+
+log = logging.getLogger(__name__)
+
+
+def mind_path(data_dir: Path, mind_id: str) -> Path:
+    """The file of a mind id; raises InvalidIdError for anything but a valid id."""
+    if mind_id == PERSONAL:
+        return data_dir / PERSONAL_FILE
+    if isinstance(mind_id, str) and mind_id.startswith(WORKSPACE_PREFIX):
+        slug = validate_slug(mind_id[len(WORKSPACE_PREFIX) :])
+        return data_dir / WORKSPACES_DIR / slug / WORKSPACE_FILE
+    raise InvalidIdError(f"invalid mind id {mind_id!r}: use 'personal' or 'workspace:<slug>'")
+
+
+@dataclass
+class ActorSettings:
+    max_ops: int = DEFAULT_MAX_OPS
+    max_wait: float = DEFAULT_MAX_WAIT
+    mailbox: int = DEFAULT_MAILBOX
+
+
+@dataclass
+class _Open:
+    actor: MindActor
+    reader: Mind
+    last_used: float
+
+
+class MindHost:
+    def __init__(
+        self,
+        data_dir: str | Path,
+        handlers: Mapping[str, Handler],
+        *,
+        max_open: int = DEFAULT_MAX_OPEN,
+        idle_seconds: float = DEFAULT_IDLE_SECONDS,
+        actor_settings: ActorSettings | None = None,
+        on_commit: Callable[[str], CommitHook] | None = None,
+    ) -> None:
+        self.data_dir = Path(data_dir).expanduser()
+        self._handlers = handlers
+        self.max_open = max_open
+        self.idle_seconds = idle_seconds
+        self._settings = actor_settings or ActorSettings()
+        self._on_commit = on_commit
+        self._open: OrderedDict[str, _Open] = OrderedDict()
+        self._lock = asyncio.Lock()
+        self._closed = False
+
+    def path(self, mind_id: str) -> Path:
+        return mind_path(self.data_dir, mind_id)
+
+    def exists(self, mind_id: str) -> bool:
+        return self.path(mind_id).exists()
+
+    @property
+    def open_ids(self) -> list[str]:
+        return list(self._open)
+
+    async def _get(self, mind_id: str, create: bool) -> _Open:
+        path = self.path(mind_id)
+        async with self._lock:
+            entry = self._open.get(mind_id)
+            if entry is None:
+                if not create and not path.exists():
+                    raise NotFoundError(f"mind {mind_id} does not exist")
+                writer = await Mind.open(path)
+                try:
+                    reader = await Mind.open(path, readonly=True)
+                except BaseException:
+                    await writer.close()
+                    raise
+                hook = self._on_commit(mind_id) if self._on_commit else None
+                actor = MindActor(
+                    writer, self._handlers, max_ops=self._settings.max_ops,
+                    max_wait=self._settings.max_wait, mailbox=self._settings.mailbox,
+                    on_commit=hook, name=mind_id,
+                )
+                actor.start()
+                entry = _Open(actor, reader, time.monotonic())
+                self._open[mind_id] = entry
+                await self._evict_over_cap()
+            self._open.move_to_end(mind_id)
+            entry.last_used = time.monotonic()
+            return entry
+
+    async def actor(self, mind_id: str, *, create: bool = True) -> MindActor:
+        return (await self._get(mind_id, create)).actor
+
+    async def reader(self, mind_id: str, *, create: bool = True) -> Mind:
+        return (await self._get(mind_id, create)).reader
+
+    async def submit(self, mind_id: str, op: object, *, create: bool = True) -> object:
+        return await (await self.actor(mind_id, create=create)).submit(op)
+
+    async def _evict_over_cap(self) -> None:
+        while len(self._open) > self.max_open:
+            victim = next(iter(self._open))
+            await self._close_one(victim)
+
+    async def _close_one(self, mind_id: str) -> None:
+        entry = self._open.pop(mind_id, None)
+        if entry is None:
+            return
+        await entry.actor.stop()
+        await entry.reader.close()
+        log.info("mind %s closed", mind_id)
+
+    async def close_mind(self, mind_id: str) -> None:
+        async with self._lock:
+            await self._close_one(mind_id)
+
+    async def sweep_idle(self) -> int:
+        """Close minds unused for ``idle_seconds`` whose mailbox is empty."""
+        now = time.monotonic()
+        closed = 0
+        async with self._lock:
+            for mind_id, entry in list(self._open.items()):
+                idle_for = now - max(entry.last_used, entry.actor.last_used)
+                if idle_for >= self.idle_seconds and entry.actor.idle:
+                    await self._close_one(mind_id)
+                    closed += 1
+        return closed
+
+    def list_minds(self) -> list[str]:
+        """Mind ids with a file in the data dir."""
+        ids = [PERSONAL] if (self.data_dir / PERSONAL_FILE).exists() else []
+        root = self.data_dir / WORKSPACES_DIR
+        if root.is_dir():
+            for child in sorted(root.iterdir()):
+                if (child / WORKSPACE_FILE).exists():
+                    try:
+                        ids.append(WORKSPACE_PREFIX + validate_slug(child.name))
+                    except InvalidIdError:
+                        log.warning("ignoring workspace dir with an invalid name: %s", child)
+        return ids
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        async with self._lock:
+            for mind_id in list(self._open):
+                await self._close_one(mind_id)
+
+    async def __aenter__(self) -> MindHost:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
