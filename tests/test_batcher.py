@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from mind.embeddings.testing import TestEmbedder
+from workers.batcher import EmbeddingBatcher
+
+
+class Recording(TestEmbedder):
+    def __init__(self, fail_on: str | None = None, delay: float = 0.0) -> None:
+        super().__init__(dimensions=32)
+        self.calls: list[list[str]] = []
+        self.fail_on = fail_on
+        self.delay = delay
+        self.running = 0
+        self.max_running = 0
+
+    async def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        self.running += 1
+        self.max_running = max(self.max_running, self.running)
+        try:
+            if self.delay:
+                await asyncio.sleep(self.delay)
+        finally:
+            self.running -= 1
+        if self.fail_on is not None and self.fail_on in texts:
+            raise RuntimeError("provider down")
+        return await super().embed_batch(texts)
+
+
+async def test_texts_from_many_callers_share_one_call() -> None:
+    emb = Recording()
+    batcher = EmbeddingBatcher(emb, max_items=100, max_wait=0.05)
+    jobs = [[f"job {j} text {i}" for i in range(5)] for j in range(10)]
+    results = await asyncio.gather(*(batcher.embed(t) for t in jobs))
+    assert len(emb.calls) == 1 and len(emb.calls[0]) == 50
+    for texts, matrix in zip(jobs, results, strict=True):
+        assert np.allclose(matrix, emb.encode(texts))  # order kept per caller
+    await batcher.close()
+
+
+async def test_max_items_and_tokens_split_batches() -> None:
+    emb = Recording()
+    batcher = EmbeddingBatcher(emb, max_items=8, max_wait=0.05)
+    await batcher.embed([f"t{i}" for i in range(20)])
+    assert [len(c) for c in emb.calls] == [8, 8, 4]
+    emb.calls.clear()
+    by_tokens = EmbeddingBatcher(emb, max_items=1000, max_tokens=100, max_wait=0.05)
+    await by_tokens.embed(["x" * 200] * 1 + ["y" * 200, "z" * 200])  # ~51 tokens each
+    assert [len(c) for c in emb.calls] == [2, 1]
+    await batcher.close()
+    await by_tokens.close()
+
+
+async def test_duplicates_are_embedded_once() -> None:
+    emb = Recording()
+    batcher = EmbeddingBatcher(emb, max_wait=0.02)
+    out = await batcher.embed(["ok", "thanks", "ok", "ok"])
+    assert emb.calls == [["ok", "thanks"]]
+    assert np.allclose(out[0], out[2]) and out.shape == (4, 32)
+    assert batcher.stats.as_dict()["unique_texts"] == 2
+    await batcher.close()
+
+
+async def test_a_failed_batch_fails_only_its_callers() -> None:
+    emb = Recording(fail_on="poison")
+    batcher = EmbeddingBatcher(emb, max_items=2, max_wait=0.0)
+    good, bad = await asyncio.gather(
+        batcher.embed(["fine", "also fine"]), batcher.embed(["poison", "x"]), return_exceptions=True
+    )
+    assert isinstance(good, np.ndarray) and good.shape == (2, 32)
+    assert isinstance(bad, RuntimeError)
+    again = await batcher.embed(["after the failure"])
+    assert again.shape == (1, 32)
+    await batcher.close()
+
+
+async def test_next_batch_fills_while_one_encodes() -> None:
+    emb = Recording(delay=0.1)
+    batcher = EmbeddingBatcher(emb, max_items=4, max_wait=0.0, max_in_flight=2)
+    await asyncio.gather(*(batcher.embed([f"{j}-{i}" for i in range(4)]) for j in range(4)))
+    assert len(emb.calls) == 4
+    assert emb.max_running == 2  # a batch was collected and sent while another encoded
+    await batcher.close()
+
+
+@pytest.mark.parametrize("texts", [[], ["single"]])
+async def test_edge_sizes(texts: list[str]) -> None:
+    batcher = EmbeddingBatcher(Recording())
+    out = await batcher.embed(texts)
+    assert out.shape[0] == len(texts)
+    await batcher.close()
