@@ -1,10 +1,9 @@
 """Vector indexing of frames: chunk, embed in one batch, store, clear the outbox.
 
-:func:`plan_embeddings` is pure (which texts to embed for which frames); :func:`apply_vectors`
-stores a batch of vectors idempotently (upserts; chunks replaced; outbox rows cleared);
-:func:`index_pending` runs both in-process for the standalone engine. The queued pipeline
-(workers) embeds the plan elsewhere and sends the vectors back to the mind's owner, which calls
-:func:`apply_vectors`.
+:func:`plan_embeddings` is pure (which texts to embed for which frames); :func:`assemble`
+groups the vectors per frame; :func:`mind.cognify_apply.apply_index` stores them idempotently.
+:func:`index_pending` runs all of it in-process for the standalone engine; the queued pipeline
+(workers) embeds the plan elsewhere and the mind's owner applies the results.
 """
 
 from __future__ import annotations
@@ -15,12 +14,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from mind.chunker import MIN_CHUNK_CHARS, chunk_text
+from mind.cognify_apply import FrameIndex, apply_index
 from mind.db import Database
 from mind.embeddings.base import DEFAULT_MAX_CHARS, Embedder, cap_text
 from mind.errors import ConfigurationError
 from mind.frame_queries import FrameQueries
 from mind.outbox import Outbox
-from mind.vectors import ChunkSpan, VectorStore
+from mind.vectors import ChunkSpan
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,31 +58,24 @@ def plan_embeddings(
     return items
 
 
-async def apply_vectors(
-    db: Database,
-    fingerprint: tuple[str, str, int],
-    items: Sequence[EmbedItem],
-    vectors: np.ndarray,
-) -> IndexResult:
-    """Store vectors for planned items in one transaction and clear their outbox rows."""
+def assemble(
+    hashes: dict[int, str], items: Sequence[EmbedItem], vectors: np.ndarray
+) -> list[FrameIndex]:
+    """Group planned items and their vectors into one :class:`FrameIndex` per frame."""
     if len(items) != len(vectors):
         raise ValueError(f"{len(items)} items but {len(vectors)} vectors")
-    store = VectorStore(db)
-    async with db.transaction():
-        await store.ensure_fingerprint(*fingerprint)
-        whole = [(it.frame_id, vectors[i]) for i, it in enumerate(items) if it.chunk is None]
-        stored = await store.upsert_frame_vectors(whole)
-        by_frame: dict[int, tuple[list[ChunkSpan], list[np.ndarray]]] = {}
-        for i, it in enumerate(items):
-            if it.chunk is not None:
-                spans, vecs = by_frame.setdefault(it.frame_id, ([], []))
-                spans.append(it.chunk)
-                vecs.append(vectors[i])
-        chunks = 0
-        for frame_id, (spans, vecs) in by_frame.items():
-            chunks += await store.replace_chunks(frame_id, spans, vecs)
-        await Outbox(db).clear(list(dict.fromkeys(it.frame_id for it in items)))
-    return IndexResult(stored, chunks)
+    whole: dict[int, np.ndarray] = {}
+    chunks: dict[int, list[tuple[ChunkSpan, np.ndarray]]] = {}
+    for item, vector in zip(items, vectors, strict=True):
+        if item.chunk is None:
+            whole[item.frame_id] = vector
+        else:
+            chunks.setdefault(item.frame_id, []).append((item.chunk, vector))
+    return [
+        FrameIndex(fid, hashes[fid], vec, tuple(chunks.get(fid, ())))
+        for fid, vec in whole.items()
+        if fid in hashes
+    ]
 
 
 async def embed_items(embedder: Embedder, items: Sequence[EmbedItem]) -> np.ndarray:
@@ -104,7 +97,9 @@ async def index_frames(
         return IndexResult(0, 0)
     vectors = await embed_items(embedder, items)
     fp = (embedder.provider, embedder.model_id, int(embedder.dimensions))
-    return await apply_vectors(db, fp, items, vectors)
+    hashes = {f.id: f.content_hash for f in frames.values()}
+    stats = await apply_index(db, fp, assemble(hashes, items, vectors))
+    return IndexResult(stats.applied, stats.chunks)
 
 
 async def index_pending(db: Database, embedder: Embedder, *, batch: int = 256) -> IndexResult:

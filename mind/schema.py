@@ -246,12 +246,23 @@ CREATE TABLE vector_log (
 );
 """
 
+FRAME_LINKS = """
+CREATE TABLE frame_links (
+  frame_id   INTEGER NOT NULL REFERENCES memory_frames(id) ON DELETE CASCADE,
+  related_id INTEGER NOT NULL REFERENCES memory_frames(id) ON DELETE CASCADE,
+  score      REAL NOT NULL,
+  PRIMARY KEY (frame_id, related_id)
+) WITHOUT ROWID;
+CREATE INDEX idx_frame_links_related ON frame_links(related_id);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core: identity, awareness, sessions, frames, fts, outbox", CORE),
     Migration(2, "knowledge graph: entities, relations, entity-frame bridge", KNOWLEDGE),
     Migration(3, "indexing: chunks, stale-index trigger, applied ops, harvest, usage", INDEXING),
     Migration(4, "concept mastery tracking", CONCEPTS),
     Migration(5, "vector change log for in-memory vector indexes", VECTOR_LOG),
+    Migration(6, "related-frame links computed by cognify", FRAME_LINKS),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -52,6 +52,7 @@ from mind.vectors import VectorStore
 log = logging.getLogger(__name__)
 
 Profile = Literal["balanced", "recent", "important", "connected"]
+Lanes = Literal["hybrid", "keyword", "vector"]
 MAX_LIMIT = 1000
 RERANK_POOL = 30
 
@@ -139,11 +140,15 @@ class HybridSearch:
         rerank: bool = True,
         catch_up: bool | None = None,
         touch: bool = True,
+        lanes: Lanes = "hybrid",
     ) -> SearchResponse:
+        """Search the mind. ``lanes`` restricts to one lane (evaluation, debugging)."""
         if not isinstance(query, str):
             raise ValidationError("query must be text")
         if not 1 <= limit <= MAX_LIMIT:
             raise ValidationError(f"limit must be between 1 and {MAX_LIMIT}")
+        if lanes not in ("hybrid", "keyword", "vector"):
+            raise ValidationError(f"lanes must be hybrid, keyword or vector, got {lanes!r}")
         if profile not in PROFILES:
             raise ValidationError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
         where, params = _filters(session, since, until)
@@ -152,17 +157,19 @@ class HybridSearch:
         if not query.strip():
             return SearchResponse(query, [], "empty", notes=["empty query"])
         n = limit * 2
-        lanes = _Lanes()
-        lanes.keyword = await self._keyword_lane(query, n, where, params, lanes)
-        await self._vector_lane(query, n, where, params, lanes)
-        fused = rrf([lanes.keyword, lanes.vector])
+        ran = _Lanes()
+        if lanes != "vector":
+            ran.keyword = await self._keyword_lane(query, n, where, params, ran)
+        if lanes != "keyword":
+            await self._vector_lane(query, n, where, params, ran)
+        fused = rrf([ran.keyword, ran.vector])
         frames = await self._frames.get_many(list(fused))
         if graph_distances is None:
             graph_distances = await self._graph_distances(query, recent_entity_ids)
         weights = PROFILES[profile]
         now = datetime.now(UTC)
-        k_rank = {fid: i for i, fid in enumerate(lanes.keyword)}
-        v_rank = {fid: i for i, fid in enumerate(lanes.vector)}
+        k_rank = {fid: i for i, fid in enumerate(ran.keyword)}
+        v_rank = {fid: i for i, fid in enumerate(ran.vector)}
         results: list[SearchResult] = []
         for fid, fused_score in fused.items():
             frame = frames.get(fid)
@@ -179,18 +186,18 @@ class HybridSearch:
             results.append(
                 SearchResult(
                     frame, fused_score, rel, final,
-                    normalized_score(final, weights, max(lanes.active, 1)),
-                    k_rank.get(fid), v_rank.get(fid), lanes.similarity.get(fid),
+                    normalized_score(final, weights, max(ran.active, 1)),
+                    k_rank.get(fid), v_rank.get(fid), ran.similarity.get(fid),
                 )
             )
         results.sort(key=lambda r: r.final, reverse=True)
         if rerank and self.reranker is not None and results:
-            results = await self._rerank(query, results, limit, lanes.notes)
+            results = await self._rerank(query, results, limit, ran.notes)
         results = results[:limit]
         if touch:
             await self._touch([r.frame.id for r in results])
-        mode = "hybrid" if lanes.active == 2 else ("vector" if lanes.vector else "keyword")
-        return SearchResponse(query, results, mode, lanes.degraded, lanes.notes)
+        mode = "hybrid" if ran.active == 2 else ("vector" if ran.vector else "keyword")
+        return SearchResponse(query, results, mode, ran.degraded, ran.notes)
 
     # -- lanes ------------------------------------------------------------------------------
 

@@ -1,0 +1,120 @@
+"""The one configuration object (DESIGN §7): ``HIVE_MIND_`` environment variables and ``.env``.
+
+Nothing reads the environment at import time: call :func:`load_settings` (or construct
+``Settings(...)`` with explicit values). ``redacted()`` gives the effective configuration with
+secrets masked, for ``hive-mind status``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from mind.embeddings.registry import EmbeddingConfig
+
+Provider = Literal["auto", "inprocess", "ollama", "openai", "voyage", "litellm", "test", "mock"]
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="HIVE_MIND_", env_file=".env", env_file_encoding="utf-8", extra="ignore"
+    )
+
+    data_dir: Path = Field(default=Path("~/.hive-mind"), description="where mind files live")
+    redis_url: str | None = Field(default=None, description="unset = embedded mode (no Redis)")
+    url: str | None = Field(default=None, description="client mode: URL of a running serve")
+    host_id: str = Field(default="local", description="this mind host's queue id")
+
+    embedding_provider: Provider = "auto"
+    embedding_model: str | None = None
+    embedding_device: str = "cpu"
+    embedding_batch_size: int = Field(default=64, ge=1, le=4096)
+    embedding_threads: int | None = Field(default=None, ge=1)
+    embedding_target_dimensions: int | None = Field(default=None, ge=1, le=8192)
+    ollama_url: str = "http://localhost:11434"
+    openai_url: str = "https://api.openai.com"
+    openai_api_key: SecretStr | None = None
+    voyage_url: str = "https://api.voyageai.com"
+    voyage_api_key: SecretStr | None = None
+    litellm_url: str = "http://localhost:4000"
+    litellm_api_key: SecretStr | None = None
+    test_embedding_dimensions: int = Field(default=64, ge=8, le=4096)
+
+    batcher_max_items: int = Field(default=256, ge=1)
+    batcher_max_tokens: int = Field(default=32_768, ge=64)
+    batcher_max_wait_ms: float = Field(default=20.0, ge=0)
+
+    actor_max_ops: int = Field(default=500, ge=1)
+    actor_max_wait_ms: float = Field(default=2.0, ge=0)
+    actor_mailbox: int = Field(default=2_000, ge=1)
+    max_open_minds: int = Field(default=20, ge=1)
+    idle_close_seconds: float = Field(default=60.0, ge=0)
+
+    worker_max_jobs: int = Field(default=32, ge=1)
+    job_timeout_seconds: int = Field(default=120, ge=1)
+    job_max_tries: int = Field(default=5, ge=1)
+    cognify_batch_frames: int = Field(default=256, ge=1)
+    link_related: bool = True
+    outbox_grace_seconds: float = Field(default=600.0, ge=0)
+
+    maintenance_hour: int = Field(default=3, ge=0, le=23)
+    maintenance_minute: int = Field(default=17, ge=0, le=59)
+
+    api_token: SecretStr | None = None
+    max_request_bytes: int = Field(default=10 * 1024 * 1024, ge=1024)
+
+    tier: str | None = None
+    user_id: str = "local"
+    eval_mode: bool = False
+
+    @field_validator("data_dir")
+    @classmethod
+    def _expand(cls, value: Path) -> Path:
+        return Path(value).expanduser()
+
+    @property
+    def embedded(self) -> bool:
+        return not self.redis_url
+
+    def embedding_config(self) -> EmbeddingConfig:
+        def secret(value: SecretStr | None) -> str | None:
+            return value.get_secret_value() if value else None
+
+        return EmbeddingConfig(
+            provider=self.embedding_provider,
+            model=self.embedding_model,
+            device=self.embedding_device,
+            batch_size=self.embedding_batch_size,
+            num_threads=self.embedding_threads,
+            ollama_url=self.ollama_url,
+            openai_url=self.openai_url,
+            openai_api_key=secret(self.openai_api_key),
+            voyage_url=self.voyage_url,
+            voyage_api_key=secret(self.voyage_api_key),
+            litellm_url=self.litellm_url,
+            litellm_api_key=secret(self.litellm_api_key),
+            test_dimensions=self.test_embedding_dimensions,
+            target_dimensions=self.embedding_target_dimensions,
+            eval_mode=self.eval_mode,
+            tier=self.tier,
+            user_id=self.user_id,
+        )
+
+    def redacted(self) -> dict[str, Any]:
+        """The effective configuration, secrets masked (also passwords inside URLs)."""
+        out = self.model_dump(mode="json")
+        for key, value in out.items():
+            if isinstance(getattr(self, key), SecretStr):
+                out[key] = "***" if value else None
+            elif isinstance(value, str) and "://" in value and "@" in value:
+                scheme, rest = value.split("://", 1)
+                out[key] = f"{scheme}://***@{rest.split('@', 1)[1]}"
+        return out
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Read the environment / ``.env`` now, with explicit overrides on top."""
+    return Settings(**{k: v for k, v in overrides.items() if v is not None})

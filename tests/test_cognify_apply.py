@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from mind.cognify_apply import FrameIndex, apply_index
+from mind.db import Database
+from mind.embeddings.testing import TestEmbedder
+from mind.frames import FrameStore
+from mind.knowledge import KnowledgeGraph
+from mind.vector_index import VectorIndex
+from mind.vectors import ChunkSpan, VectorStore
+
+EMB = TestEmbedder(dimensions=32)
+FP = ("test", EMB.model_id, 32)
+
+
+@dataclass
+class Ent:
+    name: str
+    entity_type: str
+    confidence: float = 0.9
+
+
+@dataclass
+class Rel:
+    source: str
+    target: str
+    relation_type: str
+    confidence: float = 0.9
+
+
+def vec(text: str) -> np.ndarray:
+    return EMB.encode([text])[0]
+
+
+async def test_applies_vectors_entities_relations_and_clears_outbox(db: Database) -> None:
+    f = (await FrameStore(db).create_i_frame("g", "Alice leads Project Apollo at Acme")).frame
+    result = FrameIndex(
+        f.id, f.content_hash, vec(f.content),
+        chunks=((ChunkSpan(0, "Alice leads", 0, 11), vec("Alice leads")),),
+        entities=[Ent("Alice", "person"), Ent("Project Apollo", "project"), Ent("Acme", "organization")],
+        relations=[Rel("Project Apollo", "Alice", "led_by")],
+    )
+    stats = await apply_index(db, FP, [result])
+    assert (stats.applied, stats.stale, stats.chunks, stats.entities) == (1, 0, 1, 3)
+    kg = KnowledgeGraph(db)
+    names = sorted(e.name for e in await kg.get_frame_entities(f.id))
+    assert names == ["Acme", "Alice", "Project Apollo"]
+    apollo = await kg.find_entity_by_name("Project Apollo")
+    alice = await kg.find_entity_by_name("alice")
+    assert apollo is not None and alice is not None
+    assert [r.target_id for r in await kg.get_relations_from(apollo.id, "led_by")] == [alice.id]
+    co = await db.fetchval("SELECT COUNT(*) FROM knowledge_relations WHERE relation_type='co_occurs_with'")
+    assert co == 3  # one per entity pair
+    assert await db.fetchval("SELECT COUNT(*) FROM pending_index") == 0
+    assert (await VectorStore(db).counts())["chunk_vectors"] == 1
+
+
+async def test_redelivery_and_stale_results_change_nothing(db: Database) -> None:
+    frames = FrameStore(db)
+    f = (await frames.create_i_frame("g", "Bob reviews the budget")).frame
+    result = FrameIndex(f.id, f.content_hash, vec(f.content), entities=[Ent("Bob", "person")])
+    assert (await apply_index(db, FP, [result])).applied == 1
+    again = await apply_index(db, FP, [result])  # a duplicate delivery of the same work
+    assert (again.applied, again.stale) == (0, 1)
+    bob = await KnowledgeGraph(db).find_entity_by_name("Bob")
+    assert bob is not None and bob.properties.get("seen_count", 1) == 1
+    # the frame is edited after the worker read it: the old result must not land
+    await frames.update(f.id, content="Bob approves the budget")
+    stale = await apply_index(db, FP, [result])
+    assert (stale.applied, stale.stale) == (0, 1)
+    assert await VectorStore(db).get_frame_vector(f.id) is None
+    assert await db.fetchval("SELECT COUNT(*) FROM pending_index WHERE frame_id = ?", (f.id,)) == 1
+
+
+async def test_related_frames_are_linked_by_similarity(db: Database) -> None:
+    frames = FrameStore(db)
+    a = (await frames.create_i_frame("g", "kubernetes cluster autoscaling")).frame
+    await apply_index(db, FP, [FrameIndex(a.id, a.content_hash, vec(a.content))])
+    b = (await frames.create_i_frame("g", "kubernetes cluster autoscaling settings")).frame
+    c = (await frames.create_i_frame("g", "banana bread recipe")).frame
+    index = VectorIndex(db.path, 32)
+    stats = await apply_index(
+        db, FP,
+        [FrameIndex(b.id, b.content_hash, vec(b.content)), FrameIndex(c.id, c.content_hash, vec(c.content))],
+        link_index=index,
+    )
+    index.close()
+    links = await db.fetchall("SELECT frame_id, related_id FROM frame_links")
+    assert [tuple(r) for r in links] == [(b.id, a.id)] and stats.links == 1
+    await frames.delete(a.id)
+    assert await db.fetchval("SELECT COUNT(*) FROM frame_links") == 0

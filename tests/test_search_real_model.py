@@ -1,0 +1,59 @@
+"""Integration with the real embedding model (all-MiniLM-L6-v2, offline from its package)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+
+import pytest
+
+from mind.db import Database
+from mind.embeddings.inprocess import InProcessEmbedder
+from mind.frame import NewFrame
+from mind.frames import FrameStore
+from mind.indexer import index_pending
+from mind.search import HybridSearch
+from mind.text_query import query_terms, tokenize
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture(scope="module")
+async def model() -> AsyncIterator[InProcessEmbedder]:
+    embedder = InProcessEmbedder()
+    await embedder.load()
+    yield embedder
+    await embedder.close()
+
+
+FACTS = [
+    "The veterinarian said my dog needs surgery on its hind leg next Tuesday.",
+    "Quarterly revenue grew eleven percent thanks to the enterprise plan.",
+    "Remember to water the tomato plants on the balcony every morning.",
+    "The flight to Lisbon departs from terminal two at 7:40.",
+    "Our Kubernetes cluster autoscaler keeps evicting the batch pods.",
+]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("puppy operation appointment", 0),
+        ("company income increase", 1),
+        ("gardening chores", 2),
+        ("airplane trip to Portugal", 3),
+    ],
+)
+async def test_paraphrase_without_shared_words_is_found(
+    db: Database, model: InProcessEmbedder, query: str, expected: int
+) -> None:
+    saved = await FrameStore(db).insert_many([NewFrame("g", t) for t in FACTS])
+    await index_pending(db, model)
+    stored_words = set(tokenize(FACTS[expected]))
+    assert not set(query_terms(query)) & stored_words  # truly no keyword in common
+    search = HybridSearch(db, model)
+    resp = await search.search(query, limit=3)
+    await search.close()
+    assert resp.mode == "hybrid"
+    assert resp.results[0].frame.id == saved[expected].frame.id
+    assert resp.results[0].keyword_rank is None and resp.results[0].vector_rank == 0
