@@ -1,11 +1,14 @@
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+import os
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
 from mind.db import Database
+from mind.embeddings.inprocess import InProcessEmbedder
 from mind.migrate import migrate
 
 
@@ -16,3 +19,13 @@ async def db(tmp_path: Path) -> AsyncIterator[Database]:
     await migrate(database)
     yield database
     await database.close()
+
+
+@pytest.fixture(scope="session")
+def real_model() -> Iterator[InProcessEmbedder]:
+    """The real all-MiniLM-L6-v2, loaded offline from its package once per test session."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    embedder = InProcessEmbedder()
+    asyncio.run(embedder.load())
+    yield embedder
+    asyncio.run(embedder.close())

@@ -9,7 +9,7 @@ def test_short_text_is_one_chunk() -> None:
 
 
 def test_paragraphs_pack_and_overlap() -> None:
-    paras = [("p%d " % i) * 120 for i in range(6)]  # ~480-600 chars each
+    paras = [f"p{i} " * 120 for i in range(6)]  # ~480-600 chars each
     text = "\n\n".join(paras)
     chunks = chunk_text(text)
     assert len(chunks) >= 2
@@ -31,7 +31,7 @@ def test_oversized_paragraph_split_by_sentences_then_hard() -> None:
     chunks = chunk_text(text)
     assert len(chunks) >= 3
     assert all(c.char_end - c.char_start <= 2000 for c in chunks)
-    assert chunks[0].char_start == 0 and chunks[-1].char_end == len(text.rstrip()) or chunks[-1].char_end == len(text)
+    assert (chunks[0].char_start == 0 and chunks[-1].char_end == len(text.rstrip())) or chunks[-1].char_end == len(text)
     one_sentence = "x" * 4500
     hard = chunk_text(one_sentence)
     assert [(c.char_start, c.char_end) for c in hard] == [(0, 2000), (2000, 4000), (4000, 4500)]

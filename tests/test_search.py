@@ -68,7 +68,7 @@ async def test_no_query_string_raises(search: HybridSearch, db: Database, query:
 
 
 async def test_hybrid_finds_by_either_lane_and_scores_are_normalized(search: HybridSearch, db: Database) -> None:
-    target, other, _ = await save(
+    target, _other, _ = await save(
         db, "Postgres migration finished for billing", "Billing dashboard colours", "Lunch order"
     )
     resp = await search.search("postgres billing migration")

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import AsyncIterator
-
 import pytest
 
 from mind.db import Database
@@ -14,17 +11,6 @@ from mind.frames import FrameStore
 from mind.indexer import index_pending
 from mind.search import HybridSearch
 from mind.text_query import query_terms, tokenize
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-
-@pytest.fixture(scope="module")
-async def model() -> AsyncIterator[InProcessEmbedder]:
-    embedder = InProcessEmbedder()
-    await embedder.load()
-    yield embedder
-    await embedder.close()
-
 
 FACTS = [
     "The veterinarian said my dog needs surgery on its hind leg next Tuesday.",
@@ -45,13 +31,13 @@ FACTS = [
     ],
 )
 async def test_paraphrase_without_shared_words_is_found(
-    db: Database, model: InProcessEmbedder, query: str, expected: int
+    db: Database, real_model: InProcessEmbedder, query: str, expected: int
 ) -> None:
     saved = await FrameStore(db).insert_many([NewFrame("g", t) for t in FACTS])
-    await index_pending(db, model)
+    await index_pending(db, real_model)
     stored_words = set(tokenize(FACTS[expected]))
     assert not set(query_terms(query)) & stored_words  # truly no keyword in common
-    search = HybridSearch(db, model)
+    search = HybridSearch(db, real_model)
     resp = await search.search(query, limit=3)
     await search.close()
     assert resp.mode == "hybrid"
