@@ -10,6 +10,7 @@ one fills (``max_in_flight`` batches at once). A failed batch fails only its cal
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Sequence
@@ -132,10 +133,8 @@ class EmbeddingBatcher:
     async def close(self) -> None:
         if self._task is not None:
             self._task.cancel()
-            try:
+            with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-            except asyncio.CancelledError:
-                pass
             self._task = None
         if self._inflight:
             await asyncio.gather(*self._inflight, return_exceptions=True)
