@@ -1,0 +1,116 @@
+"""The JSON codec used as arq's ``job_serializer`` / ``job_deserializer`` (no pickle anywhere).
+
+arq hands the serializer a dict: for a job ``{"t", "f", "a", "k", "et"}`` (try, function name,
+args, kwargs, enqueue time ms), for a result additionally ``{"s", "r", "st", "ft", "q", "id"}``.
+Both ``create_pool(...)`` and the ``WorkerSettings`` must use this pair::
+
+    create_pool(settings, job_serializer=serialize, job_deserializer=deserialize)
+
+Encoding (stdlib ``json``, compact separators, UTF-8, ``ensure_ascii=False``, no NaN/inf):
+
+- pydantic models anywhere inside (jobs, ops, results) → ``model_dump(mode="json")``; the
+  receiver re-validates with ``parse_job`` / ``parse_op`` (the codec never rebuilds classes);
+- exceptions (arq stores the exception of a failed job as its result) →
+  ``{"error": "<type name>", "message": "<str(exc)>"}``, so a failure never breaks the
+  serializer; ``Job.result()`` then raises ``arq.jobs.SerializationError`` carrying that dict;
+- aware datetimes → house UTC ISO with ``Z`` (naive ones are refused), dates → ``YYYY-MM-DD``,
+  enums → their value, UUIDs → hex string, :class:`Vector` → base64; tuples become lists
+  (``deserialize`` turns arq's ``"a"`` back into a tuple).
+
+Decoding only parses JSON (duplicate keys, NaN/Infinity and non-object tops are refused): it
+never executes code. Bytes that are not such JSON — e.g. a payload pickled by a client that
+forgot ``job_serializer`` — raise :class:`PayloadError` (a ``ValueError``) starting
+``"not a hive-mind JSON job payload"``.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import uuid
+from datetime import date, datetime
+from typing import Any
+
+from pydantic import BaseModel
+
+from queue_schemas.errors import PayloadError
+from queue_schemas.fields import format_ts
+from queue_schemas.vector import Vector
+
+_NOT_OURS = "not a hive-mind JSON job payload"
+
+
+def _encode(value: Any) -> Any:
+    """``json.dumps`` ``default`` hook: objects JSON does not know natively."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, BaseException):
+        return {"error": type(value).__name__, "message": str(value)}
+    if isinstance(value, datetime):
+        return format_ts(value)  # raises on naive datetimes
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, uuid.UUID):
+        return value.hex
+    if isinstance(value, Vector):
+        return value.to_base64()
+    raise TypeError(f"cannot encode {type(value).__name__} as hive-mind JSON")
+
+
+def _dumps(obj: object, *, ensure_ascii: bool) -> str:
+    return json.dumps(
+        obj,
+        default=_encode,
+        ensure_ascii=ensure_ascii,
+        allow_nan=False,
+        separators=(",", ":"),
+    )
+
+
+def serialize(obj: dict[str, Any]) -> bytes:
+    """Encode arq's job/result dict as compact UTF-8 JSON."""
+    text = _dumps(obj, ensure_ascii=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: escape them instead (still round-trips)
+        return _dumps(obj, ensure_ascii=True).encode("ascii")
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise PayloadError(f"{_NOT_OURS}: duplicate key {key!r}")
+        result[key] = value
+    return result
+
+
+def _no_constants(name: str) -> Any:
+    raise PayloadError(f"{_NOT_OURS}: {name} is not JSON")
+
+
+def deserialize(data: bytes | bytearray | memoryview) -> dict[str, Any]:
+    """Decode bytes written by :func:`serialize`; never executes code."""
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise PayloadError(f"{_NOT_OURS}: expected bytes, got {type(data).__name__}")
+    data = bytes(data)
+    if data[:1] == b"\x80":
+        raise PayloadError(
+            f"{_NOT_OURS} (this is a pickle; hive-mind never unpickles — enqueue with "
+            "job_serializer=queue_schemas.codec.serialize)"
+        )
+    try:
+        text = data.decode("utf-8")
+        decoded = json.loads(text, object_pairs_hook=_object, parse_constant=_no_constants)
+    except PayloadError:
+        raise
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise PayloadError(f"{_NOT_OURS} ({type(exc).__name__}: {exc})"[:500]) from None
+    if not isinstance(decoded, dict):
+        raise PayloadError(f"{_NOT_OURS}: the top level is {type(decoded).__name__}, not an object")
+    args = decoded.get("a")
+    if isinstance(args, list):
+        decoded["a"] = tuple(args)
+    return decoded

@@ -1,0 +1,96 @@
+"""Queue names, Redis keys, enumerations and limits of the job/op schemas.
+
+Queues (arq ``queue_name``):
+
+- :data:`COGNIFY_QUEUE` — stateless embedding/cognify workers (any machine, never open a mind).
+- :data:`HOST_QUEUE_PREFIX` + host id — the owning mind host's queue of write-ops
+  (index results coming back from workers, maintenance ops); see :func:`host_queue`.
+- :data:`MAINTENANCE_QUEUE` — long-running maintenance fan-out, kept apart from the cognify
+  queue because arq's crash-redelivery delay is the longest timeout in a worker + 10 s.
+
+The enumerations mirror ``mind/constants.py`` (``queue_schemas`` may not import ``mind``); a test
+keeps them equal.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Final, Literal
+
+from queue_schemas.ids import ID_PART_RE, KIND_RE, validate_host_id, validate_mind_id
+
+# -- queues and keys -------------------------------------------------------------------------
+COGNIFY_QUEUE: Final = "hive-mind:cognify"
+HOST_QUEUE_PREFIX: Final = "hive-mind:host:"
+MAINTENANCE_QUEUE: Final = "hive-mind:maintenance"
+
+KEY_PREFIX: Final = "hm:"
+DEAD_LETTERS_KEY: Final = KEY_PREFIX + "dead-letters"
+
+# -- enumerations (mirror mind/constants.py) -------------------------------------------------
+FrameType = Literal["I", "P", "B"]
+Importance = Literal["critical", "important", "normal", "temporary", "deprecated"]
+FrameSource = Literal[
+    "user_stated",
+    "tool_verified",
+    "agent_inferred",
+    "import",
+    "system",
+    "personal",
+    "workspace",
+    "team_sync",
+]
+
+# -- limits ----------------------------------------------------------------------------------
+MAX_FRAME_CHARS: Final = 2_000_000  # same as mind/frames.py
+MAX_ID_CHARS: Final = 200  # gop ids (mind/ids.py)
+MAX_EXTERNAL_ID_CHARS: Final = 512
+MAX_VECTOR_DIM: Final = 16_384
+MAX_ITEMS_PER_JOB: Final = 10_000  # cognify / reembed items in one job
+MAX_FRAMES_PER_OP: Final = 10_000  # save_frames / harvest_batch frames in one op
+MAX_IDS_PER_OP: Final = 100_000  # touch frame ids, harvest conversation ids
+MAX_NAME_CHARS: Final = 500  # entity names, relation endpoints
+MAX_LABEL_CHARS: Final = 100  # entity / relation types, providers, harvest sources
+
+# -- maintenance defaults (original engine; mind/constants.py) -------------------------------
+COMPACT_TEMP_DAYS: Final = 30
+COMPACT_DEPRECATED_DAYS: Final = 90
+RECONCILE_GRACE_SECONDS: Final = 600
+
+
+# -- key helpers -----------------------------------------------------------------------------
+def host_queue(host_id: str) -> str:
+    """The write-op queue of the mind host ``host_id``: ``hive-mind:host:<host_id>``."""
+    return HOST_QUEUE_PREFIX + validate_host_id(host_id)
+
+
+def job_id(kind: str, mind_id: str, *parts: str | int | date) -> str:
+    """A deterministic arq job id: ``kind:mind_id[:part…]``.
+
+    ``job_id("compact", "personal", date(2026, 11, 30))`` → ``"compact:personal:2026-11-30"``.
+    Deterministic ids make enqueueing idempotent (arq refuses an id whose job or result still
+    exists) and double as the op id of the resulting write-op. Parts are dates (rendered
+    ``YYYY-MM-DD``), non-negative ints or short tokens of letters, digits, ``.``, ``_``, ``-``;
+    a ``datetime`` is refused (pass ``.date()``: per-day ids must not depend on the time of day).
+    """
+    if not isinstance(kind, str) or KIND_RE.fullmatch(kind) is None:
+        raise ValueError(f"invalid job kind {kind!r}: lowercase letters, digits and '_'")
+    rendered = [kind, validate_mind_id(mind_id)]
+    for part in parts:
+        if isinstance(part, datetime):
+            raise ValueError(f"job id part {part!r} is a datetime: pass a date (.date())")
+        if isinstance(part, date):
+            rendered.append(part.isoformat())
+        elif isinstance(part, int) and not isinstance(part, bool) and part >= 0:
+            rendered.append(str(part))
+        elif isinstance(part, str) and ID_PART_RE.fullmatch(part):
+            rendered.append(part)
+        else:
+            raise ValueError(
+                f"invalid job id part {part!r}: a date, a non-negative int or 1-128 letters, "
+                "digits, '.', '_' or '-'"
+            )
+    result = ":".join(rendered)
+    if len(result) > MAX_ID_CHARS:
+        raise ValueError(f"job id is {len(result)} characters; the limit is {MAX_ID_CHARS}")
+    return result

@@ -1,0 +1,281 @@
+"""Write-ops: applied by the mind's owner (its ``MindActor``), idempotently by ``op_id``.
+
+They reach the owner either in-process (facade → actor) or through the owning host's arq queue
+(``host_queue(host_id)``): index results from workers, maintenance from cron, bulk harvests.
+
+=================  ===============================================================================
+kind               meaning
+=================  ===============================================================================
+``save_frames``    write frames (+ FTS + outbox rows) in one group commit
+``apply_index``    vectors, chunks, entities, relations from a worker; stale results are dropped
+                   by ``content_hash``
+``compact``        age out temporary/deprecated frames, merge P-frame chains, optimize indexes
+``reconcile``      consistency sweep; re-enqueue outbox rows pending longer than the grace period
+``reembed_mind``   switch the mind to a new embedding model and re-embed every frame
+``dedupe``         merge duplicate entities
+``touch``          record that frames were recalled (access count, last accessed)
+``harvest_batch``  one batch of a bulk import (frames with stable external ids + resume cursor)
+``erase``          delete one frame and everything derived from it
+=================  ===============================================================================
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, ClassVar, Literal, Self
+
+from pydantic import Field, JsonValue, TypeAdapter, field_validator, model_validator
+
+from queue_schemas.base import Envelope, FrozenModel, kind_registry, resolve
+from queue_schemas.constants import (
+    COMPACT_DEPRECATED_DAYS,
+    COMPACT_TEMP_DAYS,
+    MAX_FRAMES_PER_OP,
+    MAX_ID_CHARS,
+    MAX_IDS_PER_OP,
+    MAX_ITEMS_PER_JOB,
+    MAX_LABEL_CHARS,
+    MAX_NAME_CHARS,
+    MAX_VECTOR_DIM,
+    RECONCILE_GRACE_SECONDS,
+    FrameSource,
+    FrameType,
+    Importance,
+)
+from queue_schemas.fields import (
+    Confidence,
+    ContentHash,
+    ExternalId,
+    FrameId,
+    FrameText,
+    GopId,
+    Label,
+    Name,
+    Timestamp,
+)
+from queue_schemas.vector import Fingerprint, Vector
+
+
+class OpEnvelope(Envelope):
+    """Base of the write-ops applied by a mind's owner."""
+
+    CATEGORY: ClassVar[str] = "op"
+    CONSUMER: ClassVar[str] = "host"
+    OLD_REMEDY: ClassVar[str] = (
+        "re-issue it (pending index work is re-enqueued from the outbox by "
+        "hive-mind maintenance reconcile)"
+    )
+
+
+MAX_METADATA_DEPTH = 32
+
+
+def _check_json(value: JsonValue, where: str, depth: int) -> None:
+    """JSON can carry neither NaN/inf nor unbounded nesting: refuse them here, not in the codec."""
+    if depth > MAX_METADATA_DEPTH:
+        raise ValueError(f"{where} is nested deeper than {MAX_METADATA_DEPTH} levels")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{where} holds {value} (JSON numbers must be finite)")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _check_json(item, f"{where}.{key}", depth + 1)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_json(item, f"{where}[{i}]", depth + 1)
+
+
+# -- frames ----------------------------------------------------------------------------------
+class NewFrameOp(FrozenModel):
+    """A frame to write (mirrors ``mind.frame.NewFrame``).
+
+    ``created_at`` is the source time (imports keep theirs; ``None`` = now on apply).
+    ``dedup`` applies to I-frames without an ``external_id``; frames with an ``external_id`` are
+    idempotent by that id.
+    """
+
+    gop_id: GopId
+    content: FrameText
+    frame_type: FrameType = "I"
+    importance: Importance = "normal"
+    source: FrameSource = "user_stated"
+    base_frame_id: FrameId | None = None
+    created_at: Timestamp | None = None
+    metadata: dict[str, JsonValue] = Field(default_factory=dict)
+    external_id: ExternalId | None = None
+    references: list[FrameId] = Field(default_factory=list)
+    dedup: bool = True
+
+    @field_validator("metadata")
+    @classmethod
+    def _finite_metadata(cls, metadata: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        _check_json(metadata, "metadata", 0)
+        return metadata
+
+    @model_validator(mode="after")
+    def _b_frame_base(self) -> Self:
+        if self.frame_type == "B" and self.base_frame_id is None:
+            raise ValueError("a B-frame needs a base_frame_id")
+        return self
+
+
+Frames = Annotated[list[NewFrameOp], Field(max_length=MAX_FRAMES_PER_OP)]
+FrameIds = Annotated[list[FrameId], Field(min_length=1, max_length=MAX_IDS_PER_OP)]
+
+
+class SaveFrames(OpEnvelope):
+    kind: Literal["save_frames"] = "save_frames"
+    frames: Annotated[Frames, Field(min_length=1)]
+
+
+class HarvestBatch(OpEnvelope):
+    """One batch of a bulk import. Every frame needs an ``external_id`` (stable per message) so a
+    re-import or a redelivered batch writes nothing twice; ``cursor`` is where the adapter
+    resumes after this batch (``None`` = the export is done)."""
+
+    kind: Literal["harvest_batch"] = "harvest_batch"
+    source: Label
+    conversation_ids: Annotated[list[Name], Field(max_length=MAX_IDS_PER_OP)]
+    frames: Frames
+    cursor: Annotated[str, Field(max_length=MAX_NAME_CHARS)] | None = None
+
+    @field_validator("frames")
+    @classmethod
+    def _stable_ids(cls, frames: list[NewFrameOp]) -> list[NewFrameOp]:
+        for i, frame in enumerate(frames):
+            if frame.external_id is None:
+                raise ValueError(
+                    f"harvested frame {i} has no external_id (re-imports must be idempotent)"
+                )
+        return frames
+
+
+class Touch(OpEnvelope):
+    kind: Literal["touch"] = "touch"
+    frame_ids: FrameIds
+
+
+class Erase(OpEnvelope):
+    kind: Literal["erase"] = "erase"
+    frame_id: FrameId
+
+
+# -- index results ---------------------------------------------------------------------------
+class ChunkResult(FrozenModel):
+    chunk_idx: int = Field(ge=0)
+    content: FrameText
+    char_start: int = Field(ge=0)
+    char_end: int = Field(ge=0)
+    vector: Vector
+
+    @model_validator(mode="after")
+    def _span(self) -> Self:
+        if self.char_end <= self.char_start:
+            raise ValueError(f"chunk span [{self.char_start}, {self.char_end}) is empty")
+        return self
+
+
+class EntityResult(FrozenModel):
+    name: Name
+    entity_type: Label
+    confidence: Confidence = 1.0
+
+
+class RelationResult(FrozenModel):
+    source: Name
+    target: Name
+    relation_type: Label
+    confidence: Confidence = 1.0
+
+
+class FrameIndexResult(FrozenModel):
+    """Everything a worker derived from one frame. The owner applies it only if the frame's
+    current ``content_hash`` still equals this one (else the frame was edited: stale result)."""
+
+    frame_id: FrameId
+    content_hash: ContentHash
+    vector: Vector
+    chunks: list[ChunkResult] = Field(default_factory=list)
+    entities: list[EntityResult] = Field(default_factory=list)
+    relations: list[RelationResult] = Field(default_factory=list)
+
+    @field_validator("chunks")
+    @classmethod
+    def _chunk_order(cls, chunks: list[ChunkResult]) -> list[ChunkResult]:
+        if [c.chunk_idx for c in chunks] != list(range(len(chunks))):
+            raise ValueError("chunk_idx must run 0, 1, 2, … in order")
+        return chunks
+
+
+class ApplyIndex(OpEnvelope):
+    """Index results for one mind, all made by the model named in ``fingerprint``."""
+
+    kind: Literal["apply_index"] = "apply_index"
+    fingerprint: Fingerprint
+    results: list[FrameIndexResult] = Field(min_length=1, max_length=MAX_ITEMS_PER_JOB)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        dim = self.fingerprint.dim
+        seen: set[int] = set()
+        for result in self.results:
+            if result.frame_id in seen:
+                raise ValueError(f"frame {result.frame_id} appears twice in one apply_index")
+            seen.add(result.frame_id)
+            vectors = [result.vector, *(c.vector for c in result.chunks)]
+            for vector in vectors:
+                if vector.dim != dim:
+                    raise ValueError(
+                        f"frame {result.frame_id}: vector has {vector.dim} dims but the "
+                        f"fingerprint {self.fingerprint.model!r} declares {dim}"
+                    )
+        return self
+
+
+# -- maintenance -----------------------------------------------------------------------------
+class Compact(OpEnvelope):
+    kind: Literal["compact"] = "compact"
+    max_temp_age_days: int = Field(default=COMPACT_TEMP_DAYS, ge=1)
+    max_deprecated_age_days: int = Field(default=COMPACT_DEPRECATED_DAYS, ge=1)
+
+
+class Reconcile(OpEnvelope):
+    kind: Literal["reconcile"] = "reconcile"
+    grace_seconds: int = Field(default=RECONCILE_GRACE_SECONDS, ge=0)
+
+
+class Reembed(OpEnvelope):
+    """Switch the mind's vectors to ``provider``/``model``/``dim`` (drops the old vectors and
+    queues every frame for re-embedding as ``ReembedJob`` batches)."""
+
+    kind: Literal["reembed_mind"] = "reembed_mind"
+    provider: Annotated[str, Field(min_length=1, max_length=MAX_LABEL_CHARS)]
+    model: Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS)]
+    dim: int = Field(ge=1, le=MAX_VECTOR_DIM)
+
+    @property
+    def fingerprint(self) -> Fingerprint:
+        return Fingerprint(provider=self.provider, model=self.model, dim=self.dim)
+
+
+class Dedupe(OpEnvelope):
+    kind: Literal["dedupe"] = "dedupe"
+
+
+# -- union -----------------------------------------------------------------------------------
+OpModel = (
+    SaveFrames | ApplyIndex | Compact | Reconcile | Reembed | Dedupe | Touch | HarvestBatch
+    | Erase
+)
+"""The plain union of write-op models (for annotations)."""
+AnyOp = Annotated[OpModel, Field(discriminator="kind")]
+"""The discriminated union (for pydantic validation)."""
+OP_MODELS: tuple[type[OpEnvelope], ...] = (
+    SaveFrames, ApplyIndex, Compact, Reconcile, Reembed, Dedupe, Touch, HarvestBatch, Erase,
+)
+OP_KINDS = kind_registry(*OP_MODELS)
+_OP_ADAPTER: TypeAdapter[OpModel] = TypeAdapter(AnyOp)
+
+
+def parse_op(data: object) -> OpModel:
+    """Validate a raw write-op payload; same contract as :func:`queue_schemas.jobs.parse_job`."""
+    return _OP_ADAPTER.validate_python(resolve(data, OP_KINDS, "op"))
