@@ -16,6 +16,7 @@ from mind.migrate import migrate
 from mind.outbox import Outbox
 from mind.reconcile import ReconcileResult, reconcile_indexes
 from mind.sessions import SessionStore
+from mind.vector_index import VectorIndex
 from mind.vectors import VectorStore
 
 
@@ -29,6 +30,8 @@ class Mind:
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        self._index: VectorIndex | None = None
+        self._index_owner: Mind | None = None
         self.identity = IdentityLayer(db)
         self.awareness = AwarenessLayer(db)
         self.sessions = SessionStore(db)
@@ -56,6 +59,24 @@ class Mind:
             raise
         return cls(db)
 
+    async def vector_index(self) -> VectorIndex | None:
+        """The in-memory vector index of this mind file (None until it has vectors)."""
+        if self._index_owner is not None:
+            return await self._index_owner.vector_index()
+        fp = await self.vectors.fingerprint()
+        if fp is None:
+            return None
+        if self._index is not None and self._index.dim != fp.dim:  # re-embedded at a new dim
+            self._index.close()
+            self._index = None
+        if self._index is None:
+            self._index = VectorIndex(self.db.path, fp.dim)
+        return self._index
+
+    def share_index(self, other: Mind) -> None:
+        """Use ``other``'s vector index (a writer and a reader of one file need only one)."""
+        self._index_owner = other
+
     async def compact(
         self, max_temp_age_days: float = 30, max_deprecated_age_days: float = 90
     ) -> CompactResult:
@@ -73,6 +94,9 @@ class Mind:
         }
 
     async def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+            self._index = None
         await self.db.close()
 
     async def __aenter__(self) -> Mind:

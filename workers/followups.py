@@ -1,0 +1,81 @@
+"""What the owner enqueues after a commit: cognify work for new or stale frames.
+
+Called by the host's commit hook with the ops it just committed and their results. New frames
+of ``save_frames``/``harvest_batch`` become cognify jobs (their text is in the op); frames the
+reconcile sweep found stale, and all frames after a re-embed, are read back from the mind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from mind.content_hash import hash_frame_content
+from mind.mind import Mind
+from mind.outbox import Outbox
+from queue_schemas import jobs, ops
+from queue_schemas.vector import Fingerprint
+from workers.constants import COGNIFY_BATCH_FRAMES
+
+Job = jobs.CognifyJob | jobs.ReembedJob
+
+
+def _batches(items: list[jobs.CognifyItem], size: int) -> list[list[jobs.CognifyItem]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+def new_frame_items(op: ops.SaveFrames | ops.HarvestBatch, result: dict[str, Any]) -> list[
+    jobs.CognifyItem
+]:
+    items = []
+    for frame_op, saved in zip(op.frames, result["frames"], strict=True):
+        if saved["created"]:
+            items.append(
+                jobs.CognifyItem(
+                    frame_id=saved["id"], content=frame_op.content,
+                    content_hash=hash_frame_content(frame_op.content),
+                    importance=frame_op.importance,
+                )
+            )
+    return items
+
+
+async def pending_items(mind: Mind, frame_ids: Sequence[int] | None = None) -> list[
+    jobs.CognifyItem
+]:
+    """Items for frames still pending in the outbox (all of them, or the given ids)."""
+    if frame_ids is None:
+        frame_ids = [p.frame_id for p in await Outbox(mind.db).pending(1_000_000)]
+    frames = await mind.frames.get_many(frame_ids)
+    return [
+        jobs.CognifyItem(frame_id=f.id, content=f.content, content_hash=f.content_hash,
+                         importance=f.importance)
+        for f in frames.values()
+    ]
+
+
+async def followup_jobs(
+    mind_id: str,
+    committed: Sequence[tuple[Any, Any]],
+    reader: Mind,
+    *,
+    batch: int = COGNIFY_BATCH_FRAMES,
+) -> list[Job]:
+    fp = await reader.vectors.fingerprint()
+    hint = Fingerprint(provider=fp.provider, model=fp.model, dim=fp.dim) if fp else None
+    new: list[jobs.CognifyItem] = []
+    out: list[Job] = []
+    for op, result in committed:
+        if not isinstance(result, dict):  # a duplicate op: its follow-ups were sent before
+            continue
+        if isinstance(op, ops.SaveFrames | ops.HarvestBatch):
+            new.extend(new_frame_items(op, result))
+        elif isinstance(op, ops.Reconcile) and result.get("requeue"):
+            new.extend(await pending_items(reader, result["requeue"]))
+        elif isinstance(op, ops.Reembed):
+            target = Fingerprint(provider=op.provider, model=op.model, dim=op.dim)
+            for part in _batches(await pending_items(reader), batch):
+                out.append(jobs.ReembedJob(mind_id=mind_id, items=part, fingerprint=target))
+    for part in _batches(list({i.frame_id: i for i in new}.values()), batch):
+        out.append(jobs.CognifyJob(mind_id=mind_id, items=part, fingerprint_hint=hint))
+    return out

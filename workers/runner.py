@@ -1,0 +1,133 @@
+"""The in-process job runner of the embedded mode: the workers' job code, without Redis.
+
+Jobs go into an asyncio queue; ``concurrency`` consumer tasks run them (they share the
+micro-batcher, so texts of many jobs meet in one ``embed_batch``). A failing job is retried
+with a linear back-off up to ``max_tries``; after that it is kept as a dead letter (and its
+frames stay in the outbox, where a later reconcile finds them). ``wait_idle`` returns when
+nothing is queued or running — the CLI waits for the work it caused before exiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from mind.timeutil import now_iso
+from workers.constants import RETRY_BACKOFF_SECONDS, RUNNER_CONCURRENCY
+
+log = logging.getLogger(__name__)
+
+JobFn = Callable[[Any], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetter:
+    job_id: str
+    kind: str
+    mind_id: str
+    error: str
+    tries: int
+    at: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"job_id": self.job_id, "kind": self.kind, "mind_id": self.mind_id,
+                "error": self.error, "tries": self.tries, "at": self.at}
+
+
+class InProcessRunner:
+    def __init__(
+        self,
+        execute: JobFn,
+        *,
+        concurrency: int = RUNNER_CONCURRENCY,
+        max_tries: int = 5,
+        backoff: float = RETRY_BACKOFF_SECONDS,
+    ) -> None:
+        self._execute = execute
+        self._queue: asyncio.Queue[tuple[Any, int]] = asyncio.Queue()
+        self._concurrency = concurrency
+        self._max_tries = max_tries
+        self._backoff = backoff
+        self._workers: list[asyncio.Task[None]] = []
+        self._active = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._pending_retries = 0
+        self.dead_letters: list[DeadLetter] = []
+        self.completed = 0
+
+    @property
+    def depth(self) -> int:
+        return self._queue.qsize() + self._pending_retries
+
+    @property
+    def in_progress(self) -> int:
+        return self._active
+
+    def _start(self) -> None:
+        if not self._workers:
+            self._workers = [
+                asyncio.create_task(self._consume(), name=f"job-runner-{i}")
+                for i in range(self._concurrency)
+            ]
+
+    async def dispatch(self, job: Any) -> None:
+        self._start()
+        self._idle.clear()
+        self._queue.put_nowait((job, 1))
+
+    async def _consume(self) -> None:
+        while True:
+            job, attempt = await self._queue.get()
+            self._active += 1
+            started = time.perf_counter()
+            try:
+                await self._execute(job)
+                self.completed += 1
+                log.info("job %s %s (%s) done in %.2fs", job.kind, job.op_id, job.mind_id,
+                         time.perf_counter() - started)
+            except Exception as exc:
+                self._failed(job, attempt, exc)
+            finally:
+                self._active -= 1
+                self._queue.task_done()
+                self._maybe_idle()
+
+    def _failed(self, job: Any, attempt: int, exc: Exception) -> None:
+        if attempt >= self._max_tries:
+            log.exception("job %s %s failed for good after %d tries", job.kind, job.op_id, attempt)
+            self.dead_letters.append(
+                DeadLetter(job.op_id, job.kind, job.mind_id, f"{type(exc).__name__}: {exc}",
+                           attempt, now_iso())
+            )
+            return
+        log.warning("job %s %s failed (try %d): %s", job.kind, job.op_id, attempt, exc)
+        self._pending_retries += 1
+        delay = self._backoff * attempt
+        asyncio.get_running_loop().call_later(delay, self._retry, job, attempt + 1)
+
+    def _retry(self, job: Any, attempt: int) -> None:
+        self._pending_retries -= 1
+        self._queue.put_nowait((job, attempt))
+
+    def _maybe_idle(self) -> None:
+        if self._queue.empty() and self._active == 0 and self._pending_retries == 0:
+            self._idle.set()
+
+    async def wait_idle(self, timeout: float | None = None) -> bool:
+        """Wait until no job is queued, running or waiting for a retry."""
+        try:
+            await asyncio.wait_for(self._idle.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    async def close(self) -> None:
+        for task in self._workers:
+            task.cancel()
+        await asyncio.gather(*self._workers, return_exceptions=True)
+        self._workers = []
