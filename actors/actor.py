@@ -6,8 +6,9 @@ applies them in **one** ``BEGIN IMMEDIATE`` transaction with a savepoint per op,
 fails alone. Futures resolve only after ``COMMIT`` (acknowledged means durable). Every op has an
 ``op_id``; an op id already recorded in ``applied_ops`` is not applied again (at-least-once
 delivery becomes exactly-once effect). The mailbox is bounded: submitters wait when it is full.
-After each commit an ``on_commit`` hook sees the applied ops and their results (it enqueues
-follow-up work such as cognify jobs; its failures are logged, the outbox covers them).
+After each commit, before the futures resolve, an ``on_commit`` hook sees the applied ops and
+their results (it enqueues follow-up work such as cognify jobs; its failures are logged, the
+outbox covers them).
 """
 
 from __future__ import annotations
@@ -176,6 +177,11 @@ class MindActor:
             self.name, len(batch), (time.perf_counter() - started) * 1000,
         )
         committed = [(p.op, result) for p, result, error in outcomes if error is None]
+        if self._on_commit is not None and committed:
+            try:  # before resolving: a caller that returns finds its follow-ups queued
+                await self._on_commit(committed)
+            except Exception:
+                log.exception("mind %s: on_commit hook failed (outbox will recover)", self.name)
         for pending, result, error in outcomes:
             if pending.future.done():
                 continue
@@ -183,11 +189,6 @@ class MindActor:
                 pending.future.set_result(result)
             else:
                 pending.future.set_exception(error)
-        if self._on_commit is not None and committed:
-            try:
-                await self._on_commit(committed)
-            except Exception:
-                log.exception("mind %s: on_commit hook failed (outbox will recover)", self.name)
 
     async def _apply_one(self, pending: _Pending) -> tuple[_Pending, Any, BaseException | None]:
         op = pending.op

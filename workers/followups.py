@@ -54,6 +54,21 @@ async def pending_items(mind: Mind, frame_ids: Sequence[int] | None = None) -> l
     ]
 
 
+async def fingerprint_hint(reader: Mind) -> Fingerprint | None:
+    fp = await reader.vectors.fingerprint()
+    return Fingerprint(provider=fp.provider, model=fp.model, dim=fp.dim) if fp else None
+
+
+def cognify_jobs(
+    mind_id: str, items: list[jobs.CognifyItem], hint: Fingerprint | None, batch: int
+) -> list[jobs.CognifyJob]:
+    unique = list({i.frame_id: i for i in items}.values())
+    return [
+        jobs.CognifyJob(mind_id=mind_id, items=part, fingerprint_hint=hint)
+        for part in _batches(unique, batch)
+    ]
+
+
 async def followup_jobs(
     mind_id: str,
     committed: Sequence[tuple[Any, Any]],
@@ -61,8 +76,6 @@ async def followup_jobs(
     *,
     batch: int = COGNIFY_BATCH_FRAMES,
 ) -> list[Job]:
-    fp = await reader.vectors.fingerprint()
-    hint = Fingerprint(provider=fp.provider, model=fp.model, dim=fp.dim) if fp else None
     new: list[jobs.CognifyItem] = []
     out: list[Job] = []
     for op, result in committed:
@@ -76,6 +89,6 @@ async def followup_jobs(
             target = Fingerprint(provider=op.provider, model=op.model, dim=op.dim)
             for part in _batches(await pending_items(reader), batch):
                 out.append(jobs.ReembedJob(mind_id=mind_id, items=part, fingerprint=target))
-    for part in _batches(list({i.frame_id: i for i in new}.values()), batch):
-        out.append(jobs.CognifyJob(mind_id=mind_id, items=part, fingerprint_hint=hint))
+    if new:
+        out.extend(cognify_jobs(mind_id, new, await fingerprint_hint(reader), batch))
     return out

@@ -1,0 +1,140 @@
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from mind.embeddings.registry import EmbeddingConfig
+from mind.mind import Mind
+from mind.search import HybridSearch
+from queue_schemas import ops
+from queue_schemas.base import new_op_id
+from workers.runtime import EmbeddedRuntime, RuntimeConfig
+
+
+def config(tmp_path: Path, **kw: object) -> RuntimeConfig:
+    return RuntimeConfig(data_dir=tmp_path, embedding=EmbeddingConfig(provider="test", test_dimensions=64), **kw)  # type: ignore[arg-type]
+
+
+def save(texts: list[str], gop: str = "s1", mind: str = "personal") -> ops.SaveFrames:
+    return ops.SaveFrames(mind_id=mind, frames=[ops.NewFrameOp(gop_id=gop, content=t) for t in texts])
+
+
+async def counts(path: Path) -> dict[str, int]:
+    async with await Mind.open(path, readonly=True) as m:
+        return {
+            "frames": await m.frames.count(),
+            "pending": await m.outbox.count(),
+            "vectors": (await m.vectors.counts())["frame_vectors"],
+            "entities": await m.knowledge.get_entity_count(),
+            "links": int(await m.db.fetchval("SELECT COUNT(*) FROM frame_links")),
+        }
+
+
+async def test_save_then_cognify_indexes_everything(tmp_path: Path) -> None:
+    async with EmbeddedRuntime(config(tmp_path)) as rt:
+        result = await rt.submit("personal", save([
+            "Alice Johnson approved the Budget Plan for Project Apollo.",
+            "Project Apollo depends on the Data Platform team.",
+            "Bob reports to Alice Johnson since March.",
+        ]))
+        assert [f["created"] for f in result["frames"]] == [True, True, True]
+        assert await rt.wait_idle(30)
+        c = await counts(tmp_path / "personal.mind")
+        assert c["frames"] == 3 and c["pending"] == 0 and c["vectors"] == 3
+        assert c["entities"] >= 4
+        reader = await rt.host.reader("personal")
+        search = HybridSearch(reader.db, rt.embedder, vector_index=await reader.vector_index())
+        resp = await search.search("who approved the budget", touch=False)
+        assert resp.mode == "hybrid" and "approved" in resp.results[0].frame.content
+        kg = reader.knowledge
+        alice = await kg.find_entity_by_name("Alice Johnson")
+        assert alice is not None
+        assert {r.relation_type for r in await kg.get_relations_from(alice.id)} >= {"approved", "co_occurs_with"}
+
+
+async def test_many_concurrent_savers_and_batched_embedding(tmp_path: Path) -> None:
+    async with EmbeddedRuntime(config(tmp_path)) as rt:
+        await asyncio.gather(*(rt.submit("personal", save([f"saver {i} note {j}" for j in range(5)], gop="shared"))
+                               for i in range(40)))
+        assert await rt.wait_idle(60)
+        c = await counts(tmp_path / "personal.mind")
+        assert c == {**c, "frames": 200, "pending": 0, "vectors": 200}
+        reader = await rt.host.reader("personal")
+        ts = [f.t for f in await reader.frames.get_gop_frames("shared")]
+        assert ts == list(range(200))
+        assert rt.batcher.stats.batches < 200  # texts from many jobs shared embed calls
+
+
+async def test_duplicate_job_delivery_changes_nothing(tmp_path: Path) -> None:
+    from workers.cognify import run_index_job
+    from workers.followups import pending_items
+
+    async with EmbeddedRuntime(config(tmp_path)) as rt:
+        rt.runner.dispatch = _hold  # type: ignore[method-assign]  # keep jobs to replay them
+        await rt.submit("personal", save(["Carol leads the Atlas project at Initech."]))
+        reader = await rt.host.reader("personal")
+        from queue_schemas import jobs
+
+        job = jobs.CognifyJob(mind_id="personal", items=await pending_items(reader))
+        await rt.embedder_ready()
+        op = await run_index_job(job, rt.batcher)
+        first = await rt.submit("personal", op)
+        again = await rt.submit("personal", op)  # same op id: applied once
+        fresh = await rt.submit("personal", op.model_copy(update={"op_id": new_op_id()}))
+        assert first["applied"] == 1
+        assert fresh["applied"] == 0 and fresh["stale"] == 1  # no longer pending
+        assert type(again).__name__ == "Duplicate"
+        c = await counts(tmp_path / "personal.mind")
+        assert c["vectors"] == 1
+        rels = await reader.db.fetchval("SELECT COUNT(*) FROM knowledge_relations")
+        ents = await reader.db.fetchall("SELECT properties FROM knowledge_entities")
+        assert rels >= 1 and all('"seen_count"' not in e[0] for e in ents)
+
+
+async def _hold(job: object) -> None:
+    return None
+
+
+async def test_sweep_recovers_frames_whose_jobs_were_lost(tmp_path: Path) -> None:
+    async with EmbeddedRuntime(config(tmp_path)) as rt:
+        rt.runner.dispatch = _hold  # type: ignore[method-assign]  # simulate lost jobs
+        await rt.submit("personal", save([f"lost job {i}" for i in range(10)]))
+    assert (await counts(tmp_path / "personal.mind"))["pending"] == 10
+    async with EmbeddedRuntime(config(tmp_path)) as rt:  # restart
+        assert await rt.sweep("personal") == 10
+        assert await rt.wait_idle(30)
+    c = await counts(tmp_path / "personal.mind")
+    assert c["pending"] == 0 and c["vectors"] == 10
+
+
+async def test_reconcile_requeues_stale_outbox_rows(tmp_path: Path) -> None:
+    async with EmbeddedRuntime(config(tmp_path)) as rt:
+        original = rt.runner.dispatch
+        rt.runner.dispatch = _hold  # type: ignore[method-assign]
+        await rt.submit("personal", save(["forgotten by the queue"]))
+        rt.runner.dispatch = original  # type: ignore[method-assign]
+        result = await rt.reconcile("personal", grace_seconds=0)
+        assert len(result["requeue"]) == 1
+        assert await rt.wait_idle(30)
+    assert (await counts(tmp_path / "personal.mind"))["vectors"] == 1
+
+
+async def test_degraded_embedder_leaves_frames_pending(tmp_path: Path) -> None:
+    cfg = RuntimeConfig(data_dir=tmp_path, embedding=EmbeddingConfig(provider="auto", inprocess_model="no/such-model",
+                                                                       ollama_url="http://127.0.0.1:9"))
+    async with EmbeddedRuntime(cfg) as rt:
+        await rt.submit("personal", save(["keyword search still works"]))
+        assert await rt.wait_idle(60)
+        assert rt.embedder.degraded
+    c = await counts(tmp_path / "personal.mind")
+    assert c["frames"] == 1 and c["pending"] == 1 and c["vectors"] == 0  # no mock vectors written
+
+
+async def test_bad_op_is_a_clear_error(tmp_path: Path) -> None:
+    from mind.errors import InvalidIdError
+
+    async with EmbeddedRuntime(config(tmp_path)) as rt:
+        with pytest.raises(InvalidIdError):
+            await rt.submit("workspace:../etc", save(["x"]))

@@ -1,0 +1,108 @@
+"""The cognify job (seed §6, split into queued work): extraction + one batched embedding.
+
+Workers never open a mind file: a job carries the frames' text, the worker extracts entities
+and relations (pure), embeds the whole frames and the chunks of long ones through the shared
+micro-batcher, and returns an ``ApplyIndex`` write-op for the owning mind. Its op id is derived
+from the job id, so a re-delivered job produces an op the owner has already applied.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import numpy as np
+
+from mind.content_hash import hash_frame_content
+from mind.embeddings.base import Embedder
+from mind.errors import EmbeddingFingerprintError
+from mind.extraction import extract_entities, extract_relations
+from mind.indexer import EmbedItem, plan_embeddings
+from queue_schemas import jobs, ops
+from queue_schemas.vector import Fingerprint, Vector
+from workers.batcher import EmbeddingBatcher
+from workers.constants import INDEX_OP_PREFIX
+
+
+def _vector(row: np.ndarray) -> Vector:
+    return Vector.from_bytes(np.asarray(row, dtype="<f4").tobytes())
+
+
+def _graph(item: jobs.CognifyItem) -> tuple[list[ops.EntityResult], list[ops.RelationResult]]:
+    entities = extract_entities(item.content)
+    relations = extract_relations(item.content, entities)
+    return (
+        [ops.EntityResult(name=e.name, entity_type=e.entity_type, confidence=e.confidence)
+         for e in entities],
+        [ops.RelationResult(source=r.source, target=r.target, relation_type=r.relation_type,
+                            confidence=r.confidence) for r in relations],
+    )
+
+
+def check_model(job: jobs.CognifyJob | jobs.ReembedJob, embedder: Embedder) -> Fingerprint:
+    runtime = Fingerprint(
+        provider=embedder.provider, model=embedder.model_id, dim=int(embedder.dimensions)
+    )
+    wanted = job.fingerprint if isinstance(job, jobs.ReembedJob) else job.fingerprint_hint
+    if wanted is not None and wanted != runtime:
+        raise EmbeddingFingerprintError(
+            f"mind {job.mind_id} is indexed with {wanted.provider}/{wanted.model} "
+            f"({wanted.dim} dims) but this worker embeds with {runtime.provider}/"
+            f"{runtime.model} ({runtime.dim}); configure the same model or run "
+            "`hive-mind maintenance reembed`",
+            stored=wanted.model_dump(), runtime=runtime.model_dump(),
+        )
+    return runtime
+
+
+async def run_index_job(
+    job: jobs.CognifyJob | jobs.ReembedJob, batcher: EmbeddingBatcher
+) -> ops.ApplyIndex:
+    """Compute the ApplyIndex op for a cognify (or re-embed) job."""
+    fingerprint = check_model(job, batcher.embedder)
+    items = job.items
+    plan: list[EmbedItem] = plan_embeddings([(i.frame_id, i.content) for i in items])
+    extract = isinstance(job, jobs.CognifyJob)
+
+    def graphs_of() -> list[tuple[list[ops.EntityResult], list[ops.RelationResult]]]:
+        return [_graph(i) if extract else ([], []) for i in items]
+
+    graphs, vectors = await asyncio.gather(
+        asyncio.to_thread(graphs_of), batcher.embed([p.text for p in plan])
+    )
+    return ops.ApplyIndex(
+        op_id=INDEX_OP_PREFIX + job.op_id,
+        mind_id=job.mind_id,
+        fingerprint=fingerprint,
+        results=_results(items, plan, vectors, graphs),
+    )
+
+
+def _results(
+    items: Sequence[jobs.CognifyItem],
+    plan: Sequence[EmbedItem],
+    vectors: np.ndarray,
+    graphs: Sequence[tuple[list[ops.EntityResult], list[ops.RelationResult]]],
+) -> list[ops.FrameIndexResult]:
+    whole: dict[int, Vector] = {}
+    chunks: dict[int, list[ops.ChunkResult]] = {}
+    for p, row in zip(plan, vectors, strict=True):
+        if p.chunk is None:
+            whole[p.frame_id] = _vector(row)
+        else:
+            chunks.setdefault(p.frame_id, []).append(
+                ops.ChunkResult(chunk_idx=p.chunk.chunk_idx, content=p.chunk.content,
+                                char_start=p.chunk.char_start, char_end=p.chunk.char_end,
+                                vector=_vector(row))
+            )
+    return [
+        ops.FrameIndexResult(
+            frame_id=item.frame_id,
+            content_hash=item.content_hash or hash_frame_content(item.content),
+            vector=whole[item.frame_id],
+            chunks=chunks.get(item.frame_id, []),
+            entities=entities,
+            relations=relations,
+        )
+        for item, (entities, relations) in zip(items, graphs, strict=True)
+    ]
