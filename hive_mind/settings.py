@@ -13,7 +13,11 @@ from typing import Any, Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from actors.host import ActorSettings
 from mind.embeddings.registry import EmbeddingConfig
+from mind.errors import ConfigurationError
+from workers.queue import QueueConfig
+from workers.runtime import RuntimeConfig
 
 Provider = Literal["auto", "inprocess", "ollama", "openai", "voyage", "litellm", "test", "mock"]
 
@@ -101,6 +105,29 @@ class Settings(BaseSettings):
             eval_mode=self.eval_mode,
             tier=self.tier,
             user_id=self.user_id,
+        )
+
+    def runtime_config(self) -> RuntimeConfig:
+        return RuntimeConfig(
+            data_dir=self.data_dir,
+            embedding=self.embedding_config(),
+            batcher_max_items=self.batcher_max_items,
+            batcher_max_tokens=self.batcher_max_tokens,
+            batcher_max_wait=self.batcher_max_wait_ms / 1000,
+            actor=ActorSettings(self.actor_max_ops, self.actor_max_wait_ms / 1000,
+                                self.actor_mailbox),
+            max_open_minds=self.max_open_minds,
+            idle_close_seconds=self.idle_close_seconds,
+            max_tries=self.job_max_tries,
+            cognify_batch=self.cognify_batch_frames,
+        )
+
+    def queue_config(self) -> QueueConfig:
+        if not self.redis_url:
+            raise ConfigurationError("no Redis configured: set HIVE_MIND_REDIS_URL or --redis-url")
+        return QueueConfig(
+            redis_url=self.redis_url, host_id=self.host_id, max_jobs=self.worker_max_jobs,
+            job_timeout=self.job_timeout_seconds, max_tries=self.job_max_tries,
         )
 
     def redacted(self) -> dict[str, Any]:

@@ -1,0 +1,5 @@
+import sys
+
+from hive_mind.cli import main
+
+sys.exit(main())

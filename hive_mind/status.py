@@ -1,0 +1,65 @@
+"""``hive-mind status``: embedder, queue and per-mind index state, plus the configuration."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from actors.host import mind_path
+from hive_mind.settings import Settings
+from mind.embeddings.chain import EmbeddingProviderChain
+from mind.errors import HiveMindError
+from mind.mind import Mind
+from workers.queue import connect, queue_status
+
+
+async def minds_status(settings: Settings) -> list[dict[str, Any]]:
+    from actors.host import MindHost
+
+    out = []
+    for mind_id in MindHost(settings.data_dir, {}).list_minds():
+        async with await Mind.open(mind_path(settings.data_dir, mind_id), readonly=True) as m:
+            vectors = await m.vectors.counts()
+            out.append({
+                "id": mind_id,
+                "frames": await m.frames.count(),
+                "pending_index": await m.outbox.count(),
+                "vectors": vectors["frame_vectors"],
+                "entities": await m.knowledge.get_entity_count(),
+            })
+    return out
+
+
+async def embedder_status(settings: Settings, *, probe: bool) -> dict[str, Any]:
+    cfg = settings.embedding_config()
+    if not probe:
+        return {"provider": cfg.provider, "model": cfg.model, "dimensions": None,
+                "degraded": None, "probed": False}
+    async with EmbeddingProviderChain(cfg) as chain:
+        await chain.start()
+        status = chain.status()
+    return {"provider": status["provider"], "model": status["model"],
+            "dimensions": status["dimensions"], "degraded": status["degraded"],
+            "last_error": status.get("last_error"), "probed": True}
+
+
+async def collect(settings: Settings, *, probe: bool = True) -> dict[str, Any]:
+    queue: dict[str, Any]
+    if settings.redis_url:
+        try:
+            redis = await connect(settings.redis_url)
+            try:
+                queue = await queue_status(redis, [settings.host_id])
+            finally:
+                await redis.aclose()
+        except HiveMindError as exc:
+            queue = {"depth": None, "in_progress": None, "dead_letters": None,
+                     "error": str(exc)}
+    else:
+        queue = {"depth": 0, "in_progress": 0, "dead_letters": 0, "mode": "embedded"}
+    return {
+        "mode": "embedded" if settings.embedded else "distributed",
+        "embedder": await embedder_status(settings, probe=probe),
+        "queue": queue,
+        "minds": await minds_status(settings),
+        "config": settings.redacted(),
+    }

@@ -1,0 +1,47 @@
+"""Helpers to run real hive-mind processes in tests."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def spawn(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    full = {**os.environ, "HF_HUB_OFFLINE": "1", **env}
+    handle = open(log, "ab")  # noqa: SIM115 - owned by the process for its lifetime
+    return subprocess.Popen(
+        [sys.executable, "-m", "hive_mind", *args], cwd=ROOT, env=full,
+        stdout=handle, stderr=subprocess.STDOUT,
+    )
+
+
+def kill9(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            kill9(proc)
+
+
+async def eventually(check: Callable[[], Awaitable[bool]], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if await check():
+            return
+        await asyncio.sleep(0.25)
+    raise AssertionError(f"timed out after {timeout}s waiting for: {what}")

@@ -1,0 +1,187 @@
+"""arq settings for the two process kinds of the distributed mode (DESIGN §3).
+
+* **worker** (``hive-mind worker``, any number, any machine): consumes ``COGNIFY_QUEUE``,
+  never opens a mind file; each cognify job becomes an ``ApplyIndex`` op enqueued to the owning
+  host's queue with the op id as job id.
+* **host** (``hive-mind serve``): owns the mind files; consumes its own queue of write-ops
+  (``apply_op``), runs the nightly maintenance fan-out (per-mind ``compact`` and ``reconcile``
+  with per-day ids: a double cron fire runs nothing twice), and enqueues cognify jobs after
+  each commit. On start it sweeps every mind's outbox, so work lost with a crash or a Redis
+  flush is re-sent.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+from arq import cron
+from arq.connections import ArqRedis
+
+from actors.actor import CommitHook, Duplicate
+from actors.handlers import HANDLERS
+from actors.host import MindHost
+from mind.embeddings.chain import EmbeddingProviderChain
+from queue_schemas import jobs, ops
+from queue_schemas.codec import deserialize, serialize
+from queue_schemas.constants import COGNIFY_QUEUE, host_queue, job_id
+from workers.batcher import EmbeddingBatcher
+from workers.cognify import run_index_job
+from workers.followups import followup_jobs
+from workers.queue import QueueConfig, guarded, redis_settings
+from workers.runtime import RuntimeConfig
+
+log = logging.getLogger(__name__)
+
+
+async def enqueue_job(redis: ArqRedis, job: jobs.CognifyJob | jobs.ReembedJob) -> None:
+    await redis.enqueue_job(
+        "cognify", job.model_dump(mode="json"), _job_id=job.op_id, _queue_name=COGNIFY_QUEUE,
+        _expires=7 * 24 * 3600,
+    )
+
+
+async def enqueue_op(redis: ArqRedis, host_id: str, op: Any) -> None:
+    await redis.enqueue_job(
+        "apply_op", op.model_dump(mode="json"), _job_id=op.op_id, _queue_name=host_queue(host_id),
+        _expires=7 * 24 * 3600,
+    )
+
+
+# -- worker ---------------------------------------------------------------------------------
+
+
+async def cognify(ctx: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
+    job = jobs.parse_job(payload)
+    op = await run_index_job(job, ctx["batcher"])
+    await enqueue_op(ctx["redis"], ctx["host_id"], op)
+    return {"op_id": op.op_id, "frames": len(op.results)}
+
+
+def worker_settings(queue: QueueConfig, runtime: RuntimeConfig) -> type:
+    async def startup(ctx: dict[str, Any]) -> None:
+        chain = EmbeddingProviderChain(runtime.embedding)
+        await chain.start()
+        if chain.degraded:
+            log.error("worker has no real embedder (%s); cognify jobs will fail", chain.last_error)
+        ctx["embedder"] = chain
+        ctx["batcher"] = EmbeddingBatcher(
+            chain, max_items=runtime.batcher_max_items, max_tokens=runtime.batcher_max_tokens,
+            max_wait=runtime.batcher_max_wait,
+        )
+        ctx["host_id"] = queue.host_id
+
+    async def shutdown(ctx: dict[str, Any]) -> None:
+        if "batcher" in ctx:
+            await ctx["batcher"].close()
+            await ctx["embedder"].close()
+
+    return type("CognifyWorkerSettings", (), {
+        "functions": [guarded(cognify, "cognify", queue.max_tries, queue.retry_backoff)],
+        "queue_name": COGNIFY_QUEUE,
+        "redis_settings": redis_settings(queue.redis_url),
+        "job_serializer": serialize,
+        "job_deserializer": deserialize,
+        "on_startup": startup,
+        "on_shutdown": shutdown,
+        "max_jobs": queue.max_jobs,
+        "job_timeout": queue.job_timeout,
+        "max_tries": queue.max_tries + 1,
+        "keep_result": 60,
+        "queue_read_limit": max(queue.max_jobs * 5, 200),
+        "health_check_interval": 30,
+    })
+
+
+# -- host -----------------------------------------------------------------------------------
+
+
+async def apply_op(ctx: dict[str, Any], payload: dict[str, Any]) -> Any:
+    op = ops.parse_op(payload)
+    create = op.kind in ("save_frames", "harvest_batch")
+    result = await ctx["host"].submit(op.mind_id, op, create=create)
+    return {"duplicate": True} if isinstance(result, Duplicate) else result
+
+
+async def maintenance_fanout(ctx: dict[str, Any]) -> dict[str, int]:
+    """Enqueue today's compact + reconcile for every mind; per-day ids make it idempotent."""
+    host: MindHost = ctx["host"]
+    today = datetime.now(UTC).date()
+    sent = 0
+    for mind_id in host.list_minds():
+        for op in (
+            ops.Compact(op_id=job_id("compact", mind_id, today), mind_id=mind_id),
+            ops.Reconcile(op_id=job_id("reconcile", mind_id, today), mind_id=mind_id),
+        ):
+            await enqueue_op(ctx["redis"], ctx["host_id"], op)
+            sent += 1
+    return {"enqueued": sent}
+
+
+async def maintenance_now(ctx: dict[str, Any], payload: dict[str, Any]) -> dict[str, int]:
+    """The fan-out on demand (``hive-mind maintenance`` in distributed mode, tests)."""
+    return await maintenance_fanout(ctx)
+
+
+def host_hook(redis_of: dict[str, Any], host_ref: dict[str, MindHost]) -> Any:
+    def hook(mind_id: str) -> CommitHook:
+        async def after_commit(committed: list[tuple[Any, Any]]) -> None:
+            reader = await host_ref["host"].reader(mind_id)
+            for job in await followup_jobs(mind_id, committed, reader):
+                await enqueue_job(redis_of["redis"], job)
+
+        return after_commit
+
+    return hook
+
+
+async def sweep_all(host: MindHost, redis: ArqRedis, host_id: str) -> int:
+    """Re-send every mind's pending outbox rows (reconcile with no grace period)."""
+    total = 0
+    for mind_id in host.list_minds():
+        result = await host.submit(mind_id, ops.Reconcile(mind_id=mind_id, grace_seconds=0))
+        if isinstance(result, dict):
+            total += len(result.get("requeue", []))
+    return total
+
+
+def host_settings(queue: QueueConfig, runtime: RuntimeConfig, *, hour: int = 3,
+                  minute: int = 17) -> type:
+    async def startup(ctx: dict[str, Any]) -> None:
+        refs: dict[str, Any] = {"redis": ctx["redis"]}
+        host_ref: dict[str, MindHost] = {}
+        host = MindHost(
+            runtime.data_dir, HANDLERS, max_open=runtime.max_open_minds,
+            idle_seconds=runtime.idle_close_seconds, actor_settings=runtime.actor,
+            on_commit=host_hook(refs, host_ref),
+        )
+        host_ref["host"] = host
+        ctx["host"] = host
+        ctx["host_id"] = queue.host_id
+        swept = await sweep_all(host, ctx["redis"], queue.host_id)
+        log.info("host %s up; re-sent %d pending frames", queue.host_id, swept)
+
+    async def shutdown(ctx: dict[str, Any]) -> None:
+        if "host" in ctx:
+            await ctx["host"].close()
+
+    return type("MindHostSettings", (), {
+        "functions": [
+            guarded(apply_op, "apply_op", queue.max_tries, queue.retry_backoff),
+            guarded(maintenance_now, "maintenance_now", queue.max_tries, queue.retry_backoff),
+        ],
+        "cron_jobs": [cron(maintenance_fanout, hour=hour, minute=minute, unique=True,
+                           keep_result=3600, name="maintenance_cron")],
+        "queue_name": host_queue(queue.host_id),
+        "redis_settings": redis_settings(queue.redis_url),
+        "job_serializer": serialize,
+        "job_deserializer": deserialize,
+        "on_startup": startup,
+        "on_shutdown": shutdown,
+        "max_jobs": queue.max_jobs,
+        "job_timeout": queue.job_timeout,
+        "max_tries": queue.max_tries + 1,
+        "keep_result": 60,
+        "health_check_interval": 30,
+    })

@@ -1,0 +1,115 @@
+"""Redis (arq) plumbing shared by the worker and the host: pools, enqueueing, dead letters,
+and the queue status ops read (depth, in-progress jobs, dead letters).
+
+arq delivers at least once; every job is idempotent (job ids dedupe enqueues, op ids dedupe
+applies) and the mind's outbox is the source of truth for what still needs indexing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from arq import Retry
+from arq.connections import ArqRedis, RedisSettings, create_pool
+
+from mind.errors import HiveMindError
+from mind.timeutil import now_iso
+from queue_schemas.codec import deserialize, serialize
+from queue_schemas.constants import COGNIFY_QUEUE, DEAD_LETTERS_KEY, host_queue
+from queue_schemas.errors import PayloadError
+
+log = logging.getLogger(__name__)
+
+DEAD_LETTERS_KEPT = 10_000
+JobFunction = Callable[[dict[str, Any], dict[str, Any]], Awaitable[Any]]
+
+
+class QueueUnavailableError(HiveMindError):
+    code = "queue_unavailable"
+
+
+@dataclass
+class QueueConfig:
+    redis_url: str
+    host_id: str = "local"
+    max_jobs: int = 32
+    job_timeout: int = 120
+    max_tries: int = 5
+    retry_backoff: float = 2.0
+
+
+def redis_settings(url: str) -> RedisSettings:
+    settings = RedisSettings.from_dsn(url)
+    settings.conn_timeout = 2
+    settings.conn_retries = 2
+    return settings
+
+
+async def connect(url: str) -> ArqRedis:
+    try:
+        return await create_pool(
+            redis_settings(url), job_serializer=serialize, job_deserializer=deserialize
+        )
+    except Exception as exc:
+        raise QueueUnavailableError(f"cannot reach Redis at {mask(url)}: {exc}") from exc
+
+
+def mask(url: str) -> str:
+    if "@" in url and "://" in url:
+        scheme, rest = url.split("://", 1)
+        return f"{scheme}://***@{rest.split('@', 1)[1]}"
+    return url
+
+
+async def record_dead_letter(
+    redis: ArqRedis, *, job_id: str, function: str, payload: Any, error: str, tries: int
+) -> None:
+    mind_id = payload.get("mind_id") if isinstance(payload, dict) else None
+    entry = {"job_id": job_id, "function": function, "mind_id": mind_id, "error": error,
+             "tries": tries, "at": now_iso()}
+    await redis.lpush(DEAD_LETTERS_KEY, json.dumps(entry))  # type: ignore[misc]
+    await redis.ltrim(DEAD_LETTERS_KEY, 0, DEAD_LETTERS_KEPT - 1)  # type: ignore[misc]
+
+
+def guarded(fn: JobFunction, name: str, max_tries: int, backoff: float) -> JobFunction:
+    """Retry transient failures with back-off; dead-letter bad payloads and exhausted jobs."""
+
+    async def run(ctx: dict[str, Any], payload: dict[str, Any]) -> Any:
+        tries = int(ctx.get("job_try", 1))
+        try:
+            return await fn(ctx, payload)
+        except PayloadError as exc:  # a payload we must never execute: no retries
+            await record_dead_letter(ctx["redis"], job_id=ctx.get("job_id", "?"), function=name,
+                                     payload=payload, error=f"PayloadError: {exc}", tries=tries)
+            log.error("job %s %s rejected: %s", name, ctx.get("job_id"), exc)
+            return {"rejected": str(exc)}
+        except Exception as exc:
+            if tries >= max_tries:
+                log.exception("job %s %s failed for good after %d tries", name,
+                              ctx.get("job_id"), tries)
+                await record_dead_letter(ctx["redis"], job_id=ctx.get("job_id", "?"),
+                                         function=name, payload=payload,
+                                         error=f"{type(exc).__name__}: {exc}", tries=tries)
+                return {"failed": str(exc)}
+            log.warning("job %s %s failed (try %d): %s", name, ctx.get("job_id"), tries, exc)
+            raise Retry(defer=backoff * tries) from exc
+
+    run.__name__ = name
+    run.__qualname__ = name
+    return run
+
+
+async def queue_status(redis: ArqRedis, host_ids: list[str]) -> dict[str, Any]:
+    queues = [COGNIFY_QUEUE, *(host_queue(h) for h in host_ids)]
+    depth = {q: int(await redis.zcard(q)) for q in queues}
+    in_progress = 0
+    async for _ in redis.scan_iter(match="arq:in-progress:*", count=1000):
+        in_progress += 1
+    dead = int(await redis.llen(DEAD_LETTERS_KEY))  # type: ignore[misc]
+    recent = [json.loads(x) for x in await redis.lrange(DEAD_LETTERS_KEY, 0, 9)]  # type: ignore[misc]
+    return {"depth": sum(depth.values()), "queues": depth, "in_progress": in_progress,
+            "dead_letters": dead, "recent_dead_letters": recent}
