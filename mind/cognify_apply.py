@@ -22,7 +22,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from mind.db import Database
-from mind.knowledge import KnowledgeGraph
+from mind.kg_bulk import entity_key, put_relations, upsert_entities
 from mind.outbox import Outbox
 from mind.sqlutil import chunked, placeholders
 from mind.vector_index import VectorIndex
@@ -105,11 +105,7 @@ async def apply_index(
             if r.chunks:
                 spans, vecs = [c for c, _ in r.chunks], [v for _, v in r.chunks]
                 stats.chunks += await store.replace_chunks(r.frame_id, spans, vecs)
-        kg = KnowledgeGraph(db)
-        for r in fresh:
-            e, rel = await _apply_graph(kg, r)
-            stats.entities += e
-            stats.relations += rel
+        stats.entities, stats.relations = await _apply_graph(db, fresh)
         if link_index is not None:
             stats.links = await _link(db, link_index, fresh)
         await Outbox(db).clear([r.frame_id for r in fresh])
@@ -117,36 +113,42 @@ async def apply_index(
     return stats
 
 
-async def _apply_graph(kg: KnowledgeGraph, result: FrameIndex) -> tuple[int, int]:
-    ids: dict[str, int] = {}
-    for ent in list(result.entities)[:MAX_ENTITIES_PER_FRAME]:
-        entity, _ = await kg.upsert_entity(
-            ent.entity_type, ent.name, {"source": "cognify", "confidence": float(ent.confidence)}
+async def _apply_graph(db: Database, results: Sequence[FrameIndex]) -> tuple[int, int]:
+    """Entities, bridge rows and relations of a whole batch in a few bulk statements."""
+    per_frame: list[list[tuple[str, str, dict[str, Any]]]] = []
+    for r in results:
+        per_frame.append([
+            (e.entity_type, e.name, {"source": "cognify", "confidence": float(e.confidence)})
+            for e in list(r.entities)[:MAX_ENTITIES_PER_FRAME]
+        ])
+    ids = await upsert_entities(db, [item for items in per_frame for item in items])
+    bridge: list[tuple[int, int]] = []
+    relations: list[tuple[int, int, str, float, dict[str, Any]]] = []
+    for r, items in zip(results, per_frame, strict=True):
+        by_name = {name.casefold(): ids[entity_key(etype, name)] for etype, name, _ in items}
+        frame_entities = list(dict.fromkeys(by_name.values()))
+        bridge.extend((eid, r.frame_id) for eid in frame_entities)
+        relations.extend(
+            (a, b, CO_OCCURRENCE, CO_OCCURRENCE_CONFIDENCE, {"source": "cognify"})
+            for a, b in combinations(frame_entities, 2)
         )
-        ids.setdefault(ent.name.casefold(), entity.id)
-    unique = list(dict.fromkeys(ids.values()))
-    if unique:
-        await kg.link_entities_to_frames([(eid, result.frame_id) for eid in unique])
-    relations = 0
-    for a, b in combinations(unique, 2):
-        await kg.create_relation(
-            a, b, CO_OCCURRENCE, CO_OCCURRENCE_CONFIDENCE, {"source": "cognify"}
+        for rel in r.relations:
+            src, tgt = by_name.get(rel.source.casefold()), by_name.get(rel.target.casefold())
+            if src is not None and tgt is not None:
+                relations.append(
+                    (src, tgt, rel.relation_type, float(rel.confidence), {"source": "semantic"})
+                )
+    if bridge:
+        await db.executemany(
+            "INSERT OR IGNORE INTO kg_entity_frames(entity_id, frame_id) VALUES (?, ?)", bridge
         )
-        relations += 1
-    for rel in result.relations:
-        src, tgt = ids.get(rel.source.casefold()), ids.get(rel.target.casefold())
-        if src is not None and tgt is not None and src != tgt:
-            await kg.create_relation(
-                src, tgt, rel.relation_type, float(rel.confidence), {"source": "semantic"}
-            )
-            relations += 1
-    return len(unique), relations
+    return len(set(bridge)), await put_relations(db, relations)
 
 
 async def _link(db: Database, index: VectorIndex, results: Sequence[FrameIndex]) -> int:
     rows: list[tuple[int, int, float]] = []
-    for r in results:
-        hits = await index.search(r.vector, LINK_LIMIT + 1)
+    queries = np.stack([np.asarray(r.vector, dtype=np.float32) for r in results])
+    for r, hits in zip(results, await index.search_many(queries, LINK_LIMIT + 1), strict=True):
         rows.extend(
             (r.frame_id, fid, sim)
             for fid, sim in hits

@@ -169,33 +169,6 @@ class VectorIndex:
 
     # -- search -----------------------------------------------------------------------------
 
-    def _search_sync(
-        self, query: np.ndarray, k: int, allowed: np.ndarray | None
-    ) -> list[tuple[int, float]]:
-        with self._lock:
-            self._refresh_sync()
-            best: dict[int, float] = {}
-            for matrix in (self._frames, self._chunks):
-                if matrix.live() == 0:
-                    continue
-                owners = matrix.owners[: matrix.size]
-                rows = np.flatnonzero(owners >= 0)
-                if allowed is not None:
-                    rows = rows[np.isin(owners[rows], allowed)]
-                if rows.size == 0:
-                    continue
-                sims = matrix.vectors[rows] @ query if allowed is not None else (
-                    matrix.vectors[: matrix.size] @ query
-                )[rows]
-                take = min(k * 4 if matrix is self._chunks else k, rows.size)
-                top = np.argpartition(-sims, take - 1)[:take]
-                for i in top:
-                    owner = int(owners[rows[i]])
-                    sim = float(sims[i])
-                    if sim > best.get(owner, -2.0):
-                        best[owner] = sim
-        return sorted(best.items(), key=lambda kv: -kv[1])[:k]
-
     async def search(
         self, query: np.ndarray, k: int, allowed_frames: list[int] | None = None
     ) -> list[tuple[int, float]]:
@@ -207,7 +180,44 @@ class VectorIndex:
 
             raise VectorError(f"query vector has dimension {q.shape[0]}, the index has {self.dim}")
         allowed = None if allowed_frames is None else np.asarray(allowed_frames, dtype=np.int64)
-        return await asyncio.to_thread(self._search_sync, q, k, allowed)
+        return (await asyncio.to_thread(self._search_many_sync, q[None, :], k, allowed))[0]
+
+    def _search_many_sync(
+        self, queries: np.ndarray, k: int, allowed: np.ndarray | None = None
+    ) -> list[list[tuple[int, float]]]:
+        with self._lock:
+            self._refresh_sync()
+            out: list[dict[int, float]] = [{} for _ in range(len(queries))]
+            for matrix in (self._frames, self._chunks):
+                if matrix.live() == 0:
+                    continue
+                owners = matrix.owners[: matrix.size]
+                rows = np.flatnonzero(owners >= 0)
+                if allowed is not None:
+                    rows = rows[np.isin(owners[rows], allowed)]
+                if rows.size == 0:
+                    continue
+                sims = matrix.vectors[rows] @ queries.T  # (rows, queries)
+                take = min(k * 4 if matrix is self._chunks else k, rows.size)
+                tops = np.argpartition(-sims, take - 1, axis=0)[:take]
+                for q in range(len(queries)):
+                    best = out[q]
+                    for i in tops[:, q]:
+                        owner, sim = int(owners[rows[i]]), float(sims[i, q])
+                        if sim > best.get(owner, -2.0):
+                            best[owner] = sim
+        return [sorted(b.items(), key=lambda kv: -kv[1])[:k] for b in out]
+
+    async def search_many(self, queries: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
+        """:meth:`search` for many query vectors in one matrix product."""
+        q = np.asarray(queries, dtype=np.float32)
+        if q.ndim != 2 or q.shape[1] != self.dim:
+            from mind.errors import VectorError
+
+            raise VectorError(f"queries have shape {q.shape}, the index has {self.dim} dims")
+        if len(q) == 0:
+            return []
+        return await asyncio.to_thread(self._search_many_sync, q, k)
 
     async def refresh(self) -> None:
         def run() -> None:

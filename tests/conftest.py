@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing may download weights in tests
+
 from mind.db import Database
 from mind.embeddings.inprocess import InProcessEmbedder
 from mind.migrate import migrate
