@@ -35,7 +35,7 @@ class Settings(BaseSettings):
     embedding_provider: Provider = "auto"
     embedding_model: str | None = None
     embedding_device: str = "cpu"
-    embedding_batch_size: int = Field(default=64, ge=1, le=4096)
+    embedding_batch_size: int = Field(default=32, ge=1, le=4096)
     embedding_threads: int | None = Field(default=None, ge=1)
     embedding_target_dimensions: int | None = Field(default=None, ge=1, le=8192)
     ollama_url: str = "http://localhost:11434"
@@ -47,7 +47,7 @@ class Settings(BaseSettings):
     litellm_api_key: SecretStr | None = None
     test_embedding_dimensions: int = Field(default=64, ge=8, le=4096)
 
-    batcher_max_items: int = Field(default=256, ge=1)
+    batcher_max_items: int = Field(default=512, ge=1)
     batcher_max_tokens: int = Field(default=32_768, ge=64)
     batcher_max_wait_ms: float = Field(default=20.0, ge=0)
 

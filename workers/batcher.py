@@ -52,7 +52,7 @@ class EmbeddingBatcher:
         self,
         embedder: Embedder,
         *,
-        max_items: int = 256,
+        max_items: int = 512,
         max_tokens: int = 32_768,
         max_wait: float = 0.02,
         max_in_flight: int = 2,

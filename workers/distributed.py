@@ -91,6 +91,7 @@ def worker_settings(queue: QueueConfig, runtime: RuntimeConfig) -> type:
         "keep_result": 60,
         "queue_read_limit": max(queue.max_jobs * 5, 200),
         "health_check_interval": 30,
+        "poll_delay": 0.05,
     })
 
 
@@ -184,4 +185,5 @@ def host_settings(queue: QueueConfig, runtime: RuntimeConfig, *, hour: int = 3,
         "max_tries": queue.max_tries + 1,
         "keep_result": 60,
         "health_check_interval": 30,
+        "poll_delay": 0.05,
     })

@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 class RuntimeConfig:
     data_dir: Path
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
-    batcher_max_items: int = 256
+    batcher_max_items: int = 512
     batcher_max_tokens: int = 32_768
     batcher_max_wait: float = 0.02
     actor: ActorSettings = field(default_factory=ActorSettings)

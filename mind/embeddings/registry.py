@@ -33,7 +33,7 @@ class EmbeddingConfig:
     provider: str = "auto"
     model: str | None = None
     device: str = "cpu"
-    batch_size: int = 64
+    batch_size: int = 32
     num_threads: int | None = None
     cache_dir: str | None = None
     inprocess_model: str | None = None
