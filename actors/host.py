@@ -70,7 +70,7 @@ class MindHost:
         max_open: int = DEFAULT_MAX_OPEN,
         idle_seconds: float = DEFAULT_IDLE_SECONDS,
         actor_settings: ActorSettings | None = None,
-        on_commit: Callable[[str], CommitHook] | None = None,
+        on_commit: Callable[[str, Mind], CommitHook] | None = None,
     ) -> None:
         self.data_dir = Path(data_dir).expanduser()
         self._handlers = handlers
@@ -105,7 +105,9 @@ class MindHost:
                 except BaseException:
                     await writer.close()
                     raise
-                hook = self._on_commit(mind_id) if self._on_commit else None
+                # the hook gets the reader itself: looking it up through the host from inside
+                # an actor would deadlock with close() (which holds the lock while stopping)
+                hook = self._on_commit(mind_id, reader) if self._on_commit else None
                 actor = MindActor(
                     writer, self._handlers, max_ops=self._settings.max_ops,
                     max_wait=self._settings.max_wait, mailbox=self._settings.mailbox,

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import faulthandler
 import logging
+import signal
 
 from arq.worker import run_worker
 
@@ -11,6 +13,8 @@ from workers.distributed import host_settings, worker_settings
 
 
 def configure_logging(level: str = "INFO") -> None:
+    """Log lines to stderr; ``kill -USR1 <pid>`` dumps every thread's stack (ops debugging)."""
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     logging.basicConfig(
         level=getattr(logging, level.upper(), logging.INFO),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

@@ -214,3 +214,20 @@ async def test_duplicate_delivery_and_old_schema_payloads(redis: Any, env: dict[
     assert {"depth", "in_progress"} <= set(report["queue"])
     assert report["minds"] == [{"id": "personal", "frames": 10, "pending_index": 0, "vectors": 10,
                                 "entities": report["minds"][0]["entities"]}]
+
+
+async def test_sigterm_under_load_stops_cleanly_and_resumes(redis: Any, env: dict[str, str], procs: Procs) -> None:
+    host = procs.start("serve")
+    procs.start("worker")
+    for op in saves(60, 50, prefix="s"):
+        await enqueue_op(redis, HOST, op)
+
+    async def busy() -> bool:
+        return 0 < (await state(data_dir(env)))["vectors"] < 3000
+
+    await eventually(busy, 60, "indexing under way")
+    host.terminate()  # graceful: queued ops are applied or left for re-delivery
+    assert host.wait(30) is not None  # no deadlock between shutdown and commit hooks
+    procs.start("serve")
+    final = await wait_indexed(env, procs, 3000, timeout=120)
+    assert final["vector_writes"] == 3000 and final["dup_rel"] == 0

@@ -23,6 +23,7 @@ from actors.actor import CommitHook, Duplicate
 from actors.handlers import HANDLERS
 from actors.host import MindHost
 from mind.embeddings.chain import EmbeddingProviderChain
+from mind.mind import Mind
 from queue_schemas import jobs, ops
 from queue_schemas.codec import deserialize, serialize
 from queue_schemas.constants import COGNIFY_QUEUE, host_queue, job_id
@@ -125,12 +126,15 @@ async def maintenance_now(ctx: dict[str, Any], payload: dict[str, Any]) -> dict[
     return await maintenance_fanout(ctx)
 
 
-def host_hook(redis_of: dict[str, Any], host_ref: dict[str, MindHost]) -> Any:
-    def hook(mind_id: str) -> CommitHook:
+def host_hook(redis_of: dict[str, Any]) -> Any:
+    def hook(mind_id: str, reader: Mind) -> CommitHook:
         async def after_commit(committed: list[tuple[Any, Any]]) -> None:
-            reader = await host_ref["host"].reader(mind_id)
-            for job in await followup_jobs(mind_id, committed, reader):
+            queued = await followup_jobs(mind_id, committed, reader)
+            for job in queued:
                 await enqueue_job(redis_of["redis"], job)
+            if queued:
+                log.info("mind %s: %d ops committed, %d cognify jobs queued (%d frames)",
+                         mind_id, len(committed), len(queued), sum(len(j.items) for j in queued))
 
         return after_commit
 
@@ -150,14 +154,11 @@ async def sweep_all(host: MindHost, redis: ArqRedis, host_id: str) -> int:
 def host_settings(queue: QueueConfig, runtime: RuntimeConfig, *, hour: int = 3,
                   minute: int = 17) -> type:
     async def startup(ctx: dict[str, Any]) -> None:
-        refs: dict[str, Any] = {"redis": ctx["redis"]}
-        host_ref: dict[str, MindHost] = {}
         host = MindHost(
             runtime.data_dir, HANDLERS, max_open=runtime.max_open_minds,
             idle_seconds=runtime.idle_close_seconds, actor_settings=runtime.actor,
-            on_commit=host_hook(refs, host_ref),
+            on_commit=host_hook({"redis": ctx["redis"]}),
         )
-        host_ref["host"] = host
         ctx["host"] = host
         ctx["host_id"] = queue.host_id
         swept = await sweep_all(host, ctx["redis"], queue.host_id)

@@ -21,6 +21,7 @@ from actors.handlers import HANDLERS
 from actors.host import ActorSettings, MindHost
 from mind.embeddings.chain import EmbeddingProviderChain
 from mind.embeddings.registry import EmbeddingConfig
+from mind.mind import Mind
 from queue_schemas import jobs, ops
 from workers.batcher import EmbeddingBatcher
 from workers.cognify import run_index_job
@@ -78,9 +79,8 @@ class EmbeddedRuntime:
     async def submit(self, mind_id: str, op: Any, *, create: bool = True) -> Any:
         return await self.host.submit(mind_id, op, create=create)
 
-    def _hook(self, mind_id: str) -> CommitHook:
+    def _hook(self, mind_id: str, reader: Mind) -> CommitHook:
         async def after_commit(committed: list[tuple[Any, Any]]) -> None:
-            reader = await self.host.reader(mind_id)
             for job in await followup_jobs(
                 mind_id, committed, reader, batch=self.config.cognify_batch
             ):
