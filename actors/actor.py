@@ -1,8 +1,9 @@
 """MindActor: the only writer of one mind file inside a process.
 
 Callers ``submit`` operations; the actor's loop takes the first queued op, drains up to
-``max_ops`` more (waiting at most ``max_wait`` for a group to fill when ops keep coming), and
-applies them in **one** ``BEGIN IMMEDIATE`` transaction with a savepoint per op, so one bad op
+``max_ops`` more or ``max_weight`` frames (so a commit stays short and a small save never waits
+behind a long queue of bulk work), waiting at most ``max_wait`` for a group to fill, and applies
+them in **one** ``BEGIN IMMEDIATE`` transaction with a savepoint per op, so one bad op
 fails alone. Futures resolve only after ``COMMIT`` (acknowledged means durable). Every op has an
 ``op_id``; an op id already recorded in ``applied_ops`` is not applied again (at-least-once
 delivery becomes exactly-once effect). The mailbox is bounded: submitters wait when it is full.
@@ -20,7 +21,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from actors.constants import DEFAULT_MAILBOX, DEFAULT_MAX_OPS, DEFAULT_MAX_WAIT
+from actors.constants import (
+    DEFAULT_MAILBOX,
+    DEFAULT_MAX_OPS,
+    DEFAULT_MAX_WAIT,
+    DEFAULT_MAX_WEIGHT,
+)
 from mind.errors import HiveMindError, StorageError
 from mind.mind import Mind
 
@@ -37,6 +43,12 @@ class Op(Protocol):
 
 Handler = Callable[[Mind, Any], Awaitable[Any]]
 CommitHook = Callable[[list[tuple[Any, Any]]], Awaitable[None]]
+
+
+def op_weight(op: Any) -> int:
+    """Rows an op writes (frames saved or indexed), so one group commit stays short."""
+    items = getattr(op, "frames", None) or getattr(op, "results", None)
+    return max(1, len(items)) if isinstance(items, list | tuple) else 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +77,7 @@ class MindActor:
         max_ops: int = DEFAULT_MAX_OPS,
         max_wait: float = DEFAULT_MAX_WAIT,
         mailbox: int = DEFAULT_MAILBOX,
+        max_weight: int = DEFAULT_MAX_WEIGHT,
         on_commit: CommitHook | None = None,
         name: str = "",
     ) -> None:
@@ -73,6 +86,7 @@ class MindActor:
         self._handlers = dict(handlers)
         self._max_ops = max_ops
         self._max_wait = max_wait
+        self._max_weight = max_weight
         self._queue: asyncio.Queue[_Pending | None] = asyncio.Queue(maxsize=mailbox)
         self._on_commit = on_commit
         self._task: asyncio.Task[None] | None = None
@@ -137,7 +151,8 @@ class MindActor:
 
     async def _fill(self, batch: list[_Pending]) -> bool:
         deadline = time.monotonic() + self._max_wait
-        while len(batch) < self._max_ops:
+        weight = op_weight(batch[0].op)
+        while len(batch) < self._max_ops and weight < self._max_weight:
             try:
                 item = self._queue.get_nowait()
             except asyncio.QueueEmpty:
@@ -151,6 +166,7 @@ class MindActor:
             if item is None:
                 return True
             batch.append(item)
+            weight += op_weight(item.op)
         return False
 
     async def _apply(self, batch: list[_Pending]) -> None:

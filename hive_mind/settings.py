@@ -60,7 +60,7 @@ class Settings(BaseSettings):
     worker_max_jobs: int = Field(default=32, ge=1)
     job_timeout_seconds: int = Field(default=120, ge=1)
     job_max_tries: int = Field(default=5, ge=1)
-    cognify_batch_frames: int = Field(default=256, ge=1)
+    cognify_batch_frames: int = Field(default=64, ge=1)
     link_related: bool = True
     outbox_grace_seconds: float = Field(default=600.0, ge=0)
 
