@@ -14,6 +14,6 @@ WORKSPACE_META: Final = "workspace.json"
 DEFAULT_MAX_OPS: Final = 500  # ops per group commit
 DEFAULT_MAILBOX: Final = 2_000  # queued ops before submitters wait (backpressure)
 DEFAULT_MAX_WAIT: Final = 0.002  # seconds to let a group fill under load
-DEFAULT_MAX_WEIGHT: Final = 256  # frames written per group commit (bounds commit time)
+DEFAULT_MAX_WEIGHT: Final = 1_000  # frames written per group commit (bounds commit time)
 DEFAULT_MAX_OPEN: Final = 20  # open minds per host (LRU)
 DEFAULT_IDLE_SECONDS: Final = 60.0

@@ -7,6 +7,7 @@ secrets masked, for ``hive-mind status``.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -60,7 +61,7 @@ class Settings(BaseSettings):
     worker_max_jobs: int = Field(default=32, ge=1)
     job_timeout_seconds: int = Field(default=120, ge=1)
     job_max_tries: int = Field(default=5, ge=1)
-    cognify_batch_frames: int = Field(default=64, ge=1)
+    cognify_batch_frames: int = Field(default=256, ge=1)
     link_related: bool = True
     outbox_grace_seconds: float = Field(default=600.0, ge=0)
 
@@ -83,6 +84,12 @@ class Settings(BaseSettings):
     def embedded(self) -> bool:
         return not self.redis_url
 
+    def default_embedding_threads(self) -> int | None:
+        """Embedded mode leaves one core to the writer (save p99 ≤ 50 ms while importing, see
+        docs/benchmarks.md); a dedicated worker process uses every core."""
+        cores = os.cpu_count() or 1
+        return max(1, cores - 1) if self.embedded and cores > 1 else None
+
     def embedding_config(self) -> EmbeddingConfig:
         def secret(value: SecretStr | None) -> str | None:
             return value.get_secret_value() if value else None
@@ -92,7 +99,7 @@ class Settings(BaseSettings):
             model=self.embedding_model,
             device=self.embedding_device,
             batch_size=self.embedding_batch_size,
-            num_threads=self.embedding_threads,
+            num_threads=self.embedding_threads or self.default_embedding_threads(),
             ollama_url=self.ollama_url,
             openai_url=self.openai_url,
             openai_api_key=secret(self.openai_api_key),

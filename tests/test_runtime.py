@@ -138,3 +138,25 @@ async def test_bad_op_is_a_clear_error(tmp_path: Path) -> None:
     async with EmbeddedRuntime(config(tmp_path)) as rt:
         with pytest.raises(InvalidIdError):
             await rt.submit("workspace:../etc", save(["x"]))
+
+
+async def test_reembed_switches_model_and_reindexes_everything(tmp_path: Path) -> None:
+    from mind.embeddings.testing import TestEmbedder
+
+    async with EmbeddedRuntime(config(tmp_path)) as rt:  # 64-dim test model
+        await rt.submit("personal", save([f"memory {i} about gardening" for i in range(20)]))
+        assert await rt.wait_idle(30)
+    new_model = TestEmbedder(dimensions=32)
+    cfg = RuntimeConfig(data_dir=tmp_path, embedding=EmbeddingConfig(provider="test", test_dimensions=32))
+    async with EmbeddedRuntime(cfg) as rt:
+        result = await rt.submit("personal", ops.Reembed(mind_id="personal", provider="test",
+                                                        model=new_model.model_id, dim=32))
+        assert result["queued"] == 20
+        assert await rt.wait_idle(30)
+        reader = await rt.host.reader("personal")
+        fp = await reader.vectors.fingerprint()
+        assert fp is not None and fp.dim == 32 and fp.model == new_model.model_id
+        assert (await reader.vectors.counts())["frame_vectors"] == 20
+        assert await reader.outbox.count() == 0
+        search = HybridSearch(reader.db, rt.embedder, vector_index=await reader.vector_index())
+        assert (await search.search("gardening memory", touch=False)).mode == "hybrid"
