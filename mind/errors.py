@@ -12,8 +12,18 @@
     │   └── VectorError             wrong dimension or non-finite values
     ├── NotFoundError               unknown frame / session / entity / workspace (also a KeyError)
     ├── ConflictError               a write that contradicts existing state
-    └── EmbeddingFingerprintError   stored vectors were made by another model or dimension
-        └── EmbeddingDimMismatchError
+    ├── EmbeddingFingerprintError   stored vectors were made by another model or dimension
+    │   └── EmbeddingDimMismatchError
+    ├── EmbeddingError              a provider failed (mind/embeddings/base.py)
+    │   └── ProviderNotConfigured
+    ├── TierError, QuotaExceeded    embedding tier gating and monthly quota (embeddings/quota.py)
+    ├── ExternalSourceError         the optional external knowledge source (mind/external.py)
+    ├── ActorClosedError            a write reached a mind that is shutting down (actors/)
+    └── QueueUnavailableError       Redis cannot be reached (workers/queue.py)
+
+Job payloads that must never run (unknown kind or schema version) raise
+``queue_schemas.errors.PayloadError`` (a ``ValueError``: ``queue_schemas`` depends only on
+pydantic) and are dead-lettered by the workers.
 
 Library errors (sqlite3, redis, HTTP) never escape a public method untranslated.
 """
