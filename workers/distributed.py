@@ -78,9 +78,19 @@ def worker_settings(queue: QueueConfig, runtime: RuntimeConfig) -> type:
             await ctx["batcher"].close()
             await ctx["embedder"].close()
 
-    return type("CognifyWorkerSettings", (), {
+    return _settings_class("CognifyWorkerSettings", queue, COGNIFY_QUEUE, startup, shutdown, {
         "functions": [guarded(cognify, "cognify", queue.max_tries, queue.retry_backoff)],
-        "queue_name": COGNIFY_QUEUE,
+        "queue_read_limit": max(queue.max_jobs * 5, 200),
+    })
+
+
+def _settings_class(
+    name: str, queue: QueueConfig, queue_name: str, startup: Any, shutdown: Any,
+    extra: dict[str, Any],
+) -> type:
+    """An arq WorkerSettings class: JSON codec, short in-progress TTL, fast polling."""
+    return type(name, (), {
+        "queue_name": queue_name,
         "redis_settings": redis_settings(queue.redis_url),
         "job_serializer": serialize,
         "job_deserializer": deserialize,
@@ -90,9 +100,9 @@ def worker_settings(queue: QueueConfig, runtime: RuntimeConfig) -> type:
         "job_timeout": queue.job_timeout,
         "max_tries": queue.max_tries + 1,
         "keep_result": 60,
-        "queue_read_limit": max(queue.max_jobs * 5, 200),
         "health_check_interval": 30,
         "poll_delay": 0.05,
+        **extra,
     })
 
 
@@ -168,23 +178,12 @@ def host_settings(queue: QueueConfig, runtime: RuntimeConfig, *, hour: int = 3,
         if "host" in ctx:
             await ctx["host"].close()
 
-    return type("MindHostSettings", (), {
+    return _settings_class("MindHostSettings", queue, host_queue(queue.host_id), startup,
+                           shutdown, {
         "functions": [
             guarded(apply_op, "apply_op", queue.max_tries, queue.retry_backoff),
             guarded(maintenance_now, "maintenance_now", queue.max_tries, queue.retry_backoff),
         ],
         "cron_jobs": [cron(maintenance_fanout, hour=hour, minute=minute, unique=True,
                            keep_result=3600, name="maintenance_cron")],
-        "queue_name": host_queue(queue.host_id),
-        "redis_settings": redis_settings(queue.redis_url),
-        "job_serializer": serialize,
-        "job_deserializer": deserialize,
-        "on_startup": startup,
-        "on_shutdown": shutdown,
-        "max_jobs": queue.max_jobs,
-        "job_timeout": queue.job_timeout,
-        "max_tries": queue.max_tries + 1,
-        "keep_result": 60,
-        "health_check_interval": 30,
-        "poll_delay": 0.05,
     })
