@@ -172,6 +172,16 @@ class MindHost:
                         log.warning("ignoring workspace dir with an invalid name: %s", child)
         return ids
 
+    def abort(self) -> None:
+        """Release every mind without the event loop (after a failed graceful shutdown): stops
+        the connection threads so the process can exit; uncommitted work rolls back and is
+        re-delivered (nothing unacknowledged was promised)."""
+        self._closed = True
+        for entry in self._open.values():
+            entry.actor.mind.abort()
+            entry.reader.abort()
+        self._open.clear()
+
     async def close(self) -> None:
         if self._closed:
             return

@@ -5,6 +5,7 @@ from __future__ import annotations
 import faulthandler
 import logging
 import signal
+from typing import Any
 
 from arq.worker import run_worker
 
@@ -15,10 +16,26 @@ from workers.distributed import host_settings, worker_settings
 def configure_logging(level: str = "INFO") -> None:
     """Log lines to stderr; ``kill -USR1 <pid>`` dumps every thread's stack (ops debugging)."""
     faulthandler.register(signal.SIGUSR1, all_threads=True)
+    signal.signal(signal.SIGUSR2, _dump_tasks)
     logging.basicConfig(
         level=getattr(logging, level.upper(), logging.INFO),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+
+
+def _dump_tasks(signum: int, frame: object) -> None:
+    """``kill -USR2 <pid>``: log every asyncio task with its stack."""
+    import asyncio
+    import io
+
+    try:
+        tasks = asyncio.all_tasks(asyncio.get_running_loop())
+    except RuntimeError:
+        return
+    for task in tasks:
+        out = io.StringIO()
+        task.print_stack(file=out)
+        logging.getLogger("hive_mind.tasks").warning("%s\n%s", task, out.getvalue())
 
 
 def run_cognify_worker(settings: Settings, *, burst: bool = False) -> None:
@@ -29,8 +46,16 @@ def run_cognify_worker(settings: Settings, *, burst: bool = False) -> None:
 
 def run_mind_host(settings: Settings, *, burst: bool = False) -> None:
     """Run the mind host's write-op consumer (the HTTP API joins it in ``serve``)."""
+    holder: dict[str, Any] = {}
     cls = host_settings(
         settings.queue_config(), settings.runtime_config(),
-        hour=settings.maintenance_hour, minute=settings.maintenance_minute,
+        hour=settings.maintenance_hour, minute=settings.maintenance_minute, holder=holder,
     )
-    run_worker(cls, burst=burst)  # type: ignore[arg-type]
+    try:
+        run_worker(cls, burst=burst)  # type: ignore[arg-type]
+    except BaseException as exc:  # arq's shutdown itself failed: still release the minds
+        logging.getLogger(__name__).error("mind host shutdown was not clean: %r", exc)
+    finally:
+        host = holder.get("host")
+        if host is not None:
+            host.abort()  # no-op after a clean close

@@ -153,6 +153,15 @@ class Database:
         except Exception as exc:
             raise translate(exc) from exc
 
+    def abort(self) -> None:
+        """Synchronous last-resort close (the event loop is gone): stop the connection thread.
+        Anything uncommitted rolls back, as after a crash."""
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(Exception):
+            self._conn.stop()
+
     @property
     def closed(self) -> bool:
         return self._closed

@@ -93,6 +93,13 @@ class Mind:
             "vectors": await self.vectors.counts(),
         }
 
+    def abort(self) -> None:
+        """Synchronous close for a process whose event loop already stopped."""
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+        self.db.abort()
+
     async def close(self) -> None:
         if self._index is not None:
             self._index.close()

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -227,7 +229,12 @@ async def test_sigterm_under_load_stops_cleanly_and_resumes(redis: Any, env: dic
 
     await eventually(busy, 60, "indexing under way")
     host.terminate()  # graceful: queued ops are applied or left for re-delivery
-    assert host.wait(30) is not None  # no deadlock between shutdown and commit hooks
+    try:
+        host.wait(30)  # no deadlock between shutdown and commit hooks
+    except subprocess.TimeoutExpired:
+        host.send_signal(signal.SIGUSR2)  # dump asyncio tasks into the log
+        time.sleep(2)
+        raise AssertionError("host did not stop on SIGTERM:\n" + procs.log()[-6000:]) from None
     procs.start("serve")
     final = await wait_indexed(env, procs, 3000, timeout=120)
     assert final["vector_writes"] == 3000 and final["dup_rel"] == 0

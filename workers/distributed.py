@@ -162,7 +162,9 @@ async def sweep_all(host: MindHost, redis: ArqRedis, host_id: str) -> int:
 
 
 def host_settings(queue: QueueConfig, runtime: RuntimeConfig, *, hour: int = 3,
-                  minute: int = 17) -> type:
+                  minute: int = 17, holder: dict[str, Any] | None = None) -> type:
+    """``holder`` receives the MindHost, so the entry point can release it if arq's own
+    shutdown fails (arq 0.28 can raise CancelledError from ``close()`` before ``on_shutdown``)."""
     async def startup(ctx: dict[str, Any]) -> None:
         host = MindHost(
             runtime.data_dir, HANDLERS, max_open=runtime.max_open_minds,
@@ -171,6 +173,8 @@ def host_settings(queue: QueueConfig, runtime: RuntimeConfig, *, hour: int = 3,
         )
         ctx["host"] = host
         ctx["host_id"] = queue.host_id
+        if holder is not None:
+            holder["host"] = host
         swept = await sweep_all(host, ctx["redis"], queue.host_id)
         log.info("host %s up; re-sent %d pending frames", queue.host_id, swept)
 
