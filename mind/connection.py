@@ -8,6 +8,8 @@ the bundled driver (pysqlite3-binary, or sqlean.py) is used. Missing FTS5 or sql
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
 import importlib
 from pathlib import Path
@@ -103,7 +105,14 @@ async def connect(path: str | Path, *, readonly: bool = False) -> aiosqlite.Conn
     conn = aiosqlite.Connection(lambda: connect_sync(path, readonly=readonly), iter_chunk_size=256)
     try:
         return await conn
-    except ConfigurationError:
-        raise
     except Exception as exc:
+        # aiosqlite stops its thread on a failed connect; wait for it while this loop still
+        # runs, or the thread's last callback lands on a closed loop.
+        thread = getattr(conn, "_thread", None)
+        if thread is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(thread.join, 5)
+        if isinstance(exc, ConfigurationError):
+            raise
         raise ConfigurationError(f"cannot open mind file {path}: {exc}") from exc
+
