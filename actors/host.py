@@ -107,6 +107,7 @@ class MindHost:
                     raise
                 # the hook gets the reader itself: looking it up through the host from inside
                 # an actor would deadlock with close() (which holds the lock while stopping)
+                writer.share_index(reader)  # one in-memory vector index per mind, not two
                 hook = self._on_commit(mind_id, reader) if self._on_commit else None
                 actor = MindActor(
                     writer, self._handlers, max_ops=self._settings.max_ops,

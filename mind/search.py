@@ -35,6 +35,7 @@ from mind.errors import (
 )
 from mind.frame import Frame
 from mind.frame_queries import FrameQueries, time_window_clause
+from mind.frames import FrameStore
 from mind.knowledge import KnowledgeGraph
 from mind.scoring import (
     PROFILES,
@@ -326,8 +327,6 @@ class HybridSearch:
         if self._on_hits is not None:
             await self._on_hits(ids)
         elif not self._db.readonly:
-            from mind.frames import FrameStore
-
             await FrameStore(self._db).touch(ids)
 
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from mind.connection import connect_sync
 from mind.constants import T_CHUNKS_VEC, T_FRAMES_VEC
+from mind.errors import VectorError
 
 FULL_RELOAD_AFTER = 20_000  # changed rows beyond which a full reload is cheaper
 
@@ -176,8 +177,6 @@ class VectorIndex:
         restricted to ``allowed_frames`` (filtering happens before ranking)."""
         q = np.asarray(query, dtype=np.float32).reshape(-1)
         if q.shape[0] != self.dim:
-            from mind.errors import VectorError
-
             raise VectorError(f"query vector has dimension {q.shape[0]}, the index has {self.dim}")
         allowed = None if allowed_frames is None else np.asarray(allowed_frames, dtype=np.int64)
         return (await asyncio.to_thread(self._search_many_sync, q[None, :], k, allowed))[0]
@@ -212,8 +211,6 @@ class VectorIndex:
         """:meth:`search` for many query vectors in one matrix product."""
         q = np.asarray(queries, dtype=np.float32)
         if q.ndim != 2 or q.shape[1] != self.dim:
-            from mind.errors import VectorError
-
             raise VectorError(f"queries have shape {q.shape}, the index has {self.dim} dims")
         if len(q) == 0:
             return []
