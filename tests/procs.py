@@ -43,5 +43,5 @@ async def eventually(check: Callable[[], Awaitable[bool]], timeout: float, what:
     while time.monotonic() < deadline:
         if await check():
             return
-        await asyncio.sleep(0.25)
+        await asyncio.sleep(0.1)
     raise AssertionError(f"timed out after {timeout}s waiting for: {what}")

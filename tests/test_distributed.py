@@ -136,18 +136,18 @@ async def wait_indexed(env: dict[str, str], procs: Procs, total: int, timeout: f
 async def test_end_to_end_and_kill9_worker_mid_batch(redis: Any, env: dict[str, str], procs: Procs) -> None:
     procs.start("serve")
     worker = procs.start("worker")
-    for op in saves(40, 50):
+    for op in saves(80, 100):  # enough work that the kill lands mid-way
         await enqueue_op(redis, HOST, op)
 
     async def some_indexed() -> bool:
         s = await state(data_dir(env))
-        return 0 < s["vectors"] < 2000
+        return 0 < s["vectors"] < 8000
 
     await eventually(some_indexed, 60, "the worker to be mid-way")
     kill9(worker)  # dies with batches in flight
     procs.start("worker")
-    final = await wait_indexed(env, procs, 2000)
-    assert final["vector_writes"] == 2000  # each frame's vector written exactly once
+    final = await wait_indexed(env, procs, 8000, timeout=120)
+    assert final["vector_writes"] == 8000  # each frame's vector written exactly once
     assert final["dup_rel"] == 0
     async with await Mind.open(data_dir(env) / "personal.mind", readonly=True) as m:
         assert await m.knowledge.find_entity_by_name("Alice") is not None
@@ -221,11 +221,11 @@ async def test_duplicate_delivery_and_old_schema_payloads(redis: Any, env: dict[
 async def test_sigterm_under_load_stops_cleanly_and_resumes(redis: Any, env: dict[str, str], procs: Procs) -> None:
     host = procs.start("serve")
     procs.start("worker")
-    for op in saves(60, 50, prefix="s"):
+    for op in saves(100, 80, prefix="s"):
         await enqueue_op(redis, HOST, op)
 
     async def busy() -> bool:
-        return 0 < (await state(data_dir(env)))["vectors"] < 3000
+        return 0 < (await state(data_dir(env)))["vectors"] < 8000
 
     await eventually(busy, 60, "indexing under way")
     host.terminate()  # graceful: queued ops are applied or left for re-delivery
@@ -236,5 +236,5 @@ async def test_sigterm_under_load_stops_cleanly_and_resumes(redis: Any, env: dic
         time.sleep(2)
         raise AssertionError("host did not stop on SIGTERM:\n" + procs.log()[-6000:]) from None
     procs.start("serve")
-    final = await wait_indexed(env, procs, 3000, timeout=120)
-    assert final["vector_writes"] == 3000 and final["dup_rel"] == 0
+    final = await wait_indexed(env, procs, 8000, timeout=120)
+    assert final["vector_writes"] == 8000 and final["dup_rel"] == 0
