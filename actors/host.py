@@ -47,6 +47,20 @@ def mind_path(data_dir: Path, mind_id: str) -> Path:
     raise InvalidIdError(f"invalid mind id {mind_id!r}: use 'personal' or 'workspace:<slug>'")
 
 
+def list_minds(data_dir: Path) -> list[str]:
+    """Mind ids with a file in the data dir."""
+    ids = [PERSONAL] if (data_dir / PERSONAL_FILE).exists() else []
+    root = data_dir / WORKSPACES_DIR
+    if root.is_dir():
+        for child in sorted(root.iterdir()):
+            if (child / WORKSPACE_FILE).exists():
+                try:
+                    ids.append(WORKSPACE_PREFIX + validate_slug(child.name))
+                except InvalidIdError:
+                    log.warning("ignoring workspace dir with an invalid name: %s", child)
+    return ids
+
+
 @dataclass
 class ActorSettings:
     max_ops: int = DEFAULT_MAX_OPS
@@ -161,17 +175,7 @@ class MindHost:
         return closed
 
     def list_minds(self) -> list[str]:
-        """Mind ids with a file in the data dir."""
-        ids = [PERSONAL] if (self.data_dir / PERSONAL_FILE).exists() else []
-        root = self.data_dir / WORKSPACES_DIR
-        if root.is_dir():
-            for child in sorted(root.iterdir()):
-                if (child / WORKSPACE_FILE).exists():
-                    try:
-                        ids.append(WORKSPACE_PREFIX + validate_slug(child.name))
-                    except InvalidIdError:
-                        log.warning("ignoring workspace dir with an invalid name: %s", child)
-        return ids
+        return list_minds(self.data_dir)
 
     def abort(self) -> None:
         """Release every mind without the event loop (after a failed graceful shutdown): stops

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from actors.host import mind_path
+from actors.host import list_minds, mind_path
 from hive_mind.settings import Settings
 from mind.embeddings.chain import EmbeddingProviderChain
 from mind.errors import HiveMindError
@@ -13,10 +13,8 @@ from workers.queue import connect, queue_status
 
 
 async def minds_status(settings: Settings) -> list[dict[str, Any]]:
-    from actors.host import MindHost
-
     out = []
-    for mind_id in MindHost(settings.data_dir, {}).list_minds():
+    for mind_id in list_minds(settings.data_dir):
         async with await Mind.open(mind_path(settings.data_dir, mind_id), readonly=True) as m:
             vectors = await m.vectors.counts()
             out.append({

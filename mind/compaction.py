@@ -23,7 +23,7 @@ from mind.constants import (
 )
 from mind.content_hash import hash_frame_content
 from mind.db import Database
-from mind.sqlutil import chunked, placeholders
+from mind.sqlutil import delete_in
 from mind.timeutil import days_ago_iso
 
 NOT_IMPORTED = "source <> 'import' AND external_id IS NULL"
@@ -88,6 +88,5 @@ async def _merge_gop(db: Database, gop_id: str) -> int:
         (content, hash_frame_content(content), iframe[0]),
     )
     ids = [p[0] for p in to_merge]
-    for part in chunked(ids):
-        await db.execute(f"DELETE FROM memory_frames WHERE id IN ({placeholders(len(part))})", part)
+    await delete_in(db, "memory_frames", "id", ids)
     return len(ids)

@@ -28,7 +28,7 @@ from mind.frame import Frame, NewFrame, SaveResult
 from mind.frame_queries import FrameQueries
 from mind.ids import validate_id
 from mind.jsonfields import dump_object
-from mind.sqlutil import chunked, placeholders
+from mind.sqlutil import chunked, delete_in, placeholders
 from mind.timeutil import normalize_ts, now_iso
 
 MAX_FRAME_CHARS = 2_000_000
@@ -177,14 +177,8 @@ class FrameStore(FrameQueries):
         return count > 0
 
     async def delete_many(self, frame_ids: Sequence[int]) -> int:
-        total = 0
         async with self._db.transaction():
-            for part in chunked(list(frame_ids)):
-                _, n = await self._db.execute(
-                    f"DELETE FROM memory_frames WHERE id IN ({placeholders(len(part))})", part
-                )
-                total += n
-        return total
+            return await delete_in(self._db, "memory_frames", "id", frame_ids)
 
     async def delete_by_content_prefix(self, prefix: str) -> int:
         """Delete frames whose content starts with ``prefix`` (exact, case-sensitive)."""

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mind.db import Database
-from mind.sqlutil import chunked, placeholders
+from mind.sqlutil import delete_in
 from mind.timeutil import days_ago_iso, now_iso
 
 
@@ -55,14 +55,8 @@ class Outbox:
             )
 
     async def clear(self, frame_ids: Sequence[int]) -> int:
-        total = 0
         async with self._db.transaction():
-            for part in chunked(list(frame_ids)):
-                _, n = await self._db.execute(
-                    f"DELETE FROM pending_index WHERE frame_id IN ({placeholders(len(part))})", part
-                )
-                total += n
-        return total
+            return await delete_in(self._db, "pending_index", "frame_id", frame_ids)
 
     async def touch(self, frame_ids: Sequence[int]) -> None:
         """Mark rows as re-sent now (the reconcile sweep does this when it re-enqueues)."""

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from mind.connection import driver
 from mind.constants import SQL_IN_CHUNK
 from mind.errors import StorageError
+
+if TYPE_CHECKING:
+    from mind.db import Database
 
 T = TypeVar("T")
 
@@ -40,3 +43,15 @@ def split_statements(script: str) -> list[str]:
     if buf.strip(" \n\t;"):
         raise StorageError(f"incomplete SQL statement: {buf.strip()[:80]}")
     return out
+
+
+async def delete_in(db: Database, table: str, column: str, ids: Sequence[int]) -> int:
+    """``DELETE FROM table WHERE column IN ids`` in parameter-sized chunks; rows deleted.
+    ``table`` and ``column`` are the engine's own names, never caller input."""
+    total = 0
+    for part in chunked(list(ids)):
+        _, n = await db.execute(
+            f"DELETE FROM {table} WHERE {column} IN ({placeholders(len(part))})", part
+        )
+        total += n
+    return total

@@ -27,7 +27,7 @@ from mind.constants import (
 )
 from mind.db import Database
 from mind.errors import EmbeddingDimMismatchError, EmbeddingFingerprintError, VectorError
-from mind.sqlutil import chunked, placeholders, split_statements
+from mind.sqlutil import chunked, delete_in, placeholders, split_statements
 from mind.timeutil import now_iso
 
 MAX_DIM = 8192
@@ -183,10 +183,7 @@ class VectorStore:
         async with self._db.transaction():
             live = await self._existing_frames([fid for fid, _ in blobs])
             rows = [(fid, blob) for fid, blob in blobs if fid in live]
-            for part in chunked([fid for fid, _ in rows]):
-                await self._db.execute(
-                    f"DELETE FROM {T_FRAMES_VEC} WHERE rowid IN ({placeholders(len(part))})", part
-                )
+            await delete_in(self._db, T_FRAMES_VEC, "rowid", [fid for fid, _ in rows])
             await self._db.executemany(
                 f"INSERT INTO {T_FRAMES_VEC}(rowid, embedding) VALUES (?, ?)", rows
             )
@@ -230,13 +227,8 @@ class VectorStore:
     async def delete_frame_vectors(self, frame_ids: Sequence[int]) -> int:
         if not await self.tables_exist():
             return 0
-        total = 0
         async with self._db.transaction():
-            for part in chunked(list(frame_ids)):
-                _, n = await self._db.execute(
-                    f"DELETE FROM {T_FRAMES_VEC} WHERE rowid IN ({placeholders(len(part))})", part
-                )
-                total += n
+            total = await delete_in(self._db, T_FRAMES_VEC, "rowid", frame_ids)
             await self._log("frame", list(frame_ids))
         return total
 

@@ -151,7 +151,7 @@ def host_hook(redis_of: dict[str, Any]) -> Any:
     return hook
 
 
-async def sweep_all(host: MindHost, redis: ArqRedis, host_id: str) -> int:
+async def sweep_all(host: MindHost) -> int:
     """Re-send every mind's pending outbox rows (reconcile with no grace period)."""
     total = 0
     for mind_id in host.list_minds():
@@ -175,7 +175,7 @@ def host_settings(queue: QueueConfig, runtime: RuntimeConfig, *, hour: int = 3,
         ctx["host_id"] = queue.host_id
         if holder is not None:
             holder["host"] = host
-        swept = await sweep_all(host, ctx["redis"], queue.host_id)
+        swept = await sweep_all(host)
         log.info("host %s up; re-sent %d pending frames", queue.host_id, swept)
 
     async def shutdown(ctx: dict[str, Any]) -> None:
