@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from actors.actor import Handler
+from actors.calls import call, harvest_progress
 from mind.chunker import MIN_CHUNK_CHARS
 from mind.cognify_apply import FrameIndex, apply_index
 from mind.frame import NewFrame
@@ -42,6 +43,8 @@ def _vector(v: Any) -> np.ndarray:
 
 async def save_frames(mind: Mind, op: ops.SaveFrames | ops.HarvestBatch) -> dict[str, Any]:
     results = await mind.frames.insert_many([to_new_frame(f) for f in op.frames])
+    if isinstance(op, ops.HarvestBatch):
+        await harvest_progress(mind, op, sum(1 for r in results if r.created))
     return {
         "frames": [
             {"id": r.frame.id, "created": r.created, "upgraded": r.upgraded,
@@ -122,4 +125,5 @@ HANDLERS: dict[str, Handler] = {
     "reconcile": reconcile,
     "reembed_mind": reembed,
     "dedupe": dedupe,
+    "call": call,
 }

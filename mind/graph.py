@@ -18,7 +18,7 @@ Unknown start entities are not an error here: they simply reach nothing.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from mind.db import Database, Row
@@ -59,6 +59,9 @@ class Relation:
     @property
     def active(self) -> bool:
         return self.valid_to is None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
     @classmethod
     def from_row(cls, row: Row) -> Relation:

@@ -256,6 +256,25 @@ CREATE TABLE frame_links (
 CREATE INDEX idx_frame_links_related ON frame_links(related_id);
 """
 
+HARVEST_RUNS = f"""
+CREATE TABLE harvest_runs (
+  run_id         TEXT PRIMARY KEY,
+  source         TEXT NOT NULL,
+  source_path    TEXT NOT NULL DEFAULT '',
+  content_hash   TEXT NOT NULL DEFAULT '',
+  status         TEXT NOT NULL DEFAULT 'running'
+                 CHECK (status IN ('running', 'completed', 'failed')),
+  items_done     INTEGER NOT NULL DEFAULT 0,
+  frames_created INTEGER NOT NULL DEFAULT 0,
+  cursor         TEXT,
+  error          TEXT,
+  started_at     TEXT NOT NULL DEFAULT {SQL_NOW},
+  updated_at     TEXT NOT NULL DEFAULT {SQL_NOW},
+  finished_at    TEXT
+) WITHOUT ROWID;
+CREATE INDEX idx_harvest_runs_source ON harvest_runs(source, source_path);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core: identity, awareness, sessions, frames, fts, outbox", CORE),
     Migration(2, "knowledge graph: entities, relations, entity-frame bridge", KNOWLEDGE),
@@ -263,6 +282,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "concept mastery tracking", CONCEPTS),
     Migration(5, "vector change log for in-memory vector indexes", VECTOR_LOG),
     Migration(6, "related-frame links computed by cognify", FRAME_LINKS),
+    Migration(7, "harvest runs: resumable imports", HARVEST_RUNS),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -16,6 +16,8 @@ kind               meaning
 ``touch``          record that frames were recalled (access count, last accessed)
 ``harvest_batch``  one batch of a bulk import (frames with stable external ids + resume cursor)
 ``erase``          delete one frame and everything derived from it
+``call``           a small facade write: identity, awareness, entity, relation, cleanup,
+                   harvest bookkeeping (``MindCall.method``)
 =================  ===============================================================================
 """
 
@@ -137,6 +139,15 @@ class HarvestBatch(OpEnvelope):
     conversation_ids: Annotated[list[Name], Field(max_length=MAX_IDS_PER_OP)]
     frames: Frames
     cursor: Annotated[str, Field(max_length=MAX_NAME_CHARS)] | None = None
+    run_id: Annotated[str, Field(max_length=MAX_ID_CHARS)] | None = None
+    source_path: Annotated[str, Field(max_length=4096)] = ""
+    content_hash: Annotated[str, Field(max_length=128)] = ""
+    items: int = Field(default=0, ge=0)
+    """How many source items this batch completes (advances the run's ``items_done``)."""
+    titles: dict[GopId, Annotated[str, Field(max_length=MAX_NAME_CHARS)]] = Field(
+        default_factory=dict
+    )
+    """Session summaries for new sessions (the conversation titles)."""
 
     @field_validator("frames")
     @classmethod
@@ -261,16 +272,40 @@ class Dedupe(OpEnvelope):
     kind: Literal["dedupe"] = "dedupe"
 
 
+# -- small writes from the facade ------------------------------------------------------------
+CallMethod = Literal[
+    "identity.set", "awareness.add", "awareness.remove", "awareness.clear_category",
+    "entity.save", "relation.create", "entities.cleanup", "frames.wipe", "harvest.finish",
+]
+
+
+class MindCall(OpEnvelope):
+    """One of the facade's small writes (identity, awareness, entities, cleanup, harvest
+    bookkeeping), applied by the owner like every other op. ``args`` are validated by the mind
+    method that ``method`` names (see ``actors/calls.py``)."""
+
+    kind: Literal["call"] = "call"
+    method: CallMethod
+    args: dict[str, JsonValue] = Field(default_factory=dict)
+
+    @field_validator("args")
+    @classmethod
+    def _finite_args(cls, args: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        _check_json(args, "args", 0)
+        return args
+
+
 # -- union -----------------------------------------------------------------------------------
 OpModel = (
     SaveFrames | ApplyIndex | Compact | Reconcile | Reembed | Dedupe | Touch | HarvestBatch
-    | Erase
+    | Erase | MindCall
 )
 """The plain union of write-op models (for annotations)."""
 AnyOp = Annotated[OpModel, Field(discriminator="kind")]
 """The discriminated union (for pydantic validation)."""
 OP_MODELS: tuple[type[OpEnvelope], ...] = (
     SaveFrames, ApplyIndex, Compact, Reconcile, Reembed, Dedupe, Touch, HarvestBatch, Erase,
+    MindCall,
 )
 OP_KINDS = kind_registry(*OP_MODELS)
 _OP_ADAPTER: TypeAdapter[OpModel] = TypeAdapter(AnyOp)

@@ -1,0 +1,423 @@
+"""``HiveMind``: the one facade the CLI, the MCP server, the HTTP API and Python callers use.
+
+Open it on a data dir (embedded: actors + in-process cognify; distributed: actors here,
+embeddings on Redis workers) with :meth:`HiveMind.open`, or as a client of a running
+``serve`` with ``url=`` (:class:`hive_mind.remote.RemoteHiveMind`, same methods). Every
+operation is an async method; mind selection is ``workspace=None`` (the personal mind) or a
+workspace id, validated before it touches the filesystem and refused when unknown (never
+auto-created from a caller's string, spec f.14).
+
+Writes go through each mind's single-writer actor as ops; reads use reader connections.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from actors.constants import PERSONAL
+from hive_mind.results import entity_dict, frame_dict, recall_dict
+from hive_mind.settings import Settings, load_settings
+from hive_mind.workspaces import WorkspaceManager, mind_id
+from mind.embeddings.base import fingerprint
+from mind.errors import NotFoundError, ValidationError
+from mind.mind import Mind
+from mind.search import HybridSearch, SearchResponse
+from queue_schemas import ops
+from workers.runtime import EmbeddedRuntime
+
+log = logging.getLogger(__name__)
+
+SCOPES = ("personal", "workspace", "current", "all")
+CLEANUP_FRAME_MODES = ("compact", "reconcile", "wipe_imports", "wipe_all")
+MAINTENANCE_KINDS = ("compact", "reconcile", "reembed", "dedupe")
+ENTITY_TYPES = ("person", "project", "concept", "organization", "technology", "tool",
+                "location", "event")
+
+
+def _today() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%d")
+
+
+class HiveMind:
+    def __init__(self, settings: Settings, runtime: Any) -> None:
+        self.settings = settings
+        self.runtime = runtime
+        self.workspaces = WorkspaceManager(settings.data_dir)
+        self._lock = asyncio.Lock()
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    @classmethod
+    async def open(cls, settings: Settings | None = None, **overrides: Any) -> Any:
+        """A facade over ``settings`` (default: environment / ``.env``). With ``url`` set this
+        returns a :class:`~hive_mind.remote.RemoteHiveMind` client instead."""
+        settings = settings or load_settings(**overrides)
+        if settings.url:
+            from hive_mind.remote import RemoteHiveMind
+
+            return RemoteHiveMind(settings)
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        if settings.embedded:
+            return cls(settings, EmbeddedRuntime(settings.runtime_config()))
+        from workers.host_runtime import HostRuntime
+
+        runtime = await HostRuntime.connect(settings.runtime_config(), settings.queue_config())
+        return cls(settings, runtime)
+
+    @property
+    def mode(self) -> str:
+        return "embedded" if self.settings.embedded else "distributed"
+
+    async def close(self) -> None:
+        await self.runtime.close()
+
+    async def __aenter__(self) -> HiveMind:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def wait_idle(self, timeout: float | None = None) -> bool:
+        """Wait until background indexing caused by this process has been applied."""
+        return bool(await self.runtime.wait_idle(timeout))
+
+    # -- minds ------------------------------------------------------------------------------
+
+    def mind_id(self, workspace: str | None) -> str:
+        """``personal`` or ``workspace:<id>`` for an existing workspace (else NotFoundError)."""
+        if workspace is None or workspace == "" or workspace == PERSONAL:
+            return PERSONAL
+        ident = mind_id(workspace)  # validates the slug first: no path tricks
+        if not self.workspaces.exists(workspace):
+            raise NotFoundError(f'Workspace "{workspace}" not found')
+        return ident
+
+    async def reader(self, workspace: str | None) -> Mind:
+        return await self.runtime.host.reader(self.mind_id(workspace))
+
+    async def submit(self, workspace: str | None, op_factory: Any) -> Any:
+        ident = self.mind_id(workspace)
+        return await self.runtime.submit(ident, op_factory(ident))
+
+    async def call(self, workspace: str | None, method: str, **args: Any) -> Any:
+        return await self.submit(
+            workspace, lambda ident: ops.MindCall(mind_id=ident, method=method, args=args))
+
+    # -- frames -----------------------------------------------------------------------------
+
+    async def save(
+        self, content: str, *, importance: str = "normal", source: str = "agent_inferred",
+        workspace: str | None = None, session: str | None = None,
+        metadata: dict[str, Any] | None = None, wait: bool = False,
+    ) -> dict[str, Any]:
+        """Save one memory (an I-frame; identical content is deduplicated). ``wait`` blocks until
+        it is indexed (vector + entities), e.g. for a CLI that recalls right after."""
+        if not isinstance(content, str) or not content.strip():
+            raise ValidationError("content must be non-empty text")
+        gop = session or f"save:{_today()}"
+        frame = ops.NewFrameOp(gop_id=gop, content=content, importance=importance,
+                               source=source, metadata=metadata or {})
+        result = await self.submit(
+            workspace, lambda ident: ops.SaveFrames(mind_id=ident, frames=[frame]))
+        saved = result["frames"][0]
+        if wait:
+            await self.wait_idle()
+        reader = await self.reader(workspace)
+        stored = await reader.frames.get(saved["id"])
+        assert stored is not None
+        return {**frame_dict(stored), "created": saved["created"],
+                "workspace": workspace or PERSONAL}
+
+    async def get_frame(self, frame_id: int, *, workspace: str | None = None) -> dict[str, Any]:
+        frame = await (await self.reader(workspace)).frames.get(frame_id)
+        if frame is None:
+            raise NotFoundError(f"frame {frame_id} not found")
+        return frame_dict(frame)
+
+    async def forget(self, frame_id: int, *, workspace: str | None = None) -> dict[str, Any]:
+        """Erase a frame and everything derived from it (vectors, chunks, links, entity
+        mentions; entities left without any frame)."""
+        if isinstance(frame_id, bool) or not isinstance(frame_id, int) or frame_id < 1:
+            raise ValidationError("frame id must be a positive integer")
+        result = await self.submit(
+            workspace, lambda ident: ops.Erase(mind_id=ident, frame_id=frame_id))
+        if not result["deleted"]:
+            raise NotFoundError(f"frame {frame_id} not found")
+        return {"id": frame_id, **result}
+
+    # -- recall -----------------------------------------------------------------------------
+
+    def _recall_minds(self, scope: str | None, workspace: str | None) -> list[str | None]:
+        if scope is None:
+            scope = "workspace" if workspace else "personal"
+        if scope not in SCOPES:
+            raise ValidationError(f"scope must be one of {list(SCOPES)}, got {scope!r}")
+        if scope in ("workspace", "current"):
+            if not workspace:
+                raise ValidationError(f"scope {scope!r} needs a workspace")
+            return [workspace]
+        if scope == "personal":
+            return [None]
+        return [None, *(w["id"] for w in self.workspaces.list())]
+
+    async def _searcher(self, workspace: str | None) -> HybridSearch:
+        ident = self.mind_id(workspace)
+        reader = await self.runtime.host.reader(ident)
+        embedder = await self.runtime.embedder_ready()
+
+        async def touch(ids: list[int]) -> None:
+            await self.runtime.submit(ident, ops.Touch(mind_id=ident, frame_ids=ids))
+
+        return HybridSearch(reader.db, None if embedder.degraded else embedder,
+                            vector_index=await reader.vector_index(), on_hits=touch)
+
+    async def recall(
+        self, query: str, *, limit: int = 10, scope: str | None = None,
+        workspace: str | None = None, profile: str = "balanced", since: str | None = None,
+        until: str | None = None, catch_up: bool | None = None,
+    ) -> list[dict[str, Any]]:
+        """Hybrid search over the chosen minds, merged by normalized score (DESIGN §6)."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100:
+            raise ValidationError("limit must be an integer between 1 and 100")
+        results: list[dict[str, Any]] = []
+        for ws in self._recall_minds(scope, workspace):
+            searcher = await self._searcher(ws)
+            response: SearchResponse = await searcher.search(
+                query, limit=limit, profile=profile, since=since, until=until,  # type: ignore[arg-type]
+                catch_up=catch_up)
+            origin = "personal" if ws is None else f"workspace:{ws}"
+            results += [recall_dict(r, origin) for r in response.results]
+        results.sort(key=lambda r: r["score"], reverse=True)
+        return results[:limit]
+
+    async def catch_up(self, *, limit: int = 10, workspace: str | None = None
+                       ) -> list[dict[str, Any]]:
+        """What happened lately: recent and important frames, no query needed."""
+        return await self.recall("catch up", limit=limit, workspace=workspace, catch_up=True,
+                                 scope="workspace" if workspace else "personal")
+
+    # -- knowledge graph --------------------------------------------------------------------
+
+    async def search_entities(self, query: str, *, entity_type: str | None = None,
+                              limit: int = 20, workspace: str | None = None
+                              ) -> list[dict[str, Any]]:
+        if entity_type is not None and entity_type not in ENTITY_TYPES:
+            raise ValidationError(f"type must be one of {list(ENTITY_TYPES)}")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 200:
+            raise ValidationError("limit must be an integer between 1 and 200")
+        kg = (await self.reader(workspace)).knowledge
+        found = await kg.search_entities(query, limit, entity_type=entity_type)
+        return [await entity_dict(kg, e) for e in found]
+
+    async def save_entity(self, entity_type: str, name: str, *,
+                          properties: dict[str, Any] | None = None,
+                          workspace: str | None = None) -> dict[str, Any]:
+        if entity_type not in ENTITY_TYPES:
+            raise ValidationError(f"type must be one of {list(ENTITY_TYPES)}")
+        result: dict[str, Any] = await self.call(workspace, "entity.save", entity_type=entity_type,
+                                                 name=name, properties=properties or {})
+        return result
+
+    async def create_relation(self, source_id: int, target_id: int, relation_type: str, *,
+                              confidence: float = 1.0, properties: dict[str, Any] | None = None,
+                              workspace: str | None = None) -> dict[str, Any]:
+        result: dict[str, Any] = await self.call(
+            workspace, "relation.create", source_id=source_id, target_id=target_id,
+            relation_type=relation_type, confidence=confidence, properties=properties or {})
+        return result
+
+    # -- identity and awareness -------------------------------------------------------------
+
+    async def get_identity(self, *, workspace: str | None = None) -> dict[str, Any]:
+        identity = await (await self.reader(workspace)).identity.find()
+        if identity is None:
+            return {"configured": False,
+                    "message": "No identity configured yet. Use set_identity to create one."}
+        return {"configured": True, **identity.to_dict()}
+
+    async def set_identity(self, *, workspace: str | None = None, **fields: Any
+                           ) -> dict[str, Any]:
+        given = {k: v for k, v in fields.items() if v is not None}
+        if not given:
+            raise ValidationError("No fields provided to update.")
+        reader = await self.reader(workspace)
+        if not await reader.identity.exists():
+            given.setdefault("name", "User")
+        result: dict[str, Any] = await self.call(workspace, "identity.set", **given)
+        return result
+
+    async def get_awareness(self, *, category: str | None = None,
+                            workspace: str | None = None) -> list[dict[str, Any]]:
+        layer = (await self.reader(workspace)).awareness
+        items = await (layer.get_by_category(category) if category else layer.get_all())
+        return [i.to_dict() for i in items]
+
+    async def set_awareness(self, category: str, content: str, *, priority: int = 0,
+                            ttl_minutes: int | None = None, workspace: str | None = None
+                            ) -> dict[str, Any]:
+        expires = None
+        if ttl_minutes is not None:
+            if isinstance(ttl_minutes, bool) or not isinstance(ttl_minutes, int) \
+                    or ttl_minutes < 1:
+                raise ValidationError("ttl_minutes must be a positive integer")
+            moment = datetime.now(UTC) + timedelta(minutes=ttl_minutes)
+            expires = moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+        result: dict[str, Any] = await self.call(
+            workspace, "awareness.add", category=category, content=content, priority=priority,
+            expires_at=expires)
+        return result
+
+    async def clear_awareness(self, *, item_id: int | None = None, category: str | None = None,
+                              workspace: str | None = None) -> dict[str, Any]:
+        if item_id is not None:
+            result: dict[str, Any] = await self.call(workspace, "awareness.remove",
+                                                     item_id=item_id)
+            if not result["removed"]:
+                raise NotFoundError(f"awareness item {item_id} not found")
+            return result
+        if category is not None:
+            result = await self.call(workspace, "awareness.clear_category", category=category)
+            return result
+        raise ValidationError("Provide either an id or category to clear.")
+
+    # -- workspaces -------------------------------------------------------------------------
+
+    async def list_workspaces(self) -> dict[str, Any]:
+        rows = []
+        for ws in self.workspaces.list():
+            rows.append({**ws, **await self._counts(ws["id"])})
+        return {"personal": await self.stats(), "workspaces": rows,
+                "default_workspace": self.workspaces.default()}
+
+    async def create_workspace(self, name: str, *, group: str = "general",
+                               icon: str | None = None, model: str | None = None,
+                               workspace_id: str | None = None) -> dict[str, Any]:
+        meta = self.workspaces.create(name, group=group, icon=icon, model=model,
+                                      workspace_id=workspace_id)
+        await self.runtime.host.reader(mind_id(meta["id"]))  # create the mind file now
+        return meta
+
+    async def get_workspace(self, workspace: str) -> dict[str, Any]:
+        self.mind_id(workspace)
+        return {**self.workspaces.get(workspace), **await self.stats(workspace=workspace)}
+
+    async def update_workspace(self, workspace: str, **fields: Any) -> dict[str, Any]:
+        return self.workspaces.update(workspace, **fields)
+
+    async def delete_workspace(self, workspace: str) -> dict[str, Any]:
+        ident = self.mind_id(workspace)
+        await self.runtime.host.close_mind(ident)
+        self.workspaces.delete(workspace)
+        return {"deleted": workspace}
+
+    async def set_default_workspace(self, workspace: str | None) -> dict[str, Any]:
+        self.workspaces.set_default(workspace)
+        return {"default_workspace": workspace}
+
+    async def _counts(self, workspace: str) -> dict[str, Any]:
+        reader = await self.reader(workspace)
+        return {"frames": await reader.frames.count(),
+                "entities": await reader.knowledge.get_entity_count()}
+
+    async def stats(self, *, workspace: str | None = None) -> dict[str, Any]:
+        reader = await self.reader(workspace)
+        frames = await reader.frames.get_stats()
+        return {
+            "frames": frames.get("total", 0), "by_type": frames.get("by_type", {}),
+            "by_importance": frames.get("by_importance", {}),
+            "entities": await reader.knowledge.get_entity_count(),
+            "entity_types": await reader.knowledge.get_entity_type_counts(),
+            "pending_index": await reader.outbox.count(),
+            "vectors": (await reader.vectors.counts())["frame_vectors"],
+        }
+
+    # -- maintenance ------------------------------------------------------------------------
+
+    async def maintenance(self, kind: str, *, workspace: str | None = None,
+                          all_minds: bool = False) -> dict[str, Any]:
+        """Run ``compact``, ``reconcile``, ``reembed`` or ``dedupe`` on one mind or on all."""
+        if kind not in MAINTENANCE_KINDS:
+            raise ValidationError(f"maintenance must be one of {list(MAINTENANCE_KINDS)}")
+        targets = ([None, *(w["id"] for w in self.workspaces.list())] if all_minds
+                   else [workspace])
+        out: dict[str, Any] = {}
+        for ws in targets:
+            out[ws or PERSONAL] = await self._maintain(kind, ws)
+        return {"action": kind, "minds": out}
+
+    async def _maintain(self, kind: str, workspace: str | None) -> Any:
+        if kind == "compact":
+            return await self.submit(workspace, lambda i: ops.Compact(mind_id=i))
+        if kind == "dedupe":
+            return await self.submit(workspace, lambda i: ops.Dedupe(mind_id=i))
+        if kind == "reconcile":
+            result = await self.submit(
+                workspace, lambda i: ops.Reconcile(mind_id=i, grace_seconds=0))
+            result["requeued"] = await self.runtime.sweep(self.mind_id(workspace))
+            result.pop("requeue", None)
+            return result
+        embedder = await self.runtime.embedder_ready()
+        if embedder.degraded:
+            raise ValidationError("no working embedder to re-embed with: "
+                                  f"{embedder.last_error or 'check the embedding settings'}")
+        provider, model, dim = fingerprint(embedder)
+        return await self.submit(workspace, lambda i: ops.Reembed(
+            mind_id=i, provider=provider, model=model, dim=dim))
+
+    async def cleanup_frames(self, mode: str, *, workspace: str | None = None,
+                             max_temp_age_days: int = 30, max_deprecated_age_days: int = 90
+                             ) -> dict[str, Any]:
+        if mode not in CLEANUP_FRAME_MODES:
+            raise ValidationError(f"mode must be one of {list(CLEANUP_FRAME_MODES)}")
+        if mode == "compact":
+            result = await self.submit(workspace, lambda i: ops.Compact(
+                mind_id=i, max_temp_age_days=max_temp_age_days,
+                max_deprecated_age_days=max_deprecated_age_days))
+            return {"action": mode, **result}
+        if mode == "reconcile":
+            return {"action": mode, **await self._maintain("reconcile", workspace)}
+        result = await self.call(workspace, "frames.wipe", mode=mode)
+        return dict(result)
+
+    async def cleanup_entities(self, mode: str, *, workspace: str | None = None
+                               ) -> dict[str, Any]:
+        result: dict[str, Any] = await self.call(workspace, "entities.cleanup", mode=mode)
+        return result
+
+    # -- harvest and ingest -----------------------------------------------------------------
+
+    async def harvest(self, source: str, path: str | Path, *, workspace: str | None = None,
+                      progress: Any = None, auto_sync: bool | None = None,
+                      sync_interval_hours: int | None = None, wait: bool = True
+                      ) -> dict[str, Any]:
+        """Import an export (chat history, documents) into a mind; see :mod:`hive_mind.harvest`."""
+        from hive_mind.harvest import run_harvest
+
+        return await run_harvest(self, source, path, workspace=workspace, progress=progress,
+                                 auto_sync=auto_sync, interval_hours=sync_interval_hours,
+                                 wait=wait)
+
+    async def harvest_sources(self, *, workspace: str | None = None) -> list[dict[str, Any]]:
+        from mind.harvest_store import HarvestStore
+
+        return await HarvestStore((await self.reader(workspace)).db).sources()
+
+    async def ingest(self, content: str, *, type_hint: str = "auto", importance: str = "normal",
+                     tags: list[str] | None = None, workspace: str | None = None,
+                     wait: bool = True) -> dict[str, Any]:
+        """Ingest a file path, a URL or raw text (markdown, plaintext, pdf, url)."""
+        from hive_mind.harvest import run_ingest
+
+        return await run_ingest(self, content, type_hint=type_hint, importance=importance,
+                                tags=tags or [], workspace=workspace, wait=wait)
+
+    # -- status -----------------------------------------------------------------------------
+
+    async def status(self, *, probe: bool = True) -> dict[str, Any]:
+        from hive_mind.status import collect
+
+        return await collect(self.settings, probe=probe)

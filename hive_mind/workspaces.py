@@ -1,0 +1,162 @@
+"""Workspaces: the personal mind plus one mind per workspace (spec a.22, DESIGN invariant 8).
+
+Layout under the data dir: ``personal.mind``; ``workspaces/<id>/workspace.json`` (metadata) and
+``workspaces/<id>/workspace.mind``; ``workspaces-meta.json`` holds the default workspace.
+
+Decisions where the original was silent or wrong (f.14):
+- ids are slugs validated before they touch the filesystem; a caller-given id that is not a
+  slug is refused (never used as a path), never "auto-created" from a traversal string.
+- ``slugify`` transliterates accents (``Café Zürich`` → ``cafe-zurich``); a name with no ASCII
+  letters at all (``日本語``) gets ``ws-<8 hex of its sha256>`` instead of an empty id.
+- ``delete`` removes the workspace directory; the caller (facade) closes the mind first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import unicodedata
+from pathlib import Path
+from typing import Any, Final
+
+from actors.constants import WORKSPACE_FILE, WORKSPACE_PREFIX, WORKSPACES_DIR
+from mind.errors import ConflictError, InvalidIdError, NotFoundError, ValidationError
+from mind.ids import validate_slug
+from mind.timeutil import now_iso
+
+META_FILE: Final = "workspace.json"
+INDEX_FILE: Final = "workspaces-meta.json"
+MAX_NAME: Final = 200
+_FIELDS: Final = ("name", "group", "icon", "model")
+
+
+def slugify(name: str) -> str:
+    """A filesystem-safe id for a display name (never empty)."""
+    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_name.lower()).strip("-")[:56].strip("-")
+    if not slug:
+        slug = "ws-" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+    return slug
+
+
+def mind_id(workspace_id: str) -> str:
+    return WORKSPACE_PREFIX + validate_slug(workspace_id)
+
+
+def _clean_name(name: object) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise ValidationError("workspace name must be non-empty text")
+    if len(name) > MAX_NAME or any(unicodedata.category(c) == "Cc" for c in name):
+        raise ValidationError(f"workspace name must be ≤ {MAX_NAME} characters, no controls")
+    return name.strip()
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+class WorkspaceManager:
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.root = data_dir / WORKSPACES_DIR
+
+    def _dir(self, workspace_id: str) -> Path:
+        return self.root / validate_slug(workspace_id)
+
+    def exists(self, workspace_id: str) -> bool:
+        try:
+            return (self._dir(workspace_id) / META_FILE).is_file()
+        except InvalidIdError:
+            return False
+
+    def get(self, workspace_id: str) -> dict[str, Any]:
+        path = self._dir(workspace_id) / META_FILE
+        if not path.is_file():
+            raise NotFoundError(f'Workspace "{workspace_id}" not found')
+        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        data["id"] = workspace_id
+        return data
+
+    def list(self) -> list[dict[str, Any]]:
+        if not self.root.is_dir():
+            return []
+        out = []
+        for child in sorted(self.root.iterdir()):
+            try:
+                if (child / META_FILE).is_file():
+                    out.append(self.get(validate_slug(child.name)))
+            except (InvalidIdError, ValueError):
+                continue
+        return out
+
+    def create(self, name: str, *, group: str = "general", icon: str | None = None,
+               model: str | None = None, workspace_id: str | None = None) -> dict[str, Any]:
+        clean = _clean_name(name)
+        if workspace_id is not None:
+            base = validate_slug(workspace_id)
+            if self.exists(base):
+                raise ConflictError(f'Workspace "{base}" already exists')
+            slug = base
+        else:
+            base = slug = slugify(clean)
+            n = 2
+            while self.exists(slug):
+                slug = f"{base[:60]}-{n}"
+                n += 1
+        folder = self._dir(slug)
+        folder.mkdir(parents=True, exist_ok=True)
+        meta: dict[str, Any] = {"id": slug, "name": clean, "group": group or "general",
+                                "icon": icon, "model": model, "created": now_iso()}
+        _write_json(folder / META_FILE, meta)
+        return meta
+
+    def update(self, workspace_id: str, **fields: Any) -> dict[str, Any]:
+        unknown = set(fields) - set(_FIELDS)
+        if unknown:
+            raise ValidationError(f"unknown workspace fields: {sorted(unknown)}")
+        meta = self.get(workspace_id)
+        for key, value in fields.items():
+            if value is not None:
+                meta[key] = _clean_name(value) if key == "name" else value
+        _write_json(self._dir(workspace_id) / META_FILE, meta)
+        return meta
+
+    def delete(self, workspace_id: str) -> bool:
+        folder = self._dir(workspace_id)
+        if not (folder / META_FILE).is_file():
+            raise NotFoundError(f'Workspace "{workspace_id}" not found')
+        shutil.rmtree(folder)
+        if self.default() == workspace_id:
+            self._write_index({"defaultWorkspace": None})
+        return True
+
+    def mind_file(self, workspace_id: str) -> Path:
+        return self._dir(workspace_id) / WORKSPACE_FILE
+
+    # -- default workspace ------------------------------------------------------------------
+
+    def _index(self) -> dict[str, Any]:
+        path = self.data_dir / INDEX_FILE
+        try:
+            data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        except ValueError:
+            data = {}
+        return data if isinstance(data, dict) else {}
+
+    def _write_index(self, data: dict[str, Any]) -> None:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        _write_json(self.data_dir / INDEX_FILE, data)
+
+    def default(self) -> str | None:
+        value = self._index().get("defaultWorkspace")
+        return value if isinstance(value, str) and self.exists(value) else None
+
+    def set_default(self, workspace_id: str | None) -> None:
+        if workspace_id is not None:
+            self.get(workspace_id)
+        self._write_index({**self._index(), "defaultWorkspace": workspace_id})

@@ -1,0 +1,92 @@
+"""Bulk cleanup of a mind (the original's ``cleanup_entities`` / ``cleanup_frames`` modes).
+
+Entity modes: ``audit`` (read-only report), ``remove_noise`` (retire junk names and their
+relations), ``dedup`` (merge duplicates, :mod:`mind.kg_dedupe`), ``retire_orphans`` (retire
+active entities without an active relation *and* without a frame), ``wipe_all`` (retire every
+entity and relation; history is kept, as in the original).
+
+Frame modes: ``wipe_imports`` (every imported frame) and ``wipe_all`` (every frame and session).
+Unlike the original, both go through the same consistent delete path as a single delete (FTS,
+vectors, chunks, bridge rows and outbox follow the frames; spec f.5).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+from mind.db import Database
+from mind.entity_normalizer import find_duplicates, is_noise_name
+from mind.errors import ValidationError
+from mind.frames import FrameStore
+from mind.kg_dedupe import dedupe_by_name
+from mind.timeutil import now_iso
+
+EntityMode = Literal["audit", "remove_noise", "dedup", "retire_orphans", "wipe_all"]
+FrameWipe = Literal["wipe_imports", "wipe_all"]
+ENTITY_MODES: Final = ("audit", "remove_noise", "dedup", "retire_orphans", "wipe_all")
+FRAME_WIPES: Final = ("wipe_imports", "wipe_all")
+_ACTIVE: Final = "SELECT id, entity_type, name FROM knowledge_entities WHERE valid_to IS NULL"
+_ORPHANS: Final = (
+    "SELECT id FROM knowledge_entities e WHERE valid_to IS NULL "
+    "AND NOT EXISTS (SELECT 1 FROM knowledge_relations r WHERE r.valid_to IS NULL "
+    "  AND (r.source_id = e.id OR r.target_id = e.id)) "
+    "AND NOT EXISTS (SELECT 1 FROM kg_entity_frames b WHERE b.entity_id = e.id)"
+)
+
+
+async def _retire(db: Database, ids: list[int]) -> int:
+    now = now_iso()
+    for entity_id in ids:
+        await db.execute(
+            "UPDATE knowledge_relations SET valid_to = ? WHERE valid_to IS NULL "
+            "AND (source_id = ? OR target_id = ?)", (now, entity_id, entity_id))
+        await db.execute(
+            "UPDATE knowledge_entities SET valid_to = ? WHERE id = ? AND valid_to IS NULL",
+            (now, entity_id))
+    return len(ids)
+
+
+async def cleanup_entities(db: Database, mode: str) -> dict[str, Any]:
+    if mode not in ENTITY_MODES:
+        raise ValidationError(f"mode must be one of {list(ENTITY_MODES)}, got {mode!r}")
+    if mode == "dedup":
+        result = await dedupe_by_name(db)
+        return {"action": mode, "duplicate_groups": result["groups"],
+                "entities_merged": result["merged"]}
+    async with db.transaction():
+        rows = await db.fetchall(_ACTIVE)
+        noise = [r for r in rows if is_noise_name(r["name"])]
+        if mode == "audit":
+            groups = [g for g in find_duplicates([(r["name"], r["entity_type"]) for r in rows])
+                      if len(g) > 1]
+            orphans = await db.fetchall(_ORPHANS)
+            return {
+                "action": mode, "total_entities": len(rows), "noise_entities": len(noise),
+                "noise_sample": [r["name"] for r in noise[:20]],
+                "duplicate_groups": len(groups),
+                "duplicate_sample": [[rows[i]["name"] for i in g] for g in groups[:10]],
+                "orphan_entities": len(orphans),
+            }
+        if mode == "remove_noise":
+            return {"action": mode, "entities_retired": await _retire(db, [r["id"] for r in noise])}
+        if mode == "retire_orphans":
+            orphans = [r["id"] for r in await db.fetchall(_ORPHANS)]
+            return {"action": mode, "entities_retired": await _retire(db, orphans)}
+        relations = await db.fetchval(
+            "SELECT count(*) FROM knowledge_relations WHERE valid_to IS NULL")
+        retired = await _retire(db, [r["id"] for r in rows])
+        return {"action": mode, "entities_retired": retired, "relations_retired": relations}
+
+
+async def wipe_frames(db: Database, mode: str) -> dict[str, Any]:
+    if mode not in FRAME_WIPES:
+        raise ValidationError(f"mode must be one of {list(FRAME_WIPES)}, got {mode!r}")
+    where = "WHERE source = 'import'" if mode == "wipe_imports" else ""
+    async with db.transaction():
+        ids = [r[0] for r in await db.fetchall(f"SELECT id FROM memory_frames {where}")]
+        deleted = await FrameStore(db).delete_many(ids)
+        out: dict[str, Any] = {"action": mode, "frames_deleted": deleted}
+        if mode == "wipe_all":
+            await db.execute("DELETE FROM sessions")
+            out["warning"] = "every frame and session of this mind was deleted"
+        return out

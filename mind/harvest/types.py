@@ -1,0 +1,70 @@
+"""What every harvest adapter yields: items made of turns, with stable ids and their position.
+
+Adapters (one module per source in this package) are pure parsers: they read a path (file,
+directory or ``.zip``) or a string and *stream* :class:`HarvestItem` objects in a deterministic
+order, never holding a whole export in memory. The writer (``hive_mind``/``workers``) turns each
+turn into one frame; it never re-parses.
+
+Item model
+----------
+- A *conversation* item has one :class:`Turn` per message turn (the branch the user kept, in
+  order). Every other kind (memory, instruction, preference, artifact, rule, decision, document)
+  has one or more turns too: a document section, a memory, an instruction, each as one turn whose
+  ``role`` is ``"document"`` and whose ``speaker`` names where it came from.
+- ``item_id`` and ``turn_id`` are stable: the same input gives the same ids (:func:`stable_id`),
+  so a re-import writes nothing new and a newer export adds only what is new.
+- ``timestamp`` values are house ISO strings (UTC, ``Z``) or ``None`` when the source has none.
+- ``position`` says where the item sits in the input ("conversations.json: conversation 17"); it
+  goes into error messages and resume bookkeeping.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+Role = Literal["user", "assistant", "system", "tool", "document"]
+ItemKind = Literal[
+    "conversation", "memory", "instruction", "preference", "artifact", "rule", "decision",
+    "document",
+]
+ROLES: Final = ("user", "assistant", "system", "tool", "document")
+ITEM_KINDS: Final = (
+    "conversation", "memory", "instruction", "preference", "artifact", "rule", "decision",
+    "document",
+)
+STABLE_ID_HEX: Final = 40
+
+
+def stable_id(source: str, *parts: object) -> str:
+    """First 40 hex chars of sha256 over ``[source, *parts]`` joined by NUL (spec c.1).
+
+    ``None`` parts count as empty fields; numbers are stringified. Same input → same id.
+    """
+    fields = [source, *("" if p is None else str(p) for p in parts)]
+    return hashlib.sha256("\x00".join(fields).encode("utf-8")).hexdigest()[:STABLE_ID_HEX]
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One message turn (or one document section): becomes one frame."""
+
+    turn_id: str  # stable within the item (the source's message id, or a stable_id)
+    role: Role
+    speaker: str  # display name: "User", "ChatGPT", "Claude", "Alice", a file name …
+    text: str  # whole text; never truncated by an adapter
+    timestamp: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class HarvestItem:
+    item_id: str  # stable id of the conversation / document / memory
+    source: str  # adapter name: chatgpt, claude, claude-code, gemini, markdown, …
+    kind: ItemKind
+    title: str
+    turns: tuple[Turn, ...]
+    timestamp: str | None = None  # the item's own time (conversation start, file mtime …)
+    position: str = ""  # where in the input, for errors and progress
+    metadata: dict[str, Any] = field(default_factory=dict)
