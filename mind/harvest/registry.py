@@ -1,37 +1,32 @@
 """Source name → adapter. Each adapter is ``parse(target) -> Iterator[HarvestItem]`` where
-``target`` is a path (file, directory or ``.zip``) or, for ``url``, a URL string."""
+``target`` is a path (file, directory or ``.zip``) or, for ``url``, a URL string (markdown and
+plaintext also take raw text)."""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Final
+from typing import Final, cast
 
 from mind.harvest.errors import HarvestError
 from mind.harvest.types import HarvestItem
 
 Parse = Callable[[Path | str], Iterator[HarvestItem]]
 
-SOURCES: Final = (
-    "chatgpt", "claude", "claude-code", "gemini", "markdown", "plaintext", "pdf", "url",
-    "universal",
-)
+MODULES: Final = {
+    "chatgpt": "chatgpt", "claude": "claude", "claude-code": "claude_code", "gemini": "gemini",
+    "markdown": "markdown", "plaintext": "plaintext", "pdf": "pdf", "url": "url",
+    "universal": "universal",
+}
+SOURCES: Final = tuple(MODULES)
 
 
 def adapter(source: str) -> Parse:
-    """The parser for ``source``; unknown names are a clear error listing the known ones."""
-    from mind.harvest import (  # noqa: PLC0415 - adapters import heavy optional parsers lazily
-        chatgpt, claude, claude_code, gemini, markdown, pdf, plaintext, universal, url,
-    )
-
-    table: dict[str, Parse] = {
-        "chatgpt": chatgpt.parse, "claude": claude.parse, "claude-code": claude_code.parse,
-        "gemini": gemini.parse, "markdown": markdown.parse, "plaintext": plaintext.parse,
-        "pdf": pdf.parse, "url": url.parse, "universal": universal.parse,
-    }
-    try:
-        return table[source]
-    except KeyError:
+    """The parser for ``source`` (its module is imported on first use: pdf and url pull in
+    heavier libraries); unknown names are a clear error listing the known ones."""
+    if source not in MODULES:
         raise HarvestError(
-            f"unknown harvest source {source!r}; use one of: {', '.join(SOURCES)}"
-        ) from None
+            f"unknown harvest source {source!r}; use one of: {', '.join(SOURCES)}")
+    module = importlib.import_module(f"mind.harvest.{MODULES[source]}")
+    return cast(Parse, module.parse)

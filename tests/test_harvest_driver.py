@@ -1,0 +1,157 @@
+"""The harvest driver end to end on real mind files: frames, sessions, provenance, idempotent
+re-import, newer exports, resume after an interruption, errors that keep earlier batches."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mind.embeddings.registry import EmbeddingConfig
+from mind.harvest.errors import HarvestError
+from mind.harvest.types import HarvestItem, Turn, stable_id
+from mind.harvest_store import HarvestStore
+from workers.harvest import HarvestOptions, harvest
+from workers.runtime import EmbeddedRuntime, RuntimeConfig
+
+
+def conversation(n: int, turns: int = 3, *, text: str | None = None) -> HarvestItem:
+    item_id = stable_id("test", f"conv-{n}")
+    return HarvestItem(
+        item_id=item_id, source="universal", kind="conversation", title=f"Chat {n}",
+        turns=tuple(
+            Turn(turn_id=f"m{n}-{t}", role="user" if t % 2 == 0 else "assistant",
+                 speaker="Alice" if t % 2 == 0 else "Bot",
+                 text=text or f"conversation {n} message {t} about topic{n}",
+                 timestamp=f"2024-03-{1 + n % 27:02d}T10:{t:02d}:00.000Z")
+            for t in range(turns)
+        ),
+        timestamp="2024-03-01T00:00:00.000Z", position=f"item {n}",
+        metadata={"conversation_id": f"conv-{n}"},
+    )
+
+
+def items(count: int, fail_at: int | None = None, **kw: object) -> Iterator[HarvestItem]:
+    for n in range(count):
+        if n == fail_at:
+            raise HarvestError("unexpected end of data", path="export.json",
+                               position=f"conversation {n}")
+        yield conversation(n, **kw)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+async def runtime(tmp_path: Path):
+    rt = EmbeddedRuntime(RuntimeConfig(data_dir=tmp_path / "data",
+                                       embedding=EmbeddingConfig(provider="test")))
+    yield rt
+    await rt.close()
+
+
+@pytest.fixture
+def export(tmp_path: Path) -> Path:
+    path = tmp_path / "export.json"
+    path.write_text("version 1")
+    return path
+
+
+async def run(rt: EmbeddedRuntime, export: Path, gen, **kw):  # type: ignore[no-untyped-def]
+    return await harvest(rt.host, "personal", "universal", export, parse=lambda _t: gen,
+                         options=HarvestOptions(batch_frames=kw.pop("batch", 2000)),
+                         wait_idle=rt.wait_idle, **kw)
+
+
+async def test_frames_sessions_and_provenance(runtime: EmbeddedRuntime, export: Path) -> None:
+    summary = await run(runtime, export, items(5))
+    assert summary["status"] == "completed"
+    assert summary["items"] == 5 and summary["frames_created"] == 15
+    assert summary["pending_index"] == 0  # waited for cognify
+    mind = await runtime.host.reader("personal")
+    frame = await mind.frames.get_by_external_id(
+        f"universal:{stable_id('test', 'conv-2')}:m2-1")
+    assert frame is not None
+    assert frame.content == "Bot: conversation 2 message 1 about topic2"
+    assert frame.created_at == "2024-03-03T10:01:00.000Z"
+    assert frame.recorded_at > "2026"
+    assert frame.source == "import"
+    assert {k: frame.metadata[k] for k in ("source", "conversation_id", "message_id", "speaker",
+                                           "role", "title")} == {
+        "source": "universal", "conversation_id": "conv-2", "message_id": "m2-1",
+        "speaker": "Bot", "role": "assistant", "title": "Chat 2"}
+    session = await mind.sessions.get_by_gop_id(frame.gop_id)
+    assert session is not None and session.summary == "Chat 2"
+    gop = await mind.frames.get_gop_frames(frame.gop_id)
+    assert [f.t for f in gop] == [0, 1, 2]
+    assert (await mind.vectors.counts())["frame_vectors"] == 15
+
+
+async def test_reimport_is_idempotent_and_newer_export_adds_only_new(
+    runtime: EmbeddedRuntime, export: Path
+) -> None:
+    await run(runtime, export, items(4))
+    again = await run(runtime, export, items(4))
+    assert again["status"] == "unchanged" and again["frames_created"] == 0
+    export.write_text("version 2")  # a newer export: 2 more conversations
+    newer = await run(runtime, export, items(6))
+    assert newer["status"] == "completed"
+    assert newer["frames_created"] == 6 and newer["duplicates_skipped"] == 12
+    mind = await runtime.host.reader("personal")
+    assert await mind.frames.count() == 18
+    source = await HarvestStore(mind.db).source("universal")
+    assert source is not None
+    assert source["items_imported"] == 10 and source["frames_created"] == 18
+
+
+async def test_error_keeps_committed_batches_and_resume_continues(
+    runtime: EmbeddedRuntime, export: Path
+) -> None:
+    with pytest.raises(HarvestError, match=r"export.json, conversation 7: unexpected end") as err:
+        await run(runtime, export, items(10, fail_at=7), batch=6)
+    partial = err.value.summary  # type: ignore[attr-defined]
+    assert partial["status"] == "failed"
+    mind = await runtime.host.reader("personal")
+    committed = await mind.frames.count()
+    assert committed == 21  # items 0-6 (batches of two items, then the last one)
+    run_row = await HarvestStore(mind.db).run(partial["run_id"])
+    assert run_row is not None and run_row["status"] == "failed"
+    assert run_row["items_done"] == 7 and "conversation 7" in run_row["error"]
+
+    seen: list[int] = []
+
+    def counting() -> Iterator[HarvestItem]:
+        for item in items(10):
+            seen.append(int(item.position.split()[1]))
+            yield item
+
+    resumed = await run(runtime, export, counting(), batch=6)
+    assert resumed["resumed_from"] == 7
+    assert resumed["items"] == 3 and resumed["frames_created"] == 9
+    assert resumed["duplicates_skipped"] == 0  # skipped items were never re-sent
+    assert await mind.frames.count() == 30
+    assert (await HarvestStore(mind.db).run(partial["run_id"]))["status"] == "completed"
+
+
+async def test_long_message_stays_whole_and_oversized_is_a_clear_error(
+    runtime: EmbeddedRuntime, export: Path
+) -> None:
+    long_text = "word " * 6000  # 30,000 chars: chunked for embedding, never truncated
+    await run(runtime, export, iter([conversation(1, turns=1, text=long_text)]))
+    mind = await runtime.host.reader("personal")
+    (frame,) = await mind.frames.get_recent(5)
+    assert frame.content == f"Alice: {long_text}"
+    assert (await mind.vectors.counts())["chunk_vectors"] > 1
+
+    export.write_text("another")
+    huge = conversation(2, turns=1, text="x" * 2_000_001)
+    with pytest.raises(HarvestError, match=r"item 2: message m2-0 has 2,000,00"):
+        await run(runtime, export, iter([conversation(3, turns=2), huge]))
+    assert await mind.frames.count() == 3  # conversation 3 committed before the bad item
+
+
+async def test_item_with_more_turns_than_one_op(runtime: EmbeddedRuntime, export: Path) -> None:
+    summary = await run(runtime, export, items(3, turns=7), batch=4)
+    assert summary["items"] == 3 and summary["frames_created"] == 21
+    mind = await runtime.host.reader("personal")
+    for n in range(3):
+        gop = f"harvest:universal:{stable_id('test', f'conv-{n}')}"
+        assert [f.t for f in await mind.frames.get_gop_frames(gop)] == list(range(7))

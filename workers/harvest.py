@@ -1,0 +1,279 @@
+"""The harvest driver: adapter items → frames → bulk ``HarvestBatch`` ops through the actor.
+
+One session per item (conversation, document), one frame per turn with the turn's own time as
+``created_at`` and provenance in ``metadata`` (DESIGN §4 "Harvest"). Parsing runs in a thread
+(adapters are synchronous and CPU-bound) while up to ``in_flight`` batches are being committed,
+so parsing and writing overlap; each committed batch queues its cognify jobs through the
+actor's commit hook, so the embedding micro-batcher fills while the import runs.
+
+Resumable: a run is keyed by (source, path, content hash); each batch advances the run's
+``items_done`` in the same transaction as its frames, so a restarted import skips exactly the
+items already committed. Idempotent: every frame has a stable ``external_id``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from actors.host import MindHost
+from mind.frames import MAX_FRAME_CHARS
+from mind.harvest.errors import HarvestError
+from mind.harvest.registry import adapter
+from mind.harvest.types import HarvestItem, stable_id
+from mind.harvest_store import HarvestStore
+from queue_schemas import ops
+from queue_schemas.constants import MAX_EXTERNAL_ID_CHARS, MAX_FRAMES_PER_OP, Importance
+from workers.harvest_input import fingerprint_target
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[dict[str, Any]], None]
+BATCH_FRAMES: Final = 2_000
+IN_FLIGHT: Final = 3
+POLL_SECONDS: Final = 0.25
+
+
+@dataclass
+class HarvestOptions:
+    importance: Importance = "normal"
+    tags: list[str] = field(default_factory=list)
+    batch_frames: int = BATCH_FRAMES
+    in_flight: int = IN_FLIGHT
+    auto_sync: bool | None = None
+    interval_hours: int | None = None
+
+
+@dataclass
+class _Batch:
+    frames: list[ops.NewFrameOp] = field(default_factory=list)
+    titles: dict[str, str] = field(default_factory=dict)
+    conversations: list[str] = field(default_factory=list)
+    items: int = 0
+    skipped: int = 0
+    done: bool = False
+
+
+@dataclass
+class _Tally:
+    items: int = 0
+    turns: int = 0
+    created: int = 0
+    duplicates: int = 0
+
+
+def _external_id(source: str, item_id: str, turn_id: str) -> str:
+    ext = f"{source}:{item_id}:{turn_id}"
+    return ext if len(ext) <= MAX_EXTERNAL_ID_CHARS else f"{source}:{stable_id(source, ext)}"
+
+
+def item_frames(item: HarvestItem, options: HarvestOptions) -> list[ops.NewFrameOp]:
+    """One frame per non-empty turn; the speaker leads the content so "what did Alice say
+    about X" matches both lanes."""
+    gop = f"harvest:{item.source}:{item.item_id}"
+    conversation_id = str(item.metadata.get("conversation_id") or item.item_id)
+    out = []
+    for turn in item.turns:
+        if not turn.text.strip():
+            continue
+        if item.kind == "conversation":
+            content = f"{turn.speaker}: {turn.text}"
+        else:
+            titled = item.title and item.title not in turn.text[:200]
+            content = f"{item.title}\n\n{turn.text}" if titled else turn.text
+        if len(content) > MAX_FRAME_CHARS:
+            raise HarvestError(
+                f"message {turn.turn_id} has {len(content):,} characters; one memory holds at "
+                f"most {MAX_FRAME_CHARS:,}", position=item.position)
+        metadata: dict[str, Any] = {
+            **turn.metadata, "source": item.source, "conversation_id": conversation_id,
+            "message_id": turn.turn_id, "speaker": turn.speaker, "role": turn.role,
+            "title": item.title, "kind": item.kind,
+        }
+        if options.tags:
+            metadata["tags"] = list(options.tags)
+        out.append(ops.NewFrameOp(
+            gop_id=gop, content=content, importance=options.importance, source="import",
+            created_at=turn.timestamp or item.timestamp, metadata=metadata,
+            external_id=_external_id(item.source, item.item_id, turn.turn_id), dedup=False,
+        ))
+    return out
+
+
+class _Reader:
+    """Pulls whole items off the adapter iterator (in a thread) into batches."""
+
+    def __init__(self, items: Iterator[HarvestItem], skip: int, options: HarvestOptions) -> None:
+        self._items = items
+        self._skip = skip
+        self._options = options
+        self._carry: list[ops.NewFrameOp] = []
+        self.error: HarvestError | None = None
+
+    def next_batch(self) -> _Batch:
+        batch = _Batch()
+        limit = min(self._options.batch_frames, MAX_FRAMES_PER_OP)
+        while len(batch.frames) < limit:
+            if self._carry:  # the rest of an item with more turns than fit one op
+                take = self._carry[: limit - len(batch.frames)]
+                self._carry = self._carry[len(take):]
+                batch.frames += take
+                if not self._carry:
+                    batch.items += 1
+                continue
+            try:
+                item = next(self._items, None)
+                if item is not None and self._skip > 0:
+                    self._skip -= 1
+                    batch.skipped += 1
+                    continue
+                frames = item_frames(item, self._options) if item is not None else []
+            except HarvestError as exc:  # commit what came before, then report it
+                self.error = exc
+                item = None
+            if item is None:
+                batch.done = True
+                break
+            if frames:
+                batch.titles[frames[0].gop_id] = item.title[:500]
+                batch.conversations.append(str(item.metadata.get("conversation_id")
+                                               or item.item_id)[:500])
+            room = limit - len(batch.frames)
+            batch.frames += frames[:room]
+            self._carry = frames[room:]
+            if not self._carry:
+                batch.items += 1
+        return batch
+
+
+async def harvest(
+    host: MindHost, mind_id: str, source: str, target: Path | str, *,
+    options: HarvestOptions | None = None, progress: Progress | None = None,
+    wait_idle: Callable[[float | None], Awaitable[bool]] | None = None,
+    parse: Callable[[Path | str], Iterator[HarvestItem]] | None = None,
+) -> dict[str, Any]:
+    """Import ``target`` with the ``source`` adapter into ``mind_id``; returns a summary.
+
+    A :class:`HarvestError` is raised after the batches before it were committed and the
+    run was recorded as failed (its ``summary`` attribute holds the partial summary)."""
+    options = options or HarvestOptions()
+    parse = parse or adapter(source)
+    started = time.monotonic()
+    path_label, content_hash = await asyncio.to_thread(fingerprint_target, source, target)
+    # no content hash (a URL): every run is new, nothing to resume or to call unchanged
+    salt = "" if content_hash else str(time.time_ns())
+    run_id = stable_id("harvest-run", source, path_label, content_hash, salt)[:32]
+    store = HarvestStore((await host.reader(mind_id)).db)
+    previous = await store.run(run_id)
+    summary: dict[str, Any] = {
+        "source": source, "path": path_label, "mind": mind_id, "run_id": run_id,
+        "content_hash": content_hash, "status": "running", "items": 0, "frames_created": 0,
+        "duplicates_skipped": 0, "resumed_from": 0,
+    }
+    if previous is not None and previous["status"] == "completed":
+        summary.update(status="unchanged", items=0)
+        return await _finish_summary(host, mind_id, summary, started, progress, wait_idle)
+    skip = int(previous["items_done"]) if previous is not None else 0
+    summary["resumed_from"] = skip
+    tally = _Tally()
+    reader = _Reader(iter(parse(target)), skip, options)
+    pending: list[asyncio.Task[Any]] = []
+    common: dict[str, Any] = {"source": source[:100], "run_id": run_id,
+                              "source_path": path_label[:4096], "content_hash": content_hash}
+
+    async def settle(task: asyncio.Task[Any]) -> None:
+        result = await task
+        frames = result["frames"] if isinstance(result, dict) else []
+        tally.created += sum(1 for f in frames if f["created"])
+        tally.duplicates += sum(1 for f in frames if not f["created"])
+
+    try:
+        while True:
+            batch = await asyncio.to_thread(reader.next_batch)
+            if batch.frames or batch.items:
+                op = ops.HarvestBatch(
+                    mind_id=mind_id, conversation_ids=batch.conversations, frames=batch.frames,
+                    titles=batch.titles, items=batch.items,
+                    cursor=str(skip + tally.items + batch.items), **common)
+                pending.append(asyncio.ensure_future(host.submit(mind_id, op)))
+                tally.items += batch.items
+                tally.turns += len(batch.frames)
+            while len(pending) >= max(1, options.in_flight) or (batch.done and pending):
+                await settle(pending.pop(0))
+            if progress:
+                progress({"phase": "parse", "items": skip + tally.items,
+                          "frames_written": tally.created, "duplicates": tally.duplicates})
+            if batch.done:
+                break
+        if reader.error is not None:
+            raise reader.error
+    except Exception as exc:
+        for task in pending:
+            try:
+                await settle(task)
+            except Exception:
+                log.exception("harvest batch failed while stopping")
+        summary.update(status="failed", error=str(exc), items=tally.items,
+                       frames_created=tally.created, duplicates_skipped=tally.duplicates)
+        await _record(host, mind_id, summary, options, error=str(exc))
+        if isinstance(exc, HarvestError):
+            exc.summary = summary  # type: ignore[attr-defined]
+        raise
+    summary.update(status="completed", items=tally.items, frames_created=tally.created,
+                   duplicates_skipped=tally.duplicates)
+    await _record(host, mind_id, summary, options)
+    return await _finish_summary(host, mind_id, summary, started, progress, wait_idle)
+
+
+async def _record(host: MindHost, mind_id: str, summary: dict[str, Any],
+                  options: HarvestOptions, error: str | None = None) -> None:
+    args: dict[str, Any] = {
+        "run_id": summary["run_id"], "source": summary["source"], "status": summary["status"],
+        "path": summary["path"], "content_hash": summary["content_hash"],
+        "items": summary["items"], "frames": summary["frames_created"], "error": error,
+        "auto_sync": options.auto_sync, "interval_hours": options.interval_hours,
+    }
+    await host.submit(mind_id, ops.MindCall(mind_id=mind_id, method="harvest.finish", args=args))
+
+
+async def _finish_summary(
+    host: MindHost, mind_id: str, summary: dict[str, Any], started: float,
+    progress: Progress | None, wait_idle: Callable[[float | None], Awaitable[bool]] | None,
+) -> dict[str, Any]:
+    reader = await host.reader(mind_id)
+    if wait_idle is not None:
+        waiter = asyncio.ensure_future(wait_idle(None))
+        while not waiter.done():
+            if progress:
+                progress({"phase": "index", "items": summary["items"],
+                          "frames_written": summary["frames_created"],
+                          "pending_index": await reader.outbox.count()})
+            await asyncio.wait({waiter}, timeout=POLL_SECONDS)
+        await waiter
+    summary["pending_index"] = await reader.outbox.count()
+    summary["elapsed_seconds"] = round(time.monotonic() - started, 3)
+    if progress:
+        progress({"phase": "done", "items": summary["items"],
+                  "frames_written": summary["frames_created"],
+                  "pending_index": summary["pending_index"]})
+    return summary
+
+
+async def harvest_stale(host: MindHost, mind_id: str) -> list[dict[str, Any]]:
+    """Re-harvest every auto-sync source of a mind whose interval has passed (maintenance)."""
+    store = HarvestStore((await host.reader(mind_id)).db)
+    out = []
+    for row in await store.stale():
+        if not row["source_path"]:
+            continue
+        try:
+            out.append(await harvest(host, mind_id, row["source"], row["source_path"]))
+        except Exception as exc:
+            log.exception("auto-sync of %s for %s failed", row["source"], mind_id)
+            out.append({"source": row["source"], "status": "failed", "error": str(exc)})
+    return out
