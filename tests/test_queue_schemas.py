@@ -425,7 +425,7 @@ def test_payload_must_be_an_object(data: object) -> None:
 def test_kinds_are_registered_and_disjoint() -> None:
     assert set(JOB_KINDS) == {"cognify", "reembed"}
     assert set(OP_KINDS) == {"save_frames", "apply_index", "compact", "reconcile",
-                             "reembed_mind", "dedupe", "touch", "harvest_batch", "erase"}
+                             "reembed_mind", "dedupe", "touch", "harvest_batch", "erase", "call"}
     assert not set(JOB_KINDS) & set(OP_KINDS)
     assert len(JOB_MODELS) == len(JOB_KINDS) and len(OP_MODELS) == len(OP_KINDS)
     for model in (*JOB_MODELS, *OP_MODELS):
@@ -926,3 +926,15 @@ async def test_arq_worker_round_trip_with_results_and_failures(arq_pool: Any) ->
     assert evil is not None and evil.success is False
     assert evil.result["error"] == "DeserializationError"
     assert TRIPPED == []  # neither unpickled nor executed
+
+
+def test_mind_call_rejects_unknown_methods_and_non_finite_args() -> None:
+    ok = parse_op({"kind": "call", "v": 1, "mind_id": "personal", "op_id": "c1",
+                   "method": "awareness.add", "args": {"category": "task", "content": "x"}})
+    assert ok.kind == "call"
+    with pytest.raises(ValueError, match="method"):
+        parse_op({"kind": "call", "v": 1, "mind_id": "personal", "op_id": "c2",
+                  "method": "os.system", "args": {}})
+    with pytest.raises(ValueError, match="finite"):
+        parse_op({"kind": "call", "v": 1, "mind_id": "personal", "op_id": "c3",
+                  "method": "relation.create", "args": {"confidence": float("nan")}})

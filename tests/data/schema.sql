@@ -25,6 +25,8 @@ CREATE INDEX idx_frames_hash ON memory_frames(content_hash);
 CREATE INDEX idx_frames_importance_recorded ON memory_frames(importance, recorded_at);
 -- index idx_frames_type_gop on memory_frames
 CREATE INDEX idx_frames_type_gop ON memory_frames(frame_type, gop_id);
+-- index idx_harvest_runs_source on harvest_runs
+CREATE INDEX idx_harvest_runs_source ON harvest_runs(source, source_path);
 -- index idx_kg_entity_frames_frame on kg_entity_frames
 CREATE INDEX idx_kg_entity_frames_frame ON kg_entity_frames(frame_id);
 -- index idx_pending_enqueued on pending_index
@@ -88,6 +90,22 @@ CREATE TABLE frame_references (
   ref_frame_id  INTEGER NOT NULL REFERENCES memory_frames(id) ON DELETE CASCADE,
   position      INTEGER NOT NULL,
   PRIMARY KEY (frame_id, ref_frame_id)
+) WITHOUT ROWID;
+-- table harvest_runs on harvest_runs
+CREATE TABLE harvest_runs (
+  run_id         TEXT PRIMARY KEY,
+  source         TEXT NOT NULL,
+  source_path    TEXT NOT NULL DEFAULT '',
+  content_hash   TEXT NOT NULL DEFAULT '',
+  status         TEXT NOT NULL DEFAULT 'running'
+                 CHECK (status IN ('running', 'completed', 'failed')),
+  items_done     INTEGER NOT NULL DEFAULT 0,
+  frames_created INTEGER NOT NULL DEFAULT 0,
+  cursor         TEXT,
+  error          TEXT,
+  started_at     TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+  updated_at     TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+  finished_at    TEXT
 ) WITHOUT ROWID;
 -- table harvest_sources on harvest_sources
 CREATE TABLE harvest_sources (
