@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 
 SCOPES = ("personal", "workspace", "current", "all")
 CLEANUP_FRAME_MODES = ("compact", "reconcile", "wipe_imports", "wipe_all")
-MAINTENANCE_KINDS = ("compact", "reconcile", "reembed", "dedupe")
+MAINTENANCE_KINDS = ("compact", "reconcile", "reembed", "dedupe", "sync")
 ENTITY_TYPES = ("person", "project", "concept", "organization", "technology", "tool",
                 "location", "event")
 
@@ -339,7 +339,8 @@ class HiveMind:
 
     async def maintenance(self, kind: str, *, workspace: str | None = None,
                           all_minds: bool = False) -> dict[str, Any]:
-        """Run ``compact``, ``reconcile``, ``reembed`` or ``dedupe`` on one mind or on all."""
+        """Run ``compact``, ``reconcile``, ``reembed``, ``dedupe`` or ``sync`` (re-harvest stale
+        auto-sync sources) on one mind or on all."""
         if kind not in MAINTENANCE_KINDS:
             raise ValidationError(f"maintenance must be one of {list(MAINTENANCE_KINDS)}")
         targets = ([None, *(w["id"] for w in self.workspaces.list())] if all_minds
@@ -360,6 +361,10 @@ class HiveMind:
             result["requeued"] = await self.runtime.sweep(self.mind_id(workspace))
             result.pop("requeue", None)
             return result
+        if kind == "sync":  # re-harvest auto-sync sources whose interval has passed
+            from workers.harvest import harvest_stale
+
+            return {"synced": await harvest_stale(self.runtime.host, self.mind_id(workspace))}
         embedder = await self.runtime.embedder_ready()
         if embedder.degraded:
             raise ValidationError("no working embedder to re-embed with: "

@@ -155,3 +155,28 @@ async def test_item_with_more_turns_than_one_op(runtime: EmbeddedRuntime, export
     for n in range(3):
         gop = f"harvest:universal:{stable_id('test', f'conv-{n}')}"
         assert [f.t for f in await mind.frames.get_gop_frames(gop)] == list(range(7))
+
+
+async def test_auto_sync_reharvests_stale_sources(tmp_path: Path) -> None:
+    from hive_mind.facade import HiveMind
+
+    export = tmp_path / "notes.md"
+    export.write_text("# Garden\n\nThe tomatoes need water on Tuesdays.\n")
+    async with await HiveMind.open(data_dir=tmp_path / "d", embedding_provider="test") as hm:
+        first = await hm.harvest("markdown", export, auto_sync=True, sync_interval_hours=1)
+        assert first["frames_created"] == 1
+        (source,) = await hm.harvest_sources()
+        assert source["auto_sync"] and source["source_path"] == str(export.resolve())
+        assert (await hm.maintenance("sync"))["minds"]["personal"]["synced"] == []  # not due
+        from mind.db import Database
+
+        db = await Database.open(hm.runtime.host.path("personal"))  # age it: a second writer
+        await db.execute("UPDATE harvest_sources SET last_synced_at = '2020-01-01T00:00:00.000Z'")
+        await db.close()
+        export.write_text("# Garden\n\nThe tomatoes need water on Tuesdays.\n\n"
+                          "## Roses\n\nPrune the roses in February.\n")
+        synced = (await hm.maintenance("sync"))["minds"]["personal"]["synced"]
+        assert [s["status"] for s in synced] == ["completed"]
+        assert synced[0]["frames_created"] == 1  # only the new section
+        hits = await hm.recall("prune roses")
+        assert "February" in hits[0]["content"]
