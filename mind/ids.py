@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from mind.errors import InvalidIdError
 
 MAX_ID_LENGTH = 200
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")  # exactly Unicode category Cc
 _SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
 
 
@@ -19,7 +19,7 @@ def validate_id(value: object, what: str = "gop_id") -> str:
         raise InvalidIdError(f"{what} must not be empty")
     if len(value) > MAX_ID_LENGTH:
         raise InvalidIdError(f"{what} is longer than {MAX_ID_LENGTH} characters")
-    if any(unicodedata.category(ch) == "Cc" for ch in value):
+    if _CONTROL.search(value):
         raise InvalidIdError(f"{what} {value!r} contains control characters")
     return value
 

@@ -1,0 +1,304 @@
+"""Gemini exports → conversation items (spec c.5, plus the real Google Takeout format).
+
+1. **Google Takeout "My Activity"** (``Takeout/My Activity/Gemini Apps/MyActivity.json``, given
+   as the file, the Takeout directory or the ``.zip``): an array of records ``{header, title,
+   time, products, safeHtmlItem, attachedFiles, subtitles}``, streamed with ``ijson``. Takeout has
+   no thread ids, so **each "Prompted …" record is one conversation item**: the prompt (``User``)
+   and the HTML response as text (``Gemini``). Grouping by day would invent threads and change an
+   item whenever a newer export adds to that day; ``metadata["day"]`` lets a reader regroup. Ids:
+   ``stable_id("gemini", "takeout", time, prompt)``. Non-prompt records ("Used Gemini Apps",
+   "Created Gem", "Gave feedback") are skipped; an export of another product is an error.
+2. **The simple JSON dump** of the original: an array of conversations, ``{conversations: […]}``,
+   one ``{history|messages|turns: […]}`` conversation or a bare array of messages (``role``/
+   ``author``/``sender`` with ``parts``/``text``/``content``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any, Final
+
+import ijson
+
+from mind.harvest import inputs
+from mind.harvest.errors import HarvestError
+from mind.harvest.html import html_to_text
+from mind.harvest.inputs import CountingReader
+from mind.harvest.plaintext import file_timestamp
+from mind.harvest.types import HarvestItem, Role, Turn, stable_id
+from mind.timeutil import format_ts, is_strict_iso, normalize_ts
+
+SOURCE: Final = "gemini"
+TAKEOUT_FILE: Final = "MyActivity.json"
+PROMPT_PREFIX: Final = "Prompted "
+_PRODUCT_WORDS: Final = ("gemini", "bard")
+_USER_ROLES: Final = frozenset({"user", "human"})
+_ASSISTANT_ROLES: Final = frozenset({"model", "assistant", "gemini", "bard"})
+_TITLE_CHARS: Final = 80
+
+
+def _short(text: str, fallback: str) -> str:
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), fallback)
+    return first if len(first) <= _TITLE_CHARS else first[: _TITLE_CHARS - 1].rstrip() + "…"
+
+
+def _first(record: dict[str, Any], *keys: str) -> Any:
+    return next((record[k] for k in keys if record.get(k) not in (None, "")), None)
+
+
+def _timestamp(value: object) -> str | None:
+    """Strict ISO strings and epoch numbers (seconds, or milliseconds when huge) → house ISO."""
+    try:
+        if isinstance(value, str) and is_strict_iso(value.strip()):
+            return normalize_ts(value.strip())
+        if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+            return format_ts(datetime.fromtimestamp(value / 1000 if value > 1e11 else value, UTC))
+    except (ValueError, OverflowError, OSError):
+        pass
+    return None
+
+
+def _names(value: object) -> list[str]:
+    """Names from a list of strings or ``{name|title|fileName}`` objects."""
+    entries = value if isinstance(value, list) else []
+    names = [e if isinstance(e, str) else _first(e, "name", "title", "fileName")
+             for e in entries if isinstance(e, str | dict)]
+    return [n.strip() for n in names if isinstance(n, str) and n.strip()]
+
+
+# -- Takeout "My Activity" --------------------------------------------------------------------
+def _is_takeout_record(record: object) -> bool:
+    return isinstance(record, dict) and "title" in record and (
+        "header" in record or "products" in record)
+
+
+def _is_gemini_record(record: dict[str, Any]) -> bool:
+    products = record.get("products")
+    labels = [str(record.get("header", "")), *(products if isinstance(products, list) else [])]
+    return any(word in str(label).lower() for label in labels for word in _PRODUCT_WORDS)
+
+
+def _takeout_item(record: dict[str, Any], position: str) -> HarvestItem | None:
+    title = record.get("title")
+    if not isinstance(title, str) or not title.startswith(PROMPT_PREFIX):
+        return None  # an activity marker ("Used Gemini Apps", "Created Gem" …), not an exchange
+    prompt = title[len(PROMPT_PREFIX):].strip()
+    html_items = record.get("safeHtmlItem")
+    responses = (html_to_text(e["html"]) for e in (html_items or []) if isinstance(e, dict)
+                 and isinstance(e.get("html"), str)) if isinstance(html_items, list) else ()
+    response = "\n\n".join(r for r in responses if r.strip())
+    attached = _names(record.get("attachedFiles"))
+    user_text = "\n\n".join([*([prompt] if prompt else []),
+                              *(f"[Attached file: {name}]" for name in attached)])
+    if not user_text and not response:
+        return None
+    raw_time = record.get("time")
+    when = _timestamp(raw_time)
+    item_id = stable_id(SOURCE, "takeout", raw_time, prompt)
+    turns = [Turn(stable_id(SOURCE, item_id, "user"), "user", "User", user_text, when,
+                  {"attached_files": attached} if attached else {})] if user_text else []
+    if response:
+        turns.append(Turn(stable_id(SOURCE, item_id, "assistant"), "assistant", "Gemini",
+                          response, when))
+    meta = {"format": "takeout-my-activity", "time": raw_time, "day": when and when[:10],
+            "subtitles": _names(record.get("subtitles")), "attached_files": attached}
+    return HarvestItem(
+        item_id=item_id, source=SOURCE, kind="conversation",
+        title=_short(prompt, "Gemini exchange"), turns=tuple(turns), timestamp=when,
+        position=position, metadata={k: v for k, v in meta.items() if v},
+    )
+
+
+# -- the simple JSON dump -----------------------------------------------------------------------
+def _role(entry: dict[str, Any]) -> Role | None:
+    """user|human → user; model|assistant|gemini|bard → assistant; system and others → None."""
+    value = str(_first(entry, "role", "author", "sender") or "").strip().lower()
+    return "user" if value in _USER_ROLES else "assistant" if value in _ASSISTANT_ROLES else None
+
+
+def _part_text(part: object) -> str:
+    if isinstance(part, str) or not isinstance(part, dict):
+        return part if isinstance(part, str) else ""
+    if isinstance(part.get("text"), str):
+        return str(part["text"])
+    if isinstance(data := _first(part, "fileData", "file_data"), dict):
+        label = _first(data, "displayName", "fileUri", "file_uri", "mimeType", "mime_type")
+        return f"[Shared file: {label or 'file'}]"
+    if isinstance(data := _first(part, "inlineData", "inline_data"), dict):
+        return f"[Shared media: {_first(data, 'mimeType', 'mime_type') or 'unknown'}]"
+    return ""
+
+
+def _entry_text(entry: dict[str, Any]) -> str:
+    for value in (entry.get("parts"), entry.get("text"), entry.get("content")):
+        if isinstance(value, dict) and isinstance(value.get("parts"), list):
+            value = value["parts"]
+        text = ("\n".join(t for t in map(_part_text, value) if t) if isinstance(value, list)
+                else value if isinstance(value, str) else "")
+        if text.strip():
+            return text.strip()
+    return ""
+
+
+def _entries(conversation: dict[str, Any]) -> list[Any]:
+    value = _first(conversation, "messages", "turns", "history")
+    return value if isinstance(value, list) else []
+
+
+def _conversation_item(conversation: dict[str, Any], position: str,
+                       fallback_ts: str | None) -> HarvestItem | None:
+    rows: list[tuple[int, Role, str, str | None, object]] = []
+    for index, entry in enumerate(_entries(conversation)):
+        role = _role(entry) if isinstance(entry, dict) else None
+        if role is not None and (text := _entry_text(entry)):
+            rows.append((index, role, text,
+                         _timestamp(_first(entry, "createTime", "create_time", "timestamp")),
+                         _first(entry, "id", "messageId", "message_id")))
+    if not rows:
+        return None
+    title = _first(conversation, "title", "name")
+    model = _first(conversation, "model", "modelVersion", "model_version")
+    raw_time = _first(conversation, "createTime", "create_time", "timestamp", "created_at")
+    conv_id = _first(conversation, "id", "conversationId", "conversation_id")
+    digest = stable_id(SOURCE, *(f"{role}:{text}" for _, role, text, _, _ in rows))
+    item_id = stable_id(SOURCE, str(conv_id) if conv_id is not None
+                        else f"{title}\x00{raw_time}\x00{model}\x00{digest}")
+    turns = tuple(
+        Turn(str(mid) if mid is not None else stable_id(SOURCE, item_id, i, role), role,
+             "User" if role == "user" else "Gemini", text, when)
+        for i, role, text, when, mid in rows
+    )
+    when = _timestamp(raw_time) or next((t.timestamp for t in turns if t.timestamp), None)
+    first_user = next((t.text for t in turns if t.role == "user"), "")
+    meta = {"format": "gemini-json", "message_count": len(turns),
+            "conversation_id": conv_id and str(conv_id), "model": model and str(model)}
+    return HarvestItem(
+        item_id=item_id, source=SOURCE, kind="conversation",
+        title=str(title) if title else _short(first_user, "Gemini conversation"),
+        turns=turns, timestamp=when or fallback_ts, position=position,
+        metadata={k: v for k, v in meta.items() if v is not None},
+    )
+
+
+# -- streaming dispatch ---------------------------------------------------------------------------
+def _conversations(elements: Iterable[Any], name: str, fallback_ts: str | None
+                   ) -> Iterator[HarvestItem]:
+    for n, element in enumerate(elements, start=1):
+        if not isinstance(element, dict):
+            raise HarvestError("expected a JSON object", path=name, position=f"element {n}")
+        position = f"{Path(name).name}: conversation {n}"
+        if (item := _conversation_item(element, position, fallback_ts)) is not None:
+            yield item
+
+
+def _takeout(first: dict[str, Any], records: Iterator[Any], name: str) -> Iterator[HarvestItem]:
+    others: set[str] = set()
+    gemini = 0
+    for n, record in enumerate(itertools.chain([first], records), start=1):
+        if not isinstance(record, dict):
+            raise HarvestError("expected a JSON object", path=name, position=f"record {n}")
+        if not _is_gemini_record(record):
+            others.add(str(record.get("header", "?")))
+            continue
+        gemini += 1
+        if (item := _takeout_item(record, f"{Path(name).name}: record {n}")) is not None:
+            yield item
+    if not gemini and others:
+        raise HarvestError(f"My Activity of {', '.join(sorted(others))}, not of Gemini Apps",
+                           path=name)
+
+
+def _from_array(events: Iterable[Any], name: str, fallback_ts: str | None
+                ) -> Iterator[HarvestItem]:
+    elements = ijson.items(events, "item")
+    first = next(elements, None)
+    if first is None:
+        return
+    if _is_takeout_record(first):
+        yield from _takeout(first, elements, name)
+    elif isinstance(first, dict) and _entries(first):
+        yield from _conversations(itertools.chain([first], elements), name, fallback_ts)
+    elif isinstance(first, dict) and _role(first) is not None:  # one bare list of messages
+        messages = [first, *elements]
+        yield from _conversations([{"messages": messages}], name, fallback_ts)
+    else:
+        keys = sorted(first)[:8] if isinstance(first, dict) else type(first).__name__
+        raise HarvestError(f"not a Gemini export (first element: {keys})", path=name,
+                           position="element 1")
+
+
+def _from_object(events: Iterable[Any], name: str, fallback_ts: str | None
+                 ) -> Iterator[HarvestItem]:
+    document = dict(ijson.kvitems(events, ""))  # the simple dump is small: built whole
+    conversations = document.get("conversations")
+    if isinstance(conversations, list):
+        yield from _conversations(conversations, name, fallback_ts)
+    elif _entries(document):
+        yield from _conversations([document], name, fallback_ts)
+    else:
+        raise HarvestError(f"not a Gemini export (top-level keys: {sorted(document)[:8]})",
+                           path=name)
+
+
+def parse_stream(stream: IO[bytes] | CountingReader, name: str, fallback_ts: str | None = None
+                 ) -> Iterator[HarvestItem]:
+    """Stream one JSON document (Takeout or simple dump) into items."""
+    events = ijson.parse(stream, use_float=True)
+    try:
+        try:
+            first = next(events)
+        except ijson.IncompleteJSONError as exc:
+            if "premature EOF" not in str(exc):
+                raise
+            raise HarvestError("empty file, expected JSON", path=name) from exc
+        chained = itertools.chain([first], events)
+        if first[1] == "start_array":
+            yield from _from_array(chained, name, fallback_ts)
+        elif first[1] == "start_map":
+            yield from _from_object(chained, name, fallback_ts)
+        else:
+            raise HarvestError("not a Gemini export (top-level JSON is not an array or object)",
+                               path=name)
+    except HarvestError:
+        raise
+    except (ijson.JSONError, UnicodeDecodeError) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        where = getattr(stream, "position", None)
+        raise HarvestError(f"malformed JSON ({reason})", path=name,
+                           position=f"near byte {where:,}" if where is not None else "") from exc
+
+
+def _find_takeout(where: Path, names: list[str]) -> str:
+    """The Gemini Apps ``MyActivity.json`` among ``names`` (shallowest), or a clear error."""
+    candidates = [n for n in names if n.rsplit("/", 1)[-1] == TAKEOUT_FILE
+                  and any(word in n.lower() for word in _PRODUCT_WORDS)]
+    if (member := inputs.find_member(candidates, TAKEOUT_FILE)) is not None:
+        return member
+    if any(n.lower().endswith("myactivity.html") and "gemini" in n.lower() for n in names):
+        raise HarvestError("only the HTML My Activity export was found; re-export Gemini Apps "
+                           "activity from Google Takeout choosing the JSON format",
+                           path=str(where))
+    raise HarvestError(f"no Gemini Apps {TAKEOUT_FILE} found (expected Takeout/My Activity/"
+                       f"Gemini Apps/{TAKEOUT_FILE})", path=str(where))
+
+
+def parse(target: Path | str) -> Iterator[HarvestItem]:
+    """A Gemini JSON file, a Takeout directory or a Takeout ``.zip`` → conversation items."""
+    path = Path(target)
+    if not path.exists():
+        raise HarvestError("no such file or directory", path=str(path))
+    if inputs.is_zip(path):
+        member = _find_takeout(path, inputs.zip_members(path))
+        with inputs.open_member(path, member) as stream:
+            yield from parse_stream(stream, f"{path}!{member}")
+        return
+    if path.is_dir():
+        found = [Path(folder, f).relative_to(path).as_posix()
+                 for folder, _, files in os.walk(path) for f in files]
+        path = path / _find_takeout(path, found)
+    with inputs.open_binary(path) as stream:
+        yield from parse_stream(stream, str(path), file_timestamp(path))

@@ -1,0 +1,207 @@
+"""A web page → one document item (spec c.8 URL, fixed).
+
+``parse(url)`` fetches with ``httpx`` (timeout 15 s, redirects followed, response size capped
+while streaming) and dispatches on the content type: HTML is turned into structured text by
+:mod:`mind.harvest.html` and cut at its headings into one turn per section (kept whole, never
+cut at 4000 characters); ``text/markdown`` is cut the same way; ``text/plain`` is split like
+:mod:`mind.harvest.plaintext`; a PDF goes through :mod:`mind.harvest.pdf`. Only ``http``/``https``;
+a non-2xx status, a timeout or an oversized body is a :class:`HarvestError` naming the URL.
+Ids are stable: ``stable_id("url", url)`` for the item (the fragment dropped) and
+``(url, section index, heading)`` for turns; the item time is the ``Last-Modified`` header, if any.
+"""
+
+from __future__ import annotations
+
+import codecs
+import dataclasses
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+from typing import Final
+from urllib.parse import urldefrag, urlsplit
+
+import httpx
+
+from mind.harvest import html as html_text
+from mind.harvest import pdf
+from mind.harvest.errors import HarvestError
+from mind.harvest.inputs import looks_binary
+from mind.harvest.markdown import bold_terms, section_turns, split_sections
+from mind.harvest.plaintext import split_parts
+from mind.harvest.types import HarvestItem, Turn, stable_id
+from mind.timeutil import format_ts
+
+SOURCE: Final = "url"
+USER_AGENT: Final = "hive-mind/0.1 (knowledge harvester)"
+TIMEOUT_SECONDS: Final = 15.0
+MAX_RESPONSE_BYTES: Final = 20 * 1024**2
+_HTML_TYPES: Final = ("text/html", "application/xhtml+xml")
+_MARKDOWN_TYPES: Final = ("text/markdown", "text/x-markdown")
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9._:-]+)""", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    url: str  # as requested (fragment dropped)
+    final_url: str  # after redirects
+    content_type: str  # lower-case media type without parameters; "" when absent
+    charset: str | None
+    body: bytes
+    last_modified: str | None  # house ISO
+
+
+def check_url(url: str) -> str:
+    """The URL without its fragment; only absolute http(s) URLs with a host pass."""
+    parts = urlsplit(url.strip())
+    if parts.scheme.lower() not in ("http", "https"):
+        raise HarvestError(
+            f"unsupported URL scheme {parts.scheme or '(none)'!r}: only http and https",
+            path=url,
+        )
+    if not parts.hostname:
+        raise HarvestError("URL has no host", path=url)
+    return urldefrag(url.strip()).url
+
+
+def _last_modified(value: str | None) -> str | None:
+    if not value:
+        return None
+    try:
+        return format_ts(parsedate_to_datetime(value))
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+def fetch(url: str, *, max_bytes: int = MAX_RESPONSE_BYTES,
+          timeout: float = TIMEOUT_SECONDS) -> Fetched:
+    """GET ``url``; the body is read in chunks and refused beyond ``max_bytes``."""
+    url = check_url(url)
+    headers = {"User-Agent": USER_AGENT, "Accept": "text/html, text/plain, application/pdf, */*"}
+    try:
+        with (
+            httpx.Client(timeout=timeout, follow_redirects=True, headers=headers) as client,
+            client.stream("GET", url) as response,
+        ):
+            if not response.is_success:
+                raise HarvestError(
+                    f"HTTP {response.status_code} {response.reason_phrase}".rstrip(), path=url
+                )
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > max_bytes:
+                raise HarvestError(
+                    f"response is {int(declared):,} bytes; the limit is {max_bytes:,}", path=url
+                )
+            chunks: list[bytes] = []
+            size = 0
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > max_bytes:
+                    raise HarvestError(f"response exceeds the limit of {max_bytes:,} bytes",
+                                       path=url, position=f"byte {size:,}")
+                chunks.append(chunk)
+            media = response.headers.get("content-type", "").split(";")[0].strip().lower()
+            return Fetched(
+                url=url, final_url=str(response.url), content_type=media,
+                charset=response.charset_encoding, body=b"".join(chunks),
+                last_modified=_last_modified(response.headers.get("last-modified")),
+            )
+    except httpx.TimeoutException as exc:
+        raise HarvestError(f"timed out after {timeout:g} s ({type(exc).__name__})",
+                           path=url) from exc
+    except httpx.HTTPError as exc:
+        raise HarvestError(f"fetch failed ({type(exc).__name__}: {exc})", path=url) from exc
+
+
+def _decode(body: bytes, charset: str | None, *, sniff_meta: bool) -> str:
+    if not charset and sniff_meta:
+        match = _META_CHARSET.search(body[:4096])
+        charset = match.group(1).decode("ascii") if match else None
+    if body.startswith(codecs.BOM_UTF8):
+        charset = "utf-8-sig"
+    try:
+        codec = codecs.lookup(charset or "utf-8").name
+    except LookupError:
+        codec = "utf-8"
+    return body.decode(codec, errors="replace")
+
+
+def _sections_item(fetched: Fetched, text: str, *, title: str,
+                   metadata: dict[str, object]) -> HarvestItem:
+    sections = split_sections(text)
+    if not sections:
+        raise HarvestError("no readable text on the page", path=fetched.url)
+    host = urlsplit(fetched.url).hostname or fetched.url
+    turns = tuple(section_turns(SOURCE, fetched.url, sections, speaker=host,
+                                timestamp=fetched.last_modified))
+    entities = bold_terms(text)
+    meta = {**metadata, "sections": len(turns), "chars": len(text)}
+    if entities:
+        meta["entities"] = entities
+    return _item(fetched, title, turns, meta)
+
+
+def _item(fetched: Fetched, title: str, turns: tuple[Turn, ...],
+          metadata: dict[str, object]) -> HarvestItem:
+    meta: dict[str, object] = {"url": fetched.url, "content_type": fetched.content_type,
+                               **metadata}
+    if fetched.final_url != fetched.url:
+        meta["final_url"] = fetched.final_url
+    return HarvestItem(
+        item_id=stable_id(SOURCE, fetched.url), source=SOURCE, kind="document",
+        title=title or fetched.url, turns=turns, timestamp=fetched.last_modified,
+        position=fetched.url, metadata=meta,
+    )
+
+
+def _plain_item(fetched: Fetched, text: str) -> HarvestItem:
+    parts = split_parts(text)
+    if not parts:
+        raise HarvestError("no readable text at this URL", path=fetched.url)
+    host = urlsplit(fetched.url).hostname or fetched.url
+    turns = tuple(
+        Turn(turn_id=stable_id(SOURCE, fetched.url, i), role="document", speaker=host,
+             text=part, timestamp=fetched.last_modified,
+             metadata={"part": i + 1, "total_parts": len(parts)})
+        for i, part in enumerate(parts)
+    )
+    name = urlsplit(fetched.final_url).path.rstrip("/").rsplit("/", 1)[-1]
+    return _item(fetched, name or host, turns, {"total_parts": len(parts), "chars": len(text)})
+
+
+def item_from_response(fetched: Fetched) -> HarvestItem:
+    """Dispatch a fetched body on its content type (sniffing when the type says nothing)."""
+    media, body = fetched.content_type, fetched.body
+    if media == "application/pdf" or (not media.startswith("text/") and body[:5] == b"%PDF-"):
+        name = urlsplit(fetched.final_url).path.rsplit("/", 1)[-1] or fetched.url
+        stem = name[:-4] if name.lower().endswith(".pdf") else name
+        item = pdf.parse_bytes(body, name=fetched.url, key=fetched.url, fallback_title=stem,
+                               timestamp=fetched.last_modified,
+                               metadata={"url": fetched.url, "final_url": fetched.final_url})
+        return dataclasses.replace(item, source=SOURCE)
+    head = body[:4096].lower()
+    is_html = media in _HTML_TYPES or (
+        media in ("", "application/octet-stream") and (b"<html" in head or b"<body" in head)
+    )
+    if is_html:
+        doc = html_text.extract(_decode(body, fetched.charset, sniff_meta=True))
+        meta: dict[str, object] = {"description": doc.description} if doc.description else {}
+        return _sections_item(fetched, doc.text, title=doc.title, metadata=meta)
+    if looks_binary(body[:8192]):
+        raise HarvestError(f"binary content ({media or 'no content type'}), not a web page",
+                           path=fetched.url, position="byte 0")
+    if media.startswith("text/") or media in ("", "application/octet-stream"):
+        text = _decode(body, fetched.charset, sniff_meta=False)
+        if media in _MARKDOWN_TYPES:
+            first = next((s.heading for s in split_sections(text) if s.level == 1), "")
+            return _sections_item(fetched, text, title=first, metadata={})
+        return _plain_item(fetched, text)
+    raise HarvestError(f"unsupported content type {media!r}", path=fetched.url)
+
+
+def parse(target: Path | str) -> Iterator[HarvestItem]:
+    """Fetch one ``http(s)`` URL and yield its document item."""
+    if isinstance(target, Path):
+        raise HarvestError("expected a URL, got a file path", path=str(target))
+    yield item_from_response(fetch(target))

@@ -1,0 +1,205 @@
+"""Gemini adapter (mind/harvest/gemini.py): Takeout My Activity (file, directory, zip) and the
+original simple JSON dump."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from mind.harvest import gemini
+from mind.harvest.errors import HarvestError
+from mind.harvest.registry import adapter
+from mind.harvest.types import stable_id
+
+DATA = Path(__file__).parent / "data" / "harvest" / "gemini"
+TAKEOUT = DATA / "MyActivity.json"
+MEMBER = "Takeout/My Activity/Gemini Apps/MyActivity.json"
+
+
+def _takeout_dir(root: Path) -> Path:
+    target = root / "Takeout" / "My Activity" / "Gemini Apps"
+    target.mkdir(parents=True)
+    shutil.copy(TAKEOUT, target / "MyActivity.json")
+    search = root / "Takeout" / "My Activity" / "Search"
+    search.mkdir(parents=True)
+    (search / "MyActivity.json").write_text(json.dumps([
+        {"header": "Search", "title": "Searched for sqlite", "time": "2025-01-01T00:00:00Z",
+         "products": ["Search"]}]))
+    return root
+
+
+def test_takeout_file_prompts_become_exchanges() -> None:
+    items = list(gemini.parse(TAKEOUT))
+    # 3 "Prompted" records; "Used Gemini Apps", "Created Gem", "Gave feedback" are skipped
+    assert len(items) == 3
+    wal, report, joke = items
+    assert all(i.source == "gemini" and i.kind == "conversation" for i in items)
+
+    assert wal.title == "How do I configure WAL mode in SQLite and why would I want it?"
+    assert wal.timestamp == "2025-03-14T09:12:33.123Z"
+    assert wal.metadata["day"] == "2025-03-14"
+    assert wal.position == "MyActivity.json: record 1"
+    user, model = wal.turns
+    assert (user.role, user.speaker) == ("user", "User")
+    assert user.text == "How do I configure WAL mode in SQLite and why would I want it?"
+    assert (model.role, model.speaker) == ("assistant", "Gemini")
+    assert model.text.startswith("Write-ahead logging (WAL) lets readers")
+    assert "## How to enable it" in model.text
+    assert "```\nPRAGMA journal_mode=WAL;\n# it persists across connections\n```" in model.text
+    assert "- Needs shared memory, so no network file systems" in model.text
+    assert model.text.endswith("Checkpoints move pages back into the main file & keep the log small.")
+
+    # multi-line prompt kept whole, attachments noted, several html items joined
+    assert report.title == "Summarise the attached quarterly report"
+    assert report.turns[0].text == (
+        "Summarise the attached quarterly report\nFocus on churn and revenue.\n\n"
+        "[Attached file: Q4-report.pdf]"
+    )
+    assert report.turns[0].metadata["attached_files"] == ["Q4-report.pdf"]
+    assert report.turns[1].text == (
+        "Revenue grew 12% quarter over quarter.\n\nChurn fell to 3.1 % after the pricing change."
+    )
+    assert report.metadata["subtitles"] == ["Gem: Analyst"]
+    assert report.timestamp == "2025-03-13T17:45:00.500Z"
+
+    # a prompt without a recorded response is still the user's turn
+    assert [t.role for t in joke.turns] == ["user"]
+    assert joke.timestamp == "2025-03-12T08:00:00.000Z"
+
+
+def test_takeout_ids_stable_and_distinct(tmp_path: Path) -> None:
+    first = list(gemini.parse(TAKEOUT))
+    copy = tmp_path / "copy.json"
+    shutil.copy(TAKEOUT, copy)
+    second = list(gemini.parse(str(copy)))
+    assert [i.item_id for i in first] == [i.item_id for i in second]
+    assert [t.turn_id for i in first for t in i.turns] == [
+        t.turn_id for i in second for t in i.turns
+    ]
+    ids = [i.item_id for i in first] + [t.turn_id for i in first for t in i.turns]
+    assert len(set(ids)) == len(ids)
+    assert all(len(i) == 40 for i in ids)
+
+
+def test_takeout_directory_picks_gemini_member(tmp_path: Path) -> None:
+    items = list(gemini.parse(_takeout_dir(tmp_path)))
+    assert [i.item_id for i in items] == [i.item_id for i in gemini.parse(TAKEOUT)]
+
+
+def test_takeout_zip(tmp_path: Path) -> None:
+    root = _takeout_dir(tmp_path / "src")
+    archive = tmp_path / "takeout-20250315.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        for path in sorted(root.rglob("*.json")):
+            zf.write(path, path.relative_to(root).as_posix())
+    items = list(adapter("gemini")(archive))
+    assert [i.item_id for i in items] == [i.item_id for i in gemini.parse(TAKEOUT)]
+    assert items[0].turns[1].text == next(gemini.parse(TAKEOUT)).turns[1].text
+
+
+def test_takeout_zip_without_gemini(tmp_path: Path) -> None:
+    archive = tmp_path / "t.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("Takeout/My Activity/Search/MyActivity.json", "[]")
+        zf.writestr("Takeout/My Activity/Gemini Apps/MyActivity.html", "<html></html>")
+    with pytest.raises(HarvestError, match="HTML My Activity") as err:
+        list(gemini.parse(archive))
+    assert err.value.path == str(archive)
+
+
+def test_directory_without_takeout(tmp_path: Path) -> None:
+    with pytest.raises(HarvestError, match=r"no Gemini Apps MyActivity\.json"):
+        list(gemini.parse(tmp_path))
+
+
+def test_other_product_activity_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "MyActivity.json"
+    path.write_text(json.dumps([{"header": "Search", "title": "Searched for x",
+                                 "time": "2025-01-01T00:00:00Z", "products": ["Search"]}]))
+    with pytest.raises(HarvestError, match="My Activity of Search"):
+        list(gemini.parse(path))
+
+
+def test_simple_conversations_format() -> None:
+    items = list(gemini.parse(DATA / "conversations.json"))
+    assert len(items) == 2
+    trip, math = items
+    assert trip.title == "Trip planning"
+    assert trip.metadata["conversation_id"] == "conv-001"
+    assert trip.metadata["model"] == "gemini-1.5-pro"
+    assert trip.timestamp == "2024-06-01T10:00:00.000Z"
+    # system turn skipped, unknown role dropped
+    assert [t.role for t in trip.turns] == ["user", "assistant", "user"]
+    assert trip.turns[0].text == "Plan three days in Lisbon.\n[Shared file: gs://bucket/itinerary.pdf]"
+    assert trip.turns[0].timestamp == "2024-06-01T10:00:05.000Z"
+    assert trip.turns[1].text == "Day 1: Alfama and the castle.\nDay 2: Belém.\nDay 3: Sintra."
+    assert trip.turns[1].speaker == "Gemini"
+    assert trip.turns[2].text == "[Shared media: image/png]"
+    assert [t.text for t in math.turns] == ["What is 2+2?", "4"]
+    assert math.title == "Untitled chat"
+    assert trip.item_id == stable_id("gemini", "conv-001")
+
+
+def test_history_dump_and_stable_ids(tmp_path: Path) -> None:
+    (item,) = gemini.parse(DATA / "history_dump.json")
+    assert item.title == "Rust lifetimes"
+    assert item.metadata["model"] == "gemini-pro"
+    assert [t.role for t in item.turns] == ["user", "assistant"]
+    assert item.timestamp is not None  # no time in the dump: the file's mtime
+    (again,) = gemini.parse(DATA / "history_dump.json")
+    assert again == item
+    # a different dump with the same title and model gets a different id
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"title": "Rust lifetimes", "model": "gemini-pro", "history": [
+        {"role": "user", "parts": [{"text": "Something else"}]}]}))
+    (different,) = gemini.parse(other)
+    assert different.item_id != item.item_id
+
+
+def test_bare_message_array(tmp_path: Path) -> None:
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps([{"role": "user", "text": "hi"}, {"role": "model", "text": "hello"}]))
+    (item,) = gemini.parse(path)
+    assert [t.text for t in item.turns] == ["hi", "hello"]
+    assert item.title == "hi"
+
+
+@pytest.mark.parametrize(
+    ("payload", "match"),
+    [
+        (b"", "empty file"),
+        (b'[{"header": "Gemini Apps", "title": "Prompted x", "time": "2025-', "malformed JSON"),
+        (b'[{"mapping": {}, "title": "chatgpt"}]', "not a Gemini export"),
+        (b'{"foo": 1}', "not a Gemini export"),
+        (b"42", "not a Gemini export"),
+        (b"\x00\x01\x02binary\xff\xfe\x00", "binary"),
+    ],
+)
+def test_bad_inputs_name_the_file(tmp_path: Path, payload: bytes, match: str) -> None:
+    path = tmp_path / "export.json"
+    path.write_bytes(payload)
+    with pytest.raises(HarvestError, match=match) as err:
+        list(gemini.parse(path))
+    assert err.value.path == str(path)
+
+
+def test_malformed_json_after_good_records_has_position(tmp_path: Path) -> None:
+    records = json.loads(TAKEOUT.read_text())
+    text = json.dumps(records)[:-1] + ', {"header": "Gemini Apps", "title": '
+    path = tmp_path / "MyActivity.json"
+    path.write_text(text)
+    produced = []
+    with pytest.raises(HarvestError, match="malformed JSON") as err:
+        for item in gemini.parse(path):
+            produced.append(item)
+    assert len(produced) == 3  # items before the damage were delivered
+    assert "byte" in err.value.position
+
+
+def test_missing_path() -> None:
+    with pytest.raises(HarvestError, match="no such file"):
+        list(gemini.parse("/nonexistent/MyActivity.json"))
