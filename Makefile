@@ -35,8 +35,11 @@ lint: install
 bench: install
 	$(PY) bench/bulk_write.py
 
+DEMO_DIR ?= $(CURDIR)/.hive-mind-demo
+
+# embedded mode, no Redis: harvest examples/ into $(DEMO_DIR) and show recall results
 run: install
-	@echo "make run arrives with the harvest and interface issues (#5, #6); see README.md"
+	env -u HIVE_MIND_REDIS_URL -u HIVE_MIND_URL $(PY) examples/demo.py --data-dir "$(DEMO_DIR)"
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
