@@ -2,7 +2,8 @@
 
 The data (``bench/conv_data.py``: planted facts, later corrections, month-specific decisions,
 group-chat speakers, many look-alike distractors) is ingested into a fresh mind, one frame per
-message (``"<speaker>: <text>"``, created at the message time). The real model
+message (``"<speaker>: <text>"``, created at the message time) through the real harvest
+pipeline (universal adapter, ``HarvestBatch`` ops, in-process cognify). The real model
 (all-MiniLM-L6-v2, in-process) embeds everything. Each question is searched in the three lane
 modes with the production search code (``HybridSearch``, balanced profile, no access-count
 touching, no catch-up) and scored with Recall@5 and Recall@10 of its gold messages, overall and
@@ -24,13 +25,9 @@ from typing import Any
 
 from common import ROOT, write_section
 
-from mind.embeddings.base import Embedder
 from mind.embeddings.inprocess import InProcessEmbedder
-from mind.frame import NewFrame
-from mind.indexer import index_pending
 from mind.mind import Mind
 from mind.search import HybridSearch, Lanes
-from mind.timeutil import normalize_ts
 
 DEFAULT_DATA = ROOT / "bench" / "data" / "conv"
 MODES: tuple[Lanes, ...] = ("keyword", "vector", "hybrid")
@@ -38,29 +35,15 @@ TYPES = ("fact", "correction", "temporal", "speaker")
 KS = (5, 10)
 
 
-def message_frame(msg: dict[str, Any]) -> NewFrame:
-    """One universal-format message → one frame (what the universal harvest will write)."""
-    conv, mid = msg["conversation_id"], msg["message_id"]
-    return NewFrame(
-        f"harvest:universal:{conv}",
-        f"{msg['speaker']}: {msg['text']}",
-        source="import",
-        created_at=normalize_ts(msg["timestamp"]),
-        metadata={"source": "universal", "conversation_id": conv, "message_id": mid,
-                  "speaker": msg["speaker"], "role": msg["role"], "title": msg["title"]},
-        external_id=f"universal:{conv}:{mid}",
-        dedup=False,
-    )
+async def ingest(data_dir: Path, jsonl_path: Path) -> int:
+    """Harvest the universal JSONL through the real pipeline (adapter → HarvestBatch ops →
+    actor → cognify with the real model) into ``data_dir``'s personal mind; returns frames."""
+    from hive_mind.facade import HiveMind
 
-
-async def ingest(mind_path: Path, jsonl_path: Path, embedder: Embedder) -> int:
-    """Write every message of a universal JSONL file as a frame and embed it; returns frames."""
-    with open(jsonl_path) as fh:
-        items = [message_frame(json.loads(line)) for line in fh if line.strip()]
-    async with await Mind.open(mind_path) as mind:
-        await mind.frames.insert_many(items)
-        await index_pending(mind.db, embedder)
-    return len(items)
+    async with await HiveMind.open(data_dir=data_dir, embedding_provider="inprocess") as hm:
+        summary = await hm.harvest("universal", jsonl_path)
+        assert summary["pending_index"] == 0, summary
+    return int(summary["frames_created"])
 
 
 def recall(ranked: list[str], gold: list[str], k: int) -> float:
@@ -68,7 +51,7 @@ def recall(ranked: list[str], gold: list[str], k: int) -> float:
 
 
 async def evaluate(
-    mind_path: Path, embedder: Embedder, questions: list[dict[str, Any]]
+    mind_path: Path, embedder: InProcessEmbedder, questions: list[dict[str, Any]]
 ) -> dict[str, list[tuple[str, dict[int, float]]]]:
     """mode → [(question type, {k: recall@k})] for every question."""
     scores: dict[str, list[tuple[str, dict[int, float]]]] = {}
@@ -157,9 +140,9 @@ async def main() -> None:
     embedder = InProcessEmbedder()
     await embedder.load()
     with tempfile.TemporaryDirectory() as tmp:
-        mind_path = Path(tmp) / "conv.mind"
+        mind_path = Path(tmp) / "personal.mind"
         start = time.perf_counter()
-        n_msgs = await ingest(mind_path, args.data / "messages.jsonl", embedder)
+        n_msgs = await ingest(Path(tmp), args.data / "messages.jsonl")
         index_s = time.perf_counter() - start
         print(f"ingested and embedded {n_msgs} messages in {index_s:.1f}s")
         scores = await evaluate(mind_path, embedder, questions)

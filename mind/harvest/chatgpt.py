@@ -1,0 +1,270 @@
+"""ChatGPT export: ``conversations.json`` (or the export ``.zip`` / its unpacked directory).
+
+Each conversation's ``mapping`` is a tree of message nodes; edits and regenerations are sibling
+branches. Only the branch the user kept is harvested: ``current_node`` and its parent chain (when
+``current_node`` is missing, the chain of the newest leaf), so other branches never interleave.
+Text, code (fenced, with its language), execution / tool output (role ``tool``), multimodal parts
+(strings, ``[Shared image: <dalle prompt>]``) and attachments (``[Attached: name]``) are kept;
+hidden system messages, reasoning summaries and empty messages are skipped. Custom instructions
+(``user_editable_context`` messages, conversation ``custom_instructions``, top-level
+``user_custom_instructions``) and top-level ``memories`` become their own items.
+
+A bare array (the real export) is read in one streaming pass. The object form
+(``{"conversations": [...], "memories": ...}``) takes one extra pass per small top-level key,
+after the conversations, so memory stays bounded either way.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Final
+
+from mind.harvest.errors import HarvestError
+from mind.harvest.jsonstream import (
+    JsonSource,
+    as_dict,
+    as_list,
+    as_str,
+    check_turn,
+    find_sources,
+    first_str,
+    id_str,
+    iter_array,
+    read_key,
+    top_level,
+    ts_from_any,
+    ts_from_epoch,
+)
+from mind.harvest.types import HarvestItem, Role, Turn, stable_id
+
+SOURCE: Final = "chatgpt"
+EXPECTED: Final = "a ChatGPT export (conversations.json, or the export .zip)"
+_SKIPPED_TYPES: Final = frozenset({"thoughts", "reasoning_recap", "model_editable_context"})
+
+
+def parse(target: Path | str) -> Iterator[HarvestItem]:
+    for src in find_sources(target, ("conversations.json",), EXPECTED):
+        yield from _parse_source(src)
+
+
+def _parse_source(src: JsonSource) -> Iterator[HarvestItem]:
+    kind = top_level(src)
+    seen: set[str] = set()  # instruction items already yielded (they repeat per conversation)
+    found = 0
+    for index, raw in iter_array(src, None if kind == "array" else "conversations",
+                                 what="conversation"):
+        conv = as_dict(raw)
+        if not conv:
+            continue  # null entries
+        if "mapping" not in conv:
+            if found == 0:
+                raise _wrong_type(src, conv, index)
+            continue
+        found += 1
+        yield from _conversation(src, index, conv, seen)
+    if kind == "object":
+        instructions = read_key(src, "user_custom_instructions")
+        if instructions:
+            found += 1
+            yield from _instruction(src, f"{src.name}: user_custom_instructions",
+                                    _instruction_text(instructions), None, seen)
+        for number, entry in enumerate(_listify(read_key(src, "memories")), 1):
+            found += 1
+            yield from _memory(src, number, entry)
+    if found == 0 and kind == "object":
+        raise HarvestError(f"no 'conversations' array here; expected {EXPECTED}",
+                           path=src.path, position="top level")
+
+
+def _wrong_type(src: JsonSource, obj: dict[str, Any], index: int) -> HarvestError:
+    if "chat_messages" in obj:
+        hint = "this looks like a claude.ai export (use source 'claude')"
+    elif "conversation_id" in obj and "text" in obj:
+        hint = "this looks like the universal format (use source 'universal')"
+    else:
+        hint = f"found keys {sorted(obj)[:8]}"
+    return HarvestError(f"not a ChatGPT export: a conversation needs a 'mapping' of messages; "
+                        f"{hint}; expected {EXPECTED}", path=src.path,
+                        position=f"conversation {index}")
+
+
+def _listify(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value] if value else []
+
+
+def kept_branch(mapping: dict[str, Any], current: Any) -> list[str]:
+    """Node ids from the root to ``current`` (or to the newest leaf), following ``parent``."""
+    node = current if isinstance(current, str) and current in mapping else _newest_leaf(mapping)
+    chain: list[str] = []
+    while isinstance(node, str) and node in mapping and node not in chain:
+        chain.append(node)
+        node = as_dict(mapping[node]).get("parent")
+    chain.reverse()
+    return chain
+
+
+def _newest_leaf(mapping: dict[str, Any]) -> str | None:
+    best: str | None = None
+    best_key: tuple[float, int] | None = None
+    for order, (node_id, raw) in enumerate(mapping.items()):
+        node = as_dict(raw)
+        if any(isinstance(c, str) and c in mapping for c in as_list(node.get("children"))):
+            continue
+        created = as_dict(node.get("message")).get("create_time")
+        moment = float(created) if isinstance(created, int | float) else float("-inf")
+        if best_key is None or (moment, order) > best_key:
+            best, best_key = node_id, (moment, order)
+    return best
+
+
+def _conversation(src: JsonSource, index: int, conv: dict[str, Any],
+                  seen: set[str]) -> Iterator[HarvestItem]:
+    position = f"{src.name}: conversation {index}"
+    mapping = as_dict(conv.get("mapping"))
+    conv_id = id_str(conv.get("id")) or id_str(conv.get("conversation_id"))
+    title = first_str(conv, "title").strip() or "Untitled"
+    chain = kept_branch(mapping, conv.get("current_node"))
+    item_id = (stable_id(SOURCE, conv_id) if conv_id else
+               stable_id(SOURCE, "conv", title, conv.get("create_time"),
+                          chain[0] if chain else None))
+    if conv.get("custom_instructions"):
+        yield from _instruction(src, position, _instruction_text(conv["custom_instructions"]),
+                                None, seen)
+    turns: list[Turn] = []
+    for node_id in chain:
+        msg = as_dict(as_dict(mapping.get(node_id)).get("message"))
+        content = as_dict(msg.get("content"))
+        ctype = as_str(content.get("content_type"))
+        if ctype == "user_editable_context":
+            text = "\n\n".join(first_str(content, k).strip()
+                               for k in ("user_profile", "user_instructions") if content.get(k))
+            yield from _instruction(src, position, text, ts_from_epoch(msg.get("create_time")),
+                                    seen)
+            continue
+        meta = as_dict(msg.get("metadata"))
+        if not msg or meta.get("is_visually_hidden_from_conversation") or ctype in _SKIPPED_TYPES:
+            continue
+        turn = _turn(src, position, node_id, msg, content, ctype, meta)
+        if turn is not None:
+            turns.append(turn)
+    if not turns:
+        return
+    metadata: dict[str, Any] = {"conversation_id": conv_id or None}
+    for key in ("default_model_slug", "gizmo_id"):
+        if isinstance(conv.get(key), str):
+            metadata[key] = conv[key]
+    yield HarvestItem(
+        item_id=item_id, source=SOURCE, kind="conversation", title=title, turns=tuple(turns),
+        timestamp=ts_from_epoch(conv.get("create_time"))
+        or next((t.timestamp for t in turns if t.timestamp), None),
+        position=position, metadata=metadata)
+
+
+def _turn(src: JsonSource, position: str, node_id: str, msg: dict[str, Any],
+          content: dict[str, Any], ctype: str, meta: dict[str, Any]) -> Turn | None:
+    author = as_dict(msg.get("author"))
+    name = as_str(author.get("name")).strip()
+    role: Role
+    match as_str(author.get("role")):
+        case "user":
+            role, speaker = "user", "User"
+        case "assistant":
+            role, speaker = "assistant", "ChatGPT"
+        case "tool":
+            role, speaker = "tool", f"Tool ({name})" if name else "Tool"
+        case "system":
+            role, speaker = "system", "System"
+        case _:
+            return None
+    pieces = [_content_text(content, ctype)]
+    pieces += [f"[Attached: {first_str(as_dict(a), 'name') or 'file'}]"
+               for a in as_list(meta.get("attachments")) if as_dict(a)]
+    text = "\n".join(p for p in pieces if p).strip()
+    if not text:
+        return None
+    turn_id = id_str(msg.get("id")) or node_id
+    check_turn(text, src.path, f"{position}, message {turn_id}")
+    metadata: dict[str, Any] = {}
+    if isinstance(meta.get("model_slug"), str):
+        metadata["model_slug"] = meta["model_slug"]
+    if role == "tool" and name:
+        metadata["tool"] = name
+    return Turn(turn_id=turn_id, role=role, speaker=speaker, text=text,
+                timestamp=ts_from_epoch(msg.get("create_time")), metadata=metadata)
+
+
+def _content_text(content: dict[str, Any], ctype: str) -> str:
+    if ctype == "code":
+        language = as_str(content.get("language")).strip()
+        code = as_str(content.get("text")).strip("\n")
+        if not code.strip():
+            return ""
+        return f"```{'' if language in ('', 'unknown') else language}\n{code}\n```"
+    if ctype == "tether_quote":
+        head = " ".join(p for p in (first_str(content, "title"), first_str(content, "url")) if p)
+        body = as_str(content.get("text"))
+        return f"[Quote: {head}]\n{body}" if head else body
+    parts = [_part_text(p) for p in as_list(content.get("parts"))]
+    if any(parts):
+        return "\n".join(p for p in parts if p)
+    return first_str(content, "text", "result", "content")  # execution_output, browsing, unknown
+
+
+def _part_text(part: Any) -> str:
+    if isinstance(part, str):
+        return part
+    obj = as_dict(part)
+    if "image" in as_str(obj.get("content_type")):
+        prompt = first_str(as_dict(as_dict(obj.get("metadata")).get("dalle")), "prompt").strip()
+        return f"[Shared image: {prompt}]" if prompt else "[Shared image]"
+    return first_str(obj, "text")  # audio transcriptions and unknown parts with text
+
+
+def _instruction_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, dict):
+        lines = [f"{k}: {v}" for k, v in value.items() if isinstance(v, str) and v.strip()]
+        if lines:
+            return "\n".join(lines)
+    return json.dumps(value, ensure_ascii=False, sort_keys=True) if value else ""
+
+
+def _instruction(src: JsonSource, position: str, text: str, timestamp: str | None,
+                 seen: set[str]) -> Iterator[HarvestItem]:
+    """One instruction item per distinct text (they repeat in every conversation)."""
+    if not text:
+        return
+    item_id = stable_id(SOURCE, "instructions", text)
+    if item_id in seen:
+        return
+    seen.add(item_id)
+    check_turn(text, src.path, position)
+    turn = Turn(turn_id=item_id, role="document", speaker="ChatGPT Custom Instructions",
+                text=text, timestamp=timestamp)
+    yield HarvestItem(item_id=item_id, source=SOURCE, kind="instruction",
+                      title="ChatGPT Custom Instructions", turns=(turn,), timestamp=timestamp,
+                      position=position, metadata={"type": "custom_instructions"})
+
+
+def _memory(src: JsonSource, number: int, entry: Any) -> Iterator[HarvestItem]:
+    obj = as_dict(entry)
+    text = entry if isinstance(entry, str) else first_str(obj, "content", "text")
+    if not text and obj:
+        text = json.dumps(obj, ensure_ascii=False, sort_keys=True)
+    text = text.strip()
+    if not text:
+        return
+    position = f"{src.name}: memory {number}"
+    check_turn(text, src.path, position)
+    created = obj.get("created_at", obj.get("create_time"))
+    timestamp = ts_from_any(created)
+    item_id = stable_id(SOURCE, "memory", created if isinstance(created, str | int | float)
+                        else None, text)
+    turn = Turn(turn_id=item_id, role="document", speaker="ChatGPT Memory", text=text,
+                timestamp=timestamp)
+    yield HarvestItem(item_id=item_id, source=SOURCE, kind="memory", title="ChatGPT Memory",
+                      turns=(turn,), timestamp=timestamp, position=position,
+                      metadata={"type": "chatgpt_memory"})

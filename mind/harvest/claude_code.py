@@ -1,0 +1,269 @@
+"""Claude Code: a ``~/.claude`` directory (or one session ``.jsonl`` file).
+
+Harvested, in this order (sorted, so runs are deterministic):
+
+- ``CLAUDE.md`` → instruction; ``rules/**/*.md`` → rule; ``plans/*.md`` → artifact;
+- per project directory ``projects/<p>/``: ``CLAUDE.md`` → instruction, ``memory/*.md`` → memory
+  (frontmatter ``type``: user → preference, feedback → decision, else memory; LF or CRLF),
+  and the session transcripts ``*.jsonl`` → one conversation item per file.
+
+Transcripts are streamed line by line. A user prompt is one turn; everything the assistant does
+until the next prompt (its text blocks, plus one ``[Tool call: Name] {input}`` line per tool call,
+the input capped at ``TOOL_INPUT_CHARS``) is one assistant turn, split only if it would exceed
+the frame cap. Tool results, thinking, meta lines (``isMeta``), sub-agent lines
+(``isSidechain``) and local command output are skipped; broken lines are skipped and counted in
+the item's ``skipped_lines``. Ids come from relative paths and event ``uuid`` values.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+from mind.harvest.errors import HarvestError
+from mind.harvest.inputs import read_text
+from mind.harvest.jsonstream import (
+    MAX_TURN_CHARS,
+    as_dict,
+    as_list,
+    as_str,
+    check_turn,
+    file_source,
+    first_str,
+    iter_jsonl,
+    ts_from_iso,
+)
+from mind.harvest.types import HarvestItem, ItemKind, Role, Turn, stable_id
+from mind.timeutil import format_ts
+
+SOURCE: Final = "claude-code"
+EXPECTED: Final = "a Claude Code directory (~/.claude with projects/, CLAUDE.md, rules/, plans/)"
+TOOL_INPUT_CHARS: Final = 200
+MEMORY_KINDS: Final[dict[str, ItemKind]] = {
+    "user": "preference", "feedback": "decision", "project": "memory", "reference": "memory",
+}
+_FRONTMATTER = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)(.*)\Z", re.S)
+_COMMAND = re.compile(
+    r"<command-name>(.*?)</command-name>.*?(?:<command-args>(.*?)</command-args>|\Z)", re.S)
+_NOISE = ("<local-command-stdout>", "<local-command-stderr>", "[Request interrupted by user")
+
+
+def parse(target: Path | str) -> Iterator[HarvestItem]:
+    root = Path(target)
+    if root.is_file() and root.suffix == ".jsonl":
+        item = _session(root.parent, root, root.parent.name)
+        if item is not None:
+            yield item
+        return
+    if not root.is_dir():
+        raise HarvestError(f"not a directory; expected {EXPECTED}", path=str(root))
+    if not any((root / n).exists() for n in ("projects", "CLAUDE.md", "rules", "plans")):
+        raise HarvestError(f"no projects/, CLAUDE.md, rules/ or plans/ here; expected {EXPECTED}",
+                           path=str(root))
+    found: list[tuple[Path, ItemKind, str]] = [(root / "CLAUDE.md", "instruction", "CLAUDE.md")]
+    found += [(p, "rule", f"Rule: {p.stem}") for p in sorted((root / "rules").rglob("*.md"))]
+    found += [(p, "artifact", f"Plan: {p.stem}") for p in sorted((root / "plans").glob("*.md"))]
+    for path, kind, title in found:
+        if path.is_file() and (item := _document(root, path, kind, title, {})) is not None:
+            yield item
+    projects = root / "projects"
+    for project in sorted(p for p in projects.iterdir() if p.is_dir()) if projects.is_dir() else []:
+        yield from _project(root, project)
+
+
+def _project(root: Path, project: Path) -> Iterator[HarvestItem]:
+    name = project.name
+    claude_md = project / "CLAUDE.md"
+    if claude_md.is_file():
+        item = _document(root, claude_md, "instruction", f"Project CLAUDE.md ({name})",
+                         {"project": name})
+        if item is not None:
+            yield item
+    for path in sorted((project / "memory").glob("*.md")):
+        if path.is_file() and (item := _memory(root, path, name)) is not None:
+            yield item
+    for path in sorted(project.glob("*.jsonl")):
+        if path.is_file() and (item := _session(root, path, name)) is not None:
+            yield item
+
+
+def _mtime(path: Path) -> str | None:
+    try:
+        return format_ts(datetime.fromtimestamp(path.stat().st_mtime, UTC))
+    except (OSError, OverflowError, ValueError):
+        return None
+
+
+def _document(root: Path, path: Path, kind: ItemKind, title: str, metadata: dict[str, Any],
+              text: str | None = None) -> HarvestItem | None:
+    rel = path.relative_to(root).as_posix()
+    if text is None:
+        text = read_text(path).replace("\r\n", "\n").replace("\r", "\n")
+    body = text.strip()
+    if not body:
+        return None
+    check_turn(body, str(path), rel)
+    item_id = stable_id(SOURCE, rel)
+    timestamp = _mtime(path)
+    turn = Turn(turn_id=stable_id(SOURCE, rel, body), role="document", speaker=path.name,
+                text=body, timestamp=timestamp)
+    return HarvestItem(item_id=item_id, source=SOURCE, kind=kind, title=title, turns=(turn,),
+                       timestamp=timestamp, position=rel,
+                       metadata={"file_path": rel, "category": kind, **metadata})
+
+
+def parse_frontmatter(text: str) -> tuple[dict[str, str], str]:
+    """``(fields, body)`` of a ``---`` frontmatter block; LF, CRLF and CR line ends alike."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    match = _FRONTMATTER.match(text)
+    if match is None:
+        return {}, text
+    fields: dict[str, str] = {}
+    for line in match.group(1).split("\n"):
+        key, sep, value = line.partition(":")
+        if sep and key.strip():
+            fields[key.strip().lower()] = value.strip().strip("'\"")
+    return fields, match.group(2)
+
+
+def _memory(root: Path, path: Path, project: str) -> HarvestItem | None:
+    fields, body = parse_frontmatter(read_text(path))
+    memory_type = fields.get("type", "").lower()
+    metadata = {"project": project, "memory_type": memory_type or None,
+                "description": fields.get("description") or None}
+    title = fields.get("name") or path.stem
+    item = _document(root, path, MEMORY_KINDS.get(memory_type, "memory"), title, metadata, body)
+    return item
+
+
+def _user_text(content: Any) -> str:
+    if isinstance(content, str):
+        text = content
+    else:
+        blocks = [as_dict(b) for b in as_list(content)]
+        text = "\n\n".join(as_str(b.get("text")).strip() if b.get("type") == "text"
+                           else "[Shared image]" if b.get("type") == "image" else ""
+                           for b in blocks)
+    text = text.strip()
+    if text.startswith(_NOISE):
+        return ""
+    if text.startswith("<command-"):
+        command = _COMMAND.search(text)
+        if command is not None:
+            return f"{command.group(1).strip()} {(command.group(2) or '').strip()}".strip()
+    return text
+
+
+def _tool_call(block: dict[str, Any]) -> str:
+    name = first_str(block, "name") or "tool"
+    args = json.dumps(block.get("input"), ensure_ascii=False, separators=(",", ":"))
+    if len(args) > TOOL_INPUT_CHARS:
+        args = args[:TOOL_INPUT_CHARS] + "…"
+    return f"[Tool call: {name}] {args}"
+
+
+def _assistant_pieces(content: Any) -> list[str]:
+    if isinstance(content, str):
+        return [content.strip()] if content.strip() else []
+    pieces = []
+    for block in (as_dict(b) for b in as_list(content)):
+        kind = block.get("type")
+        if kind == "tool_use":
+            pieces.append(_tool_call(block))
+        elif kind not in ("thinking", "redacted_thinking", "tool_result") and (
+                text := as_str(block.get("text")).strip()):
+            pieces.append(text)
+    return pieces
+
+
+class _Session:
+    """Turns of one transcript; the assistant's run between two prompts is merged."""
+
+    def __init__(self, rel: str, path: Path) -> None:
+        self.rel, self.path = rel, path
+        self.turns: list[Turn] = []
+        self.run: list[str] = []
+        self.run_chars = 0
+        self.run_ids: list[str] = []
+        self.run_ts: str | None = None
+        self.run_model: str | None = None
+
+    def add_assistant(self, uuid: str, ts: str | None, model: str | None,
+                      pieces: list[str], position: str) -> None:
+        for piece in pieces:
+            check_turn(piece, str(self.path), position)
+            if self.run and self.run_chars + len(piece) > MAX_TURN_CHARS:
+                self.flush()
+            if not self.run:
+                self.run_ts, self.run_model = ts, model
+            if not self.run_ids or self.run_ids[-1] != uuid:
+                self.run_ids.append(uuid)
+            self.run.append(piece)
+            self.run_chars += len(piece) + 2
+
+    def add(self, turn: Turn) -> None:
+        self.flush()
+        self.turns.append(turn)
+
+    def flush(self) -> None:
+        if not self.run:
+            return
+        first, last = self.run_ids[0], self.run_ids[-1]
+        turn_id = first if first == last else stable_id(SOURCE, self.rel, first, last)
+        meta = {"model": self.run_model} if self.run_model else {}
+        self.turns.append(Turn(turn_id=turn_id, role="assistant", speaker="Claude",
+                               text="\n\n".join(self.run), timestamp=self.run_ts, metadata=meta))
+        self.run, self.run_ids, self.run_chars = [], [], 0
+
+
+def _session(root: Path, path: Path, project: str) -> HarvestItem | None:
+    rel = path.relative_to(root).as_posix()
+    src = file_source(path)
+    session = _Session(rel, path)
+    skipped = 0
+    info: dict[str, str] = {}
+    for line in iter_jsonl(src):
+        event = as_dict(line.value)
+        if line.error or not event:
+            skipped += 1
+            continue
+        kind = as_str(event.get("type"))
+        if kind == "summary":
+            info.setdefault("summary", first_str(event, "summary").strip())
+        if kind not in ("user", "assistant") or event.get("isMeta") or event.get("isSidechain"):
+            continue
+        for key, field in (("session_id", "sessionId"), ("cwd", "cwd"),
+                           ("git_branch", "gitBranch")):
+            if first_str(event, field):
+                info.setdefault(key, event[field])
+        message = as_dict(event.get("message"))
+        uuid = first_str(event, "uuid") or stable_id(SOURCE, rel, line.number)
+        ts = ts_from_iso(event.get("timestamp"))
+        position = f"{src.name}: line {line.number}"
+        if kind == "assistant":
+            session.add_assistant(uuid, ts, first_str(message, "model") or None,
+                                  _assistant_pieces(message.get("content")), position)
+            continue
+        text = _user_text(message.get("content"))
+        if text:
+            role: Role = "system" if event.get("isCompactSummary") else "user"
+            speaker = "Claude Code (summary)" if role == "system" else "User"
+            session.add(Turn(turn_id=uuid, role=role, speaker=speaker,
+                             text=check_turn(text, str(path), position), timestamp=ts))
+    session.flush()
+    if not session.turns:
+        return None
+    first_user = next((t.text for t in session.turns if t.role == "user"), "")
+    title = (info.get("summary") or first_user.strip().split("\n", 1)[0][:80]
+             or f"Session {path.stem}")
+    metadata: dict[str, Any] = {"project": project, "file_path": rel, "skipped_lines": skipped,
+                                "session_id": info.get("session_id", path.stem),
+                                "cwd": info.get("cwd"), "git_branch": info.get("git_branch")}
+    return HarvestItem(item_id=stable_id(SOURCE, "session", rel), source=SOURCE,
+                       kind="conversation", title=title, turns=tuple(session.turns),
+                       timestamp=session.turns[0].timestamp or _mtime(path), position=rel,
+                       metadata=metadata)

@@ -1,0 +1,189 @@
+"""Claude Code adapter (mind/harvest/claude_code.py) on a realistic ~/.claude tree."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mind.harvest import claude_code
+from mind.harvest.claude_code import parse_frontmatter
+from mind.harvest.errors import HarvestError
+from mind.harvest.types import HarvestItem, stable_id
+
+TREE = Path(__file__).parent / "data" / "harvest" / "claude_code" / "dot-claude"
+SHOP = "projects/-home-ann-shop"
+SHOP_SESSION = f"{SHOP}/5f1c9a2e-0000-4000-8000-00000000000a.jsonl"
+BLOG_SESSION = "projects/-home-ann-blog/9a8b7c6d-0000-4000-8000-00000000000b.jsonl"
+ISO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
+
+
+def copy_tree(dest: Path) -> Path:
+    """The fixture tree, with one session and one memory file converted to CRLF line ends."""
+    root = dest / ".claude"
+    shutil.copytree(TREE, root)
+    for rel in (BLOG_SESSION, f"{SHOP}/memory/prefs.md"):
+        path = root / rel
+        path.write_bytes(path.read_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))
+    return root
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return copy_tree(tmp_path)
+
+
+@pytest.fixture
+def items(root: Path) -> list[HarvestItem]:
+    return list(claude_code.parse(root))
+
+
+def by_path(items: list[HarvestItem]) -> dict[str, HarvestItem]:
+    return {i.metadata["file_path"]: i for i in items}
+
+
+def test_what_is_harvested_in_order(items: list[HarvestItem], root: Path) -> None:
+    assert b"\r\n" in (root / BLOG_SESSION).read_bytes()
+    assert [(i.kind, i.position) for i in items] == [
+        ("instruction", "CLAUDE.md"),
+        ("rule", "rules/style/python.md"),
+        ("artifact", "plans/migration.md"),
+        ("conversation", BLOG_SESSION),
+        ("instruction", f"{SHOP}/CLAUDE.md"),
+        ("memory", f"{SHOP}/memory/MEMORY.md"),
+        ("preference", f"{SHOP}/memory/prefs.md"),  # empty.md has no body
+        ("decision", f"{SHOP}/memory/testing_feedback.md"),
+        ("conversation", SHOP_SESSION),
+    ]
+    assert all(i.source == "claude-code" for i in items)
+    assert [i.title for i in items[:3]] == ["CLAUDE.md", "Rule: python", "Plan: migration"]
+
+
+def test_memory_frontmatter_with_crlf(items: list[HarvestItem]) -> None:
+    prefs = by_path(items)[f"{SHOP}/memory/prefs.md"]
+    assert prefs.title == "Ann's editor preferences"
+    assert prefs.kind == "preference"
+    assert prefs.metadata["memory_type"] == "user"
+    assert prefs.metadata["description"] == "how Ann likes code edits"
+    (turn,) = prefs.turns
+    assert turn.text == "Ann wants small, focused diffs and no reformatting of untouched lines."
+    assert "\r" not in turn.text and turn.role == "document" and turn.speaker == "prefs.md"
+    feedback = by_path(items)[f"{SHOP}/memory/testing_feedback.md"]
+    assert feedback.title == "Integration tests hit a real database"
+    assert feedback.turns[0].text.startswith("Do not mock the database")
+    assert prefs.timestamp is not None and ISO.match(prefs.timestamp)  # the file's mtime
+
+
+def test_session_transcript(items: list[HarvestItem]) -> None:
+    session = by_path(items)[SHOP_SESSION]
+    assert session.title == "Fix flaky checkout test"  # from the summary line
+    assert session.item_id == stable_id("claude-code", "session", SHOP_SESSION)
+    assert session.metadata["session_id"] == "5f1c9a2e-0000-4000-8000-00000000000a"
+    assert session.metadata["cwd"] == "/home/ann/shop"
+    assert session.metadata["git_branch"] == "main"
+    assert session.metadata["skipped_lines"] == 0
+    assert [(t.role, t.speaker) for t in session.turns] == [
+        ("user", "User"), ("assistant", "Claude"), ("user", "User"), ("user", "User")]
+    prompt, answer, command, last = session.turns
+    assert prompt.turn_id == "u-1"
+    assert prompt.text == "The checkout test fails about one run in five. Can you find out why?"
+    assert prompt.timestamp == "2025-06-01T10:00:05.120Z"
+    # one assistant turn for everything between two prompts, tool calls as one-line markers
+    assert answer.text == (
+        "Let me look at the test first.\n\n"
+        '[Tool call: Bash] {"command":"pytest tests/test_checkout.py -x -q",'
+        '"description":"Run the checkout test"}\n\n'
+        "The test depends on the wall clock: orders created just before midnight get tomorrow's"
+        " date. I'll freeze time in the fixture.")
+    assert answer.turn_id == stable_id("claude-code", SHOP_SESSION, "a-2", "a-4")
+    assert answer.timestamp == "2025-06-01T10:00:09.000Z"
+    assert answer.metadata == {"model": "claude-sonnet-4-20250514"}
+    assert command.text == "/cost"
+    assert last.text == "Great, go ahead and commit it."
+    text = "\n".join(t.text for t in session.turns)
+    for absent in ("Caveat", "PRIVATE THOUGHTS", "TOOL OUTPUT", "SIDECHAIN", "Total cost"):
+        assert absent not in text
+
+
+def test_crlf_session_with_broken_line(items: list[HarvestItem]) -> None:
+    session = by_path(items)[BLOG_SESSION]
+    assert session.metadata["skipped_lines"] == 1
+    assert session.metadata["git_branch"] is None
+    assert [(t.turn_id, t.role, t.text) for t in session.turns] == [
+        ("b-u1", "user", "Draft a post about our move to Postgres."),
+        ("b-a1", "assistant", 'Here is a first draft titled "Why we moved to Postgres".'),
+        ("b-u2", "user", "Make it shorter."),
+    ]
+    assert session.turns[2].timestamp == "2025-06-02T07:05:00.000Z"  # +01:00 → Z
+    assert session.title == "Draft a post about our move to Postgres."
+    assert session.timestamp == "2025-06-02T08:00:00.000Z"
+
+
+def test_ids_depend_on_relative_paths_only(items: list[HarvestItem], tmp_path: Path) -> None:
+    elsewhere = list(claude_code.parse(copy_tree(tmp_path / "other-home")))
+    assert [(i.item_id, [t.turn_id for t in i.turns]) for i in elsewhere] == [
+        (i.item_id, [t.turn_id for t in i.turns]) for i in items]
+    assert [i.turns for i in elsewhere if i.kind == "conversation"] == [
+        i.turns for i in items if i.kind == "conversation"]
+
+
+def test_changed_document_gets_a_new_turn_id(root: Path, items: list[HarvestItem]) -> None:
+    (root / "plans" / "migration.md").write_text("# Plan\n\nSwitch reads first.\n")
+    again = by_path(list(claude_code.parse(root)))["plans/migration.md"]
+    before = by_path(items)["plans/migration.md"]
+    assert again.item_id == before.item_id
+    assert again.turns[0].turn_id != before.turns[0].turn_id
+
+
+def test_single_session_file(root: Path) -> None:
+    (item,) = claude_code.parse(root / SHOP_SESSION)
+    assert len(item.turns) == 4 and item.kind == "conversation"
+
+
+def test_not_a_claude_directory(tmp_path: Path) -> None:
+    with pytest.raises(HarvestError, match="expected a Claude Code directory"):
+        list(claude_code.parse(tmp_path))
+    (tmp_path / "x.json").write_text("{}")
+    with pytest.raises(HarvestError, match="not a directory"):
+        list(claude_code.parse(tmp_path / "x.json"))
+
+
+def test_parse_frontmatter() -> None:
+    fields, body = parse_frontmatter("---\r\nname: 'X'\r\ntype: feedback\r\n---\r\nBody\r\n")
+    assert fields == {"name": "X", "type": "feedback"} and body == "Body\n"
+    assert parse_frontmatter("no frontmatter\n---\n") == ({}, "no frontmatter\n---\n")
+    assert parse_frontmatter("---\nname: only\n---") == ({"name": "only"}, "")
+
+
+def event(uuid: str, kind: str, content: object, ts: str = "2025-01-01T00:00:00Z") -> str:
+    return json.dumps({"type": kind, "uuid": uuid, "timestamp": ts, "sessionId": "s",
+                       "message": {"role": kind, "content": content}})
+
+
+def test_long_assistant_run_is_split_not_truncated(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(claude_code, "MAX_TURN_CHARS", 100)
+    project = tmp_path / ".claude" / "projects" / "p"
+    project.mkdir(parents=True)
+    lines = [event("u", "user", "go")] + [
+        event(f"a{i}", "assistant", [{"type": "text", "text": f"{i:02d}" + "x" * 38}])
+        for i in range(5)]
+    (project / "s.jsonl").write_text("\n".join(lines) + "\n")
+    (item,) = claude_code.parse(tmp_path / ".claude")
+    texts = [t.text for t in item.turns[1:]]
+    assert all(len(t) <= 100 for t in texts)
+    assert "\n\n".join(texts) == "\n\n".join(f"{i:02d}" + "x" * 38 for i in range(5))
+    assert len({t.turn_id for t in item.turns}) == len(item.turns)
+
+
+def test_oversized_message_names_the_line(tmp_path: Path) -> None:
+    project = tmp_path / ".claude" / "projects" / "p"
+    project.mkdir(parents=True)
+    (project / "s.jsonl").write_text(event("u1", "user", "hi") + "\n"
+                                     + event("u2", "user", "x" * 2_000_001) + "\n")
+    with pytest.raises(HarvestError, match="2,000,001 characters") as info:
+        list(claude_code.parse(tmp_path / ".claude"))
+    assert info.value.position == "s.jsonl: line 2"
