@@ -1,0 +1,276 @@
+"""The hive-mind MCP server (official MCP Python SDK, ``MCPServer``).
+
+- :func:`build_server` — the server with the 18 tools (:mod:`hive_mind.mcp_tools`) and the
+  resources ``memory://personal/stats``, ``memory://identity``, ``memory://awareness`` and the
+  template ``memory://workspace/{id}`` (all ``application/json``).
+- :func:`run_stdio` — blocking entry point of ``hive-mind mcp`` / ``python -m
+  hive_mind.mcp_server``: opens one facade lazily, serves stdio, closes the facade on exit.
+  Logs go to stderr; the SDK points fd 1 at stderr while serving, so stray prints cannot
+  corrupt the protocol on stdout.
+- :func:`streamable_http_app` — an ASGI app serving the same server over streamable HTTP, for
+  mounting inside the HTTP API at ``/mcp`` (see its docstring for the lifespan contract).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+import anyio
+import pydantic
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import CallToolResult, InputRequiredResult
+from starlette.types import Receive, Scope, Send
+
+from hive_mind.mcp_tools import (
+    TOOL_NAMES,
+    GetFacade,
+    dumps,
+    error_result,
+    error_text,
+    register_tools,
+    validation_text,
+)
+from hive_mind.settings import Settings, load_settings
+from mind.errors import HiveMindError, InvalidIdError, NotFoundError
+
+__all__ = ["TOOL_NAMES", "LazyFacade", "McpHttpApp", "build_server", "run_stdio",
+           "streamable_http_app"]
+
+log = logging.getLogger(__name__)
+
+SERVER_NAME = "hive-mind-memory"
+INSTRUCTIONS = (
+    "hive-mind is your persistent memory across conversations. Call recall_memory before "
+    "answering questions about the user, their projects or earlier decisions; call save_memory "
+    "for facts worth keeping (one self-contained statement per call). Entities and relations "
+    "form a knowledge graph (search_entities, save_entity, create_relation). Workspaces are "
+    "separate memory spaces: create one with create_workspace before passing its id as "
+    "`workspace`; omit `workspace` for the personal mind."
+)
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("hive-mind")
+    except Exception:  # not installed as a distribution
+        return "0.1.0"
+
+
+class HiveMindMCPServer(MCPServer[Any]):
+    """``MCPServer`` whose argument-validation failures read as one line per bad field."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        context: Context[Any, Any] | None = None
+                        ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, pydantic.ValidationError):
+                log.info("tool %s: bad arguments", name)
+                return error_result(validation_text(exc.__cause__, name))
+            if str(exc).startswith("Unknown tool"):
+                return error_result(f"not_found: {exc}")
+            raise
+
+
+class LazyFacade:
+    """An async callable that opens one :class:`~hive_mind.facade.HiveMind` on first use and
+    shares it (``get_facade`` for :func:`build_server`); :meth:`close` closes it."""
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self._settings = settings
+        self._mind: Any = None
+        self._lock = asyncio.Lock()
+
+    async def __call__(self) -> Any:
+        if self._mind is None:
+            async with self._lock:
+                if self._mind is None:
+                    from hive_mind.facade import HiveMind
+
+                    self._mind = await HiveMind.open(self._settings or load_settings())
+        return self._mind
+
+    async def close(self) -> None:
+        mind, self._mind = self._mind, None
+        if mind is not None:
+            await mind.close()
+
+
+def _resource_error(exc: HiveMindError) -> ResourceError:
+    if isinstance(exc, NotFoundError | InvalidIdError):
+        return ResourceNotFoundError(error_text(exc))
+    return ResourceError(error_text(exc))
+
+
+def build_server(get_facade: GetFacade) -> HiveMindMCPServer:
+    """The MCP server; ``get_facade`` is an async callable returning the shared facade."""
+    server = HiveMindMCPServer(SERVER_NAME, version=_version(), instructions=INSTRUCTIONS,
+                               log_level="WARNING")
+    register_tools(server, get_facade)
+
+    async def guarded(fn: Callable[[Any], Awaitable[Any]]) -> str:
+        try:
+            return dumps(await fn(await get_facade()))
+        except HiveMindError as exc:
+            raise _resource_error(exc) from None
+
+    @server.resource("memory://personal/stats", name="personal_stats",
+                     mime_type="application/json",
+                     description="Personal mind statistics: frames, knowledge graph, embedder.")
+    async def personal_stats() -> str:
+        async def read(mind: Any) -> dict[str, Any]:
+            stats = await mind.stats()
+            return {
+                "frames": {"total": stats["frames"], "by_type": stats["by_type"],
+                           "by_importance": stats["by_importance"],
+                           "pending_index": stats.get("pending_index"),
+                           "vectors": stats.get("vectors")},
+                "knowledge_graph": {"entities": stats["entities"],
+                                    "entity_types": stats.get("entity_types", {})},
+                "embedding": await _embedding(mind),
+            }
+        return await guarded(read)
+
+    @server.resource("memory://identity", name="identity", mime_type="application/json",
+                     description="Who the user/agent is (without the system prompt).")
+    async def identity() -> str:
+        async def read(mind: Any) -> dict[str, Any]:
+            row = dict(await mind.get_identity())
+            row.pop("system_prompt", None)
+            return row
+        return await guarded(read)
+
+    @server.resource("memory://awareness", name="awareness", mime_type="application/json",
+                     description="Live awareness items (tasks, actions, pending, flags).")
+    async def awareness() -> str:
+        async def read(mind: Any) -> list[dict[str, Any]]:
+            items: list[dict[str, Any]] = await mind.get_awareness()
+            return items
+        return await guarded(read)
+
+    @server.resource("memory://workspace/{id}", name="workspace", mime_type="application/json",
+                     description="One workspace: its metadata and statistics.")
+    async def workspace(id: str) -> str:
+        async def read(mind: Any) -> dict[str, Any]:
+            info: dict[str, Any] = await mind.get_workspace(id)
+            return info
+        return await guarded(read)
+
+    return server
+
+
+async def _embedding(mind: Any) -> dict[str, Any]:
+    runtime = getattr(mind, "runtime", None)
+    if runtime is None:
+        settings = getattr(mind, "settings", None)
+        return {"provider": getattr(settings, "embedding_provider", None), "model": None,
+                "dimensions": None, "available_providers": []}
+    status = (await runtime.embedder_ready()).status()
+    return {k: status.get(k) for k in
+            ("provider", "model", "dimensions", "degraded", "available_providers")}
+
+
+# -- stdio ------------------------------------------------------------------------------------
+
+def run_stdio(settings: Settings | None = None, *, log_level: str = "WARNING") -> None:
+    """Serve MCP over stdin/stdout until the client closes stdin (blocking)."""
+    logging.basicConfig(stream=sys.stderr, level=getattr(logging, log_level.upper(), 30),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    facade = LazyFacade(settings or load_settings())
+    server = build_server(facade)
+
+    async def main() -> None:
+        try:
+            async with anyio.create_task_group() as tg:
+                if sys.platform != "win32":
+                    tg.start_soon(_stop_on_signal, tg.cancel_scope)
+                await server.run_stdio_async()  # returns when the client closes stdin
+                tg.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await facade.close()
+
+    anyio.run(main)
+
+
+async def _stop_on_signal(scope: anyio.CancelScope) -> None:
+    """SIGTERM/SIGINT end the server cleanly, so the facade is closed (minds flushed)."""
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for signum in signals:
+            log.info("signal %s: stopping the MCP server", signum)
+            scope.cancel()
+            return
+
+
+# -- streamable HTTP --------------------------------------------------------------------------
+
+class McpHttpApp:
+    """ASGI app serving one MCP server over streamable HTTP at whatever path routes to it.
+
+    Mount it with ``app.add_route("/mcp", mcp_app, methods=["GET", "POST", "DELETE"])``
+    (a Starlette ``Mount`` would redirect ``/mcp`` to ``/mcp/``, and MCP clients do not follow
+    redirects). The SDK's session manager needs a running task group: enter
+    ``async with mcp_app.lifespan():`` in the parent app's lifespan. Used standalone (e.g.
+    ``uvicorn``) the ASGI ``lifespan`` scope does that itself.
+    """
+
+    def __init__(self, server: MCPServer[Any], manager: Any) -> None:
+        self.server = server
+        self.session_manager = manager
+
+    def lifespan(self) -> AbstractAsyncContextManager[None]:
+        manager_run: AbstractAsyncContextManager[None] = self.session_manager.run()
+        return manager_run
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _serve_lifespan(self, receive, send)
+            return
+        await self.session_manager.handle_request(scope, receive, send)
+
+
+async def _serve_lifespan(app: McpHttpApp, receive: Receive, send: Send) -> None:
+    await receive()  # lifespan.startup
+    running = app.lifespan()
+    try:
+        await running.__aenter__()
+    except Exception as exc:
+        await send({"type": "lifespan.startup.failed", "message": repr(exc)})
+        return
+    await send({"type": "lifespan.startup.complete"})
+    await receive()  # lifespan.shutdown
+    await running.__aexit__(None, None, None)
+    await send({"type": "lifespan.shutdown.complete"})
+
+
+def streamable_http_app(
+    server: MCPServer[Any], *, stateless: bool = True, json_response: bool = True,
+    host: str = "127.0.0.1", transport_security: TransportSecuritySettings | None = None,
+) -> McpHttpApp:
+    """An ASGI app for ``server`` over streamable HTTP (see :class:`McpHttpApp` for mounting).
+
+    ``stateless``/``json_response`` (default on): every POST is answered with plain JSON and no
+    session state, so it works behind any proxy and with simple HTTP clients. When ``host`` is
+    a loopback address and no ``transport_security`` is given, the SDK turns DNS-rebinding
+    protection on (Host/Origin must be localhost with a port); pass
+    ``TransportSecuritySettings(enable_dns_rebinding_protection=False)`` when the parent app
+    does its own checks (e.g. bearer-token auth).
+    """
+    server.streamable_http_app(stateless_http=stateless, json_response=json_response,
+                               host=host, transport_security=transport_security)
+    return McpHttpApp(server, server.session_manager)
+
+
+if __name__ == "__main__":
+    run_stdio()

@@ -1,0 +1,458 @@
+"""The MCP tools of hive-mind: the original engine's surface (spec d) plus ``forget_memory``.
+
+Every tool returns one text block: pretty JSON (2-space indent) for data, a plain sentence for
+the "nothing found" cases. Failures are tool results with ``isError`` set and one line
+``<code>: <message>`` (``HiveMindError.code``; ``invalid`` for bad arguments), never a
+traceback. Fixes over the original (spec f.14/f.15): unknown workspaces are refused (call
+``create_workspace`` first), never auto-created from a caller's string; ``recall_memory``,
+``ingest_source`` and ``harvest_import`` honor ``workspace``; scores are normalized to [0, 1].
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import re
+import tempfile
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import anyio
+import pydantic
+from mcp.server.mcpserver import MCPServer
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from mind.errors import HiveMindError, NotFoundError, ValidationError
+
+log = logging.getLogger(__name__)
+
+GetFacade = Callable[[], Awaitable[Any]]
+
+Importance = Literal["critical", "important", "normal", "temporary"]
+Source = Literal["user_stated", "tool_verified", "agent_inferred", "system"]
+EntityType = Literal["person", "project", "concept", "organization", "technology", "tool",
+                     "location", "event"]
+Category = Literal["task", "action", "pending", "flag"]
+Workspace = Annotated[str | None, Field(
+    description="Workspace id (from list_workspaces / create_workspace). Omit for the personal "
+                "mind. Unknown ids are an error, never created implicitly.")]
+
+TOOL_NAMES = (
+    "save_memory", "recall_memory", "search_entities", "save_entity", "create_relation",
+    "get_identity", "set_identity", "get_awareness", "set_awareness", "clear_awareness",
+    "list_workspaces", "create_workspace", "harvest_import", "harvest_sources", "ingest_source",
+    "cleanup_frames", "cleanup_entities", "forget_memory",
+)
+_RECALL_FIELDS = ("id", "content", "importance", "source", "score", "created_at", "from")
+_WS_NOT_FOUND = re.compile(r'^Workspace ".*" not found$')
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def error_result(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+def error_text(exc: HiveMindError) -> str:
+    message = " ".join(str(exc).split()) or type(exc).__name__
+    if isinstance(exc, NotFoundError) and _WS_NOT_FOUND.match(message):
+        message += (". Workspaces are never created implicitly: call create_workspace first "
+                    "(list_workspaces shows the existing ids).")
+    return f"{exc.code}: {message}"
+
+
+def validation_text(exc: pydantic.ValidationError, tool: str | None = None) -> str:
+    parts = []
+    for err in exc.errors(include_url=False):
+        where = ".".join(str(p) for p in err.get("loc", ()))
+        parts.append(f"{where}: {err['msg']}" if where else str(err["msg"]))
+    head = f"invalid arguments for {tool}: " if tool else "invalid: "
+    return head + "; ".join(parts)
+
+
+def _guard(name: str, fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    """Turn expected failures into one-line error results (the signature is kept for the SDK)."""
+
+    @functools.wraps(fn)
+    async def wrapper(**kwargs: Any) -> Any:
+        try:
+            # Shielded: a client that disconnects mid-call must not cut a write in half (the
+            # SDK cancels in-flight requests at end of input); calls are short, and a long
+            # harvest is resumable anyway.
+            with anyio.CancelScope(shield=True):
+                return await fn(**kwargs)
+        except HiveMindError as exc:
+            log.info("tool %s refused: %s", name, exc)
+            return error_result(error_text(exc))
+        except pydantic.ValidationError as exc:
+            return error_result("invalid: " + validation_text(exc).removeprefix("invalid: "))
+        except Exception:
+            log.exception("tool %s failed", name)
+            return error_result(f"internal: {name} failed unexpectedly; see the server log")
+
+    return wrapper
+
+
+def check_workspace(mind: Any, workspace: str | None) -> None:
+    """Refuse an unsafe or unknown workspace id now (the facade does it again on use)."""
+    validate = getattr(mind, "mind_id", None)
+    if workspace and callable(validate):
+        validate(workspace)
+
+
+def _default_workspace(mind: Any) -> str | None:
+    manager = getattr(mind, "workspaces", None)
+    return manager.default() if manager is not None else None
+
+
+def _today() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%d")
+
+
+def _pick(row: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    return {k: row.get(k) for k in keys}
+
+
+READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+DESTROY = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
+
+
+def register_tools(server: MCPServer, get_facade: GetFacade) -> None:
+    """Register the 18 hive-mind tools on ``server``; each call awaits ``get_facade()``."""
+
+    def tool(annotations: ToolAnnotations, description: str) -> Callable[[Any], Any]:
+        def decorator(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+            server.add_tool(_guard(fn.__name__, fn), name=fn.__name__,
+                            description=" ".join(description.split()),
+                            annotations=annotations, structured_output=False)
+            return fn
+        return decorator
+
+    # -- frames ------------------------------------------------------------------------------
+
+    @tool(WRITE, """Save one fact, decision, preference or event to long-term memory so it can
+        be recalled in later conversations. Save self-contained statements (who/what/when), one
+        per call. Identical content is deduplicated. Returns JSON {id, content, importance,
+        source, created_at, workspace, created} (created=false: it was already stored).""")
+    async def save_memory(
+        content: Annotated[str, Field(description="The memory text, self-contained.")],
+        importance: Annotated[Importance, Field(
+            description="critical: must never be lost; temporary: may be pruned after 30 "
+                        "days.")] = "normal",
+        source: Annotated[Source, Field(
+            description="Where the fact came from: the user said it, a tool verified it, you "
+                        "inferred it, or the system.")] = "agent_inferred",
+        workspace: Workspace = None,
+    ) -> str:
+        mind = await get_facade()
+        saved = await mind.save(content, importance=importance, source=source,
+                                workspace=workspace or None, session=f"mcp:{_today()}")
+        out = _pick(saved, ("id", "content", "importance", "source", "created_at"))
+        return dumps({**out, "workspace": workspace or "personal",
+                      "created": saved.get("created")})
+
+    @tool(READ, """Search long-term memory (keyword + semantic hybrid search) before answering
+        questions about the user, past work or earlier decisions. Returns a JSON list of
+        {id, content, importance, source, score (0-1, higher is better), created_at, from}
+        sorted by score, or a sentence when nothing matches. Plain words work best; search
+        syntax is treated as text.""")
+    async def recall_memory(
+        query: Annotated[str, Field(description="What to look for, in plain words.")],
+        limit: Annotated[int, Field(ge=1, le=100, description="Maximum results.")] = 10,
+        workspace: Workspace = None,
+        scope: Annotated[Literal["current", "personal", "all"] | None, Field(
+            description="personal: the personal mind; current: the given workspace (or the "
+                        "default workspace); all: personal plus every workspace. Default: the "
+                        "workspace when one is given, else personal.")] = None,
+        profile: Annotated[Literal["balanced", "recent", "important", "connected"], Field(
+            description="Ranking profile.")] = "balanced",
+    ) -> str:
+        mind = await get_facade()
+        if scope == "personal" and workspace:
+            raise ValidationError(
+                "scope 'personal' searches only the personal mind; drop workspace or use "
+                "scope 'current'")
+        facade_scope: str | None = scope
+        if scope == "current":
+            facade_scope = "workspace"
+            workspace = workspace or _default_workspace(mind)
+            if not workspace:
+                raise ValidationError("scope 'current' needs a workspace (none given and no "
+                                      "default workspace is set)")
+        elif scope == "all" and workspace:
+            check_workspace(mind, workspace)  # still refuse unknown / unsafe ids
+        rows = await mind.recall(query, limit=limit, scope=facade_scope,
+                                 workspace=workspace or None, profile=profile)
+        if not rows:
+            return f'No memories found for query: "{query}"'
+        return dumps([_pick(r, _RECALL_FIELDS) for r in rows])
+
+    @tool(DESTROY, """Permanently erase one memory (by the id from save_memory or
+        recall_memory) and everything derived from it: its search index entries, links and
+        entity mentions; entities mentioned only there are removed too. Use when the user asks
+        to forget something or a memory is wrong. Returns JSON with what was deleted.""")
+    async def forget_memory(
+        id: Annotated[int, Field(ge=1, description="The memory id.")],
+        workspace: Workspace = None,
+    ) -> str:
+        mind = await get_facade()
+        return dumps(await mind.forget(id, workspace=workspace or None))
+
+    # -- knowledge graph ---------------------------------------------------------------------
+
+    @tool(READ, """Find entities (people, projects, organizations, technologies, ...) in the
+        knowledge graph by name, optionally of one type. Returns a JSON list of {id, type, name,
+        properties, valid_from, valid_to, relations:{outgoing, incoming}} or a sentence when
+        nothing matches. Entity ids are what create_relation needs.""")
+    async def search_entities(
+        query: Annotated[str, Field(description="Name or part of a name.")],
+        type: Annotated[EntityType | None, Field(description="Only this entity type.")] = None,
+        limit: Annotated[int, Field(ge=1, le=200, description="Maximum results.")] = 20,
+        workspace: Workspace = None,
+    ) -> str:
+        mind = await get_facade()
+        rows = await mind.search_entities(query, entity_type=type, limit=limit,
+                                          workspace=workspace or None)
+        if not rows:
+            return f'No entities found matching "{query}"'
+        return dumps(rows)
+
+    @tool(WRITE, """Create or update an entity in the knowledge graph. An existing entity with
+        the same type and name (case-insensitive) is updated: new properties are merged in.
+        Returns JSON {id, type, name, properties, created, updated}.""")
+    async def save_entity(
+        type: Annotated[EntityType, Field(description="The entity type.")],
+        name: Annotated[str, Field(description="The entity's name.")],
+        properties: Annotated[dict[str, Any] | None, Field(
+            description="Facts about the entity as key/value pairs.")] = None,
+        workspace: Workspace = None,
+    ) -> str:
+        mind = await get_facade()
+        row = await mind.save_entity(type, name, properties=properties,
+                                     workspace=workspace or None)
+        return dumps({"id": row["id"], "type": row.get("entity_type", type),
+                      "name": row["name"], "properties": row.get("properties", {}),
+                      "created": row.get("created"), "updated": row.get("updated")})
+
+    @tool(WRITE, """Relate two entities (ids from save_entity or search_entities), e.g.
+        works_on, knows, depends_on. Saving the same relation again raises its confidence
+        instead of duplicating it. Returns JSON {id, source_id, target_id, type,
+        confidence}.""")
+    async def create_relation(
+        source_id: Annotated[int, Field(ge=1, description="The entity the relation starts at.")],
+        target_id: Annotated[int, Field(ge=1, description="The entity it points to.")],
+        relation_type: Annotated[str, Field(description="Relation name, e.g. works_on.")],
+        confidence: Annotated[float, Field(ge=0.0, le=1.0,
+                                           description="How sure you are, 0-1.")] = 1.0,
+        properties: Annotated[dict[str, Any] | None, Field(
+            description="Extra key/value data on the relation.")] = None,
+        workspace: Workspace = None,
+    ) -> str:
+        mind = await get_facade()
+        row = await mind.create_relation(source_id, target_id, relation_type,
+                                         confidence=confidence, properties=properties,
+                                         workspace=workspace or None)
+        return dumps({"id": row["id"], "source_id": row["source_id"],
+                      "target_id": row["target_id"], "type": row.get("relation_type"),
+                      "confidence": row.get("confidence")})
+
+    # -- identity and awareness --------------------------------------------------------------
+
+    @tool(READ, """Read who the user/agent is (name, role, department, personality,
+        capabilities, system prompt). Returns JSON; {configured:false, ...} when no identity
+        has been set yet.""")
+    async def get_identity() -> str:
+        mind = await get_facade()
+        return dumps(await mind.get_identity())
+
+    @tool(WRITE, """Create or update the identity (only the fields you pass change; the first
+        call creates it, name defaults to "User"). Returns JSON {action: created|updated, name,
+        role, department, updated_at}.""")
+    async def set_identity(
+        name: str | None = None, role: str | None = None, department: str | None = None,
+        personality: str | None = None, capabilities: str | None = None,
+        system_prompt: str | None = None,
+    ) -> str:
+        mind = await get_facade()
+        row = await mind.set_identity(name=name, role=role, department=department,
+                                      personality=personality, capabilities=capabilities,
+                                      system_prompt=system_prompt)
+        return dumps(_pick(row, ("action", "name", "role", "department", "updated_at")))
+
+    @tool(READ, """Read the short-term working state: live awareness items (current tasks,
+        recent actions, pending items, context flags; at most 10, highest priority first).
+        Returns a JSON list of {id, category, content, priority, expires_at, created_at} or a
+        sentence when there are none.""")
+    async def get_awareness(
+        category: Annotated[Category | None, Field(description="Only this category.")] = None,
+    ) -> str:
+        mind = await get_facade()
+        items = await mind.get_awareness(category=category)
+        if not items:
+            return "No active awareness items."
+        return dumps([_pick(i, ("id", "category", "content", "priority", "expires_at",
+                                "created_at")) for i in items])
+
+    @tool(WRITE, """Add a short-term awareness item (what you are doing now, what is pending,
+        a flag for the rest of the session). Keep at most 10 live: the lowest-priority item is
+        dropped when full. Returns JSON {id, category, content, priority, expires_at}.""")
+    async def set_awareness(
+        category: Annotated[Category, Field(description="task, action, pending or flag.")],
+        content: Annotated[str, Field(description="The item text.")],
+        priority: Annotated[int, Field(ge=0, le=10, description="0-10, higher first.")] = 0,
+        ttl_minutes: Annotated[int | None, Field(
+            ge=1, description="Expire after this many minutes (default: never).")] = None,
+    ) -> str:
+        mind = await get_facade()
+        row = await mind.set_awareness(category, content, priority=priority,
+                                       ttl_minutes=ttl_minutes)
+        return dumps(_pick(row, ("id", "category", "content", "priority", "expires_at")))
+
+    @tool(DESTROY, """Remove one awareness item by id, or every item of a category. Returns a
+        sentence saying what was removed.""")
+    async def clear_awareness(
+        id: Annotated[int | None, Field(ge=1, description="The item id.")] = None,
+        category: Annotated[Category | None, Field(
+            description="Clear every item of this category.")] = None,
+    ) -> str:
+        mind = await get_facade()
+        if id is not None:
+            await mind.clear_awareness(item_id=id)
+            return f"Removed awareness item #{id}"
+        if category is not None:
+            await mind.clear_awareness(category=category)
+            return f'Cleared all "{category}" awareness items'
+        raise ValidationError("Provide either an id or category to clear.")
+
+    # -- workspaces --------------------------------------------------------------------------
+
+    @tool(READ, """List the personal mind's statistics and every workspace (separate memory
+        spaces, e.g. per project) with its frame and entity counts. Returns JSON {personal,
+        workspaces:[{id, name, group, icon, model, created, frames, entities}],
+        default_workspace}.""")
+    async def list_workspaces() -> str:
+        mind = await get_facade()
+        return dumps(await mind.list_workspaces())
+
+    @tool(WRITE, """Create a workspace: a separate memory space (e.g. for one project or
+        client). Its id is derived from the name; pass that id as `workspace` to the other
+        tools. Returns JSON {id, name, group, icon, model, created}.""")
+    async def create_workspace(
+        name: Annotated[str, Field(description="Display name, e.g. 'Acme website'.")],
+        group: Annotated[str, Field(description="Grouping label.")] = "general",
+        icon: str | None = None,
+        model: Annotated[str | None, Field(description="Preferred model label.")] = None,
+    ) -> str:
+        mind = await get_facade()
+        return dumps(await mind.create_workspace(name, group=group or "general", icon=icon,
+                                                 model=model))
+
+    # -- harvest and ingest ------------------------------------------------------------------
+
+    @tool(WRITE, """Import a chat-history export (ChatGPT, Claude, Claude Code, Gemini, or the
+        universal JSON list of {conversation_id, message_id, speaker, role, text, timestamp})
+        into memory. Pass the export either as `data` (JSON text) or as `file_path` (a file or
+        directory on the server's disk). Re-importing the same data is idempotent. Returns a
+        JSON summary (items, frames_created, duplicates_skipped, ...).""")
+    async def harvest_import(
+        source: Annotated[Literal["chatgpt", "claude", "claude-code", "gemini", "universal"],
+                          Field(description="The export's format.")],
+        data: Annotated[str | list[Any] | dict[str, Any] | None, Field(
+            description="The export's JSON content.")] = None,
+        file_path: Annotated[str | None, Field(
+            description="Path of the export file (or Claude Code directory).")] = None,
+        workspace: Workspace = None,
+    ) -> str:
+        if (data is None) == (file_path is None):
+            raise ValidationError('provide either "data" (JSON string) or "file_path" (path '
+                                  'to export file), not both')
+        mind = await get_facade()
+        ws = workspace or None
+        check_workspace(mind, ws)  # refuse an unknown workspace before reading anything
+        if file_path is not None:
+            summary = await mind.harvest(source, Path(file_path).expanduser(), workspace=ws)
+        else:
+            if isinstance(data, str):
+                try:
+                    json.loads(data)
+                except ValueError as exc:
+                    raise ValidationError(f"data is not valid JSON: {exc}") from None
+                text = data
+            else:
+                text = json.dumps(data, ensure_ascii=False)
+            with tempfile.TemporaryDirectory(prefix="hive-mind-mcp-") as tmp:
+                path = Path(tmp) / f"{source}-export.json"
+                path.write_text(text, encoding="utf-8")
+                summary = await mind.harvest(source, path, workspace=ws)
+            if "path" in summary:
+                summary = {**summary, "path": "<data>"}  # the temp file is gone already
+        if summary.get("items") == 0 and summary.get("status", "completed") == "completed":
+            return f"No conversations found in {source} export data."
+        return dumps(summary)
+
+    @tool(READ, """List the harvest sources imported so far with their last sync time and
+        counters. Returns a JSON list or a sentence when nothing was imported yet.""")
+    async def harvest_sources(workspace: Workspace = None) -> str:
+        mind = await get_facade()
+        rows = await mind.harvest_sources(workspace=workspace or None)
+        if not rows:
+            return ("No harvest sources registered yet. Use harvest_import to import "
+                    "conversation data.")
+        return dumps(rows)
+
+    @tool(WRITE, """Ingest a document into memory: a file path (markdown, text, PDF), an http(s)
+        URL, or raw text. The type is detected automatically unless type_hint is given. The
+        content is split into memories and indexed. Returns a JSON summary (source_type, items,
+        frames_created, duplicates_skipped, ...).""")
+    async def ingest_source(
+        content: Annotated[str, Field(description="A file path, a URL or the text itself.")],
+        type_hint: Annotated[Literal["markdown", "plaintext", "pdf", "url", "auto"], Field(
+            description="Force the content type.")] = "auto",
+        importance: Annotated[Literal["critical", "important", "normal"], Field(
+            description="Importance of the created memories.")] = "normal",
+        tags: Annotated[list[str] | None, Field(description="Labels to attach.")] = None,
+        workspace: Workspace = None,
+    ) -> str:
+        mind = await get_facade()
+        return dumps(await mind.ingest(content, type_hint=type_hint, importance=importance,
+                                       tags=tags or [], workspace=workspace or None))
+
+    # -- maintenance -------------------------------------------------------------------------
+
+    @tool(DESTROY, """Maintain stored memories. compact: prune old temporary (default 30 days)
+        and deprecated (90 days) memories and merge updates; reconcile: repair search indexes;
+        wipe_imports: delete every imported memory; wipe_all: delete EVERY memory and session of
+        the mind (irreversible; only on explicit user request). Returns JSON counts.""")
+    async def cleanup_frames(
+        mode: Annotated[Literal["compact", "wipe_imports", "wipe_all", "reconcile"],
+                        Field(description="What to do.")],
+        workspace: Workspace = None,
+        max_temp_age_days: Annotated[int, Field(ge=1, description="compact only.")] = 30,
+        max_deprecated_age_days: Annotated[int, Field(ge=1, description="compact only.")] = 90,
+    ) -> str:
+        mind = await get_facade()
+        result = await mind.cleanup_frames(mode, workspace=workspace or None,
+                                           max_temp_age_days=max_temp_age_days,
+                                           max_deprecated_age_days=max_deprecated_age_days)
+        if mode == "wipe_imports" and not result.get("frames_deleted"):
+            return "No imported frames found."
+        return dumps(result)
+
+    @tool(DESTROY, """Maintain the knowledge graph. audit: report noise, duplicates and orphans
+        (read-only); remove_noise: retire junk entities; dedup: merge duplicate entities;
+        retire_orphans: retire entities with no relation and no memory; wipe_all: retire every
+        entity and relation (only on explicit user request). Returns JSON counts.""")
+    async def cleanup_entities(
+        mode: Annotated[Literal["audit", "remove_noise", "dedup", "retire_orphans", "wipe_all"],
+                        Field(description="What to do.")],
+        workspace: Workspace = None,
+    ) -> str:
+        mind = await get_facade()
+        return dumps(await mind.cleanup_entities(mode, workspace=workspace or None))
