@@ -397,14 +397,14 @@ class HiveMind:
 
     async def harvest(self, source: str, path: str | Path, *, workspace: str | None = None,
                       progress: Any = None, auto_sync: bool | None = None,
-                      sync_interval_hours: int | None = None, wait: bool = True
-                      ) -> dict[str, Any]:
+                      sync_interval_hours: int | None = None, wait: bool = True,
+                      label: str | None = None) -> dict[str, Any]:
         """Import an export (chat history, documents) into a mind; see :mod:`hive_mind.harvest`."""
         from hive_mind.harvest import run_harvest
 
         return await run_harvest(self, source, path, workspace=workspace, progress=progress,
                                  auto_sync=auto_sync, interval_hours=sync_interval_hours,
-                                 wait=wait)
+                                 wait=wait, label=label)
 
     async def harvest_sources(self, *, workspace: str | None = None) -> list[dict[str, Any]]:
         from mind.harvest_store import HarvestStore

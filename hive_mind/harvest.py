@@ -46,7 +46,7 @@ async def run_harvest(
     hm: HiveMind, source: str, path: str | Path, *, workspace: str | None = None,
     progress: Progress | None = None, auto_sync: bool | None = None,
     interval_hours: int | None = None, wait: bool = True, importance: str = "normal",
-    tags: list[str] | None = None,
+    tags: list[str] | None = None, label: str | None = None,
 ) -> dict[str, Any]:
     if source not in SOURCES:
         raise ValidationError(f"unknown harvest source {source!r}; use one of: "
@@ -57,7 +57,7 @@ async def run_harvest(
     target: Path | str = path if isinstance(path, str) and source in (
         "url", "markdown", "plaintext") else Path(path).expanduser()
     options = HarvestOptions(importance=importance, tags=list(tags or []),
-                             auto_sync=auto_sync, interval_hours=interval_hours)
+                             auto_sync=auto_sync, interval_hours=interval_hours, label=label)
     summary = await harvest(
         hm.runtime.host, mind_id, source, target, options=options, progress=progress,
         wait_idle=hm.runtime.wait_idle if wait else None, parse=adapter(source))

@@ -390,9 +390,7 @@ def register_tools(server: MCPServer, get_facade: GetFacade) -> None:
             with tempfile.TemporaryDirectory(prefix="hive-mind-mcp-") as tmp:
                 path = Path(tmp) / f"{source}-export.json"
                 path.write_text(text, encoding="utf-8")
-                summary = await mind.harvest(source, path, workspace=ws)
-            if "path" in summary:
-                summary = {**summary, "path": "<data>"}  # the temp file is gone already
+                summary = await mind.harvest(source, path, workspace=ws, label="<data>")
         if summary.get("items") == 0 and summary.get("status", "completed") == "completed":
             return f"No conversations found in {source} export data."
         return dumps(summary)

@@ -47,6 +47,9 @@ class HarvestOptions:
     in_flight: int = IN_FLIGHT
     auto_sync: bool | None = None
     interval_hours: int | None = None
+    label: str | None = None
+    """Recorded instead of the input's path (e.g. ``<data>`` for inline data in a temp file:
+    such a source cannot be re-harvested from its path)."""
 
 
 @dataclass
@@ -165,6 +168,7 @@ async def harvest(
     parse = parse or adapter(source)
     started = time.monotonic()
     path_label, content_hash = await asyncio.to_thread(fingerprint_target, source, target)
+    path_label = options.label or path_label
     # no content hash (a URL): every run is new, nothing to resume or to call unchanged
     salt = "" if content_hash else str(time.time_ns())
     run_id = stable_id("harvest-run", source, path_label, content_hash, salt)[:32]
@@ -269,8 +273,8 @@ async def harvest_stale(host: MindHost, mind_id: str) -> list[dict[str, Any]]:
     store = HarvestStore((await host.reader(mind_id)).db)
     out = []
     for row in await store.stale():
-        if not row["source_path"]:
-            continue
+        if not row["source_path"] or row["source_path"].startswith("<"):
+            continue  # inline data or raw text: nothing on disk to re-read
         try:
             out.append(await harvest(host, mind_id, row["source"], row["source_path"]))
         except Exception as exc:
