@@ -12,7 +12,6 @@ Writes go through each mind's single-writer actor as ops; reads use reader conne
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -47,7 +46,7 @@ class HiveMind:
         self.settings = settings
         self.runtime = runtime
         self.workspaces = WorkspaceManager(settings.data_dir)
-        self._lock = asyncio.Lock()
+        self._swept: set[str] = set()
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -96,11 +95,25 @@ class HiveMind:
             raise NotFoundError(f'Workspace "{workspace}" not found')
         return ident
 
+    async def resume_pending(self, ident: str) -> None:
+        """On first use of a mind in this process, re-queue what its outbox still holds
+        (indexing that a crashed or killed process never finished)."""
+        if ident in self._swept:
+            return
+        self._swept.add(ident)
+        if self.runtime.host.exists(ident):
+            queued = await self.runtime.sweep(ident)
+            if queued:
+                log.info("mind %s: re-queued %d frames left pending", ident, queued)
+
     async def reader(self, workspace: str | None) -> Mind:
-        return await self.runtime.host.reader(self.mind_id(workspace))
+        ident = self.mind_id(workspace)
+        await self.resume_pending(ident)
+        return await self.runtime.host.reader(ident)
 
     async def submit(self, workspace: str | None, op_factory: Any) -> Any:
         ident = self.mind_id(workspace)
+        await self.resume_pending(ident)
         return await self.runtime.submit(ident, op_factory(ident))
 
     async def call(self, workspace: str | None, method: str, **args: Any) -> Any:
@@ -166,6 +179,7 @@ class HiveMind:
 
     async def _searcher(self, workspace: str | None) -> HybridSearch:
         ident = self.mind_id(workspace)
+        await self.resume_pending(ident)
         reader = await self.runtime.host.reader(ident)
         embedder = await self.runtime.embedder_ready()
 

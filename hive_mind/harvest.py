@@ -54,6 +54,7 @@ async def run_harvest(
     if importance not in IMPORTANCES:
         raise ValidationError(f"importance must be one of {list(IMPORTANCES)}")
     mind_id = hm.mind_id(workspace)
+    await hm.resume_pending(mind_id)
     target: Path | str = path if isinstance(path, str) and source in (
         "url", "markdown", "plaintext") else Path(path).expanduser()
     options = HarvestOptions(importance=importance, tags=list(tags or []),
