@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from actors.host import list_minds, mind_path
@@ -9,6 +10,7 @@ from hive_mind.settings import Settings
 from mind.embeddings.chain import EmbeddingProviderChain
 from mind.errors import HiveMindError
 from mind.mind import Mind
+from queue_schemas.constants import DEAD_LETTERS_KEY
 from workers.queue import connect, queue_status
 
 
@@ -40,6 +42,18 @@ async def embedder_status(settings: Settings, *, probe: bool) -> dict[str, Any]:
             "last_error": status.get("last_error"), "probed": True}
 
 
+async def dead_letters_by_mind(redis: Any) -> dict[str, int]:
+    """How many dead-lettered jobs each mind has (the list is capped, so this is cheap)."""
+    counts: dict[str, int] = {}
+    for raw in await redis.lrange(DEAD_LETTERS_KEY, 0, -1):
+        try:
+            mind = json.loads(raw).get("mind_id") or "unknown"
+        except (ValueError, AttributeError):
+            mind = "unknown"
+        counts[mind] = counts.get(mind, 0) + 1
+    return counts
+
+
 async def collect(settings: Settings, *, probe: bool = True) -> dict[str, Any]:
     queue: dict[str, Any]
     if settings.redis_url:
@@ -47,13 +61,15 @@ async def collect(settings: Settings, *, probe: bool = True) -> dict[str, Any]:
             redis = await connect(settings.redis_url)
             try:
                 queue = await queue_status(redis, [settings.host_id])
+                queue["dead_letters_by_mind"] = await dead_letters_by_mind(redis)
             finally:
                 await redis.aclose()
         except HiveMindError as exc:
             queue = {"depth": None, "in_progress": None, "dead_letters": None,
                      "error": str(exc)}
     else:
-        queue = {"depth": 0, "in_progress": 0, "dead_letters": 0, "mode": "embedded"}
+        queue = {"depth": 0, "in_progress": 0, "dead_letters": 0, "mode": "embedded",
+                 "dead_letters_by_mind": {}}
     return {
         "mode": "embedded" if settings.embedded else "distributed",
         "embedder": await embedder_status(settings, probe=probe),

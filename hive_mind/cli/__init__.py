@@ -1,0 +1,85 @@
+"""The ``hive-mind`` command line (DESIGN §6), built with Typer.
+
+``main(argv) -> int`` is the console entry point. Errors are one line on stderr
+(``hive-mind: error: <message>``), never a traceback (unless ``--debug``). Exit codes:
+0 ok; 2 bad input or usage (validation, unknown workspace, bad option, bad configuration);
+1 runtime failures (Redis down, storage or embedding errors, anything unexpected);
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+import typer
+
+try:  # Typer ≥ 0.20 vendors its own click; older releases use the click package
+    from typer._click import exceptions as click_exc
+    from typer._click.core import Command
+except ImportError:  # pragma: no cover
+    from click import exceptions as click_exc  # type: ignore[no-redef]
+    from click.core import Command  # type: ignore[assignment]
+
+from mind.errors import (
+    ConfigurationError,
+    ConflictError,
+    HiveMindError,
+    NotFoundError,
+    ValidationError,
+)
+
+PROG = "hive-mind"
+USAGE_ERRORS = (ValidationError, NotFoundError, ConflictError, ConfigurationError)
+
+
+def exit_code(exc: BaseException) -> int:
+    """2 for the caller's mistakes, 1 for failures of the system."""
+    return 2 if isinstance(exc, USAGE_ERRORS) else 1
+
+
+def error(text: str) -> None:
+    one_line = " ".join(str(text).split()) or "failed"
+    print(f"{PROG}: error: {one_line}", file=sys.stderr, flush=True)
+
+
+def command() -> Command:
+    """The click command behind the Typer app (docs generation uses it too)."""
+    from hive_mind.cli.app import app
+
+    return typer.main.get_command(app)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    try:
+        rv = command().main(args=args, prog_name=PROG, standalone_mode=False)
+        return rv if isinstance(rv, int) else 0
+    except click_exc.NoArgsIsHelpError:
+        return 2  # the help was already printed
+    except click_exc.UsageError as exc:
+        error(exc.format_message())
+        return 2
+    except click_exc.ClickException as exc:
+        error(exc.format_message())
+        return exc.exit_code or 1
+    except (typer.Abort, getattr(click_exc, "Abort", typer.Abort)):
+        error("aborted")
+        return 1
+    except HiveMindError as exc:
+        if debug:
+            raise
+        error(str(exc) or type(exc).__name__)
+        return exit_code(exc)
+    except KeyboardInterrupt:
+        error("interrupted")
+        return 130
+    except Exception as exc:
+        if debug:
+            raise
+        error(f"unexpected {type(exc).__name__}: {exc} (run with --debug for a traceback)")
+        return 1
+
+
+__all__ = ["command", "exit_code", "main"]

@@ -1,0 +1,226 @@
+"""Shared plumbing of the CLI: global state, settings, opening the facade, output helpers.
+
+Machine output (``--json``) is one JSON document on stdout; human output is rich tables and
+panels on stdout; progress bars and logs go to stderr. User text is never parsed as rich markup.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sys
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from hive_mind.settings import Settings, load_settings
+from mind.errors import ConfigurationError, ValidationError
+
+T = TypeVar("T")
+
+# -- options shared by many commands --------------------------------------------------------
+
+JsonOpt = Annotated[bool, typer.Option(
+    "--json", metavar="", help="Print one JSON document on stdout.")]
+WorkspaceOpt = Annotated[
+    str | None,
+    typer.Option("--workspace", "-w", metavar="ID",
+                 help="Workspace id (default: the personal mind)."),
+]
+
+
+def choice(values: Sequence[str]) -> Any:
+    """A ``Literal`` of the allowed values: Typer turns it into a choice (one-line error
+    listing the allowed values on a bad one)."""
+    return Literal[tuple(values)]
+
+
+# -- global state ---------------------------------------------------------------------------
+
+@dataclass
+class CliState:
+    """What the global options collected; commands turn it into :class:`Settings`."""
+
+    overrides: dict[str, Any] = field(default_factory=dict)
+    debug: bool = False
+    log_level: str | None = None
+    _settings: Settings | None = None
+
+    def settings(self) -> Settings:
+        if self._settings is None:
+            self._settings = settings_from(self.overrides)
+        return self._settings
+
+
+def settings_from(overrides: dict[str, Any]) -> Settings:
+    """Environment / ``.env`` first, CLI flags on top; bad values become one clean error."""
+    import pydantic
+
+    try:
+        return load_settings(**overrides)
+    except pydantic.ValidationError as exc:
+        first = exc.errors()[0]
+        name = ".".join(str(p) for p in first.get("loc", ()))
+        env = f"HIVE_MIND_{name.upper()}" if name else "settings"
+        raise ConfigurationError(f"invalid configuration {env}: {first.get('msg')}") from None
+
+
+def state(ctx: typer.Context) -> CliState:
+    root = ctx.find_root()
+    if not isinstance(root.obj, CliState):
+        root.obj = CliState()
+    return root.obj
+
+
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Logs to whatever ``sys.stderr`` is right now (tests swap it per test)."""
+
+    @property  # type: ignore[override]
+    def stream(self) -> object:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: object) -> None:
+        pass
+
+
+_HANDLER = _StderrHandler()
+_HANDLER.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+
+
+def configure_cli_logging(level: str | None) -> None:
+    """Warnings only for short commands (stdout stays clean); processes pick INFO."""
+    root = logging.getLogger()
+    if _HANDLER not in root.handlers:
+        root.addHandler(_HANDLER)
+    root.setLevel(getattr(logging, (level or "WARNING").upper(), logging.WARNING))
+    # arq logs every connection retry; a short command reports the final error in one line
+    logging.getLogger("arq").setLevel(logging.ERROR if level is None else logging.NOTSET)
+
+
+# -- running the facade ---------------------------------------------------------------------
+
+def run(coro: Awaitable[T]) -> T:
+    """Run one coroutine to completion (each CLI command is one event loop)."""
+    return asyncio.run(coro)  # type: ignore[arg-type]
+
+
+async def open_facade(settings: Settings) -> Any:
+    from hive_mind.facade import HiveMind
+
+    try:
+        return await HiveMind.open(settings)
+    except ModuleNotFoundError as exc:
+        if settings.url and "remote" in str(exc):
+            raise ConfigurationError(
+                "client mode (--url / HIVE_MIND_URL) is not available in this build") from None
+        raise
+
+
+def with_facade(ctx: typer.Context, action: Callable[[Any], Awaitable[T]], *,
+                writes: bool = False) -> T:
+    """Open the facade, run ``action(hm)``, and (for writes in embedded mode) wait until the
+    background indexing this process caused is applied, so a later ``recall`` finds it."""
+    settings = state(ctx).settings()
+
+    async def go() -> T:
+        hm = await open_facade(settings)
+        async with hm:
+            result = await action(hm)
+            if writes and hasattr(hm, "wait_idle"):
+                await hm.wait_idle()
+            return result
+
+    return run(go())
+
+
+# -- output ---------------------------------------------------------------------------------
+
+def console() -> Console:
+    """Human output on stdout; piped output is 120 columns wide (or $COLUMNS), not 80."""
+    out = Console(file=sys.stdout, highlight=False, soft_wrap=False)
+    if not out.is_terminal and "COLUMNS" not in os.environ:
+        out.width = 120
+    return out
+
+
+def err_console() -> Console:
+    return Console(file=sys.stderr, highlight=False)
+
+
+def emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def cell(value: Any, limit: int | None = None) -> Text:
+    """A table cell that never interprets markup; ``limit`` shortens long text."""
+    if value is None:
+        return Text("-", style="dim")
+    if isinstance(value, (dict, list)):
+        value = json.dumps(value, ensure_ascii=False) if value else "-"
+    text = str(value).replace("\n", " ")
+    if limit and len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return Text(text)
+
+
+def table(title: str | None, columns: Iterable[str], rows: Iterable[Iterable[Any]],
+          *, limits: dict[str, int] | None = None) -> Table:
+    cols = list(columns)
+    out = Table(title=title, title_justify="left", show_lines=False)
+    for name in cols:
+        out.add_column(name, overflow="fold")
+    for row in rows:
+        out.add_row(*(cell(v, (limits or {}).get(c)) for c, v in zip(cols, row, strict=True)))
+    return out
+
+
+def kv_table(title: str | None, data: dict[str, Any], *, skip: Iterable[str] = ()) -> Table:
+    """A two-column key/value table of a flat dict."""
+    skipped = set(skip)
+    out = Table(title=title, title_justify="left", show_header=False)
+    out.add_column("key", style="bold")
+    out.add_column("value", overflow="fold")
+    for key, value in data.items():
+        if key not in skipped:
+            out.add_row(Text(str(key)), cell(value))
+    return out
+
+
+def output(as_json: bool, data: Any, human: Callable[[Console], None]) -> None:
+    """``--json`` → the data as JSON; otherwise call ``human(console)``."""
+    if as_json:
+        emit_json(data)
+    else:
+        human(console())
+
+
+def message(text: str, *, style: str = "green") -> Callable[[Console], None]:
+    return lambda c: c.print(Text(text, style=style))
+
+
+def parse_properties(pairs: list[str] | None, raw_json: str | None) -> dict[str, Any]:
+    """``--property key=value`` (repeatable) merged over ``--properties '{json}'``."""
+    props: dict[str, Any] = {}
+    if raw_json:
+        try:
+            loaded = json.loads(raw_json)
+        except json.JSONDecodeError as exc:
+            raise ValidationError(f"--properties is not valid JSON: {exc.msg}") from None
+        if not isinstance(loaded, dict):
+            raise ValidationError("--properties must be a JSON object")
+        props.update(loaded)
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValidationError(f"--property must be KEY=VALUE, got {pair!r}")
+        props[key.strip()] = value
+    return props

@@ -1,0 +1,62 @@
+"""``maintenance compact|reconcile|reembed|dedupe``: per-mind upkeep, on one mind or on all."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from hive_mind.cli.common import JsonOpt, WorkspaceOpt, output, table, with_facade
+from mind.errors import ValidationError
+
+app = typer.Typer(help="Run maintenance on one mind (--workspace ID, default personal) or on "
+                       "every mind (--all).", no_args_is_help=True)
+
+AllOpt = Annotated[bool, typer.Option(
+    "--all", metavar="", help="Every mind: the personal mind and all workspaces.")]
+
+KINDS = {
+    "compact": "Prune old temporary/deprecated frames and merge P-frames into their I-frame.",
+    "reconcile": "Repair FTS and vector indexes and re-queue frames still waiting for indexing.",
+    "reembed": "Re-embed every frame with the current embedding model (after a model change).",
+    "dedupe": "Merge duplicate entities (same normalized name and type).",
+}
+
+
+def _run(ctx: typer.Context, kind: str, workspace: str | None, all_minds: bool,
+         as_json: bool) -> None:
+    if all_minds and workspace:
+        raise ValidationError("give either --workspace or --all, not both")
+
+    async def act(hm: Any) -> dict[str, Any]:
+        return dict(await hm.maintenance(kind, workspace=workspace, all_minds=all_minds))
+
+    result = with_facade(ctx, act, writes=True)
+
+    def human(c: Console) -> None:
+        rows = []
+        for mind, stats in result.get("minds", {}).items():
+            if isinstance(stats, dict):
+                summary = ", ".join(f"{k}={v}" for k, v in stats.items()
+                                    if not isinstance(v, (dict, list)))
+            else:
+                summary = str(stats)
+            rows.append([mind, summary or "-"])
+        c.print(table(f"maintenance {kind}", ["mind", "result"], rows))
+
+    output(as_json, result, human)
+
+
+def _make(kind: str, doc: str) -> Any:
+    def command(ctx: typer.Context, workspace: WorkspaceOpt = None, all_minds: AllOpt = False,
+                as_json: JsonOpt = False) -> None:
+        _run(ctx, kind, workspace, all_minds, as_json)
+
+    command.__doc__ = doc
+    command.__name__ = f"maintenance_{kind}"
+    return command
+
+
+for _kind, _doc in KINDS.items():
+    app.command(_kind)(_make(_kind, _doc))

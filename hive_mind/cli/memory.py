@@ -1,0 +1,125 @@
+"""``save``, ``recall`` and ``ingest``: writing and finding memories."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from hive_mind.cli.common import JsonOpt, WorkspaceOpt, choice, kv_table, output, table, with_facade
+from mind.constants import FRAME_SOURCES, IMPORTANCES
+
+SCOPES = ("personal", "workspace", "current", "all")
+PROFILES = ("balanced", "recent", "important", "connected")
+INGEST_TYPES = ("auto", "markdown", "plaintext", "pdf", "url")
+INGEST_IMPORTANCES = ("critical", "important", "normal")
+
+ImportancesT = choice(IMPORTANCES)
+FrameSourcesT = choice(FRAME_SOURCES)
+ScopesT = choice(SCOPES)
+ProfilesT = choice(PROFILES)
+IngestTypesT = choice(INGEST_TYPES)
+IngestImportancesT = choice(INGEST_IMPORTANCES)
+
+
+def save(
+    ctx: typer.Context,
+    text: Annotated[str, typer.Argument(help="The memory to save (one frame).")],
+    importance: Annotated[ImportancesT, typer.Option(
+        "--importance", "-i", metavar="LEVEL",
+        help="How much it matters: " + "|".join(IMPORTANCES) + ".")] = "normal",
+    source: Annotated[FrameSourcesT, typer.Option(
+        "--source", metavar="SOURCE",
+        help="Where it came from: " + "|".join(FRAME_SOURCES) + ".")] = "user_stated",
+    session: Annotated[str | None, typer.Option(
+        "--session", metavar="ID", help="Session (GOP) id; default save:<UTC date>.")] = None,
+    workspace: WorkspaceOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Save one memory; waits until it is indexed so a following `recall` finds it."""
+
+    async def act(hm: Any) -> dict[str, Any]:
+        return dict(await hm.save(text, importance=importance, source=source,
+                                  workspace=workspace, session=session))
+
+    frame = with_facade(ctx, act, writes=True)
+
+    def human(c: Console) -> None:
+        verb = "Saved" if frame.get("created", True) else "Already known (deduplicated)"
+        c.print(kv_table(f"{verb} frame #{frame['id']} in {frame['workspace']}", frame,
+                         skip=("created", "metadata", "recorded_at")))
+
+    output(as_json, frame, human)
+
+
+def recall(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="What to look for (plain words; any characters).")],
+    limit: Annotated[int, typer.Option(
+        "--limit", "-n", min=1, max=100, help="Maximum number of results (1-100).")] = 10,
+    scope: Annotated[ScopesT | None, typer.Option(
+        "--scope", metavar="SCOPE",
+        help="personal|workspace|all (`current` = workspace). Default: workspace when "
+             "--workspace is given, else personal.")] = None,
+    workspace: WorkspaceOpt = None,
+    profile: Annotated[ProfilesT, typer.Option(
+        "--profile", metavar="PROFILE",
+        help="Scoring profile: " + "|".join(PROFILES) + ".")] = "balanced",
+    since: Annotated[str | None, typer.Option(
+        "--since", metavar="TIME", help="Only frames created at/after this ISO-8601 time.")] = None,
+    until: Annotated[str | None, typer.Option(
+        "--until", metavar="TIME", help="Only frames created before this ISO-8601 time.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Hybrid search (keywords + vectors), merged across minds by normalized score."""
+
+    async def act(hm: Any) -> list[dict[str, Any]]:
+        return list(await hm.recall(query, limit=limit, scope=scope, workspace=workspace,
+                                    profile=profile, since=since, until=until))
+
+    results = with_facade(ctx, act)
+
+    def human(c: Console) -> None:
+        if not results:
+            c.print(f'No memories found for query: "{query}"', markup=False)
+            return
+        c.print(table(
+            f"{len(results)} result(s)", ["score", "id", "from", "importance", "created_at",
+                                          "content"],
+            ([f"{r['score']:.3f}", r["id"], r["from"], r["importance"], r["created_at"],
+              r["content"]] for r in results),
+            limits={"content": 200}))
+
+    output(as_json, results, human)
+
+
+def ingest(
+    ctx: typer.Context,
+    content: Annotated[str, typer.Argument(
+        metavar="PATH|URL|TEXT", help="A file path, an http(s) URL, or raw text.")],
+    type_hint: Annotated[IngestTypesT, typer.Option(
+        "--type", metavar="TYPE",
+        help="Content type: " + "|".join(INGEST_TYPES) + " (auto-detected by default).")] = "auto",
+    importance: Annotated[IngestImportancesT, typer.Option(
+        "--importance", "-i", metavar="LEVEL",
+        help="Importance of the frames: " + "|".join(INGEST_IMPORTANCES) + ".")] = "normal",
+    tags: Annotated[list[str] | None, typer.Option(
+        "--tag", "-t", metavar="TAG", help="A tag for the ingested content (repeatable).")] = None,
+    workspace: WorkspaceOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Ingest a document (markdown, plain text, PDF) or a web page; waits for indexing."""
+
+    async def act(hm: Any) -> dict[str, Any]:
+        return dict(await hm.ingest(content, type_hint=type_hint, importance=importance,
+                                    tags=tags or [], workspace=workspace))
+
+    summary = with_facade(ctx, act, writes=True)
+    output(as_json, summary, lambda c: c.print(kv_table("Ingested", summary)))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("save")(save)
+    app.command("recall")(recall)
+    app.command("ingest")(ingest)

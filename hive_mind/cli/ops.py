@@ -1,0 +1,223 @@
+"""Ops commands: ``status``, and the long-running processes ``serve``, ``worker``, ``mcp``."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console, Group
+from rich.panel import Panel
+
+from hive_mind.cli.common import (
+    JsonOpt,
+    configure_cli_logging,
+    emit_json,
+    kv_table,
+    output,
+    run,
+    state,
+    table,
+    with_facade,
+)
+from hive_mind.settings import Settings
+from mind.errors import ConfigurationError, HiveMindError
+
+log = logging.getLogger("hive_mind.cli")
+
+
+# -- status ---------------------------------------------------------------------------------
+
+def status(
+    ctx: typer.Context,
+    no_probe: Annotated[bool, typer.Option(
+        "--no-probe", metavar="",
+        help="Do not load the embedder (faster; dimensions unknown).")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Embedder, queue depth and dead letters, per-mind frames and index lag, and the
+    effective configuration (secrets masked)."""
+    settings = state(ctx).settings()
+    if settings.url:
+        async def remote(hm: Any) -> dict[str, Any]:
+            return dict(await hm.status(probe=not no_probe))
+
+        report = with_facade(ctx, remote)
+    else:
+        from hive_mind.status import collect
+
+        report = run(collect(settings, probe=not no_probe))
+    output(as_json, report, lambda c: render_status(c, report))
+
+
+def render_status(c: Console, report: dict[str, Any]) -> None:
+    e, q = report.get("embedder", {}), report.get("queue", {})
+    embedder = {k: e.get(k) for k in ("provider", "model", "dimensions", "degraded")}
+    if e.get("last_error"):
+        embedder["last_error"] = e["last_error"]
+    if e.get("probed") is False:
+        embedder["probed"] = "no (--no-probe)"
+    queue = {k: q.get(k) for k in ("depth", "in_progress", "dead_letters")}
+    if q.get("error"):
+        queue["error"] = q["error"]
+    c.print(Panel(Group(kv_table("Embedder", embedder), kv_table("Queue", queue)),
+                  title=f"hive-mind status ({report.get('mode')})", title_align="left"))
+    per_mind_dead = q.get("dead_letters_by_mind") or {}
+    minds = report.get("minds", [])
+    if minds:
+        c.print(table("Minds", ["mind", "frames", "pending_index", "vectors", "entities",
+                                "dead_letters"],
+                      ([m.get("id"), m.get("frames"), m.get("pending_index"), m.get("vectors"),
+                        m.get("entities"), per_mind_dead.get(m.get("id"), 0)] for m in minds)))
+    else:
+        c.print("No minds yet.")
+    for entry in q.get("recent_dead_letters") or []:
+        c.print(f"dead letter {entry.get('job_id')} ({entry.get('mind_id')}): "
+                f"{entry.get('error')}", markup=False, style="red")
+    c.print(kv_table("Configuration (secrets masked)", report.get("config", {})))
+
+
+# -- processes ------------------------------------------------------------------------------
+
+def _process_logging(ctx: typer.Context, default: str) -> Settings:
+    from hive_mind.processes import configure_logging
+
+    level = state(ctx).log_level or default
+    configure_logging(level)  # signal handlers for stack dumps (USR1 threads, USR2 tasks)
+    configure_cli_logging(level)
+    return state(ctx).settings()
+
+
+def _call(result: Any) -> None:
+    """Run an entry point that may be blocking or a coroutine."""
+    if inspect.iscoroutine(result):
+        asyncio.run(result)
+
+
+def serve(
+    ctx: typer.Context,
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=1, max=65535,
+                                      help="Port to listen on.")] = 8765,
+    burst: Annotated[bool, typer.Option(
+        "--burst", metavar="",
+        help="Only drain the host's write-op queue, then exit (no HTTP).")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run the mind host: owns the mind files, serves the HTTP API (OpenAPI at /docs) and MCP
+    over HTTP, and applies write-ops from its Redis queue (distributed mode)."""
+    settings = _process_logging(ctx, "INFO")
+    if as_json:
+        emit_json({"serve": {"host": host, "port": port, "mode": _mode(settings),
+                             "data_dir": str(settings.data_dir)}})
+    from hive_mind.processes import run_mind_host
+
+    if burst:
+        run_mind_host(settings, burst=True)
+        return
+    try:
+        from hive_mind.server import run_serve
+    except ModuleNotFoundError as exc:
+        if exc.name != "hive_mind.server":
+            raise
+        if not settings.redis_url:
+            raise ConfigurationError("the HTTP API is not available in this build") from None
+        log.warning("HTTP API not available in this build: running the write-op host only")
+        run_mind_host(settings)
+        return
+    _call(run_serve(settings, host, port))
+
+
+def worker(
+    ctx: typer.Context,
+    burst: Annotated[bool, typer.Option(
+        "--burst", metavar="", help="Exit when the queue is empty.")] = False,
+    check: Annotated[bool, typer.Option(
+        "--check", metavar="", help="Only check that Redis is reachable and the embedder loads; "
+                        "exit 0 (ok) or 1.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run a stateless embedding/cognify worker (distributed mode, needs Redis)."""
+    if check:
+        settings = state(ctx).settings()
+        ok, report = run(worker_check(settings))
+        if as_json:
+            emit_json(report)
+        if not ok:
+            if not as_json:
+                typer.echo(f"hive-mind: error: worker check failed: {report['message']}",
+                           err=True)
+            raise typer.Exit(1)
+        if not as_json:
+            typer.echo(f"hive-mind worker: ok: {report['message']}")
+        return
+    settings = _process_logging(ctx, "INFO")
+    if as_json:
+        emit_json({"worker": {"host_id": settings.host_id, "mode": _mode(settings)}})
+    from hive_mind.processes import run_cognify_worker
+
+    run_cognify_worker(settings, burst=burst)
+
+
+async def worker_check(settings: Settings) -> tuple[bool, dict[str, Any]]:
+    """Redis reachable and the embedder loads (not degraded): what a supervisor probes."""
+    from mind.embeddings.chain import EmbeddingProviderChain
+    from workers.queue import connect, mask
+
+    report: dict[str, Any] = {"ok": False, "redis": None, "embedder": None}
+    if not settings.redis_url:
+        report["message"] = "no Redis configured (set HIVE_MIND_REDIS_URL or --redis-url)"
+        return False, report
+    try:
+        redis = await connect(settings.redis_url)
+        try:
+            await redis.ping()
+        finally:
+            await redis.aclose()
+    except Exception as exc:
+        report["message"] = str(exc) if isinstance(exc, HiveMindError) else \
+            f"cannot reach Redis at {mask(settings.redis_url)}: {exc}"
+        return False, report
+    report["redis"] = mask(settings.redis_url)
+    try:
+        async with EmbeddingProviderChain(settings.embedding_config()) as chain:
+            await chain.start()
+            emb = chain.status()
+    except Exception as exc:
+        report["message"] = f"embedder failed to load: {exc}"
+        return False, report
+    report["embedder"] = {k: emb.get(k) for k in ("provider", "model", "dimensions", "degraded")}
+    if emb.get("degraded"):
+        report["message"] = f"embedder is degraded: {emb.get('last_error') or 'no provider'}"
+        return False, report
+    report["ok"] = True
+    report["message"] = (f"redis {report['redis']} reachable; embedder {emb.get('provider')} "
+                         f"{emb.get('model') or ''} ({emb.get('dimensions')} dims) loaded")
+    return True, report
+
+
+def mcp(ctx: typer.Context) -> None:
+    """Run the MCP server on stdio (stdout is the protocol, so there is no --json).
+
+    With --url it is a client of a running `hive-mind serve`."""
+    settings = _process_logging(ctx, "WARNING")
+    try:
+        from hive_mind.mcp_server import run_stdio
+    except ModuleNotFoundError as exc:
+        if exc.name != "hive_mind.mcp_server":
+            raise
+        raise ConfigurationError("the MCP server is not available in this build") from None
+    _call(run_stdio(settings, log_level=state(ctx).log_level or "WARNING"))
+
+
+def _mode(settings: Settings) -> str:
+    return "client" if settings.url else "embedded" if settings.embedded else "distributed"
+
+
+def register(app: typer.Typer) -> None:
+    app.command("status")(status)
+    app.command("serve")(serve)
+    app.command("worker")(worker)
+    app.command("mcp")(mcp)
