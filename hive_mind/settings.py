@@ -33,47 +33,87 @@ class Settings(BaseSettings):
     url: str | None = Field(default=None, description="client mode: URL of a running serve")
     host_id: str = Field(default="local", description="this mind host's queue id")
 
-    embedding_provider: Provider = "auto"
-    embedding_model: str | None = None
-    embedding_device: str = "cpu"
-    embedding_batch_size: int = Field(default=32, ge=1, le=4096)
-    embedding_threads: int | None = Field(default=None, ge=1)
-    embedding_target_dimensions: int | None = Field(default=None, ge=1, le=8192)
-    ollama_url: str = "http://localhost:11434"
-    openai_url: str = "https://api.openai.com"
-    openai_api_key: SecretStr | None = None
-    voyage_url: str = "https://api.voyageai.com"
-    voyage_api_key: SecretStr | None = None
-    litellm_url: str = "http://localhost:4000"
-    litellm_api_key: SecretStr | None = None
-    test_embedding_dimensions: int = Field(default=64, ge=8, le=4096)
+    embedding_provider: Provider = Field(
+        default="auto", description="auto probes inprocess → ollama → voyage → openai",
+    )
+    embedding_model: str | None = Field(
+        default=None, description="model name (default per provider: all-MiniLM-L6-v2 in process)",
+    )
+    embedding_device: str = Field(default="cpu", description="torch device of the in-process model")
+    embedding_batch_size: int = Field(
+        default=32, ge=1, le=4096, description="texts per model forward pass",
+    )
+    embedding_threads: int | None = Field(
+        default=None, ge=1, description="torch threads (embedded default: cores − 1)",
+    )
+    embedding_target_dimensions: int | None = Field(
+        default=None, ge=1, le=8192, description="truncate/pad vectors to this dimension",
+    )
+    ollama_url: str = Field(default="http://localhost:11434", description="Ollama server")
+    openai_url: str = Field(
+        default="https://api.openai.com", description="OpenAI-compatible API base",
+    )
+    openai_api_key: SecretStr | None = Field(default=None, description="secret; masked in status")
+    voyage_url: str = Field(default="https://api.voyageai.com", description="Voyage API base")
+    voyage_api_key: SecretStr | None = Field(default=None, description="secret; masked in status")
+    litellm_url: str = Field(default="http://localhost:4000", description="LiteLLM proxy")
+    litellm_api_key: SecretStr | None = Field(default=None, description="secret; masked in status")
+    test_embedding_dimensions: int = Field(
+        default=64, ge=8, le=4096, description="dimension of the deterministic test embedder",
+    )
 
-    batcher_max_items: int = Field(default=512, ge=1)
-    batcher_max_tokens: int = Field(default=32_768, ge=64)
-    batcher_max_wait_ms: float = Field(default=20.0, ge=0)
+    batcher_max_items: int = Field(
+        default=512, ge=1, description="micro-batcher: texts per embed_batch",
+    )
+    batcher_max_tokens: int = Field(
+        default=32_768, ge=64, description="micro-batcher: approximate tokens per batch",
+    )
+    batcher_max_wait_ms: float = Field(
+        default=20.0, ge=0, description="micro-batcher: longest wait for a fuller batch",
+    )
 
-    actor_max_ops: int = Field(default=500, ge=1)
-    actor_max_wait_ms: float = Field(default=2.0, ge=0)
-    actor_mailbox: int = Field(default=2_000, ge=1)
-    max_open_minds: int = Field(default=20, ge=1)
-    idle_close_seconds: float = Field(default=60.0, ge=0)
+    actor_max_ops: int = Field(default=500, ge=1, description="ops per group commit")
+    actor_max_wait_ms: float = Field(
+        default=2.0, ge=0, description="wait for more ops before committing",
+    )
+    actor_mailbox: int = Field(
+        default=2_000, ge=1, description="queued ops per mind before callers wait",
+    )
+    max_open_minds: int = Field(default=20, ge=1, description="LRU cap on open mind files")
+    idle_close_seconds: float = Field(default=60.0, ge=0, description="close minds idle this long")
 
-    worker_max_jobs: int = Field(default=32, ge=1)
-    job_timeout_seconds: int = Field(default=120, ge=1)
-    job_max_tries: int = Field(default=5, ge=1)
-    cognify_batch_frames: int = Field(default=256, ge=1)
-    link_related: bool = True
-    outbox_grace_seconds: float = Field(default=600.0, ge=0)
+    worker_max_jobs: int = Field(
+        default=32, ge=1, description="concurrent jobs per worker (batches fill across them)",
+    )
+    job_timeout_seconds: int = Field(default=120, ge=1, description="arq job timeout")
+    job_max_tries: int = Field(
+        default=5, ge=1, description="retries before a job becomes a dead letter",
+    )
+    cognify_batch_frames: int = Field(default=256, ge=1, description="frames per cognify job")
+    link_related: bool = Field(default=True, description="compute related-frame links on indexing")
+    outbox_grace_seconds: float = Field(
+        default=600.0, ge=0, description="reconcile re-queues frames pending longer than this",
+    )
 
-    maintenance_hour: int = Field(default=3, ge=0, le=23)
-    maintenance_minute: int = Field(default=17, ge=0, le=59)
+    maintenance_hour: int = Field(
+        default=3, ge=0, le=23, description="nightly maintenance time (UTC hour)",
+    )
+    maintenance_minute: int = Field(
+        default=17, ge=0, le=59, description="nightly maintenance time (minute)",
+    )
 
-    api_token: SecretStr | None = None
-    max_request_bytes: int = Field(default=10 * 1024 * 1024, ge=1024)
+    api_token: SecretStr | None = Field(
+        default=None, description="bearer token required by the HTTP API when set",
+    )
+    max_request_bytes: int = Field(
+        default=10 * 1024 * 1024, ge=1024, description="HTTP request body limit",
+    )
 
-    tier: str | None = None
-    user_id: str = "local"
-    eval_mode: bool = False
+    tier: str | None = Field(
+        default=None, description="embedding tier gate (see mind/embeddings/quota.py)",
+    )
+    user_id: str = Field(default="local", description="owner id for the monthly embedding quota")
+    eval_mode: bool = Field(default=False, description="evaluation mode: no quota counting")
 
     @field_validator("data_dir")
     @classmethod
