@@ -1,4 +1,4 @@
-"""``maintenance compact|reconcile|reembed|dedupe``: per-mind upkeep, on one mind or on all."""
+"""``maintenance compact|reconcile|reembed|dedupe|sync``: per-mind upkeep, on one mind or on all."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ KINDS = {
     "reconcile": "Repair FTS and vector indexes and re-queue frames still waiting for indexing.",
     "reembed": "Re-embed every frame with the current embedding model (after a model change).",
     "dedupe": "Merge duplicate entities (same normalized name and type).",
+    "sync": "Re-harvest auto-sync sources whose interval has passed, from their recorded path.",
 }
 
 
