@@ -63,7 +63,8 @@ class Procs:
         self.running: list[subprocess.Popen[bytes]] = []
 
     def start(self, command: str) -> subprocess.Popen[bytes]:
-        proc = spawn([command], self.env, self.logs / f"{command}.log")
+        args = [command, "--port", "0"] if command == "serve" else [command]  # no fixed port
+        proc = spawn(args, self.env, self.logs / f"{command}.log")
         self.running.append(proc)
         return proc
 

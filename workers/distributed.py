@@ -162,11 +162,18 @@ async def sweep_all(host: MindHost) -> int:
 
 
 def host_settings(queue: QueueConfig, runtime: RuntimeConfig, *, hour: int = 3,
-                  minute: int = 17, holder: dict[str, Any] | None = None) -> type:
+                  minute: int = 17, holder: dict[str, Any] | None = None,
+                  host: MindHost | None = None) -> type:
     """``holder`` receives the MindHost, so the entry point can release it if arq's own
-    shutdown fails (arq 0.28 can raise CancelledError from ``close()`` before ``on_shutdown``)."""
+    shutdown fails (arq 0.28 can raise CancelledError from ``close()`` before ``on_shutdown``).
+
+    ``host``: an existing MindHost to apply the ops with (``hive-mind serve`` shares the one of
+    its facade, so a mind file has one writer per process); its owner closes it, not this
+    worker. Without it the worker opens and closes its own."""
+    shared = host
+
     async def startup(ctx: dict[str, Any]) -> None:
-        host = MindHost(
+        host = shared if shared is not None else MindHost(
             runtime.data_dir, HANDLERS, max_open=runtime.max_open_minds,
             idle_seconds=runtime.idle_close_seconds, actor_settings=runtime.actor,
             on_commit=host_hook({"redis": ctx["redis"]}),
@@ -179,7 +186,7 @@ def host_settings(queue: QueueConfig, runtime: RuntimeConfig, *, hour: int = 3,
         log.info("host %s up; re-sent %d pending frames", queue.host_id, swept)
 
     async def shutdown(ctx: dict[str, Any]) -> None:
-        if "host" in ctx:
+        if "host" in ctx and shared is None:
             await ctx["host"].close()
 
     return _settings_class("MindHostSettings", queue, host_queue(queue.host_id), startup,

@@ -99,8 +99,8 @@ def _call(result: Any) -> None:
 def serve(
     ctx: typer.Context,
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", min=1, max=65535,
-                                      help="Port to listen on.")] = 8765,
+    port: Annotated[int, typer.Option("--port", min=0, max=65535,
+                                      help="Port to listen on (0: any free port).")] = 8765,
     burst: Annotated[bool, typer.Option(
         "--burst", metavar="",
         help="Only drain the host's write-op queue, then exit (no HTTP).")] = False,

@@ -1,0 +1,75 @@
+"""``create_app(settings, facade=None)``: the FastAPI app of ``hive-mind serve``.
+
+Given no facade, the app opens one (``HiveMind.open``) in its lifespan and closes it on
+shutdown. Middleware, outermost first: bearer auth (when ``api_token`` is set; ``/healthz`` and
+``/readyz`` exempt), the request size limit, the last-resort 500 catcher. The MCP streamable
+HTTP endpoint is mounted at ``/mcp`` when :mod:`hive_mind.mcp_server` provides it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+
+from hive_mind.api import errors, health, routes_memory, routes_mind, routes_ops
+from hive_mind.api.mcp_mount import mount_mcp
+from hive_mind.api.middleware import BearerAuthMiddleware, BodyLimitMiddleware, CatchAllMiddleware
+from hive_mind.settings import Settings
+
+log = logging.getLogger(__name__)
+PUBLIC_PATHS = ("/healthz", "/readyz")
+VERSION = "0.1.0"
+
+
+def _token(settings: Settings) -> str | None:
+    if settings.api_token is None:
+        return None
+    return settings.api_token.get_secret_value() or None
+
+
+def create_app(settings: Settings, facade: Any = None, *, mcp: bool = True,
+               bind_host: str = "127.0.0.1") -> FastAPI:
+    """The HTTP API over ``facade`` (opened here on startup when not given)."""
+    mcp_lifespans: list[Any] = []
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            if app.state.facade is None:
+                from hive_mind.facade import HiveMind
+
+                opened = await HiveMind.open(settings.model_copy(update={"url": None}))
+                stack.push_async_callback(opened.close)
+                app.state.facade = opened
+                stack.callback(setattr, app.state, "facade", None)
+            for enter in mcp_lifespans:
+                await stack.enter_async_context(enter())
+            yield
+
+    app = FastAPI(
+        title="hive-mind", version=VERSION, lifespan=lifespan,
+        description="Persistent memory for AI agents: REST over the hive-mind facade. "
+                    "Errors are `{\"error\": {\"code\", \"message\"}}` with a stable code.",
+    )
+    app.state.facade = facade
+    app.state.settings = settings
+    errors.install(app)
+    app.include_router(health.router)
+    app.include_router(routes_memory.router)
+    app.include_router(routes_mind.router)
+    app.include_router(routes_ops.router)
+    if mcp:
+        lifespan_of = mount_mcp(app, bind_host)
+        if lifespan_of is not None:
+            mcp_lifespans.append(lifespan_of)
+    # add_middleware puts each new one outside the previous: the last added runs first
+    app.add_middleware(CatchAllMiddleware)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_request_bytes)
+    token = _token(settings)
+    if token is not None:
+        app.add_middleware(BearerAuthMiddleware, token=token, exempt=PUBLIC_PATHS)
+    return app

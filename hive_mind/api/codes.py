@@ -1,0 +1,124 @@
+"""Error codes on the wire, shared by the HTTP API and its client (:mod:`hive_mind.remote`).
+
+Every error response is ``{"error": {"code": "<stable code>", "message": "..."}}``. The code
+is the ``code`` of the :class:`~mind.errors.HiveMindError` subclass that was raised, or one of
+the HTTP-level codes below; :func:`status_for` gives the HTTP status of a code and
+:func:`exception_for` turns a code and message back into the matching exception class.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Final
+
+from mind.errors import HiveMindError, ValidationError
+
+
+class UnauthorizedError(HiveMindError):
+    """Missing or wrong bearer token."""
+
+    code = "unauthorized"
+
+
+class PayloadTooLargeError(ValidationError):
+    """The request body is larger than ``HIVE_MIND_MAX_REQUEST_BYTES``."""
+
+    code = "too_large"
+
+
+class ServerUnavailableError(HiveMindError):
+    """The client cannot reach the server (connection refused, timeout, broken response)."""
+
+    code = "server_unavailable"
+
+
+class NotReadyError(HiveMindError):
+    """The server's facade is not open (starting up or shutting down)."""
+
+    code = "not_ready"
+
+
+class RemoteError(HiveMindError):
+    """An error response the client has no specific class for (``internal``, ``http_4xx``…)."""
+
+    def __init__(self, message: str, *, code: str = "error", status: int = 500) -> None:
+        super().__init__(message)
+        self.code = code  # per instance: whatever the server said
+        self.status = status
+
+
+INTERNAL: Final = "internal"
+
+# code -> HTTP status; anything not listed is 500.
+STATUS: Final[dict[str, int]] = {
+    "invalid": 400, "invalid_id": 400, "invalid_timestamp": 400, "invalid_vector": 400,
+    "harvest_input": 422, "unauthorized": 401, "tier_forbidden": 403, "not_found": 404,
+    "method_not_allowed": 405, "conflict": 409, "embedding_mismatch": 409,
+    "embedding_dim_mismatch": 409, "too_large": 413, "quota_exceeded": 429,
+    "embedding_error": 502, "external_source": 502, "actor_closed": 503,
+    "queue_unavailable": 503, "server_unavailable": 503,
+    "not_ready": 503,
+}
+
+# code -> "module:Class" of the exception the client raises (imported only when needed).
+CLASSES: Final[dict[str, str]] = {
+    "error": "mind.errors:HiveMindError",
+    "configuration": "mind.errors:ConfigurationError",
+    "storage": "mind.errors:StorageError",
+    "migration": "mind.errors:MigrationError",
+    "invalid": "mind.errors:ValidationError",
+    "invalid_timestamp": "mind.errors:InvalidTimestampError",
+    "invalid_id": "mind.errors:InvalidIdError",
+    "invalid_vector": "mind.errors:VectorError",
+    "not_found": "mind.errors:NotFoundError",
+    "conflict": "mind.errors:ConflictError",
+    "embedding_mismatch": "mind.errors:EmbeddingFingerprintError",
+    "embedding_dim_mismatch": "mind.errors:EmbeddingDimMismatchError",
+    "embedding_error": "mind.embeddings.base:EmbeddingError",
+    "tier_forbidden": "mind.embeddings.quota:TierError",
+    "quota_exceeded": "mind.embeddings.quota:QuotaExceeded",
+    "external_source": "mind.external:ExternalSourceError",
+    "harvest_input": "mind.harvest.errors:HarvestError",
+    "actor_closed": "actors.actor:ActorClosedError",
+    "queue_unavailable": "workers.queue:QueueUnavailableError",
+    "unauthorized": "hive_mind.api.codes:UnauthorizedError",
+    "too_large": "hive_mind.api.codes:PayloadTooLargeError",
+    "server_unavailable": "hive_mind.api.codes:ServerUnavailableError",
+    "not_ready": "hive_mind.api.codes:NotReadyError",
+}
+
+
+def status_for(code: str) -> int:
+    return STATUS.get(code, 500)
+
+
+def error_body(code: str, message: str, **extra: Any) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, **extra}}
+
+
+def _resolve(code: str) -> type[HiveMindError] | None:
+    target = CLASSES.get(code)
+    if target is None:
+        return None
+    module, name = target.split(":")
+    try:
+        cls = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        return None
+    return cls if isinstance(cls, type) and issubclass(cls, HiveMindError) else None
+
+
+def exception_for(code: str, message: str, status: int) -> HiveMindError:
+    """The exception a client raises for an error response (same class as on the server)."""
+    cls = _resolve(code)
+    if cls is None:
+        return RemoteError(message, code=code, status=status)
+    try:
+        exc = cls(message)
+    except TypeError:  # classes with keyword-only extras (fingerprint errors)
+        exc = cls.__new__(cls)
+        Exception.__init__(exc, message)
+        for attr in ("stored", "runtime"):
+            setattr(exc, attr, {})
+    exc.status = status  # type: ignore[attr-defined]
+    return exc

@@ -1,0 +1,135 @@
+"""Raw ASGI middleware: bearer-token auth, the request size limit, and the last-resort error
+catcher. Raw ASGI (not ``BaseHTTPMiddleware``) so streamed bodies stay streamed and the size
+limit sees every chunk of a chunked upload."""
+
+from __future__ import annotations
+
+import hmac
+import logging
+from collections.abc import Iterable
+
+from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from hive_mind.api.codes import INTERNAL, status_for
+from hive_mind.api.errors import error_response
+
+log = logging.getLogger(__name__)
+
+
+async def _send_error(scope: Scope, receive: Receive, send: Send, code: str, message: str,
+                      headers: dict[str, str] | None = None) -> None:
+    response = error_response(code, message, status_for(code), headers=headers)
+    await response(scope, receive, send)
+
+
+class BodyTooLarge(HTTPException):
+    """Raised from ``receive`` once a body passes the limit; FastAPI re-raises HTTPExceptions
+    from body parsing, so its handler answers 413 (or this middleware does)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(413, f"request body larger than {limit} bytes")
+
+
+class BodyLimitMiddleware:
+    """413 for a body over ``max_bytes``: by ``Content-Length`` before reading anything, and by
+    counting the bytes actually received (chunked bodies, lying clients)."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = Headers(scope=scope).get("content-length")
+        if declared is not None:
+            try:
+                length = int(declared)
+            except ValueError:
+                await _send_error(scope, receive, send, "invalid", "bad Content-Length header")
+                return
+            if length > self.max_bytes:
+                await _send_error(scope, receive, send, "too_large",
+                                  f"request body larger than {self.max_bytes} bytes")
+                return
+        received = 0
+        started = False
+
+        async def limited_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_bytes:
+                    raise BodyTooLarge(self.max_bytes)
+            return message
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, limited_receive, tracking_send)
+        except BodyTooLarge as exc:
+            if started:
+                raise
+            await _send_error(scope, receive, send, "too_large", str(exc.detail))
+
+
+class BearerAuthMiddleware:
+    """``Authorization: Bearer <token>`` on every path but ``exempt`` (constant-time compare)."""
+
+    def __init__(self, app: ASGIApp, token: str, exempt: Iterable[str] = ()) -> None:
+        self.app = app
+        self.token = token.encode("utf-8")
+        self.exempt = frozenset(exempt)
+
+    def _authorized(self, scope: Scope) -> bool:
+        header = Headers(scope=scope).get("authorization", "")
+        scheme, _, value = header.partition(" ")
+        given = value.strip().encode("utf-8", "surrogateescape")
+        # compare even on a wrong scheme so timing does not tell which part was wrong
+        matches = hmac.compare_digest(given, self.token)
+        return scheme.lower() == "bearer" and matches
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in self.exempt or self._authorized(scope):
+            await self.app(scope, receive, send)
+            return
+        await _send_error(scope, receive, send, "unauthorized",
+                          "missing or invalid bearer token",
+                          headers={"WWW-Authenticate": 'Bearer realm="hive-mind"'})
+
+
+class CatchAllMiddleware:
+    """An unexpected exception becomes ``500 internal`` (logged once, no traceback leaked)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except BodyTooLarge:
+            raise
+        except Exception:
+            log.exception("%s %s: unexpected error", scope.get("method"), scope.get("path"))
+            if started:
+                return
+            await error_response(INTERNAL, "internal server error", 500)(scope, receive, send)

@@ -1,0 +1,160 @@
+"""Request bodies of the HTTP API. Enumerations are ``Literal`` types, so a bad value is a
+422 ``invalid`` with the allowed values named; unknown fields are refused. Workspace ids are
+validated by the facade (400 ``invalid_id``), never here, so the code is the same everywhere."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+
+from mind.constants import AwarenessCategory, FrameSource, Importance
+from mind.search import Profile
+
+Scope = Literal["personal", "workspace", "current", "all"]
+EntityType = Literal["person", "project", "concept", "organization", "technology", "tool",
+                     "location", "event"]
+MaintenanceKind = Literal["compact", "reconcile", "reembed", "dedupe"]
+FrameCleanupMode = Literal["compact", "reconcile", "wipe_imports", "wipe_all"]
+EntityCleanupMode = Literal["audit", "remove_noise", "dedup", "retire_orphans", "wipe_all"]
+HarvestSource = Literal["chatgpt", "claude", "claude-code", "gemini", "markdown", "plaintext",
+                        "pdf", "url", "universal"]
+IngestType = Literal["auto", "markdown", "plaintext", "pdf", "url"]
+
+WORKSPACE = Field(default=None, description="workspace id; empty = the personal mind")
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SaveRequest(Body):
+    content: str = Field(min_length=1, description="the memory text")
+    importance: Importance = "normal"
+    source: FrameSource = "agent_inferred"
+    workspace: str | None = WORKSPACE
+    session: str | None = Field(default=None, description="session (GOP) id to group frames")
+    metadata: dict[str, Any] | None = None
+    wait: bool = Field(default=False, description="return only once the frame is indexed")
+
+
+class RecallRequest(Body):
+    query: str
+    limit: int = Field(default=10, ge=1, le=100)
+    scope: Scope | None = None
+    workspace: str | None = WORKSPACE
+    profile: Profile = "balanced"
+    since: str | None = Field(default=None, description="ISO-8601 lower bound of created_at")
+    until: str | None = Field(default=None, description="ISO-8601 upper bound of created_at")
+    catch_up: bool | None = None
+
+
+class EntityRequest(Body):
+    entity_type: EntityType = Field(validation_alias=AliasChoices("entity_type", "type"))
+    name: str = Field(min_length=1)
+    properties: dict[str, Any] | None = None
+    workspace: str | None = WORKSPACE
+
+
+class RelationRequest(Body):
+    source_id: int
+    target_id: int
+    relation_type: str = Field(min_length=1)
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+    properties: dict[str, Any] | None = None
+    workspace: str | None = WORKSPACE
+
+
+class IdentityRequest(Body):
+    name: str | None = None
+    role: str | None = None
+    department: str | None = None
+    personality: str | None = None
+    capabilities: str | None = None
+    system_prompt: str | None = None
+    workspace: str | None = WORKSPACE
+
+
+class AwarenessRequest(Body):
+    category: AwarenessCategory
+    content: str = Field(min_length=1)
+    priority: int = 0
+    ttl_minutes: int | None = Field(default=None, ge=1)
+    workspace: str | None = WORKSPACE
+
+
+class WorkspaceCreate(Body):
+    name: str
+    group: str = "general"
+    icon: str | None = None
+    model: str | None = None
+    id: str | None = Field(default=None, description="the slug to use (default: from the name)")
+
+
+class WorkspaceUpdate(Body):
+    name: str | None = None
+    group: str | None = None
+    icon: str | None = None
+    model: str | None = None
+
+
+class DefaultWorkspace(Body):
+    workspace: str | None = Field(description="workspace id, or null for none")
+
+
+class MaintenanceRequest(Body):
+    workspace: str | None = WORKSPACE
+    all: bool = Field(default=False, description="every mind (personal and all workspaces)")
+
+
+class CleanupFramesRequest(Body):
+    mode: FrameCleanupMode
+    workspace: str | None = WORKSPACE
+    max_temp_age_days: int = Field(default=30, ge=1)
+    max_deprecated_age_days: int = Field(default=90, ge=1)
+
+
+class CleanupEntitiesRequest(Body):
+    mode: EntityCleanupMode
+    workspace: str | None = WORKSPACE
+
+
+class HarvestRequest(Body):
+    source: HarvestSource
+    path: str | None = Field(default=None,
+                             description="a path on the server's disk (or a URL for 'url')")
+    data: str | None = Field(default=None, description="the export itself, inline")
+    filename: str | None = Field(default=None,
+                                 description="name of the inline data (its extension counts)")
+    label: str | None = Field(default=None, max_length=4096,
+                              description="what to record as the import's path")
+    workspace: str | None = WORKSPACE
+    auto_sync: bool | None = None
+    sync_interval_hours: int | None = Field(default=None, ge=1)
+    wait: bool = True
+
+
+class IngestRequest(Body):
+    content: str = Field(min_length=1, description="a path on the server, a URL or raw text")
+    type_hint: IngestType = "auto"
+    importance: Importance = "normal"
+    tags: list[str] | None = None
+    workspace: str | None = WORKSPACE
+    wait: bool = True
+
+
+class ErrorDetail(BaseModel):
+    code: str = Field(description="stable machine-readable code, e.g. not_found, invalid_id")
+    message: str
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorBody, "description": text}
+    for status, text in ((400, "invalid input"), (401, "missing or wrong bearer token"),
+                         (404, "not found"), (409, "conflict"), (413, "request too large"),
+                         (422, "request does not match the schema"), (500, "internal error"))
+}

@@ -1,0 +1,93 @@
+"""Frames, recall and the knowledge graph: ``/v1/memories``, ``/v1/recall``, ``/v1/catch-up``,
+``/v1/entities``, ``/v1/relations``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query, Response
+
+from hive_mind.api.deps import Facade, WorkspaceQuery
+from hive_mind.api.models import (
+    ERROR_RESPONSES,
+    EntityRequest,
+    EntityType,
+    RecallRequest,
+    RelationRequest,
+    SaveRequest,
+)
+
+router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
+FrameId = Annotated[int, Path(ge=1, description="frame id")]
+
+
+@router.post("/memories", tags=["memories"], status_code=201,
+             summary="Save a memory (an I-frame; identical content is deduplicated)")
+async def save_memory(body: SaveRequest, hm: Facade, response: Response) -> dict[str, Any]:
+    frame: dict[str, Any] = await hm.save(
+        body.content, importance=body.importance, source=body.source,
+        workspace=body.workspace, session=body.session, metadata=body.metadata, wait=body.wait)
+    if not frame.get("created", True):
+        response.status_code = 200
+    return frame
+
+
+@router.get("/memories/{frame_id}", tags=["memories"], summary="One frame by id")
+async def get_memory(frame_id: FrameId, hm: Facade,
+                     workspace: WorkspaceQuery = None) -> dict[str, Any]:
+    frame: dict[str, Any] = await hm.get_frame(frame_id, workspace=workspace)
+    return frame
+
+
+@router.delete("/memories/{frame_id}", tags=["memories"],
+               summary="Forget a frame and everything derived from it")
+async def forget_memory(frame_id: FrameId, hm: Facade,
+                        workspace: WorkspaceQuery = None) -> dict[str, Any]:
+    result: dict[str, Any] = await hm.forget(frame_id, workspace=workspace)
+    return result
+
+
+@router.post("/recall", tags=["recall"],
+             summary="Hybrid search (keyword + vector) over the chosen minds")
+async def recall(body: RecallRequest, hm: Facade) -> dict[str, Any]:
+    results = await hm.recall(
+        body.query, limit=body.limit, scope=body.scope, workspace=body.workspace,
+        profile=body.profile, since=body.since, until=body.until, catch_up=body.catch_up)
+    return {"results": results, "count": len(results)}
+
+
+@router.get("/catch-up", tags=["recall"], summary="Recent and important frames, no query")
+async def catch_up(hm: Facade, limit: Annotated[int, Query(ge=1, le=100)] = 10,
+                   workspace: WorkspaceQuery = None) -> dict[str, Any]:
+    results = await hm.catch_up(limit=limit, workspace=workspace)
+    return {"results": results, "count": len(results)}
+
+
+@router.get("/entities", tags=["knowledge graph"], summary="Search entities by name")
+async def search_entities(
+    hm: Facade, query: Annotated[str, Query(description="name or part of it")] = "",
+    entity_type: Annotated[EntityType | None, Query(alias="type")] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 20, workspace: WorkspaceQuery = None,
+) -> dict[str, Any]:
+    found = await hm.search_entities(query, entity_type=entity_type, limit=limit,
+                                     workspace=workspace)
+    return {"entities": found, "count": len(found)}
+
+
+@router.post("/entities", tags=["knowledge graph"], status_code=201,
+             summary="Create or update an entity (upsert by normalized name and type)")
+async def save_entity(body: EntityRequest, hm: Facade, response: Response) -> dict[str, Any]:
+    result: dict[str, Any] = await hm.save_entity(
+        body.entity_type, body.name, properties=body.properties, workspace=body.workspace)
+    if not result.get("created", True):
+        response.status_code = 200
+    return result
+
+
+@router.post("/relations", tags=["knowledge graph"], status_code=201,
+             summary="Relate two entities")
+async def create_relation(body: RelationRequest, hm: Facade) -> dict[str, Any]:
+    result: dict[str, Any] = await hm.create_relation(
+        body.source_id, body.target_id, body.relation_type, confidence=body.confidence,
+        properties=body.properties, workspace=body.workspace)
+    return result

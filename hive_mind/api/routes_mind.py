@@ -1,0 +1,108 @@
+"""Identity, awareness and workspaces: ``/v1/identity``, ``/v1/awareness``,
+``/v1/workspaces``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query
+
+from hive_mind.api.deps import Facade, WorkspaceQuery
+from hive_mind.api.models import (
+    ERROR_RESPONSES,
+    AwarenessRequest,
+    DefaultWorkspace,
+    IdentityRequest,
+    WorkspaceCreate,
+    WorkspaceUpdate,
+)
+from mind.constants import AwarenessCategory
+
+router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
+# ``:path`` so an encoded slash (``%2e%2e%2fx``) reaches the facade's slug check (400
+# invalid_id) instead of falling through to a 404 route miss
+WorkspaceId = Annotated[str, Path(description="workspace id (a slug)")]
+
+
+@router.get("/identity", tags=["identity"], summary="Who this mind is")
+async def get_identity(hm: Facade, workspace: WorkspaceQuery = None) -> dict[str, Any]:
+    result: dict[str, Any] = await hm.get_identity(workspace=workspace)
+    return result
+
+
+@router.put("/identity", tags=["identity"],
+            summary="Create or update the identity (given fields only)")
+async def set_identity(body: IdentityRequest, hm: Facade) -> dict[str, Any]:
+    fields = body.model_dump(exclude={"workspace"}, exclude_none=True)
+    result: dict[str, Any] = await hm.set_identity(workspace=body.workspace, **fields)
+    return result
+
+
+@router.get("/awareness", tags=["awareness"], summary="Live awareness items")
+async def get_awareness(hm: Facade, category: AwarenessCategory | None = None,
+                        workspace: WorkspaceQuery = None) -> dict[str, Any]:
+    items = await hm.get_awareness(category=category, workspace=workspace)
+    return {"items": items, "count": len(items)}
+
+
+@router.post("/awareness", tags=["awareness"], status_code=201, summary="Add an awareness item")
+async def set_awareness(body: AwarenessRequest, hm: Facade) -> dict[str, Any]:
+    result: dict[str, Any] = await hm.set_awareness(
+        body.category, body.content, priority=body.priority, ttl_minutes=body.ttl_minutes,
+        workspace=body.workspace)
+    return result
+
+
+@router.delete("/awareness", tags=["awareness"],
+               summary="Remove one item (id) or every item of a category")
+async def clear_awareness(
+    hm: Facade, item_id: Annotated[int | None, Query(alias="id", ge=1)] = None,
+    category: AwarenessCategory | None = None, workspace: WorkspaceQuery = None,
+) -> dict[str, Any]:
+    result: dict[str, Any] = await hm.clear_awareness(item_id=item_id, category=category,
+                                                      workspace=workspace)
+    return result
+
+
+@router.get("/workspaces", tags=["workspaces"],
+            summary="Every workspace with its counts, the personal mind's stats, the default")
+async def list_workspaces(hm: Facade) -> dict[str, Any]:
+    result: dict[str, Any] = await hm.list_workspaces()
+    return result
+
+
+@router.post("/workspaces", tags=["workspaces"], status_code=201, summary="Create a workspace")
+async def create_workspace(body: WorkspaceCreate, hm: Facade) -> dict[str, Any]:
+    result: dict[str, Any] = await hm.create_workspace(
+        body.name, group=body.group, icon=body.icon, model=body.model, workspace_id=body.id)
+    return result
+
+
+@router.put("/workspaces/default", tags=["workspaces"],
+            summary="Set (or clear, with null) the default workspace")
+async def set_default_workspace(body: DefaultWorkspace, hm: Facade) -> dict[str, Any]:
+    result: dict[str, Any] = await hm.set_default_workspace(body.workspace or None)
+    return result
+
+
+@router.get("/workspaces/{workspace_id:path}", tags=["workspaces"],
+            summary="One workspace with its stats")
+async def get_workspace(workspace_id: WorkspaceId, hm: Facade) -> dict[str, Any]:
+    result: dict[str, Any] = await hm.get_workspace(workspace_id)
+    return result
+
+
+@router.patch("/workspaces/{workspace_id:path}", tags=["workspaces"],
+              summary="Rename or regroup a workspace")
+async def update_workspace(workspace_id: WorkspaceId, body: WorkspaceUpdate,
+                           hm: Facade) -> dict[str, Any]:
+    result: dict[str, Any] = await hm.update_workspace(
+        workspace_id, **body.model_dump(exclude_none=True))
+    return result
+
+
+@router.delete("/workspaces/{workspace_id:path}", tags=["workspaces"],
+               summary="Delete a workspace and its mind file")
+async def delete_workspace(workspace_id: WorkspaceId, hm: Facade) -> dict[str, Any]:
+    result: dict[str, Any] = await hm.delete_workspace(workspace_id)
+    return result

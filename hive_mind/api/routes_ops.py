@@ -1,0 +1,137 @@
+"""Imports, maintenance and status: ``/v1/harvest``, ``/v1/ingest``, ``/v1/maintenance``,
+``/v1/cleanup``, ``/v1/stats``, ``/v1/status``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, File, Form, Path, Query, UploadFile
+
+from hive_mind.api.deps import Facade, WorkspaceQuery
+from hive_mind.api.models import (
+    ERROR_RESPONSES,
+    CleanupEntitiesRequest,
+    CleanupFramesRequest,
+    HarvestRequest,
+    HarvestSource,
+    IngestRequest,
+    IngestType,
+    MaintenanceKind,
+    MaintenanceRequest,
+)
+from hive_mind.api.uploads import temp_input
+from mind.constants import Importance
+from mind.errors import ValidationError
+
+router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
+
+
+@router.post("/harvest", tags=["harvest"],
+             summary="Import an export: a path on the server's disk, or the data inline")
+async def harvest(body: HarvestRequest, hm: Facade) -> dict[str, Any]:
+    if (body.path is None) == (body.data is None):
+        raise ValidationError('provide either "path" (on the server) or "data" (inline)')
+    options: dict[str, Any] = {"workspace": body.workspace, "auto_sync": body.auto_sync,
+                               "sync_interval_hours": body.sync_interval_hours,
+                               "wait": body.wait, "label": body.label}
+    if body.path is not None:
+        result: dict[str, Any] = await hm.harvest(body.source, body.path, **options)
+        return result
+    options["label"] = body.label or f"inline:{body.filename or body.source}"
+    async with temp_input(body.source, body.filename, data=body.data) as target:
+        result = await hm.harvest(body.source, str(target), **options)
+    return result
+
+
+@router.post("/harvest/upload", tags=["harvest"],
+             summary="Import an uploaded export file (multipart/form-data)")
+async def harvest_upload(
+    hm: Facade, source: Annotated[HarvestSource, Form()],
+    file: Annotated[UploadFile, File(description="the export (a .zip for directories)")],
+    workspace: Annotated[str | None, Form()] = None,
+    auto_sync: Annotated[bool | None, Form()] = None,
+    sync_interval_hours: Annotated[int | None, Form(ge=1)] = None,
+    wait: Annotated[bool, Form()] = True,
+    label: Annotated[str | None, Form(max_length=4096,
+                                      description="recorded path (default: upload:<name>)")]
+    = None,
+) -> dict[str, Any]:
+    async with temp_input(source, file.filename, upload=file) as target:
+        result: dict[str, Any] = await hm.harvest(
+            source, str(target), workspace=workspace, auto_sync=auto_sync,
+            sync_interval_hours=sync_interval_hours, wait=wait,
+            label=label or f"upload:{file.filename or source}")
+    return result
+
+
+@router.get("/harvest/sources", tags=["harvest"], summary="Registered harvest sources")
+async def harvest_sources(hm: Facade, workspace: WorkspaceQuery = None) -> dict[str, Any]:
+    sources = await hm.harvest_sources(workspace=workspace)
+    return {"sources": sources, "count": len(sources)}
+
+
+@router.post("/ingest", tags=["harvest"],
+             summary="Ingest a path on the server, a URL, or raw text (markdown, text, pdf)")
+async def ingest(body: IngestRequest, hm: Facade) -> dict[str, Any]:
+    result: dict[str, Any] = await hm.ingest(
+        body.content, type_hint=body.type_hint, importance=body.importance, tags=body.tags,
+        workspace=body.workspace, wait=body.wait)
+    return result
+
+
+@router.post("/ingest/upload", tags=["harvest"],
+             summary="Ingest an uploaded document (multipart/form-data)")
+async def ingest_upload(
+    hm: Facade, file: Annotated[UploadFile, File()],
+    type_hint: Annotated[IngestType, Form()] = "auto",
+    importance: Annotated[Importance, Form()] = "normal",
+    tags: Annotated[list[str] | None, Form()] = None,
+    workspace: Annotated[str | None, Form()] = None,
+    wait: Annotated[bool, Form()] = True,
+) -> dict[str, Any]:
+    async with temp_input(type_hint, file.filename, upload=file) as target:
+        result: dict[str, Any] = await hm.ingest(
+            str(target), type_hint=type_hint, importance=importance, tags=tags,
+            workspace=workspace, wait=wait)
+    return result
+
+
+@router.post("/maintenance/{kind}", tags=["maintenance"],
+             summary="compact, reconcile, reembed or dedupe one mind (or all)")
+async def maintenance(kind: Annotated[MaintenanceKind, Path()], hm: Facade,
+                      body: MaintenanceRequest | None = None) -> dict[str, Any]:
+    body = body or MaintenanceRequest()
+    result: dict[str, Any] = await hm.maintenance(kind, workspace=body.workspace,
+                                                  all_minds=body.all)
+    return result
+
+
+@router.post("/cleanup/frames", tags=["maintenance"],
+             summary="compact, reconcile, wipe imported frames or wipe every frame")
+async def cleanup_frames(body: CleanupFramesRequest, hm: Facade) -> dict[str, Any]:
+    result: dict[str, Any] = await hm.cleanup_frames(
+        body.mode, workspace=body.workspace, max_temp_age_days=body.max_temp_age_days,
+        max_deprecated_age_days=body.max_deprecated_age_days)
+    return result
+
+
+@router.post("/cleanup/entities", tags=["maintenance"],
+             summary="audit, remove noise, dedup, retire orphans or wipe entities")
+async def cleanup_entities(body: CleanupEntitiesRequest, hm: Facade) -> dict[str, Any]:
+    result: dict[str, Any] = await hm.cleanup_entities(body.mode, workspace=body.workspace)
+    return result
+
+
+@router.get("/stats", tags=["status"], summary="Counts of one mind")
+async def stats(hm: Facade, workspace: WorkspaceQuery = None) -> dict[str, Any]:
+    result: dict[str, Any] = await hm.stats(workspace=workspace)
+    return result
+
+
+@router.get("/status", tags=["status"],
+            summary="Embedder, queue depth, per-mind index lag, configuration (secrets masked)")
+async def status(hm: Facade, probe: Annotated[bool, Query(
+        description="load the embedder to report its real state (slow for local models)")]
+                 = False) -> dict[str, Any]:
+    result: dict[str, Any] = await hm.status(probe=probe)
+    return result

@@ -1,0 +1,333 @@
+"""Client mode (DESIGN §3): ``RemoteHiveMind`` has the methods of
+:class:`~hive_mind.facade.HiveMind` and calls a running ``hive-mind serve`` over its REST API.
+
+``HiveMind.open()`` returns one when ``settings.url`` (``HIVE_MIND_URL`` / ``--url``) is set.
+The bearer token is ``settings.api_token``. Error responses become the same exception classes
+the facade raises (by their stable ``code``: ``not_found`` → ``NotFoundError``, …); a server
+that cannot be reached is :class:`~hive_mind.api.codes.ServerUnavailableError`.
+
+Files: ``harvest``/``ingest`` upload a path that exists on this machine (a directory is zipped
+first); anything else (URLs, raw text, paths only the server has) is sent as is.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from hive_mind.api.codes import RemoteError, ServerUnavailableError, exception_for
+from hive_mind.settings import Settings
+from mind.errors import ConfigurationError
+
+DEFAULT_TIMEOUT = 600.0  # harvests with wait=True answer when indexing is done
+
+
+def _segment(value: object) -> str:
+    """One URL path segment; dots are encoded too so ``..`` is never a dot segment."""
+    text = quote(str(value), safe="")
+    return text.replace(".", "%2E") if text.strip(".") == "" else text
+
+
+def _form(values: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if value is None:
+            continue
+        out[key] = ("true" if value else "false") if isinstance(value, bool) else value
+    return out
+
+
+def _local_file(value: object) -> Path | None:
+    if isinstance(value, Path):
+        return value.expanduser()
+    if not isinstance(value, str) or "\n" in value or len(value) > 4096 \
+            or value.lower().startswith(("http://", "https://")):
+        return None
+    path = Path(value).expanduser()
+    try:
+        return path if path.exists() else None
+    except OSError:
+        return None
+
+
+class RemoteHiveMind:
+    def __init__(self, settings: Settings, *, timeout: float = DEFAULT_TIMEOUT,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+        if not settings.url:
+            raise ConfigurationError("client mode needs a server URL (HIVE_MIND_URL or --url)")
+        self.settings = settings
+        self.url = settings.url.rstrip("/")
+        headers = {"User-Agent": "hive-mind-client"}
+        token = settings.api_token.get_secret_value() if settings.api_token else ""
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        self._http = httpx.AsyncClient(base_url=self.url, headers=headers, transport=transport,
+                                       timeout=httpx.Timeout(timeout, connect=10.0))
+
+    mode = "client"
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    async def _call(self, method: str, path: str, *, json: Any = None,
+                    params: dict[str, Any] | None = None, files: Any = None,
+                    data: dict[str, Any] | None = None) -> Any:
+        query = {k: v for k, v in (params or {}).items() if v is not None}
+        try:
+            response = await self._http.request(method, path, json=json, params=query or None,
+                                                files=files, data=data)
+        except httpx.HTTPError as exc:
+            raise ServerUnavailableError(
+                f"cannot reach hive-mind at {self.url}: {type(exc).__name__}: {exc}") from exc
+        if response.status_code >= 400:
+            raise self._error(response)
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise ServerUnavailableError(
+                f"{self.url}{path} answered {response.status_code} without JSON") from exc
+
+    @staticmethod
+    def _error(response: httpx.Response) -> Exception:
+        try:
+            error = response.json()["error"]
+            code, message = str(error["code"]), str(error["message"])
+        except (ValueError, KeyError, TypeError):
+            return RemoteError(f"HTTP {response.status_code}: {response.text[:300]}",
+                               code=f"http_{response.status_code}", status=response.status_code)
+        return exception_for(code, message, response.status_code)
+
+    async def close(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> RemoteHiveMind:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def wait_idle(self, timeout: float | None = None) -> bool:
+        """Nothing to wait for here: pass ``wait=True`` to the writes that should block."""
+        return True
+
+    # -- frames and recall ------------------------------------------------------------------
+
+    async def save(self, content: str, *, importance: str = "normal",
+                   source: str = "agent_inferred", workspace: str | None = None,
+                   session: str | None = None, metadata: dict[str, Any] | None = None,
+                   wait: bool = False) -> dict[str, Any]:
+        body = {"content": content, "importance": importance, "source": source,
+                "workspace": workspace, "session": session, "metadata": metadata, "wait": wait}
+        result: dict[str, Any] = await self._call("POST", "/v1/memories", json=body)
+        return result
+
+    async def get_frame(self, frame_id: int, *, workspace: str | None = None
+                        ) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call(
+            "GET", f"/v1/memories/{_segment(frame_id)}", params={"workspace": workspace})
+        return result
+
+    async def forget(self, frame_id: int, *, workspace: str | None = None) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call(
+            "DELETE", f"/v1/memories/{_segment(frame_id)}", params={"workspace": workspace})
+        return result
+
+    async def recall(self, query: str, *, limit: int = 10, scope: str | None = None,
+                     workspace: str | None = None, profile: str = "balanced",
+                     since: str | None = None, until: str | None = None,
+                     catch_up: bool | None = None) -> list[dict[str, Any]]:
+        body = {"query": query, "limit": limit, "scope": scope, "workspace": workspace,
+                "profile": profile, "since": since, "until": until, "catch_up": catch_up}
+        results: list[dict[str, Any]] = (await self._call("POST", "/v1/recall", json=body))[
+            "results"]
+        return results
+
+    async def catch_up(self, *, limit: int = 10, workspace: str | None = None
+                       ) -> list[dict[str, Any]]:
+        out = await self._call("GET", "/v1/catch-up",
+                               params={"limit": limit, "workspace": workspace})
+        results: list[dict[str, Any]] = out["results"]
+        return results
+
+    # -- knowledge graph --------------------------------------------------------------------
+
+    async def search_entities(self, query: str, *, entity_type: str | None = None,
+                              limit: int = 20, workspace: str | None = None
+                              ) -> list[dict[str, Any]]:
+        out = await self._call("GET", "/v1/entities", params={
+            "query": query, "type": entity_type, "limit": limit, "workspace": workspace})
+        entities: list[dict[str, Any]] = out["entities"]
+        return entities
+
+    async def save_entity(self, entity_type: str, name: str, *,
+                          properties: dict[str, Any] | None = None,
+                          workspace: str | None = None) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call("POST", "/v1/entities", json={
+            "entity_type": entity_type, "name": name, "properties": properties,
+            "workspace": workspace})
+        return result
+
+    async def create_relation(self, source_id: int, target_id: int, relation_type: str, *,
+                              confidence: float = 1.0, properties: dict[str, Any] | None = None,
+                              workspace: str | None = None) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call("POST", "/v1/relations", json={
+            "source_id": source_id, "target_id": target_id, "relation_type": relation_type,
+            "confidence": confidence, "properties": properties, "workspace": workspace})
+        return result
+
+    # -- identity and awareness -------------------------------------------------------------
+
+    async def get_identity(self, *, workspace: str | None = None) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call("GET", "/v1/identity",
+                                                  params={"workspace": workspace})
+        return result
+
+    async def set_identity(self, *, workspace: str | None = None, **fields: Any
+                           ) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call(
+            "PUT", "/v1/identity", json={**fields, "workspace": workspace})
+        return result
+
+    async def get_awareness(self, *, category: str | None = None,
+                            workspace: str | None = None) -> list[dict[str, Any]]:
+        out = await self._call("GET", "/v1/awareness",
+                               params={"category": category, "workspace": workspace})
+        items: list[dict[str, Any]] = out["items"]
+        return items
+
+    async def set_awareness(self, category: str, content: str, *, priority: int = 0,
+                            ttl_minutes: int | None = None, workspace: str | None = None
+                            ) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call("POST", "/v1/awareness", json={
+            "category": category, "content": content, "priority": priority,
+            "ttl_minutes": ttl_minutes, "workspace": workspace})
+        return result
+
+    async def clear_awareness(self, *, item_id: int | None = None, category: str | None = None,
+                              workspace: str | None = None) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call("DELETE", "/v1/awareness", params={
+            "id": item_id, "category": category, "workspace": workspace})
+        return result
+
+    # -- workspaces -------------------------------------------------------------------------
+
+    async def list_workspaces(self) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call("GET", "/v1/workspaces")
+        return result
+
+    async def create_workspace(self, name: str, *, group: str = "general",
+                               icon: str | None = None, model: str | None = None,
+                               workspace_id: str | None = None) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call("POST", "/v1/workspaces", json={
+            "name": name, "group": group, "icon": icon, "model": model, "id": workspace_id})
+        return result
+
+    async def get_workspace(self, workspace: str) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call("GET", f"/v1/workspaces/{_segment(workspace)}")
+        return result
+
+    async def update_workspace(self, workspace: str, **fields: Any) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call(
+            "PATCH", f"/v1/workspaces/{_segment(workspace)}", json=fields)
+        return result
+
+    async def delete_workspace(self, workspace: str) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call(
+            "DELETE", f"/v1/workspaces/{_segment(workspace)}")
+        return result
+
+    async def set_default_workspace(self, workspace: str | None) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call("PUT", "/v1/workspaces/default",
+                                                  json={"workspace": workspace})
+        return result
+
+    async def stats(self, *, workspace: str | None = None) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call("GET", "/v1/stats",
+                                                  params={"workspace": workspace})
+        return result
+
+    # -- maintenance ------------------------------------------------------------------------
+
+    async def maintenance(self, kind: str, *, workspace: str | None = None,
+                          all_minds: bool = False) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call(
+            "POST", f"/v1/maintenance/{_segment(kind)}",
+            json={"workspace": workspace, "all": all_minds})
+        return result
+
+    async def cleanup_frames(self, mode: str, *, workspace: str | None = None,
+                             max_temp_age_days: int = 30, max_deprecated_age_days: int = 90
+                             ) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call("POST", "/v1/cleanup/frames", json={
+            "mode": mode, "workspace": workspace, "max_temp_age_days": max_temp_age_days,
+            "max_deprecated_age_days": max_deprecated_age_days})
+        return result
+
+    async def cleanup_entities(self, mode: str, *, workspace: str | None = None
+                               ) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call("POST", "/v1/cleanup/entities",
+                                                  json={"mode": mode, "workspace": workspace})
+        return result
+
+    # -- harvest and ingest -----------------------------------------------------------------
+
+    async def _upload(self, path: str, local: Path, fields: dict[str, Any]) -> dict[str, Any]:
+        with tempfile.TemporaryDirectory(prefix="hive-mind-client-") as tmp:
+            if local.is_dir():  # directories (claude-code projects) travel as a zip
+                archive = Path(tmp) / f"{local.name or 'upload'}.zip"
+                with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+                    for item in sorted(local.rglob("*")):
+                        if item.is_file():
+                            zf.write(item, item.relative_to(local).as_posix())
+                local = archive
+            with local.open("rb") as handle:
+                result: dict[str, Any] = await self._call(
+                    "POST", path, data=_form(fields),
+                    files={"file": (local.name, handle, "application/octet-stream")})
+        return result
+
+    async def harvest(self, source: str, path: str | Path, *, workspace: str | None = None,
+                      progress: Any = None, auto_sync: bool | None = None,
+                      sync_interval_hours: int | None = None, wait: bool = True,
+                      label: str | None = None) -> dict[str, Any]:
+        """Import an export: a file or directory on this machine is uploaded (recorded under
+        its local path unless ``label`` says otherwise); anything else (a URL, a path on the
+        server) is passed to the server as is. ``progress`` is not reported in client mode."""
+        fields = {"source": source, "workspace": workspace, "auto_sync": auto_sync,
+                  "sync_interval_hours": sync_interval_hours, "wait": wait, "label": label}
+        local = None if source == "url" else _local_file(path)
+        if local is not None:
+            fields["label"] = label or str(local.resolve())
+            return await self._upload("/v1/harvest/upload", local, fields)
+        result: dict[str, Any] = await self._call("POST", "/v1/harvest",
+                                                  json={**fields, "path": str(path)})
+        return result
+
+    async def harvest_sources(self, *, workspace: str | None = None) -> list[dict[str, Any]]:
+        out = await self._call("GET", "/v1/harvest/sources", params={"workspace": workspace})
+        sources: list[dict[str, Any]] = out["sources"]
+        return sources
+
+    async def ingest(self, content: str, *, type_hint: str = "auto", importance: str = "normal",
+                     tags: list[str] | None = None, workspace: str | None = None,
+                     wait: bool = True) -> dict[str, Any]:
+        """Ingest a file on this machine (uploaded), a URL or raw text."""
+        fields = {"type_hint": type_hint, "importance": importance, "tags": tags,
+                  "workspace": workspace, "wait": wait}
+        local = _local_file(content.strip()) if isinstance(content, str) else None
+        if local is not None and local.is_file():
+            return await self._upload("/v1/ingest/upload", local, fields)
+        result: dict[str, Any] = await self._call("POST", "/v1/ingest",
+                                                  json={**fields, "content": content})
+        return result
+
+    # -- status -----------------------------------------------------------------------------
+
+    async def status(self, *, probe: bool = True) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call("GET", "/v1/status",
+                                                  params={"probe": probe})
+        return result

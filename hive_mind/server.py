@@ -1,0 +1,154 @@
+"""``hive-mind serve``: the HTTP API (uvicorn) and, in distributed mode, the host's write-op
+consumer (arq) in one event loop, sharing one facade and therefore one MindHost (one writer
+per mind file in this process).
+
+Start: open the facade → start the arq host worker (its startup sweeps every outbox) → serve
+HTTP. Stop (SIGTERM / SIGINT, or the server failing): uvicorn finishes in-flight requests →
+the worker stops taking jobs, lets running ones finish for ``WORKER_GRACE_SECONDS`` and cancels
+the rest (arq re-delivers them; op ids make that harmless) → the facade closes the minds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import uvicorn
+from arq.worker import Worker, create_worker
+
+from hive_mind.settings import Settings
+from workers.distributed import host_settings
+
+log = logging.getLogger(__name__)
+WORKER_GRACE_SECONDS = 10.0
+
+
+class HostWorker:
+    """The arq consumer of this host's queue, run as a task of the current event loop."""
+
+    def __init__(self, settings: Settings, host: Any) -> None:
+        cls = host_settings(settings.queue_config(), settings.runtime_config(),
+                            hour=settings.maintenance_hour, minute=settings.maintenance_minute,
+                            host=host)
+        self.worker: Worker = create_worker(cls, handle_signals=False)
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.ensure_future(self.worker.async_run())
+        self._task.add_done_callback(self._ended)
+
+    @staticmethod
+    def _ended(task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            log.error("host worker stopped: %r", task.exception())
+
+    async def stop(self, grace: float = WORKER_GRACE_SECONDS) -> None:
+        worker = self.worker
+        worker.allow_pick_jobs = False
+        running = [t for t in worker.tasks.values() if not t.done()]
+        if running:
+            await asyncio.wait(running, timeout=grace)
+        worker.handle_sig(signal.SIGUSR1)  # cancels what is left and the poll loop
+        pending = [t for t in (self._task, *worker.tasks.values()) if t is not None]
+        await asyncio.gather(*pending, return_exceptions=True)
+        if worker.on_shutdown is not None and "host" in worker.ctx:
+            await worker.on_shutdown(worker.ctx)
+        pool = worker._pool  # arq's close() re-gathers cancelled tasks and raises; do its part
+        if pool is not None:
+            with contextlib.suppress(Exception):
+                await pool.delete(worker.health_check_key)
+                await pool.close(close_connection_pool=True)
+            worker._pool = None
+
+
+async def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8765, *,
+                on_started: Callable[[int], None] | None = None) -> None:
+    """Run until stopped; ``on_started(port)`` is called once the socket listens."""
+    from hive_mind.api import create_app
+    from hive_mind.facade import HiveMind
+
+    settings = settings.model_copy(update={"url": None})  # the server is never a client
+    facade = await HiveMind.open(settings)
+    worker: HostWorker | None = None
+    try:
+        if not settings.embedded:
+            worker = HostWorker(settings, facade.runtime.host)
+            worker.start()
+        app = create_app(settings, facade, bind_host=host)
+        server = uvicorn.Server(uvicorn.Config(
+            app, host=host, port=port, log_config=None, server_header=False,
+            timeout_graceful_shutdown=30))
+        reporter = None if on_started is None else asyncio.ensure_future(
+            _report_port(server, on_started))
+        log.info("hive-mind starting on %s:%d (%s mode, data %s)", host, port,
+                 "embedded" if settings.embedded else "distributed", settings.data_dir)
+        await server.serve()
+        if reporter is not None:
+            reporter.cancel()
+    finally:
+        if worker is not None:
+            await worker.stop()
+        await facade.close()
+        log.info("hive-mind server stopped")
+
+
+async def _report_port(server: uvicorn.Server, on_started: Callable[[int], None]) -> None:
+    while not server.started:
+        if server.should_exit:
+            return
+        await asyncio.sleep(0.02)
+    on_started(bound_port(server))
+
+
+def bound_port(server: uvicorn.Server) -> int:
+    """The port a started server listens on (useful with ``port=0``)."""
+    for listener in server.servers:
+        for sock in listener.sockets:
+            return int(sock.getsockname()[1])
+    raise RuntimeError("server is not listening")
+
+
+@contextlib.contextmanager
+def _quiet_signals() -> Iterator[None]:
+    """uvicorn re-raises the signal that stopped it once ``serve()`` returns; with the default
+    handlers that would kill the process before the facade closes. Absorb it instead."""
+    def note(signum: int, frame: object) -> None:
+        log.info("signal %s received while shutting down", signal.Signals(signum).name)
+
+    previous = {sig: signal.signal(sig, note) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def run_serve(settings: Settings, host: str = "127.0.0.1", port: int = 8765) -> None:
+    """Blocking entry point of ``hive-mind serve``."""
+    with _quiet_signals():
+        asyncio.run(serve(settings, host, port))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m hive_mind.server [--host H] [--port P]``; settings from the environment."""
+    import argparse
+
+    from hive_mind.processes import configure_logging
+    from hive_mind.settings import load_settings
+
+    parser = argparse.ArgumentParser(prog="hive_mind.server", description=__doc__)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--log-level", default="INFO")
+    args = parser.parse_args(argv)
+    configure_logging(args.log_level)
+    run_serve(load_settings(), args.host, args.port)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
