@@ -56,7 +56,7 @@ class BodyLimitMiddleware:
                                   f"request body larger than {self.max_bytes} bytes")
                 return
         received = 0
-        started = False
+        tracker = _ResponseTracker(send)
 
         async def limited_receive() -> Message:
             nonlocal received
@@ -67,18 +67,26 @@ class BodyLimitMiddleware:
                     raise BodyTooLarge(self.max_bytes)
             return message
 
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
         try:
-            await self.app(scope, limited_receive, tracking_send)
+            await self.app(scope, limited_receive, tracker.send)
         except BodyTooLarge as exc:
-            if started:
+            if tracker.started:
                 raise
             await _send_error(scope, receive, send, "too_large", str(exc.detail))
+
+
+class _ResponseTracker:
+    """Wraps ``send`` and remembers whether the response has started (then an error can no
+    longer be sent as a response of its own)."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self.started = False
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.started = True
+        await self._send(message)
 
 
 class BearerAuthMiddleware:
@@ -116,20 +124,13 @@ class CatchAllMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        started = False
-
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
+        tracker = _ResponseTracker(send)
         try:
-            await self.app(scope, receive, tracking_send)
+            await self.app(scope, receive, tracker.send)
         except BodyTooLarge:
             raise
         except Exception:
             log.exception("%s %s: unexpected error", scope.get("method"), scope.get("path"))
-            if started:
+            if tracker.started:
                 return
             await error_response(INTERNAL, "internal server error", 500)(scope, receive, send)
