@@ -48,7 +48,7 @@ async def save_frames(mind: Mind, op: ops.SaveFrames | ops.HarvestBatch) -> dict
     return {
         "frames": [
             {"id": r.frame.id, "created": r.created, "upgraded": r.upgraded,
-             "gop_id": r.frame.gop_id, "t": r.frame.t}
+             "gop_id": r.frame.gop_id, "t": r.frame.t, "content_hash": r.frame.content_hash}
             for r in results
         ]
     }

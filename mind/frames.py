@@ -278,7 +278,7 @@ class _BatchWriter:
                 by_ext[item.external_id] = fid
             if _dedups(item):
                 by_hash[digest] = fid
-            results.append(SaveResult(_frame_from_row(rows[-1]), created=True))
+            results.append(SaveResult(_frame_from_row(rows[-1], item.metadata), created=True))
 
         await self._check_bases(rows)
         if rows:
@@ -388,8 +388,8 @@ def _needs_base(items: Sequence[NewFrame]) -> bool:
     return any(i.frame_type == "P" and i.base_frame_id is None for i in items)
 
 
-def _frame_from_row(row: tuple[Any, ...]) -> Frame:
-    (fid, ftype, gop, t, base, content, imp, src, created, recorded, last, digest, meta, ext) = row
-    return Frame.from_row(
-        (fid, ftype, gop, t, base, content, imp, src, 0, created, recorded, last, digest, meta, ext)
-    )
+def _frame_from_row(row: tuple[Any, ...], metadata: dict[str, Any] | None) -> Frame:
+    """The new frame as written (``metadata`` is the caller's dict, not re-parsed JSON)."""
+    (fid, ftype, gop, t, base, content, imp, src, created, recorded, last, digest, _, ext) = row
+    return Frame(fid, ftype, gop, t, base, content, imp, src, 0, created, recorded, last, digest,
+                 dict(metadata or {}), ext)

@@ -56,8 +56,17 @@ def parse_iso(value: str) -> datetime:
         raise InvalidTimestampError(f"invalid timestamp {value!r}: {exc}") from None
 
 
+_HOUSE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
+
+
 def normalize_ts(value: str) -> str:
     """Validate a caller timestamp and return it in the house format."""
+    if isinstance(value, str) and _HOUSE.fullmatch(value):  # already canonical: check ranges
+        try:
+            datetime.fromisoformat(value[:-1])
+            return value
+        except ValueError as exc:
+            raise InvalidTimestampError(f"invalid timestamp {value!r}: {exc}") from None
     return format_ts(parse_iso(value))
 
 

@@ -22,6 +22,9 @@ _STRICT_ISO = re.compile(
 )
 
 
+_HOUSE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
+
+
 def format_ts(moment: datetime) -> str:
     """The house timestamp format (same as ``mind/timeutil.py``): ``2026-11-30T03:20:49.123Z``."""
     if moment.tzinfo is None:
@@ -38,6 +41,12 @@ def normalize_ts(value: object) -> str:
     """An aware datetime or strict ISO-8601 string with a zone → the house UTC ``Z`` format."""
     if isinstance(value, datetime):
         return format_ts(value)
+    if isinstance(value, str) and _HOUSE.fullmatch(value):  # already canonical: check ranges
+        try:
+            datetime.fromisoformat(value[:-1])
+            return value
+        except ValueError as exc:
+            raise ValueError(f"invalid timestamp {value!r}: {exc}") from None
     if not isinstance(value, str) or _STRICT_ISO.fullmatch(value) is None:
         raise ValueError(
             f"invalid timestamp {value!r}: expected ISO-8601 with a zone like "

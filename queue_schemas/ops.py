@@ -24,6 +24,7 @@ kind               meaning
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Annotated, ClassVar, Literal, Self
 
 from pydantic import Field, JsonValue, TypeAdapter, field_validator, model_validator
@@ -73,17 +74,26 @@ MAX_METADATA_DEPTH = 32
 
 
 def _check_json(value: JsonValue, where: str, depth: int) -> None:
-    """JSON can carry neither NaN/inf nor unbounded nesting: refuse them here, not in the codec."""
+    """JSON can carry neither NaN/inf nor unbounded nesting: refuse them here, not in the codec.
+    (Strings, ints, bools and None — nearly every metadata value — are skipped without a call:
+    bulk imports validate hundreds of thousands of these.)"""
     if depth > MAX_METADATA_DEPTH:
         raise ValueError(f"{where} is nested deeper than {MAX_METADATA_DEPTH} levels")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"{where} holds {value} (JSON numbers must be finite)")
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{where} holds {value} (JSON numbers must be finite)")
+        return
     if isinstance(value, dict):
-        for key, item in value.items():
-            _check_json(item, f"{where}.{key}", depth + 1)
+        pairs: Iterable[tuple[object, JsonValue]] = value.items()
+        fmt = "{}.{}"
     elif isinstance(value, list):
-        for i, item in enumerate(value):
-            _check_json(item, f"{where}[{i}]", depth + 1)
+        pairs, fmt = enumerate(value), "{}[{}]"
+    else:
+        return
+    for key, item in pairs:
+        if item is None or isinstance(item, str | int):  # bool is an int
+            continue
+        _check_json(item, fmt.format(where, key), depth + 1)
 
 
 # -- frames ----------------------------------------------------------------------------------

@@ -138,3 +138,36 @@ async def test_unloaded_empty_batch_and_close() -> None:
     with pytest.raises(EmbeddingError, match="closed"):
         await embedder.load()
     await embedder.close()  # idempotent
+
+
+def test_lower_thread_priority_affects_only_the_calling_thread() -> None:
+    import os
+    import sys
+    import threading
+
+    from mind.embeddings.inprocess import lower_thread_priority
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("per-thread nice values are a Linux feature")
+    seen: dict[str, int] = {}
+
+    def worker() -> None:
+        before = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        lower_thread_priority(5)
+        seen["delta"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) - before
+
+        def child() -> None:  # threads started from here (torch's pool) inherit it
+            seen["child"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+        t = threading.Thread(target=child)
+        t.start()
+        t.join()
+        seen["self"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    main_before = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    t = threading.Thread(target=worker)
+    t.start()
+    t.join()
+    assert seen["delta"] == min(5, 19 - main_before)
+    assert seen["child"] == seen["self"]
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == main_before

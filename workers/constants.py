@@ -6,5 +6,5 @@ from typing import Final
 
 RUNNER_CONCURRENCY: Final = 8  # in-process jobs running at once (they share one batcher)
 RETRY_BACKOFF_SECONDS: Final = 0.5  # × try number
-COGNIFY_BATCH_FRAMES: Final = 256  # frames per cognify job
+COGNIFY_BATCH_FRAMES: Final = 64  # frames per cognify job
 INDEX_OP_PREFIX: Final = "idx-"  # op id of the ApplyIndex made from job <id>: idx-<id>

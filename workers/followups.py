@@ -33,7 +33,8 @@ def new_frame_items(op: ops.SaveFrames | ops.HarvestBatch, result: dict[str, Any
             items.append(
                 jobs.CognifyItem(
                     frame_id=saved["id"], content=frame_op.content,
-                    content_hash=hash_frame_content(frame_op.content),
+                    content_hash=saved.get("content_hash")
+                    or hash_frame_content(frame_op.content),
                     importance=frame_op.importance,
                 )
             )

@@ -16,6 +16,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -64,6 +66,21 @@ def resolve_model_source(name: str) -> tuple[str, bool]:
     return name, False
 
 
+def lower_thread_priority(nice: int) -> None:
+    """Raise this thread's nice value by ``nice`` (Linux: nice is per thread, and the threads
+    torch's OpenMP pool starts from here inherit it). The encode then uses every idle core
+    while the writer and the event loop still win the CPU when they need it (save latency
+    during a harvest, docs/benchmarks.md). No-op where per-thread priorities do not exist."""
+    if nice <= 0 or not hasattr(os, "setpriority") or not sys.platform.startswith("linux"):
+        return
+    try:
+        tid = threading.get_native_id()
+        current = os.getpriority(os.PRIO_PROCESS, tid)
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, current + nice))
+    except OSError as exc:  # not permitted in some sandboxes: run at normal priority
+        log.debug("could not lower the embedding thread's priority: %s", exc)
+
+
 class InProcessEmbedder:
     """sentence-transformers on this machine (provider ``inprocess``)."""
 
@@ -79,6 +96,7 @@ class InProcessEmbedder:
         normalize: bool = True,
         num_threads: int | None = None,
         cache_dir: str | None = None,
+        nice: int = 0,
     ) -> None:
         if batch_size <= 0:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
@@ -87,6 +105,7 @@ class InProcessEmbedder:
         self.batch_size = batch_size
         self.normalize = normalize
         self.num_threads = num_threads
+        self.nice = nice
         self.cache_dir = cache_dir
         self._model: Any = None
         self._dim = 0
@@ -152,6 +171,7 @@ class InProcessEmbedder:
             ) from None
         import torch
 
+        lower_thread_priority(self.nice)  # before torch starts its thread pool from here
         # Always set it on this thread: even at the same count, an explicit call here measured
         # ~6 % faster encodes than the inherited default (docs/benchmarks.md, ingest).
         torch.set_num_threads(self.num_threads or max(1, torch.get_num_threads()))

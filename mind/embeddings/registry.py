@@ -35,6 +35,7 @@ class EmbeddingConfig:
     device: str = "cpu"
     batch_size: int = 32
     num_threads: int | None = None
+    nice: int = 0  # in-process encodes at lower CPU priority (see inprocess.py)
     cache_dir: str | None = None
     inprocess_model: str | None = None
     ollama_url: str = "http://localhost:11434"
@@ -88,6 +89,7 @@ def _inprocess(c: EmbeddingConfig) -> Embedder:
         device=c.device,
         batch_size=c.batch_size,
         num_threads=c.num_threads,
+        nice=c.nice,
         cache_dir=c.cache_dir,
     )
 
