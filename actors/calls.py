@@ -11,7 +11,9 @@ from typing import Any
 
 from mind.cleanup import cleanup_entities, wipe_frames
 from mind.errors import ValidationError
+from mind.frame import SaveResult
 from mind.harvest_store import HarvestStore
+from mind.kg_bulk import entity_key, upsert_entities
 from mind.mind import Mind
 from queue_schemas import ops
 
@@ -95,8 +97,19 @@ async def call(mind: Mind, op: ops.MindCall) -> Any:
         raise ValidationError(f"{op.method}: {exc}") from exc
 
 
-async def harvest_progress(mind: Mind, op: ops.HarvestBatch, created: int) -> None:
-    """Session titles for new conversations and the run's progress, in the batch's savepoint."""
+async def harvest_progress(mind: Mind, op: ops.HarvestBatch, results: list[SaveResult]) -> None:
+    """Session titles for new conversations, entities the source named explicitly (markdown
+    bold terms: ``metadata["entities"]``) linked to their frames, and the run's progress — all
+    in the batch's savepoint."""
+    created = [r.frame for r in results if r.created]
+    named = [(f.id, str(name)) for f in created
+             for name in (f.metadata.get("entities") or []) if isinstance(name, str)
+             and name.strip()]
+    if named:
+        ids = await upsert_entities(
+            mind.db, [("concept", name, {"source": op.source}) for _, name in named])
+        await mind.knowledge.link_entities_to_frames(
+            (ids[entity_key("concept", name)], fid) for fid, name in named)
     for gop_id, title in op.titles.items():
         await mind.db.execute(
             "UPDATE sessions SET summary = ? WHERE gop_id = ? AND summary IS NULL",
@@ -104,4 +117,4 @@ async def harvest_progress(mind: Mind, op: ops.HarvestBatch, created: int) -> No
     if op.run_id is not None:
         await HarvestStore(mind.db).progress(
             op.run_id, source=op.source, path=op.source_path, content_hash=op.content_hash,
-            items=op.items, frames=created, cursor=op.cursor)
+            items=op.items, frames=len(created), cursor=op.cursor)

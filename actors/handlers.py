@@ -44,7 +44,7 @@ def _vector(v: Any) -> np.ndarray:
 async def save_frames(mind: Mind, op: ops.SaveFrames | ops.HarvestBatch) -> dict[str, Any]:
     results = await mind.frames.insert_many([to_new_frame(f) for f in op.frames])
     if isinstance(op, ops.HarvestBatch):
-        await harvest_progress(mind, op, sum(1 for r in results if r.created))
+        await harvest_progress(mind, op, results)
     return {
         "frames": [
             {"id": r.frame.id, "created": r.created, "upgraded": r.upgraded,

@@ -23,10 +23,9 @@ from pathlib import Path
 
 from common import ROOT, write_section
 
-from mind.embeddings.registry import EmbeddingConfig
 from mind.mind import Mind
 from queue_schemas import ops
-from workers.runtime import EmbeddedRuntime, RuntimeConfig
+from workers.runtime import EmbeddedRuntime
 
 WORDS = ("deploy billing postgres alice bob budget review meeting roadmap latency cache queue "
          "worker memory frame search vector index schema migration customer invoice report design "
@@ -76,7 +75,11 @@ def save_ops(texts: list[str], per_op: int = 200) -> list[ops.SaveFrames]:
 
 
 async def embedded(texts: list[str], data: Path) -> float:
-    cfg = RuntimeConfig(data_dir=data, embedding=EmbeddingConfig(provider="inprocess"))
+    from hive_mind.settings import load_settings
+
+    # the embedded defaults, as `hive-mind` runs them (every core, nice +10, jobs of 64 frames)
+    cfg = load_settings(data_dir=data, embedding_provider="inprocess",
+                        redis_url=None).runtime_config()
     async with EmbeddedRuntime(cfg) as rt:
         await rt.embedder_ready()
         start = time.perf_counter()

@@ -180,3 +180,24 @@ async def test_auto_sync_reharvests_stale_sources(tmp_path: Path) -> None:
         assert synced[0]["frames_created"] == 1  # only the new section
         hits = await hm.recall("prune roses")
         assert "February" in hits[0]["content"]
+
+
+async def test_markdown_bold_terms_become_linked_entities(tmp_path: Path) -> None:
+    from hive_mind.facade import HiveMind
+
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Stack\n\nWe run **Kafka** behind **Envoy**.\n\n## Team\n\nAsk **Priya**.\n")
+    async with await HiveMind.open(data_dir=tmp_path / "d", embedding_provider="test") as hm:
+        await hm.harvest("markdown", notes)
+        (kafka,) = await hm.search_entities("kafka")
+        assert kafka["type"] == "concept"
+        mind = await hm.reader(None)
+        frames = await mind.knowledge.get_entity_frames(kafka["id"])
+        assert len(frames) == 1
+        frame = await mind.frames.get(frames[0])
+        assert frame is not None and "Kafka" in frame.content
+        assert await hm.search_entities("priya")
+        seen = (await hm.search_entities("kafka"))[0]["properties"].get("seen_count", 1)
+        assert (await hm.harvest("markdown", notes))["status"] == "unchanged"
+        again = await hm.search_entities("kafka")
+        assert again[0]["properties"].get("seen_count", 1) == seen  # nothing written twice

@@ -4,8 +4,9 @@
   never opens a mind file; each cognify job becomes an ``ApplyIndex`` op enqueued to the owning
   host's queue with the op id as job id.
 * **host** (``hive-mind serve``): owns the mind files; consumes its own queue of write-ops
-  (``apply_op``), runs the nightly maintenance fan-out (per-mind ``compact`` and ``reconcile``
-  with per-day ids: a double cron fire runs nothing twice), and enqueues cognify jobs after
+  (``apply_op``), runs the nightly maintenance fan-out (per-mind ``compact``, ``reconcile`` and
+  ``harvest_sync`` of stale auto-sync sources, with per-day ids: a double cron fire runs
+  nothing twice), and enqueues cognify jobs after
   each commit. On start it sweeps every mind's outbox, so work lost with a crash or a Redis
   flush is re-sent.
 """
@@ -128,7 +129,20 @@ async def maintenance_fanout(ctx: dict[str, Any]) -> dict[str, int]:
         ):
             await enqueue_op(ctx["redis"], ctx["host_id"], op)
             sent += 1
+        await ctx["redis"].enqueue_job(  # re-harvest stale auto-sync sources, once a day
+            "harvest_sync", {"mind_id": mind_id}, _job_id=job_id("harvest_sync", mind_id, today),
+            _queue_name=host_queue(ctx["host_id"]), _expires=24 * 3600)
+        sent += 1
     return {"enqueued": sent}
+
+
+async def harvest_sync(ctx: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
+    """Re-harvest a mind's auto-sync sources whose interval has passed (from the fan-out)."""
+    from workers.harvest import harvest_stale
+
+    mind_id = str(payload.get("mind_id", ""))
+    results = await harvest_stale(ctx["host"], mind_id)
+    return {"mind_id": mind_id, "synced": [r.get("status") for r in results]}
 
 
 async def maintenance_now(ctx: dict[str, Any], payload: dict[str, Any]) -> dict[str, int]:
@@ -194,6 +208,7 @@ def host_settings(queue: QueueConfig, runtime: RuntimeConfig, *, hour: int = 3,
         "functions": [
             guarded(apply_op, "apply_op", queue.max_tries, queue.retry_backoff),
             guarded(maintenance_now, "maintenance_now", queue.max_tries, queue.retry_backoff),
+            guarded(harvest_sync, "harvest_sync", queue.max_tries, queue.retry_backoff),
         ],
         "cron_jobs": [cron(maintenance_fanout, hour=hour, minute=minute, unique=True,
                            keep_result=3600, name="maintenance_cron")],

@@ -163,6 +163,11 @@ class InProcessEmbedder:
         if self._model is not None:  # a concurrent load() queued behind the first one
             return
         started = time.perf_counter()
+        # OpenMP threads that spin at barriers burn the cores the writer, the event loop and
+        # (distributed) the host need; sleeping waiters measured 41-46 % → 85-87 % of raw encode
+        # throughput end to end on 2 cores (docs/benchmarks.md, ingest). Read once, when torch
+        # loads its OpenMP runtime; an explicit OMP_WAIT_POLICY wins.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:  # pragma: no cover - a declared dependency

@@ -1,0 +1,76 @@
+"""The nightly maintenance fan-out on real Redis and a real host worker: per-mind compact,
+reconcile and auto-sync re-harvest jobs with per-day ids (a second fire queues nothing new)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from arq.worker import create_worker
+
+from hive_mind.facade import HiveMind
+from mind.db import Database
+from mind.embeddings.registry import EmbeddingConfig
+from mind.mind import Mind
+from queue_schemas.constants import host_queue
+from workers.distributed import host_settings, maintenance_fanout
+from workers.queue import QueueConfig, connect
+from workers.runtime import RuntimeConfig
+
+REDIS_URL = os.environ.get("HIVE_MIND_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+HOST = "cron1"
+
+
+@pytest.fixture
+async def redis() -> AsyncIterator[Any]:
+    try:
+        pool = await connect(REDIS_URL)
+        await pool.ping()
+    except Exception as exc:
+        pytest.skip(f"no Redis at {REDIS_URL}: {exc}")
+    await pool.flushdb()
+    yield pool
+    await pool.flushdb()
+    await pool.aclose()
+
+
+async def test_fanout_is_idempotent_per_day_and_the_host_runs_it(
+    tmp_path: Path, redis: Any
+) -> None:
+    data = tmp_path / "data"
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Garden\n\nWater the tomatoes on Tuesdays.\n")
+    async with await HiveMind.open(data_dir=data, embedding_provider="test") as hm:
+        await hm.create_workspace("Work")
+        await hm.harvest("markdown", notes, auto_sync=True, sync_interval_hours=1)
+    db = await Database.open(data / "personal.mind")  # make the source due
+    await db.execute("UPDATE harvest_sources SET last_synced_at = '2020-01-01T00:00:00.000Z'")
+    await db.close()
+    notes.write_text("# Garden\n\nWater the tomatoes on Tuesdays.\n\n## Roses\n\nPrune in Feb.\n")
+
+    runtime = RuntimeConfig(data_dir=data, embedding=EmbeddingConfig(provider="test"))
+    queue = QueueConfig(redis_url=REDIS_URL, host_id=HOST)
+    settings = host_settings(queue, runtime)
+    worker = create_worker(settings, burst=True, poll_delay=0.05)
+    ctx: dict[str, Any] = {"redis": redis}
+    worker.ctx = ctx  # type: ignore[attr-defined]
+    await settings.on_startup(ctx)  # type: ignore[attr-defined]
+    try:
+        first = await maintenance_fanout(ctx)
+        assert first["enqueued"] == 6  # 2 minds × (compact, reconcile, harvest sync)
+        assert await redis.zcard(host_queue(HOST)) == 6
+        await maintenance_fanout(ctx)  # a double fire: same per-day ids, nothing new
+        assert await redis.zcard(host_queue(HOST)) == 6
+    finally:
+        await settings.on_shutdown(ctx)  # type: ignore[attr-defined]
+    await worker.main()
+    await worker.close()
+    assert await redis.zcard(host_queue(HOST)) == 0
+    async with await Mind.open(data / "personal.mind", readonly=True) as mind:
+        contents = [f.content for f in await mind.frames.get_recent(10)]
+        assert any("Prune in Feb." in c for c in contents)  # the stale source was re-harvested
+        run_rows = await mind.db.fetchall("SELECT status FROM harvest_runs")
+        assert [r[0] for r in run_rows] == ["completed", "completed"]
