@@ -4,6 +4,7 @@ import asyncio
 import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,6 +13,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing may download weights in 
 from mind.db import Database
 from mind.embeddings.inprocess import InProcessEmbedder
 from mind.migrate import migrate
+from workers.queue import connect
 
 
 @pytest.fixture
@@ -31,3 +33,19 @@ def real_model() -> Iterator[InProcessEmbedder]:
     asyncio.run(embedder.load())
     yield embedder
     asyncio.run(embedder.close())
+
+
+REDIS_URL = os.environ.get("HIVE_MIND_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+
+
+@pytest.fixture
+async def redis() -> AsyncIterator[Any]:
+    try:
+        pool = await connect(REDIS_URL)
+        await pool.ping()
+    except Exception as exc:  # make test starts a Redis; plain pytest may not have one
+        pytest.skip(f"no Redis at {REDIS_URL}: {exc}")
+    await pool.flushdb()
+    yield pool
+    await pool.flushdb()
+    await pool.aclose()

@@ -14,7 +14,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,25 +24,11 @@ from mind.errors import StorageError
 from mind.mind import Mind
 from queue_schemas import ops
 from queue_schemas.constants import COGNIFY_QUEUE, DEAD_LETTERS_KEY
+from tests.conftest import REDIS_URL
 from tests.procs import ROOT, eventually, kill9, spawn, stop
 from workers.distributed import enqueue_op
-from workers.queue import connect
 
-REDIS_URL = os.environ.get("HIVE_MIND_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 HOST = "t1"
-
-
-@pytest.fixture
-async def redis() -> AsyncIterator[Any]:
-    try:
-        pool = await connect(REDIS_URL)
-        await pool.ping()
-    except Exception as exc:  # make test starts a Redis; plain pytest may not have one
-        pytest.skip(f"no Redis at {REDIS_URL}: {exc}")
-    await pool.flushdb()
-    yield pool
-    await pool.flushdb()
-    await pool.aclose()
 
 
 @pytest.fixture

@@ -3,12 +3,9 @@ reconcile and auto-sync re-harvest jobs with per-day ids (a second fire queues n
 
 from __future__ import annotations
 
-import os
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from arq.worker import create_worker
 
 from hive_mind.facade import HiveMind
@@ -16,25 +13,12 @@ from mind.db import Database
 from mind.embeddings.registry import EmbeddingConfig
 from mind.mind import Mind
 from queue_schemas.constants import host_queue
+from tests.conftest import REDIS_URL
 from workers.distributed import host_settings, maintenance_fanout
-from workers.queue import QueueConfig, connect
+from workers.queue import QueueConfig
 from workers.runtime import RuntimeConfig
 
-REDIS_URL = os.environ.get("HIVE_MIND_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 HOST = "cron1"
-
-
-@pytest.fixture
-async def redis() -> AsyncIterator[Any]:
-    try:
-        pool = await connect(REDIS_URL)
-        await pool.ping()
-    except Exception as exc:
-        pytest.skip(f"no Redis at {REDIS_URL}: {exc}")
-    await pool.flushdb()
-    yield pool
-    await pool.flushdb()
-    await pool.aclose()
 
 
 async def test_fanout_is_idempotent_per_day_and_the_host_runs_it(
