@@ -30,6 +30,7 @@ from queue_schemas.codec import deserialize, serialize
 from queue_schemas.constants import COGNIFY_QUEUE, host_queue, job_id
 from workers.batcher import EmbeddingBatcher
 from workers.cognify import run_index_job
+from workers.constants import COGNIFY_BATCH_FRAMES
 from workers.followups import followup_jobs
 from workers.queue import QueueConfig, guarded, redis_settings
 from workers.runtime import RuntimeConfig
@@ -150,10 +151,11 @@ async def maintenance_now(ctx: dict[str, Any], payload: dict[str, Any]) -> dict[
     return await maintenance_fanout(ctx)
 
 
-def host_hook(redis_of: dict[str, Any]) -> Any:
+def host_hook(redis_of: dict[str, Any], batch: int = COGNIFY_BATCH_FRAMES) -> Any:
+    """After each commit, enqueue cognify jobs of ``batch`` frames for what it wrote."""
     def hook(mind_id: str, reader: Mind) -> CommitHook:
         async def after_commit(committed: list[tuple[Any, Any]]) -> None:
-            queued = await followup_jobs(mind_id, committed, reader)
+            queued = await followup_jobs(mind_id, committed, reader, batch=batch)
             for job in queued:
                 await enqueue_job(redis_of["redis"], job)
             if queued:
@@ -190,7 +192,7 @@ def host_settings(queue: QueueConfig, runtime: RuntimeConfig, *, hour: int = 3,
         host = shared if shared is not None else MindHost(
             runtime.data_dir, HANDLERS, max_open=runtime.max_open_minds,
             idle_seconds=runtime.idle_close_seconds, actor_settings=runtime.actor,
-            on_commit=host_hook({"redis": ctx["redis"]}),
+            on_commit=host_hook({"redis": ctx["redis"]}, runtime.cognify_batch),
         )
         ctx["host"] = host
         ctx["host_id"] = queue.host_id

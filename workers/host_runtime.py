@@ -36,7 +36,7 @@ class HostRuntime:
         self.host = MindHost(
             config.data_dir, HANDLERS, max_open=config.max_open_minds,
             idle_seconds=config.idle_close_seconds, actor_settings=config.actor,
-            on_commit=host_hook({"redis": redis}),
+            on_commit=host_hook({"redis": redis}, config.cognify_batch),
         )
         self._written: set[str] = set()
         self._ready: asyncio.Task[Any] | None = None
