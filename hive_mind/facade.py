@@ -25,6 +25,7 @@ from mind.embeddings.base import fingerprint
 from mind.errors import NotFoundError, ValidationError
 from mind.mind import Mind
 from mind.search import HybridSearch, SearchResponse
+from mind.timeutil import format_ts
 from queue_schemas import ops
 from workers.runtime import EmbeddedRuntime
 
@@ -279,7 +280,7 @@ class HiveMind:
                     or ttl_minutes < 1:
                 raise ValidationError("ttl_minutes must be a positive integer")
             moment = datetime.now(UTC) + timedelta(minutes=ttl_minutes)
-            expires = moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+            expires = format_ts(moment)
         result: dict[str, Any] = await self.call(
             workspace, "awareness.add", category=category, content=content, priority=priority,
             expires_at=expires)

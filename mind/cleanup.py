@@ -36,13 +36,12 @@ _ORPHANS: Final = (
 
 async def _retire(db: Database, ids: list[int]) -> int:
     now = now_iso()
-    for entity_id in ids:
-        await db.execute(
-            "UPDATE knowledge_relations SET valid_to = ? WHERE valid_to IS NULL "
-            "AND (source_id = ? OR target_id = ?)", (now, entity_id, entity_id))
-        await db.execute(
-            "UPDATE knowledge_entities SET valid_to = ? WHERE id = ? AND valid_to IS NULL",
-            (now, entity_id))
+    await db.executemany(
+        "UPDATE knowledge_relations SET valid_to = ? WHERE valid_to IS NULL "
+        "AND (source_id = ? OR target_id = ?)", [(now, i, i) for i in ids])
+    await db.executemany(
+        "UPDATE knowledge_entities SET valid_to = ? WHERE id = ? AND valid_to IS NULL",
+        [(now, i) for i in ids])
     return len(ids)
 
 

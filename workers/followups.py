@@ -60,6 +60,12 @@ async def fingerprint_hint(reader: Mind) -> Fingerprint | None:
     return Fingerprint(provider=fp.provider, model=fp.model, dim=fp.dim) if fp else None
 
 
+async def outbox_jobs(reader: Mind, mind_id: str, batch: int) -> list[jobs.CognifyJob]:
+    """Cognify jobs for everything a mind's outbox still holds (startup sweep, reconcile)."""
+    return cognify_jobs(mind_id, await pending_items(reader), await fingerprint_hint(reader),
+                        batch)
+
+
 def cognify_jobs(
     mind_id: str, items: list[jobs.CognifyItem], hint: Fingerprint | None, batch: int
 ) -> list[jobs.CognifyJob]:

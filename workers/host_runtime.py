@@ -19,8 +19,8 @@ from actors.handlers import HANDLERS
 from actors.host import MindHost
 from mind.embeddings.chain import EmbeddingProviderChain
 from queue_schemas import ops
-from workers.distributed import host_hook
-from workers.followups import cognify_jobs, fingerprint_hint, pending_items
+from workers.distributed import enqueue_job, host_hook
+from workers.followups import outbox_jobs
 from workers.queue import QueueConfig, connect
 from workers.runtime import RuntimeConfig
 
@@ -57,14 +57,11 @@ class HostRuntime:
         return result
 
     async def sweep(self, mind_id: str) -> int:
-        from workers.distributed import enqueue_job
-
         reader = await self.host.reader(mind_id, create=False)
-        items = await pending_items(reader)
-        for job in cognify_jobs(mind_id, items, await fingerprint_hint(reader),
-                                self.config.cognify_batch):
+        queued = await outbox_jobs(reader, mind_id, self.config.cognify_batch)
+        for job in queued:
             await enqueue_job(self.redis, job)
-        return len(items)
+        return sum(len(job.items) for job in queued)
 
     async def reconcile(self, mind_id: str, grace_seconds: int = 0) -> Any:
         return await self.submit(mind_id, ops.Reconcile(mind_id=mind_id,

@@ -26,7 +26,7 @@ from queue_schemas import jobs, ops
 from workers.batcher import EmbeddingBatcher
 from workers.cognify import run_index_job
 from workers.constants import COGNIFY_BATCH_FRAMES, RUNNER_CONCURRENCY
-from workers.followups import cognify_jobs, fingerprint_hint, followup_jobs, pending_items
+from workers.followups import followup_jobs, outbox_jobs
 from workers.runner import InProcessRunner
 
 log = logging.getLogger(__name__)
@@ -102,11 +102,10 @@ class EmbeddedRuntime:
     async def sweep(self, mind_id: str) -> int:
         """Queue cognify jobs for everything the mind's outbox still holds."""
         reader = await self.host.reader(mind_id, create=False)
-        items = await pending_items(reader)
-        hint = await fingerprint_hint(reader)
-        for job in cognify_jobs(mind_id, items, hint, self.config.cognify_batch):
+        queued = await outbox_jobs(reader, mind_id, self.config.cognify_batch)
+        for job in queued:
             await self.runner.dispatch(job)
-        return len(items)
+        return sum(len(job.items) for job in queued)
 
     async def reconcile(self, mind_id: str, grace_seconds: int = 0) -> Any:
         op = ops.Reconcile(mind_id=mind_id, grace_seconds=grace_seconds)
