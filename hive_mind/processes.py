@@ -7,9 +7,8 @@ import logging
 import signal
 from typing import Any
 
-from arq.worker import run_worker
-
 from hive_mind.settings import Settings
+from workers.arq_worker import make_worker
 from workers.distributed import host_settings, worker_settings
 
 
@@ -41,7 +40,7 @@ def _dump_tasks(signum: int, frame: object) -> None:
 def run_cognify_worker(settings: Settings, *, burst: bool = False) -> None:
     """Run a stateless embedding/cognify worker until stopped (or the queue is empty)."""
     cls = worker_settings(settings.queue_config(), settings.runtime_config())
-    run_worker(cls, burst=burst)  # type: ignore[arg-type]
+    make_worker(cls, burst=burst).run()
 
 
 def run_mind_host(settings: Settings, *, burst: bool = False) -> None:
@@ -52,7 +51,7 @@ def run_mind_host(settings: Settings, *, burst: bool = False) -> None:
         hour=settings.maintenance_hour, minute=settings.maintenance_minute, holder=holder,
     )
     try:
-        run_worker(cls, burst=burst)  # type: ignore[arg-type]
+        make_worker(cls, burst=burst).run()
     except BaseException as exc:  # arq's shutdown itself failed: still release the minds
         logging.getLogger(__name__).error("mind host shutdown was not clean: %r", exc)
     finally:

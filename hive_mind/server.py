@@ -18,9 +18,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import uvicorn
-from arq.worker import Worker, create_worker
+from arq.worker import Worker
 
 from hive_mind.settings import Settings
+from workers.arq_worker import make_worker
 from workers.distributed import host_settings
 
 log = logging.getLogger(__name__)
@@ -34,7 +35,7 @@ class HostWorker:
         cls = host_settings(settings.queue_config(), settings.runtime_config(),
                             hour=settings.maintenance_hour, minute=settings.maintenance_minute,
                             host=host)
-        self.worker: Worker = create_worker(cls, handle_signals=False)
+        self.worker: Worker = make_worker(cls, handle_signals=False)
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:

@@ -49,6 +49,11 @@ class Settings(BaseSettings):
     embedding_threads: int | None = Field(
         default=None, ge=1, description="torch threads of the in-process model (default: all)",
     )
+    embedding_lanes: int | None = Field(
+        default=None, ge=1, le=256,
+        description="parallel encoders the threads are split into (default: one per core, "
+                    "at most 4; 1 on a GPU)",
+    )
     embedding_nice: int | None = Field(
         default=None, ge=0, le=19,
         description="nice value added to in-process encodes (default: +10 embedded, 0 workers)",
@@ -150,6 +155,7 @@ class Settings(BaseSettings):
             device=self.embedding_device,
             batch_size=self.embedding_batch_size,
             num_threads=self.embedding_threads,
+            lanes=self.embedding_lanes,
             nice=self.default_embedding_nice() if self.embedding_nice is None
             else self.embedding_nice,
             ollama_url=self.ollama_url,

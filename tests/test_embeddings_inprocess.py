@@ -171,3 +171,61 @@ def test_lower_thread_priority_affects_only_the_calling_thread() -> None:
     assert seen["delta"] == min(5, 19 - main_before)
     assert seen["child"] == seen["self"]
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == main_before
+
+
+# -- lanes: one loaded model, several single-thread encoders ---------------------------------
+
+
+def test_split_for_lanes_deals_length_sorted_batches() -> None:
+    from mind.embeddings.inprocess import split_for_lanes
+
+    assert split_for_lanes(["a", "b", "c"], 2, 32) == [[0, 1, 2]]  # under two batches: one lane
+    texts = [("word " * (i % 37 + 1)).strip() for i in range(200)]
+    parts = split_for_lanes(texts, 2, 16)
+    assert len(parts) == 2
+    assert sorted(i for part in parts for i in part) == list(range(200))  # each text once
+    assert abs(len(parts[0]) - len(parts[1])) <= 16
+    lengths = [sum(len(texts[i]) for i in part) for part in parts]
+    assert max(lengths) < 1.2 * min(lengths)  # similar work per lane
+    assert len(split_for_lanes(texts, 8, 64)) == 4  # never more lanes than batches
+
+
+def test_lane_layout_defaults() -> None:
+    from mind.embeddings.inprocess import MAX_DEFAULT_LANES, lane_layout
+
+    assert lane_layout(2, None, "cpu") == (2, 1)
+    assert lane_layout(8, 2, "cpu") == (2, 4)
+    assert lane_layout(16, None, "cpu") == (MAX_DEFAULT_LANES, 16 // MAX_DEFAULT_LANES)
+    assert lane_layout(4, None, "cuda") == (1, 4)
+    assert lane_layout(1, 3, "cpu") == (1, 1)  # never more lanes than threads
+    with pytest.raises(ValueError, match="lanes"):
+        InProcessEmbedder(lanes=0)
+
+
+async def test_two_lanes_share_the_model_and_match_one_lane(model: InProcessEmbedder) -> None:
+    import torch
+
+    texts = [f"note {i}: " + "the release train leaves on friday " * (i % 9 + 1) for i in range(150)]
+    lanes = InProcessEmbedder(num_threads=2, lanes=2)
+    await lanes.load()
+    seen: set[str] = set()
+    original = lanes._encode_sync
+
+    def spy(m: object, part: list[str]) -> np.ndarray:
+        seen.add(threading.current_thread().name)
+        return original(m, part)
+
+    lanes._encode_sync = spy  # type: ignore[method-assign,assignment]
+    try:
+        # several callers at once: parts of different batches interleave on the lanes
+        together = await asyncio.gather(*(lanes.embed_batch(texts[k::3]) for k in range(3)))
+        whole = await lanes.embed_batch(texts)
+    finally:
+        del lanes._encode_sync
+    assert {name.rsplit("_", 1)[0] for name in seen} == {"hm-embed-0", "hm-embed-1"}
+    assert await lanes._run(torch.get_num_threads, lane=1) == 1
+    reference = await model.embed_batch(texts)
+    np.testing.assert_allclose(whole, reference, atol=1e-5)  # same rows, same order
+    for k, part in enumerate(together):
+        np.testing.assert_allclose(part, reference[k::3], atol=1e-5)
+    await lanes.close()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from arq.worker import create_worker
+from workers.arq_worker import make_worker
 
 from hive_mind.facade import HiveMind
 from mind.db import Database
@@ -38,7 +38,7 @@ async def test_fanout_is_idempotent_per_day_and_the_host_runs_it(
     runtime = RuntimeConfig(data_dir=data, embedding=EmbeddingConfig(provider="test"))
     queue = QueueConfig(redis_url=REDIS_URL, host_id=HOST)
     settings = host_settings(queue, runtime)
-    worker = create_worker(settings, burst=True, poll_delay=0.05)
+    worker = make_worker(settings, burst=True, poll_delay=0.05)
     ctx: dict[str, Any] = {"redis": redis}
     worker.ctx = ctx  # type: ignore[attr-defined]
     await settings.on_startup(ctx)  # type: ignore[attr-defined]

@@ -114,7 +114,10 @@ class EmbeddingBatcher:
             unique = list(dict.fromkeys(item.text for item in batch))
             started = time.perf_counter()
             matrix = await self.embedder.embed_batch(unique)
-            self.stats.seconds += time.perf_counter() - started
+            took = time.perf_counter() - started
+            self.stats.seconds += took
+            log.debug("embedded %d texts (%d unique) in %.3fs; %d waiting", len(batch),
+                      len(unique), took, self._queue.qsize())
             self.stats.batches += 1
             self.stats.items += len(batch)
             self.stats.unique += len(unique)

@@ -8,3 +8,5 @@ RUNNER_CONCURRENCY: Final = 8  # in-process jobs running at once (they share one
 RETRY_BACKOFF_SECONDS: Final = 0.5  # × try number
 COGNIFY_BATCH_FRAMES: Final = 64  # frames per cognify job
 INDEX_OP_PREFIX: Final = "idx-"  # op id of the ApplyIndex made from job <id>: idx-<id>
+IDLE_POLL_SECONDS: Final = 0.05  # arq queue poll while no job runs (pick-up latency)
+BUSY_POLL_SECONDS: Final = 0.25  # ... while jobs run (each poll re-checks running jobs' ids)

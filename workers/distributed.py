@@ -30,7 +30,7 @@ from queue_schemas.codec import deserialize, serialize
 from queue_schemas.constants import COGNIFY_QUEUE, host_queue, job_id
 from workers.batcher import EmbeddingBatcher
 from workers.cognify import run_index_job
-from workers.constants import COGNIFY_BATCH_FRAMES
+from workers.constants import COGNIFY_BATCH_FRAMES, IDLE_POLL_SECONDS
 from workers.followups import followup_jobs
 from workers.queue import QueueConfig, guarded, redis_settings
 from workers.runtime import RuntimeConfig
@@ -103,7 +103,7 @@ def _settings_class(
         "max_tries": queue.max_tries + 1,
         "keep_result": 60,
         "health_check_interval": 30,
-        "poll_delay": 0.05,
+        "poll_delay": IDLE_POLL_SECONDS,
         **extra,
     })
 

@@ -35,6 +35,7 @@ class EmbeddingConfig:
     device: str = "cpu"
     batch_size: int = 32
     num_threads: int | None = None
+    lanes: int | None = None  # parallel in-process encoders (see inprocess.py)
     nice: int = 0  # in-process encodes at lower CPU priority (see inprocess.py)
     cache_dir: str | None = None
     inprocess_model: str | None = None
@@ -89,6 +90,7 @@ def _inprocess(c: EmbeddingConfig) -> Embedder:
         device=c.device,
         batch_size=c.batch_size,
         num_threads=c.num_threads,
+        lanes=c.lanes,
         nice=c.nice,
         cache_dir=c.cache_dir,
     )

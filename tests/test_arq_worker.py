@@ -1,0 +1,65 @@
+"""PacedWorker on real Redis: while jobs run, queue scans are paced (arq re-checks every
+running job's id on each scan); an idle worker still picks a new job up on its fast poll."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from arq.worker import get_kwargs
+
+from queue_schemas.codec import deserialize, serialize
+from tests.conftest import REDIS_URL
+from workers.arq_worker import PacedWorker, make_worker
+from workers.queue import redis_settings
+
+QUEUE = "hm-test:paced"
+
+
+class Counting(PacedWorker):
+    scans = 0
+
+    async def _poll_iteration(self) -> None:
+        before = self._last_poll
+        await super()._poll_iteration()
+        if self._last_poll != before:
+            type(self).scans += 1
+
+
+async def nap(ctx: dict[str, Any], seconds: float) -> str:
+    await asyncio.sleep(seconds)
+    return "rested"
+
+
+def settings(**extra: Any) -> type:
+    return type("S", (), {"queue_name": QUEUE, "functions": [nap],
+                          "redis_settings": redis_settings(REDIS_URL),
+                          "job_serializer": serialize, "job_deserializer": deserialize,
+                          "poll_delay": 0.01, **extra})
+
+
+async def test_scans_are_paced_while_a_job_runs_and_fast_when_idle(redis: Any) -> None:
+    worker = Counting(**get_kwargs(settings()), handle_signals=False)
+    worker.busy_poll_delay = 0.25
+    task = asyncio.create_task(worker.async_run())
+    try:
+        job = await redis.enqueue_job("nap", 1.0, _queue_name=QUEUE)
+        assert await job.result(timeout=10, poll_delay=0.05) == "rested"
+        busy_scans = Counting.scans
+        # a 1 s job with 10 ms polls: ~100 scans unpaced; paced ≤ 1 per 250 ms (+ the idle ones
+        # before the job was claimed and after it ended)
+        assert busy_scans <= 12, busy_scans
+        Counting.scans = 0
+        await asyncio.sleep(0.3)
+        assert Counting.scans >= 10  # idle: every 10 ms poll scans the queue
+        second = await redis.enqueue_job("nap", 0.0, _queue_name=QUEUE)
+        assert await second.result(timeout=5, poll_delay=0.02) == "rested"
+    finally:
+        await worker.close()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+def test_make_worker_builds_a_paced_worker() -> None:
+    worker = make_worker(settings(), handle_signals=False)
+    assert isinstance(worker, PacedWorker) and worker.queue_name == QUEUE
