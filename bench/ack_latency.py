@@ -35,28 +35,30 @@ async def main() -> None:
     parser.add_argument("--saves", type=int, default=400)
     parser.add_argument("--cognify-batch", type=int, default=None,
                         help="frames per cognify job (default: the runtime's)")
-    parser.add_argument("--runs", nargs="*", default=["2:10", "2:0", "1:0"],
-                        help="THREADS:NICE of the embedder for each run")
+    parser.add_argument("--runs", nargs="*", default=["2:10", "2:10:1", "2:0", "1:0"],
+                        help="THREADS:NICE[:LANES] of the embedder for each run "
+                             "(lanes default: one per thread)")
     args = parser.parse_args()
     rows: list[tuple[str, list[float]]] = []
     for spec in args.runs:
-        threads, nice = (int(x) for x in spec.split(":"))
-        idle_ms, busy_ms = await run(args, threads, nice)
+        threads, nice, *rest = (int(x) for x in spec.split(":"))
+        lanes = rest[0] if rest else threads
+        idle_ms, busy_ms = await run(args, threads, nice, lanes)
         if not rows:
             rows.append(("idle mind", idle_ms))
-        rows.append((f"during bulk ingest + cognify, embedder on {threads} thread(s), "
-                     f"nice +{nice}", busy_ms))
+        rows.append((f"during bulk ingest + cognify, embedder on {threads} thread(s) in "
+                     f"{lanes} lane(s), nice +{nice}", busy_ms))
     report(args, rows)
 
 
-async def run(args: argparse.Namespace, threads: int, nice: int
+async def run(args: argparse.Namespace, threads: int, nice: int, lanes: int
               ) -> tuple[list[float], list[float]]:
     texts = chat(random.Random(5), args.bulk)
     with tempfile.TemporaryDirectory() as tmp:
         extra = {"cognify_batch": args.cognify_batch} if args.cognify_batch else {}
         cfg = RuntimeConfig(data_dir=Path(tmp), **extra,
                             embedding=EmbeddingConfig(provider="inprocess", num_threads=threads,
-                                                      nice=nice))
+                                                      lanes=lanes, nice=nice))
         async with EmbeddedRuntime(cfg) as rt:
             await rt.embedder_ready()
             idle_ms = []
@@ -99,8 +101,9 @@ Command: `HF_HUB_OFFLINE=1 .venv/bin/python bench/ack_latency.py --bulk {args.bu
 Embedded mode, one mind. A bulk import of {args.bulk:,} chat turns (SaveFrames ops of 1,000)
 runs while cognify embeds them with the real model and the actor applies the index results;
 single-frame saves arrive every 20 ms. On 2 cores the embedder's torch threads and the actor
-share the CPU. Rows differ by the embedder's torch threads and the nice value its encode thread
-(and the OpenMP threads it starts) runs at: the embedded default is every core at nice +10
+share the CPU. Rows differ by the embedder's torch threads, how many lanes (parallel
+single-model encoders) they are split into, and the nice value the encode threads run at: the
+embedded default is every core, one single-thread lane per core, at nice +10
 (`HIVE_MIND_EMBEDDING_NICE`), so encodes use all idle CPU while the writer wins it back at once. Latency = `submit` until the save is committed
 (acknowledged). Targets: p50 ≤ 5 ms, p99 ≤ 50 ms while the import runs.
 
