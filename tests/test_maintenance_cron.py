@@ -6,14 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from workers.arq_worker import make_worker
-
 from hive_mind.facade import HiveMind
 from mind.db import Database
 from mind.embeddings.registry import EmbeddingConfig
 from mind.mind import Mind
 from queue_schemas.constants import host_queue
 from tests.conftest import REDIS_URL
+from workers.arq_worker import make_worker
 from workers.distributed import host_settings, maintenance_fanout
 from workers.queue import QueueConfig
 from workers.runtime import RuntimeConfig
