@@ -37,6 +37,12 @@ def detect_type(content: str) -> str:
                 return "plaintext"
         except OSError:
             pass
+    return detect_text_type(text)
+
+
+def detect_text_type(text: str) -> str:
+    """markdown or plaintext for text that is the document itself (never a path or URL)."""
+    text = text.strip()
     if text.startswith("#") or "\n## " in text or "\n### " in text:
         return "markdown"
     return "plaintext"

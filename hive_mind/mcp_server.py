@@ -113,11 +113,13 @@ def _resource_error(exc: HiveMindError) -> ResourceError:
     return ResourceError(error_text(exc))
 
 
-def build_server(get_facade: GetFacade) -> HiveMindMCPServer:
-    """The MCP server; ``get_facade`` is an async callable returning the shared facade."""
+def build_server(get_facade: GetFacade, *, server_reads: bool = True) -> HiveMindMCPServer:
+    """The MCP server; ``get_facade`` is an async callable returning the shared facade.
+    ``server_reads`` False: tools refuse file paths and URLs (served over HTTP to remote
+    clients, :mod:`hive_mind.server_reads`)."""
     server = HiveMindMCPServer(SERVER_NAME, version=_version(), instructions=INSTRUCTIONS,
                                log_level="WARNING")
-    register_tools(server, get_facade)
+    register_tools(server, get_facade, server_reads=server_reads)
 
     async def guarded(fn: Callable[[Any], Awaitable[Any]]) -> str:
         try:

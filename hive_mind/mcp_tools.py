@@ -26,6 +26,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
+from hive_mind.server_reads import ingest_text, refuse
 from mind.errors import HiveMindError, NotFoundError, ValidationError
 
 log = logging.getLogger(__name__)
@@ -124,8 +125,10 @@ WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world
 DESTROY = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
 
 
-def register_tools(server: MCPServer, get_facade: GetFacade) -> None:
-    """Register the 18 hive-mind tools on ``server``; each call awaits ``get_facade()``."""
+def register_tools(server: MCPServer, get_facade: GetFacade, *,
+                   server_reads: bool = True) -> None:
+    """Register the 18 hive-mind tools on ``server``; each call awaits ``get_facade()``.
+    ``server_reads`` False: file paths and URLs are refused (:mod:`hive_mind.server_reads`)."""
 
     def tool(annotations: ToolAnnotations, description: str) -> Callable[[Any], Any]:
         def decorator(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
@@ -377,6 +380,8 @@ def register_tools(server: MCPServer, get_facade: GetFacade) -> None:
         ws = workspace or None
         check_workspace(mind, ws)  # refuse an unknown workspace before reading anything
         if file_path is not None:
+            if not server_reads:
+                raise refuse("paths on its disk")
             summary = await mind.harvest(source, Path(file_path).expanduser(), workspace=ws)
         else:
             if isinstance(data, str):
@@ -419,8 +424,10 @@ def register_tools(server: MCPServer, get_facade: GetFacade) -> None:
         workspace: Workspace = None,
     ) -> str:
         mind = await get_facade()
-        return dumps(await mind.ingest(content, type_hint=type_hint, importance=importance,
-                                       tags=tags or [], workspace=workspace or None))
+        options = {"importance": importance, "tags": tags or [], "workspace": workspace or None}
+        if not server_reads:
+            return dumps(await ingest_text(mind, content, type_hint, **options))
+        return dumps(await mind.ingest(content, type_hint=type_hint, **options))
 
     # -- maintenance -------------------------------------------------------------------------
 

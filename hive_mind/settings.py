@@ -123,6 +123,11 @@ class Settings(BaseSettings):
     max_request_bytes: int = Field(
         default=10 * 1024 * 1024, ge=1024, description="HTTP request body limit",
     )
+    api_server_reads: bool | None = Field(
+        default=None,
+        description="let HTTP (and MCP-over-HTTP) clients import paths on the server's disk "
+                    "and URLs it fetches (default: only while serving on loopback)",
+    )
 
     tier: str | None = Field(
         default=None, description="embedding tier gate (see mind/embeddings/quota.py)",

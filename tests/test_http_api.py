@@ -605,3 +605,85 @@ async def test_distributed_serve_with_worker(tmp_path: Path) -> None:
         await redis.flushdb()
         await redis.aclose()
     assert "Traceback" not in (tmp_path / "serve.log").read_text()
+
+
+# -- server-side reads (paths on the server's disk, URLs it fetches) ------------------------
+
+
+MCP_HEADERS = {"Accept": "application/json, text/event-stream",
+               "Content-Type": "application/json", "MCP-Protocol-Version": "2025-06-18"}
+
+
+def mcp_call(client: httpx.Client, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    init = client.post("/mcp", headers=MCP_HEADERS, json={
+        "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}})
+    assert init.status_code == 200, init.text
+    called = client.post("/mcp", headers=MCP_HEADERS, json={
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": name, "arguments": arguments}})
+    assert called.status_code == 200, called.text
+    return dict(called.json()["result"])
+
+
+@needs_harvest
+def test_server_reads_off_refuses_paths_and_urls_but_takes_text(data: Path,
+                                                                 tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("The vault code is 4242.", encoding="utf-8")
+    settings = server_settings(data, api_server_reads=False)
+    with running_server(settings) as url, httpx.Client(base_url=url, timeout=60) as client:
+        message = error_of(client.post("/v1/harvest", json={
+            "source": "plaintext", "path": str(secret)}), 403, "server_reads_disabled")
+        assert "upload" in message
+        for content, hint in ((str(secret), "auto"), ("~/notes.md", "auto"), ("secret.txt", "auto"),
+                              ("../../etc/passwd", "auto"), ("http://127.0.0.1:9/x", "auto"),
+                              ("file:///etc/passwd", "auto"), ("anything", "url"),
+                              ("anything", "pdf")):
+            error_of(client.post("/v1/ingest", json={"content": content, "type_hint": hint}),
+                     403, "server_reads_disabled")
+        assert frames(client) == 0  # nothing was read, nothing written
+
+        text = client.post("/v1/ingest", json={"content": "The Lyra service owns billing."})
+        assert text.status_code == 200, text.text
+        assert text.json()["source_type"] == "plaintext" and text.json()["frames_created"] == 1
+        doc = client.post("/v1/ingest", json={"content": "# Runbook\n\n## Restart\n\nPush it."})
+        assert doc.json()["source_type"] == "markdown"
+        inline = client.post("/v1/harvest", json={"source": "universal", "data": UNIVERSAL,
+                                                  "filename": "export.jsonl"})
+        assert inline.status_code == 200, inline.text
+        hits = client.post("/v1/recall", json={"query": "vault code"}).json()["results"]
+        assert not any("4242" in h["content"] for h in hits)
+
+        refused = mcp_call(client, "harvest_import", {"source": "universal",
+                                                      "file_path": str(secret)})
+        assert refused["isError"] is True and "does not read" in refused["content"][0]["text"]
+        refused = mcp_call(client, "ingest_source", {"content": str(secret)})
+        assert refused["isError"] is True
+        taken = mcp_call(client, "ingest_source", {"content": "Orion ships on Friday."})
+        assert taken["isError"] is False
+        assert json.loads(taken["content"][0]["text"])["frames_created"] == 1
+
+
+@needs_harvest
+def test_server_reads_default_follows_the_bind_address(data: Path, tmp_path: Path) -> None:
+    on_disk = tmp_path / "export.jsonl"
+    on_disk.write_text(UNIVERSAL, encoding="utf-8")
+    body = {"source": "universal", "path": str(on_disk)}
+    with running_server(server_settings(data), bind_host="0.0.0.0") as url, \
+            httpx.Client(base_url=url, timeout=60) as client:
+        error_of(client.post("/v1/harvest", json=body), 403, "server_reads_disabled")
+    allowed = server_settings(data, api_server_reads=True)
+    with running_server(allowed, bind_host="0.0.0.0") as url, \
+            httpx.Client(base_url=url, timeout=60) as client:
+        assert client.post("/v1/harvest", json=body).status_code == 200
+
+
+def test_loopback_detection() -> None:
+    from hive_mind.server_reads import is_loopback, reads_allowed
+
+    assert all(is_loopback(h) for h in ("127.0.0.1", "::1", "[::1]", "localhost", "127.8.0.1"))
+    assert not any(is_loopback(h) for h in ("0.0.0.0", "::", "10.0.0.5", "example.com", ""))
+    assert reads_allowed(None, "127.0.0.1") and not reads_allowed(None, "0.0.0.0")
+    assert reads_allowed(True, "0.0.0.0") and not reads_allowed(False, "127.0.0.1")

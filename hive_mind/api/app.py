@@ -18,6 +18,7 @@ from fastapi import FastAPI
 from hive_mind.api import errors, health, routes_memory, routes_mind, routes_ops
 from hive_mind.api.mcp_mount import mount_mcp
 from hive_mind.api.middleware import BearerAuthMiddleware, BodyLimitMiddleware, CatchAllMiddleware
+from hive_mind.server_reads import reads_allowed
 from hive_mind.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -57,13 +58,14 @@ def create_app(settings: Settings, facade: Any = None, *, mcp: bool = True,
     )
     app.state.facade = facade
     app.state.settings = settings
+    app.state.server_reads = reads_allowed(settings.api_server_reads, bind_host)
     errors.install(app)
     app.include_router(health.router)
     app.include_router(routes_memory.router)
     app.include_router(routes_mind.router)
     app.include_router(routes_ops.router)
     if mcp:
-        lifespan_of = mount_mcp(app, bind_host)
+        lifespan_of = mount_mcp(app, bind_host, server_reads=app.state.server_reads)
         if lifespan_of is not None:
             mcp_lifespans.append(lifespan_of)
     # add_middleware puts each new one outside the previous: the last added runs first

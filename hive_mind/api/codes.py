@@ -52,7 +52,8 @@ INTERNAL: Final = "internal"
 # code -> HTTP status; anything not listed is 500.
 STATUS: Final[dict[str, int]] = {
     "invalid": 400, "invalid_id": 400, "invalid_timestamp": 400, "invalid_vector": 400,
-    "harvest_input": 422, "unauthorized": 401, "tier_forbidden": 403, "not_found": 404,
+    "harvest_input": 422, "unauthorized": 401, "tier_forbidden": 403,
+    "server_reads_disabled": 403, "not_found": 404,
     "method_not_allowed": 405, "conflict": 409, "embedding_mismatch": 409,
     "embedding_dim_mismatch": 409, "too_large": 413, "quota_exceeded": 429,
     "embedding_error": 502, "external_source": 502, "actor_closed": 503,
@@ -85,6 +86,7 @@ CLASSES: Final[dict[str, str]] = {
     "too_large": "hive_mind.api.codes:PayloadTooLargeError",
     "server_unavailable": "hive_mind.api.codes:ServerUnavailableError",
     "not_ready": "hive_mind.api.codes:NotReadyError",
+    "server_reads_disabled": "hive_mind.server_reads:ServerReadsDisabledError",
 }
 
 

@@ -19,3 +19,11 @@ def get_facade(request: Request) -> Any:
 Facade = Annotated[Any, Depends(get_facade)]
 WorkspaceQuery = Annotated[
     str | None, Query(description="workspace id; empty = the personal mind")]
+
+
+def get_server_reads(request: Request) -> bool:
+    """May clients make this server read its disk or fetch URLs (hive_mind.server_reads)."""
+    return bool(getattr(request.app.state, "server_reads", False))
+
+
+ServerReads = Annotated[bool, Depends(get_server_reads)]

@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 MCP_PATH = "/mcp"
 
 
-def mount_mcp(app: FastAPI, bind_host: str
+def mount_mcp(app: FastAPI, bind_host: str, *, server_reads: bool = False
               ) -> Callable[[], AbstractAsyncContextManager[None]] | None:
     """Add the ``/mcp`` route; returns the lifespan to enter (None when MCP is unavailable)."""
     try:
@@ -37,7 +37,8 @@ def mount_mcp(app: FastAPI, bind_host: str
             raise NotReadyError("the mind host is not open")
         return facade
 
-    mcp_app = streamable_http_app(build_server(get_facade), host=bind_host)
+    mcp_app = streamable_http_app(build_server(get_facade, server_reads=server_reads),
+                                  host=bind_host)
     app.add_route(MCP_PATH, mcp_app, methods=["GET", "POST", "DELETE"],  # type: ignore[arg-type]
                   include_in_schema=False)
     lifespan: Callable[[], AbstractAsyncContextManager[None]] = mcp_app.lifespan

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, File, Form, Path, Query, UploadFile
 
-from hive_mind.api.deps import Facade, WorkspaceQuery
+from hive_mind.api.deps import Facade, ServerReads, WorkspaceQuery
 from hive_mind.api.models import (
     ERROR_RESPONSES,
     CleanupEntitiesRequest,
@@ -20,6 +20,7 @@ from hive_mind.api.models import (
     MaintenanceRequest,
 )
 from hive_mind.api.uploads import temp_input
+from hive_mind.server_reads import ingest_text, refuse
 from mind.constants import Importance
 from mind.errors import ValidationError
 
@@ -28,9 +29,11 @@ router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
 
 @router.post("/harvest", tags=["harvest"],
              summary="Import an export: a path on the server's disk, or the data inline")
-async def harvest(body: HarvestRequest, hm: Facade) -> dict[str, Any]:
+async def harvest(body: HarvestRequest, hm: Facade, server_reads: ServerReads) -> dict[str, Any]:
     if (body.path is None) == (body.data is None):
         raise ValidationError('provide either "path" (on the server) or "data" (inline)')
+    if body.path is not None and not server_reads:
+        raise refuse("URLs" if body.source == "url" else "paths on its disk")
     options: dict[str, Any] = {"workspace": body.workspace, "auto_sync": body.auto_sync,
                                "sync_interval_hours": body.sync_interval_hours,
                                "wait": body.wait, "label": body.label}
@@ -72,10 +75,12 @@ async def harvest_sources(hm: Facade, workspace: WorkspaceQuery = None) -> dict[
 
 @router.post("/ingest", tags=["harvest"],
              summary="Ingest a path on the server, a URL, or raw text (markdown, text, pdf)")
-async def ingest(body: IngestRequest, hm: Facade) -> dict[str, Any]:
-    result: dict[str, Any] = await hm.ingest(
-        body.content, type_hint=body.type_hint, importance=body.importance, tags=body.tags,
-        workspace=body.workspace, wait=body.wait)
+async def ingest(body: IngestRequest, hm: Facade, server_reads: ServerReads) -> dict[str, Any]:
+    options = {"importance": body.importance, "tags": body.tags, "workspace": body.workspace,
+               "wait": body.wait}
+    if not server_reads:
+        return await ingest_text(hm, body.content, body.type_hint, **options)
+    result: dict[str, Any] = await hm.ingest(body.content, type_hint=body.type_hint, **options)
     return result
 
 
