@@ -11,7 +11,7 @@ import pytest
 from mind.harvest import markdown, pdf, plaintext
 from mind.harvest.errors import HarvestError
 from mind.harvest.plaintext import split_parts
-from mind.harvest.types import stable_id
+from mind.harvest.types import content_ids, stable_id
 
 DATA = Path(__file__).parent / "data" / "harvest"
 NOTES = DATA / "markdown" / "notes"
@@ -188,7 +188,9 @@ def test_markdown_content_whole_and_ids_stable() -> None:
     ids = [t.turn_id for i in first for t in i.turns] + [i.item_id for i in first]
     assert len(set(ids)) == len(ids)
     assert index.item_id == stable_id("markdown", "index.md")
-    assert index.turns[2].turn_id == stable_id("markdown", "index.md", 2, "Decisions")
+    decisions = index.turns[2]
+    assert decisions.turn_id == content_ids("markdown", "index.md",
+                                            [("Decisions", decisions.text)])[0]
 
 
 def test_markdown_long_section_never_truncated() -> None:
@@ -208,9 +210,8 @@ def test_markdown_giant_section_split_into_continuations(monkeypatch: pytest.Mon
     assert all(len(t.text) <= 5000 for t in huge)
     assert [t.metadata["part"] for t in huge] == list(range(1, len(huge) + 1))
     assert _squash("".join(t.text for t in huge)) == _squash(f"# Huge{body}")
-    assert huge[0].turn_id == stable_id("markdown", item.metadata.get("file_path") or
-                                        plaintext.content_key(f"# Huge\n\n{body}\n\n## Small\n\nok"),
-                                        0, "Huge")
+    key = plaintext.content_key(f"# Huge\n\n{body}\n\n## Small\n\nok")
+    assert huge[0].turn_id == content_ids("markdown", key, [("Huge", huge[0].text)])[0]
     assert len({t.turn_id for t in item.turns}) == len(item.turns)
     assert item.turns[-1].text == "## Small\n\nok"
 
@@ -340,3 +341,22 @@ def test_pdf_directory(tmp_path: Path) -> None:
     (tmp_path / "a.pdf").write_bytes(make_pdf([["ay"]]))
     items = list(pdf.parse(tmp_path))
     assert [i.metadata["file_path"] for i in items] == ["a.pdf", "b/z.pdf"]
+
+
+def test_section_ids_follow_content_so_edits_and_namesakes_are_kept(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    (a / "notes.md").write_text("# Team\n\nAlpha owns billing.\n\n## Oncall\n\nAda.\n")
+    (b / "notes.md").write_text("# Team\n\nBeta owns search.\n\n## Oncall\n\nAda.\n")
+    (first,) = markdown.parse(a / "notes.md")
+    (namesake,) = markdown.parse(b / "notes.md")
+    assert first.item_id == namesake.item_id  # same key (the file name) ...
+    assert first.turns[0].turn_id != namesake.turns[0].turn_id  # ... other text, other id
+    assert first.turns[1].turn_id == namesake.turns[1].turn_id  # identical section: same id
+    (a / "notes.md").write_text("# Team\n\nAlpha owns billing and invoices.\n\n## Oncall\n\nAda.\n")
+    (edited,) = markdown.parse(a / "notes.md")
+    assert edited.turns[0].turn_id != first.turns[0].turn_id  # the edit is new content
+    assert edited.turns[1].turn_id == first.turns[1].turn_id  # the rest re-imports as nothing
+    twice = list(plaintext.parse("Same line.\n\n" + "x" * 2100 + "\n\nSame line."))
+    assert len({t.turn_id for t in twice[0].turns}) == len(twice[0].turns)  # repeats stay apart

@@ -201,3 +201,24 @@ async def test_markdown_bold_terms_become_linked_entities(tmp_path: Path) -> Non
         assert (await hm.harvest("markdown", notes))["status"] == "unchanged"
         again = await hm.search_entities("kafka")
         assert again[0]["properties"].get("seen_count", 1) == seen  # nothing written twice
+
+
+async def test_two_documents_with_one_name_are_both_kept(tmp_path: Path) -> None:
+    from hive_mind.facade import HiveMind
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "notes.txt").write_text("Alpha team owns the billing pipeline.\n")
+    (tmp_path / "b" / "notes.txt").write_text("Beta team owns the search cluster.\n")
+    async with await HiveMind.open(data_dir=tmp_path / "d", embedding_provider="test") as hm:
+        first = await hm.ingest(str(tmp_path / "a" / "notes.txt"), tags=[])
+        second = await hm.ingest(str(tmp_path / "b" / "notes.txt"), tags=[])
+        assert first["frames_created"] == 1 and second["frames_created"] == 1
+        again = await hm.ingest(str(tmp_path / "b" / "notes.txt"), tags=[])
+        assert again["frames_created"] == 0  # re-import: nothing new
+        (tmp_path / "b" / "notes.txt").write_text("Beta team owns the search cluster and CI.\n")
+        edited = await hm.ingest(str(tmp_path / "b" / "notes.txt"), tags=[])
+        assert edited["frames_created"] == 1  # the edit is stored, not dropped
+        contents = [r["content"] for r in await hm.recall("team owns", limit=10)]
+        assert any("Alpha" in c for c in contents) and any("Beta" in c for c in contents)
+        assert any("and CI" in c for c in contents)

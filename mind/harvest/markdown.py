@@ -5,9 +5,11 @@ long frames for embedding; only a section beyond ``MAX_SECTION_CHARS`` is split 
 turns, to stay under the frame limit), a heading with no body keeps its heading as its content
 instead of vanishing, the preamble before the first heading is its own section (level 0),
 headings inside fenced code blocks do not split, and ids are stable: the item is
-``stable_id("markdown", key)`` and each section ``stable_id("markdown", key, index, heading)``,
-``key`` being the path relative to the harvested directory (the file name for a single file) or
-``sha256:<hash>`` of a raw string. Bold terms (``**x**``/``__x__``) are collected into
+``stable_id("markdown", key)`` and each section's id comes from its heading and text
+(:func:`~mind.harvest.types.content_ids`), ``key`` being the path relative to the harvested
+directory (the file name for a single file) or ``sha256:<hash>`` of a raw string: re-importing
+a file writes nothing, an edited section is stored as a new memory, and another file with the
+same name is not mistaken for this one. Bold terms (``**x**``/``__x__``) are collected into
 ``metadata["entities"]``. A YAML front-matter block is kept whole in ``metadata["frontmatter"]``
 (its ``title:`` names the item) rather than becoming a section.
 """
@@ -16,13 +18,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
 
 from mind.harvest.inputs import read_text
 from mind.harvest.plaintext import content_key, file_timestamp, resolve_target, split_parts
-from mind.harvest.types import HarvestItem, Turn, stable_id
+from mind.harvest.types import HarvestItem, Turn, content_ids, stable_id
 
 SOURCE: Final = "markdown"
 SUFFIXES: Final = (".md", ".markdown")
@@ -87,10 +89,11 @@ def bold_terms(text: str) -> list[str]:
 
 def section_turns(source: str, key: str, sections: list[Section], *, speaker: str,
                   timestamp: str | None) -> list[Turn]:
-    """One turn per section, id ``stable_id(source, key, index, heading)``. A section beyond
+    """One turn per section, ids from heading + text (``content_ids``). A section beyond
     ``MAX_SECTION_CHARS`` (far above what one memory should hold, yet below the frame limit) is
     split at paragraph/line/sentence boundaries into continuation turns: split, never cut."""
     turns: list[Turn] = []
+    labels: list[tuple[object, str]] = []
     for index, section in enumerate(sections):
         pieces = ([section.text] if len(section.text) <= MAX_SECTION_CHARS
                   else split_parts(section.text, MAX_SECTION_CHARS))
@@ -101,10 +104,10 @@ def section_turns(source: str, key: str, sections: list[Section], *, speaker: st
                 meta.update(part=part, total_parts=len(pieces))
             if terms := bold_terms(text):
                 meta["entities"] = terms
-            ident = (stable_id(source, key, index, section.heading) if part == 1
-                     else stable_id(source, key, index, section.heading, part))
-            turns.append(Turn(ident, "document", speaker, text, timestamp, meta))
-    return turns
+            labels.append((section.heading, text))
+            turns.append(Turn("", "document", speaker, text, timestamp, meta))
+    return [replace(turn, turn_id=ident)
+            for turn, ident in zip(turns, content_ids(source, key, labels), strict=True)]
 
 
 def _frontmatter(text: str) -> tuple[str, str]:

@@ -19,7 +19,7 @@ from typing import IO, Any, Final
 
 from mind.harvest.errors import HarvestError
 from mind.harvest.plaintext import file_timestamp, resolve_target, split_parts
-from mind.harvest.types import HarvestItem, Turn, stable_id
+from mind.harvest.types import HarvestItem, Turn, content_ids, stable_id
 from mind.timeutil import format_ts
 
 SOURCE: Final = "pdf"
@@ -122,14 +122,15 @@ def parse_stream(
     title, author, created = _info(reader)
     when = created or timestamp
     speaker = name.rsplit("/", 1)[-1]
+    ids = content_ids(SOURCE, key, ((None, text) for text, _, _ in parts))
     turns = tuple(
         Turn(
-            turn_id=stable_id(SOURCE, key, i, first, last), role="document", speaker=speaker,
+            turn_id=ident, role="document", speaker=speaker,
             text=text, timestamp=when,
             metadata={"part": i + 1, "total_parts": len(parts), "page_start": first,
                       "page_end": last},
         )
-        for i, (text, first, last) in enumerate(parts)
+        for i, ((text, first, last), ident) in enumerate(zip(parts, ids, strict=True))
     )
     item_meta: dict[str, object] = {**metadata, "content_type": "paper", "pages": len(pages),
                                     "total_parts": len(parts)}

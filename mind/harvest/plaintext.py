@@ -3,9 +3,9 @@
 Fixes spec c.8/f.12: paragraphs are packed into parts, and a paragraph longer than a part is
 split at line, then sentence, then word boundaries (a hard cut only for one unbroken run of
 characters) — nothing is dropped or cut off; every character of every paragraph lands in a part.
-Ids are stable: ``stable_id("plaintext", key)`` for the item and ``(key, part index)`` for turns,
-where ``key`` is the file's path relative to the harvested directory (its name for a single file)
-or ``sha256:<hash>`` of a raw string.
+Ids are stable: ``stable_id("plaintext", key)`` for the item and the parts' text for turns
+(:func:`~mind.harvest.types.content_ids`), where ``key`` is the file's path relative to the
+harvested directory (its name for a single file) or ``sha256:<hash>`` of a raw string.
 
 Also home of the helpers the document adapters share (:func:`split_parts`,
 :func:`resolve_target`, :func:`file_timestamp`).
@@ -24,7 +24,7 @@ from typing import Final
 
 from mind.harvest.errors import HarvestError
 from mind.harvest.inputs import read_text
-from mind.harvest.types import HarvestItem, Turn, stable_id
+from mind.harvest.types import HarvestItem, Turn, content_ids, stable_id
 from mind.timeutil import format_ts
 
 SOURCE: Final = "plaintext"
@@ -151,12 +151,13 @@ def build_item(
     if not parts:
         return None
     item_id = stable_id(SOURCE, key)
+    ids = content_ids(SOURCE, key, ((None, part) for part in parts))
     turns = tuple(
         Turn(
-            turn_id=stable_id(SOURCE, key, i), role="document", speaker=name, text=part,
+            turn_id=ident, role="document", speaker=name, text=part,
             timestamp=timestamp, metadata={"part": i + 1, "total_parts": len(parts)},
         )
-        for i, part in enumerate(parts)
+        for i, (part, ident) in enumerate(zip(parts, ids, strict=True))
     )
     return HarvestItem(
         item_id=item_id, source=SOURCE, kind="document", title=title, turns=turns,

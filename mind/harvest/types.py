@@ -21,6 +21,7 @@ Item model
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -44,6 +45,23 @@ def stable_id(source: str, *parts: object) -> str:
     """
     fields = [source, *("" if p is None else str(p) for p in parts)]
     return hashlib.sha256("\x00".join(fields).encode("utf-8")).hexdigest()[:STABLE_ID_HEX]
+
+
+def content_ids(source: str, key: str, sections: Iterable[tuple[object, str]]) -> list[str]:
+    """Turn ids of a document's sections from what they say: ``stable_id(source, key, label,
+    sha256(text)[:16], n)`` with ``n`` counting repeats of the same label + text. Re-importing
+    an unchanged document writes nothing; an edited section, or another document under the
+    same key (two ``notes.txt`` from different folders), gets new ids, so its text is stored
+    instead of being taken for what was imported before."""
+    seen: dict[tuple[str, str], int] = {}
+    ids = []
+    for label, text in sections:
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        slot = ("" if label is None else str(label), digest)
+        n = seen.get(slot, 0)
+        seen[slot] = n + 1
+        ids.append(stable_id(source, key, slot[0], digest, n))
+    return ids
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,8 @@ cut at 4000 characters); ``text/markdown`` is cut the same way; ``text/plain`` i
 :mod:`mind.harvest.plaintext`; a PDF goes through :mod:`mind.harvest.pdf`. Only ``http``/``https``;
 a non-2xx status, a timeout or an oversized body is a :class:`HarvestError` naming the URL.
 Ids are stable: ``stable_id("url", url)`` for the item (the fragment dropped) and
-``(url, section index, heading)`` for turns; the item time is the ``Last-Modified`` header, if any.
+the sections' heading + text for turns (``content_ids``: an edited page adds what changed);
+the item time is the ``Last-Modified`` header, if any.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from mind.harvest.errors import HarvestError
 from mind.harvest.inputs import looks_binary
 from mind.harvest.markdown import bold_terms, section_turns, split_sections
 from mind.harvest.plaintext import split_parts
-from mind.harvest.types import HarvestItem, Turn, stable_id
+from mind.harvest.types import HarvestItem, Turn, content_ids, stable_id
 from mind.timeutil import format_ts
 
 SOURCE: Final = "url"
@@ -160,11 +161,12 @@ def _plain_item(fetched: Fetched, text: str) -> HarvestItem:
     if not parts:
         raise HarvestError("no readable text at this URL", path=fetched.url)
     host = urlsplit(fetched.url).hostname or fetched.url
+    ids = content_ids(SOURCE, fetched.url, ((None, part) for part in parts))
     turns = tuple(
-        Turn(turn_id=stable_id(SOURCE, fetched.url, i), role="document", speaker=host,
+        Turn(turn_id=ident, role="document", speaker=host,
              text=part, timestamp=fetched.last_modified,
              metadata={"part": i + 1, "total_parts": len(parts)})
-        for i, part in enumerate(parts)
+        for i, (part, ident) in enumerate(zip(parts, ids, strict=True))
     )
     name = urlsplit(fetched.final_url).path.rstrip("/").rsplit("/", 1)[-1]
     return _item(fetched, name or host, turns, {"total_parts": len(parts), "chars": len(text)})
