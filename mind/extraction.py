@@ -37,7 +37,7 @@ import bisect
 import itertools
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -239,7 +239,8 @@ def _tokenize(text: str) -> list[_Token]:
 
 
 class _Extractor:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, known: frozenset[str] = frozenset()) -> None:
+        self.known = known
         self.text = text
         self.tokens = _tokenize(text)
 
@@ -364,6 +365,7 @@ class _Extractor:
     def proper_nouns(self) -> list[tuple[int, ExtractedEntity]]:
         toks = self.tokens
         mid_caps = {t.low for i, t in enumerate(toks) if not t.initial and self.member(i)}
+        mid_caps |= self.known
         out: list[tuple[int, ExtractedEntity]] = []
         for run in self.runs():
             titled = self._titled(run[0])
@@ -482,10 +484,16 @@ def _fold_partial_names(found: list[tuple[int, ExtractedEntity]]) -> list[Extrac
             if e.entity_type == "technology" or " " in e.name or e.name.casefold() not in parts]
 
 
-def extract_entities(text: str, *, max_chars: int = 10_000) -> list[ExtractedEntity]:
-    """Entities named in the first ``max_chars`` characters of ``text``, in first-seen order."""
+def extract_entities(text: str, *, max_chars: int = 10_000,
+                     known: Collection[str] = ()) -> list[ExtractedEntity]:
+    """Entities named in the first ``max_chars`` characters of ``text``, in first-seen order.
+
+    ``known``: lowercase words already seen as names elsewhere (the other messages of the same
+    conversation batch): a sentence-initial word among them counts as a name, as it would if
+    this text itself used it mid-sentence ("Biscuit pulls on the leash" after "we adopted
+    Biscuit")."""
     text = unicodedata.normalize("NFC", text[: count_arg(max_chars, "max_chars")])
-    extractor = _Extractor(text)
+    extractor = _Extractor(text, frozenset(known))
     found = sorted(extractor.technologies() + extractor.proper_nouns(), key=lambda p: p[0])
     seen: set[tuple[str, str]] = set()
     out: list[ExtractedEntity] = []
@@ -496,6 +504,13 @@ def extract_entities(text: str, *, max_chars: int = 10_000) -> list[ExtractedEnt
         seen.add(key)
         out.append(entity)
     return out
+
+
+def name_words(entities: Sequence[ExtractedEntity]) -> set[str]:
+    """Lowercase single-word names of ``entities`` (technologies aside): what
+    :func:`extract_entities` takes as ``known`` for the texts around them."""
+    return {e.name.casefold() for e in entities
+            if " " not in e.name and e.entity_type != "technology"}
 
 
 def _surface_names(entities: Sequence[ExtractedEntity]) -> tuple[list[str], list[int]]:

@@ -15,6 +15,7 @@ from mind.extraction import (
     co_occurrence_pairs,
     extract_entities,
     extract_relations,
+    name_words,
 )
 from mind.relation_patterns import find_mentions, match_gap
 
@@ -301,3 +302,13 @@ def test_long_degenerate_input_is_fast_and_bounded() -> None:
     text = "Alice Bob " * 2000 + "x@" * 3000
     entities = extract_entities(text)
     assert all(len(e.name.split()) <= 6 for e in entities)
+
+
+def test_names_known_from_the_conversation_count_at_sentence_start() -> None:
+    text = "Biscuit pulls like crazy on the leash. Walks are chaos."
+    assert [e.name for e in extract_entities(text)] == []  # alone: a sentence-start word
+    known = name_words(extract_entities("We adopted Biscuit from the Riverside shelter."))
+    assert "biscuit" in known
+    assert [e.name for e in extract_entities(text, known=known)] == ["Biscuit"]
+    assert [e.name for e in extract_entities("Walks are chaos.", known=known)] == []
+    assert "python" not in name_words(extract_entities("We moved the API to Python 3.12."))

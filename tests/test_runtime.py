@@ -160,3 +160,17 @@ async def test_reembed_switches_model_and_reindexes_everything(tmp_path: Path) -
         assert await reader.outbox.count() == 0
         search = HybridSearch(reader.db, rt.embedder, vector_index=await reader.vector_index())
         assert (await search.search("gardening memory", touch=False)).mode == "hybrid"
+
+
+async def test_a_job_shares_names_between_its_messages(tmp_path: Path) -> None:
+    async with EmbeddedRuntime(config(tmp_path)) as rt:
+        await rt.submit("personal", save(["We adopted a beagle and named her Biscuit.",
+                                          "Biscuit pulls like crazy on the leash."]))
+        await rt.wait_idle()
+        reader = await rt.host.reader("personal")
+        rows = await reader.db.fetchall(
+            "SELECT f.content FROM kg_entity_frames b JOIN knowledge_entities e "
+            "ON e.id = b.entity_id JOIN memory_frames f ON f.id = b.frame_id "
+            "WHERE e.name = 'Biscuit' ORDER BY f.id")
+        assert [r[0] for r in rows] == ["We adopted a beagle and named her Biscuit.",
+                                        "Biscuit pulls like crazy on the leash."]

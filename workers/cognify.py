@@ -16,7 +16,7 @@ import numpy as np
 from mind.content_hash import hash_frame_content
 from mind.embeddings.base import Embedder
 from mind.errors import EmbeddingFingerprintError
-from mind.extraction import extract_entities, extract_relations
+from mind.extraction import ExtractedEntity, extract_entities, extract_relations, name_words
 from mind.indexer import EmbedItem, plan_embeddings
 from queue_schemas import jobs, ops
 from queue_schemas.vector import Fingerprint, Vector
@@ -28,9 +28,20 @@ def _vector(row: np.ndarray) -> Vector:
     return Vector.from_bytes(np.asarray(row, dtype="<f4").tobytes())
 
 
-def _graph(item: jobs.CognifyItem) -> tuple[list[ops.EntityResult], list[ops.RelationResult]]:
-    entities = extract_entities(item.content)
-    relations = extract_relations(item.content, entities)
+def _graphs(items: Sequence[jobs.CognifyItem]
+            ) -> list[tuple[list[ops.EntityResult], list[ops.RelationResult]]]:
+    """Entities and relations of each item. Names one message uses mid-sentence count at the
+    start of a sentence in the others of the same job (mostly one conversation): "Biscuit
+    pulls on the leash" is about the dog another message named."""
+    first = [extract_entities(item.content) for item in items]
+    known = set().union(*(name_words(found) for found in first))
+    return [_graph(item.content, extract_entities(item.content, known=known) if known else found)
+            for item, found in zip(items, first, strict=True)]
+
+
+def _graph(content: str, entities: Sequence[ExtractedEntity]
+           ) -> tuple[list[ops.EntityResult], list[ops.RelationResult]]:
+    relations = extract_relations(content, entities)
     return (
         [ops.EntityResult(name=e.name, entity_type=e.entity_type, confidence=e.confidence)
          for e in entities],
@@ -65,7 +76,7 @@ async def run_index_job(
     extract = isinstance(job, jobs.CognifyJob)
 
     def graphs_of() -> list[tuple[list[ops.EntityResult], list[ops.RelationResult]]]:
-        return [_graph(i) if extract else ([], []) for i in items]
+        return _graphs(items) if extract else [([], []) for _ in items]
 
     graphs, vectors = await asyncio.gather(
         asyncio.to_thread(graphs_of), batcher.embed([p.text for p in plan])
