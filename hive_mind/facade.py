@@ -21,6 +21,7 @@ from actors.constants import PERSONAL
 from hive_mind.results import entity_dict, frame_dict, recall_dict
 from hive_mind.settings import Settings, load_settings
 from hive_mind.workspaces import WorkspaceManager, mind_id
+from mind.constants import DAILY_SAVE_SESSION_PREFIX
 from mind.embeddings.base import fingerprint
 from mind.errors import NotFoundError, ValidationError
 from mind.mind import Mind
@@ -132,7 +133,7 @@ class HiveMind:
         it is indexed (vector + entities), e.g. for a CLI that recalls right after."""
         if not isinstance(content, str) or not content.strip():
             raise ValidationError("content must be non-empty text")
-        gop = session or f"save:{_today()}"
+        gop = session or f"{DAILY_SAVE_SESSION_PREFIX}{_today()}"
         frame = ops.NewFrameOp(gop_id=gop, content=content, importance=importance,
                                source=source, metadata=metadata or {})
         result = await self.submit(

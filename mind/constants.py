@@ -80,3 +80,7 @@ COMPACT_MERGE_SEPARATOR: Final = "\n---\n"
 
 # SQLite host-parameter chunking for IN (...) lists
 SQL_IN_CHUNK: Final = 500
+
+# session of the saves that name none: one per day, "save:<YYYY-MM-DD>" (hive_mind.facade);
+# not a conversation, so it lends no graph proximity to its frames (mind.graph)
+DAILY_SAVE_SESSION_PREFIX: Final = "save:"

@@ -285,3 +285,32 @@ async def frame_distances_from_entities(
             if d < frames.get(frame_id, d + 1):
                 frames[frame_id] = d
     return frames
+
+
+SESSION_SCAN_LIMIT = 20_000  # frames read to find the graph-nearest frame of a few sessions
+
+
+async def with_session_proximity(
+    db: Database, candidates: Mapping[int, str], distances: Mapping[int, int]
+) -> dict[int, int]:
+    """``distances`` extended to ``candidates`` (frame id → session id) through their session:
+    a frame whose session holds a frame at distance ``d`` gets at most ``d + 1``. A message that
+    says "she's 13.5 kg now" is about the dog its conversation named, though it names nobody.
+    Callers leave out sessions that are not conversations (the daily bucket of loose saves)."""
+    out = dict(distances)
+    sessions = sorted({gop for fid, gop in candidates.items() if out.get(fid) != 0})
+    if not sessions or not distances:
+        return out
+    best: dict[str, int] = {}
+    for part in chunks(sessions):
+        rows = await db.fetchall(
+            "SELECT id, gop_id FROM memory_frames WHERE frame_type IN ('I', 'P', 'B') "
+            f"AND gop_id IN ({placeholders(len(part))}) LIMIT {SESSION_SCAN_LIMIT}", list(part))
+        for row in rows:
+            d = distances.get(int(row["id"]))
+            if d is not None and d < best.get(row["gop_id"], d + 1):
+                best[row["gop_id"]] = d
+    for fid, gop in candidates.items():
+        if gop in best and best[gop] + 1 < out.get(fid, best[gop] + 2):
+            out[fid] = best[gop] + 1
+    return out

@@ -24,6 +24,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 
 from mind.catchup import catch_up_frames, is_catch_up
+from mind.constants import DAILY_SAVE_SESSION_PREFIX
 from mind.db import Database
 from mind.embeddings.base import Embedder
 from mind.errors import (
@@ -36,6 +37,7 @@ from mind.errors import (
 from mind.frame import Frame
 from mind.frame_queries import FrameQueries, time_window_clause
 from mind.frames import FrameStore
+from mind.graph import with_session_proximity
 from mind.knowledge import KnowledgeGraph
 from mind.scoring import (
     PROFILES,
@@ -167,6 +169,10 @@ class HybridSearch:
         frames = await self._frames.get_many(list(fused))
         if graph_distances is None:
             graph_distances = await self._graph_distances(query, recent_entity_ids)
+        if graph_distances:
+            graph_distances = await with_session_proximity(self._db, {
+                fid: f.gop_id for fid, f in frames.items()
+                if not f.gop_id.startswith(DAILY_SAVE_SESSION_PREFIX)}, graph_distances)
         weights = PROFILES[profile]
         now = datetime.now(UTC)
         k_rank = {fid: i for i, fid in enumerate(ran.keyword)}

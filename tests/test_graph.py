@@ -156,3 +156,29 @@ async def test_get_relations_both_directions(db: Database, kg: KnowledgeGraph) -
                                                           (ids["C"], ids["A"])]
     with pytest.raises(ValidationError):
         await graph.get_relations(db, ids["A"], None, "sideways")  # type: ignore[arg-type]
+
+
+async def test_session_proximity_reaches_the_frames_of_a_named_conversation(db: Database) -> None:
+    from mind.graph import with_session_proximity
+    from mind.timeutil import now_iso
+
+    now = now_iso()
+    ids: dict[str, int] = {}
+    async with db.transaction():
+        for gop in ("dog", "trip", "work"):
+            await db.execute("INSERT INTO sessions(gop_id) VALUES (?)", (gop,))
+        for t, (name, gop) in enumerate([("named", "dog"), ("weight", "dog"), ("hotel", "trip"),
+                                          ("near", "work"), ("standup", "work")]):
+            ids[name], _ = await db.execute(
+                "INSERT INTO memory_frames (frame_type, gop_id, t, content, created_at, "
+                "recorded_at, last_accessed, content_hash) VALUES ('I', ?, ?, ?, ?, ?, ?, ?)",
+                (gop, t, name, now, now, now, f"h{t}"))
+    distances = {ids["named"]: 0, ids["near"]: 2}  # entity links found by the graph walk
+    candidates = {ids[n]: g for n, g in [("named", "dog"), ("weight", "dog"), ("hotel", "trip"),
+                                          ("standup", "work")]}
+    out = await with_session_proximity(db, candidates, distances)
+    assert out[ids["named"]] == 0  # its own link wins
+    assert out[ids["weight"]] == 1  # same conversation as a frame at 0
+    assert out[ids["standup"]] == 3  # a frame at 2 in its session
+    assert ids["hotel"] not in out  # nothing of its conversation is linked
+    assert await with_session_proximity(db, candidates, {}) == {}

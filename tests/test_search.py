@@ -250,3 +250,20 @@ async def test_query_vector_dimension_checked_by_index(db: Database) -> None:
     with pytest.raises(VectorError):
         await index.search(np.zeros(64, dtype=np.float32), 5)
     index.close()
+
+
+async def test_graph_proximity_reaches_a_conversation_but_not_the_daily_bucket(
+    db: Database, search: HybridSearch
+) -> None:
+    named, weight = await save(db, "We adopted a beagle called Biscuit.",
+                               "Vet check: she weighs 13.5 kg now.", gop="harvest:chat:dog")
+    bath, loose = await save(db, "Biscuit had a bath today.", "Gym check: I weigh 80 kg now.",
+                             gop="save:2026-01-05")
+    kg = KnowledgeGraph(db)
+    biscuit, _ = await kg.upsert_entity("concept", "Biscuit")
+    await kg.link_entities_to_frames([(biscuit.id, named), (biscuit.id, bath)])
+    results = {r.frame.id: r for r in (await search.search("How much does Biscuit weigh",
+                                                            limit=5)).results}
+    assert weight in results and loose in results
+    assert results[weight].relevance > results[loose].relevance  # same conversation
+    assert results[named].relevance > results[weight].relevance  # named it
