@@ -83,8 +83,10 @@ async def test_auto_takes_ollama_after_inprocess_fails_and_stops_probing(serve: 
 
 async def test_auto_prefers_the_real_inprocess_model(serve: Serve) -> None:
     ollama = await serve(protocol("ollama"))
-    async with EmbeddingProviderChain(EmbeddingConfig(ollama_url=ollama.url)) as chain:
+    config = EmbeddingConfig(ollama_url=ollama.url, num_threads=2, lanes=2)
+    async with EmbeddingProviderChain(config) as chain:
         assert fingerprint(chain) == ("inprocess", "all-MiniLM-L6-v2", 384)
+        assert (chain.status()["lanes"], chain.status()["threads_per_lane"]) == (2, 1)
         out = await chain.embed_batch(["a short note"])
         np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1.0, rtol=1e-4)
     assert ollama.requests == []

@@ -179,6 +179,9 @@ class EmbeddingProviderChain:
 
     def status(self) -> dict[str, object]:
         available = [self.provider] if self._active and not self.degraded else []
+        lanes = getattr(self._active, "lanes", None)  # the in-process embedder's layout
+        layout = {} if lanes is None else {
+            "lanes": lanes, "threads_per_lane": getattr(self._active, "lane_threads", None)}
         return {
             "provider": self.provider,
             "model": self.model_id,
@@ -190,6 +193,7 @@ class EmbeddingProviderChain:
             "probes": dict(self._probes),
             "tier": self.config.tier,
             "eval_mode": self.config.eval_mode,
+            **layout,
         }
 
     async def quota_status(self) -> dict[str, object] | None:
