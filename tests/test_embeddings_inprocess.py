@@ -229,3 +229,28 @@ async def test_two_lanes_share_the_model_and_match_one_lane(model: InProcessEmbe
     for k, part in enumerate(together):
         np.testing.assert_allclose(part, reference[k::3], atol=1e-5)
     await lanes.close()
+
+
+async def test_a_small_call_takes_the_idle_lane() -> None:
+    lanes = InProcessEmbedder(num_threads=2, lanes=2)
+    await lanes.load()
+    seen: list[str] = []
+    original = lanes._encode_sync
+
+    def spy(m: object, part: list[str]) -> np.ndarray:
+        seen.append(threading.current_thread().name.rsplit("_", 1)[0])
+        if len(part) == 1 and part[0] == "slow":
+            time.sleep(0.3)  # lane 0 stays busy with this one
+        return original(m, part)
+
+    lanes._encode_sync = spy  # type: ignore[method-assign,assignment]
+    try:
+        busy = asyncio.ensure_future(lanes.embed_batch(["slow"]))
+        await asyncio.sleep(0.05)
+        quick = await lanes.embed_batch(["a query while lane 0 works"])
+        await busy
+    finally:
+        del lanes._encode_sync
+    assert quick.shape == (1, 384)
+    assert seen == ["hm-embed-0", "hm-embed-1"]
+    await lanes.close()

@@ -160,6 +160,7 @@ class InProcessEmbedder:
                                initializer=self._lane_init)
             for i in range(self.lanes)
         ]
+        self._queued = [0] * self.lanes  # calls submitted to each lane and not yet finished
 
     @property
     def model_id(self) -> str:
@@ -186,8 +187,9 @@ class InProcessEmbedder:
         await self.load()
         capped = cap_texts(texts, self.model_id)
         parts = split_for_lanes(capped, self.lanes, self.batch_size)
-        if len(parts) == 1:
-            return await self._run(self._encode_sync, self._model, capped)
+        if len(parts) == 1:  # a query or a small batch: the lane with the least work queued
+            idlest = min(range(self.lanes), key=self._queued.__getitem__)
+            return await self._run(self._encode_sync, self._model, capped, lane=idlest)
         matrices = await asyncio.gather(*(
             self._run(self._encode_sync, self._model, [capped[i] for i in part], lane=lane)
             for lane, part in enumerate(parts)
@@ -216,7 +218,11 @@ class InProcessEmbedder:
         if self._executors is None:
             raise EmbeddingError("the in-process embedder is closed", provider=self.provider)
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executors[lane], fn, *args)
+        self._queued[lane] += 1
+        try:
+            return await loop.run_in_executor(self._executors[lane], fn, *args)
+        finally:
+            self._queued[lane] -= 1
 
     def _lane_init(self) -> None:
         """First thing on each lane's thread: OpenMP wait policy (before torch loads its
