@@ -303,7 +303,7 @@ async def with_session_proximity(
         return out
     best: dict[str, int] = {}
     for part in chunks(sessions):
-        rows = await db.fetchall(
+        rows = await db.fetchall(  # the frame_type prefix lets idx_frames_type_gop serve it
             "SELECT id, gop_id FROM memory_frames WHERE frame_type IN ('I', 'P', 'B') "
             f"AND gop_id IN ({placeholders(len(part))}) LIMIT {SESSION_SCAN_LIMIT}", list(part))
         for row in rows:

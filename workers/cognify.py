@@ -35,7 +35,14 @@ def _graphs(items: Sequence[jobs.CognifyItem]
     pulls on the leash" is about the dog another message named."""
     first = [extract_entities(item.content) for item in items]
     known = set().union(*(name_words(found) for found in first))
-    return [_graph(item.content, extract_entities(item.content, known=known) if known else found)
+
+    def entities(content: str, found: list[ExtractedEntity]) -> list[ExtractedEntity]:
+        lowered = content.casefold()  # a second pass only where another message's name occurs
+        if any(word in lowered for word in known - name_words(found)):
+            return extract_entities(content, known=known)
+        return found
+
+    return [_graph(item.content, entities(item.content, found))
             for item, found in zip(items, first, strict=True)]
 
 
