@@ -26,7 +26,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from hive_mind.server_reads import ingest_text, refuse
+from hive_mind.server_reads import ingest as client_ingest
+from hive_mind.server_reads import refuse
 from mind.errors import HiveMindError, NotFoundError, ValidationError
 
 log = logging.getLogger(__name__)
@@ -424,10 +425,9 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         workspace: Workspace = None,
     ) -> str:
         mind = await get_facade()
-        options = {"importance": importance, "tags": tags or [], "workspace": workspace or None}
-        if not server_reads:
-            return dumps(await ingest_text(mind, content, type_hint, **options))
-        return dumps(await mind.ingest(content, type_hint=type_hint, **options))
+        return dumps(await client_ingest(mind, content, type_hint, server_reads=server_reads,
+                                         importance=importance, tags=tags or [],
+                                         workspace=workspace or None))
 
     # -- maintenance -------------------------------------------------------------------------
 

@@ -84,3 +84,13 @@ async def ingest_text(hm: Any, content: str, type_hint: str, **options: Any) -> 
         await asyncio.to_thread(target.write_text, content, "utf-8")
         result: dict[str, Any] = await hm.ingest(str(target), type_hint=kind, **options)
     return result
+
+
+async def ingest(hm: Any, content: str, type_hint: str, *, server_reads: bool,
+                 **options: Any) -> dict[str, Any]:
+    """A client's ingest: as the facade does it where server reads are allowed, else as text
+    only (:func:`ingest_text`). The REST route and the MCP tool both call this."""
+    if not server_reads:
+        return await ingest_text(hm, content, type_hint, **options)
+    result: dict[str, Any] = await hm.ingest(content, type_hint=type_hint, **options)
+    return result

@@ -20,7 +20,8 @@ from hive_mind.api.models import (
     MaintenanceRequest,
 )
 from hive_mind.api.uploads import temp_input
-from hive_mind.server_reads import ingest_text, refuse
+from hive_mind.server_reads import ingest as client_ingest
+from hive_mind.server_reads import refuse
 from mind.constants import Importance
 from mind.errors import ValidationError
 
@@ -76,12 +77,9 @@ async def harvest_sources(hm: Facade, workspace: WorkspaceQuery = None) -> dict[
 @router.post("/ingest", tags=["harvest"],
              summary="Ingest a path on the server, a URL, or raw text (markdown, text, pdf)")
 async def ingest(body: IngestRequest, hm: Facade, server_reads: ServerReads) -> dict[str, Any]:
-    options = {"importance": body.importance, "tags": body.tags, "workspace": body.workspace,
-               "wait": body.wait}
-    if not server_reads:
-        return await ingest_text(hm, body.content, body.type_hint, **options)
-    result: dict[str, Any] = await hm.ingest(body.content, type_hint=body.type_hint, **options)
-    return result
+    return await client_ingest(hm, body.content, body.type_hint, server_reads=server_reads,
+                               importance=body.importance, tags=body.tags,
+                               workspace=body.workspace, wait=body.wait)
 
 
 @router.post("/ingest/upload", tags=["harvest"],
