@@ -194,9 +194,12 @@ class HiveMind:
     async def recall(
         self, query: str, *, limit: int = 10, scope: str | None = None,
         workspace: str | None = None, profile: str = "balanced", since: str | None = None,
-        until: str | None = None, catch_up: bool | None = None,
+        until: str | None = None, catch_up: bool | None = None, lanes: str = "hybrid",
+        touch: bool = True,
     ) -> list[dict[str, Any]]:
-        """Hybrid search over the chosen minds, merged by normalized score (DESIGN §6)."""
+        """Hybrid search over the chosen minds, merged by normalized score (DESIGN §6).
+        ``lanes`` restricts to the keyword or vector lane (evaluation, debugging); ``touch=False``
+        leaves access counts alone (a look that must not change later rankings)."""
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100:
             raise ValidationError("limit must be an integer between 1 and 100")
         results: list[dict[str, Any]] = []
@@ -204,7 +207,7 @@ class HiveMind:
             searcher = await self._searcher(ws)
             response: SearchResponse = await searcher.search(
                 query, limit=limit, profile=profile, since=since, until=until,  # type: ignore[arg-type]
-                catch_up=catch_up)
+                catch_up=catch_up, lanes=lanes, touch=touch)  # type: ignore[arg-type]
             origin = "personal" if ws is None else f"workspace:{ws}"
             results += [recall_dict(r, origin) for r in response.results]
         results.sort(key=lambda r: r["score"], reverse=True)

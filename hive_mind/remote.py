@@ -139,9 +139,11 @@ class RemoteHiveMind:
     async def recall(self, query: str, *, limit: int = 10, scope: str | None = None,
                      workspace: str | None = None, profile: str = "balanced",
                      since: str | None = None, until: str | None = None,
-                     catch_up: bool | None = None) -> list[dict[str, Any]]:
+                     catch_up: bool | None = None, lanes: str = "hybrid",
+                     touch: bool = True) -> list[dict[str, Any]]:
         body = {"query": query, "limit": limit, "scope": scope, "workspace": workspace,
-                "profile": profile, "since": since, "until": until, "catch_up": catch_up}
+                "profile": profile, "since": since, "until": until, "catch_up": catch_up,
+                "lanes": lanes, "touch": touch}
         results: list[dict[str, Any]] = (await self._call("POST", "/v1/recall", json=body))[
             "results"]
         return results

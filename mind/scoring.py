@@ -1,15 +1,31 @@
-"""Fusion and relevance scoring (engine-spec a.13, with f.3 and f.6 fixed). Pure functions.
+"""Fusion and re-scoring (engine-spec a.13, recalibrated in issue #11). Pure functions.
 
-* ``rrf``: reciprocal rank fusion, K = 60, 0-based ranks (a frame first in two lanes: 2/60).
-* ``relevance``: weighted sum of temporal, popularity, contextual and importance sub-scores,
-  with the original profiles and constants. Temporal recency is measured from
-  ``last_accessed`` (when the mind learned or last used the memory), so imported history is not
-  punished for its source date.
-* ``final = rrf × relevance`` orders results, as in the original.
+* ``fuse``: the lanes fused by rank and score (:func:`fuse`); ``rrf`` is plain reciprocal rank
+  fusion. K = 10, 0-based ranks: a frame first in both lanes gets 2/10.
+* ``relevance``: a *bounded multiplier* around 1.0 built from the re-score signals::
+
+      relevance = 1 + temporal·(recency − 1) + importance·(importance multiplier − 1)
+                    + contextual·proximity
+
+  with ``recency`` ∈ (0, 1] (1 within a week of when the mind learned the memory, then halving
+  every 30 days), the importance multiplier of the original (critical 2.0 … deprecated 0.3) and
+  ``proximity`` ∈ [0, 1] (graph distance 0/1/2/3 → 1/0.7/0.4/0.2). ``final = fused × relevance``
+  orders results.
+* Why a multiplier around 1: the lanes decide *what* matches; the re-score may only reorder
+  frames the lanes rank close together. The RRF gap between rank 1 and rank 2 of one lane is
+  1.6 %, between rank 1 and rank 10 about 13 %. The default profile's weights keep the whole
+  re-score within a few percent (graph proximity at most +3 %, importance ±2 %, age −5 %), so a
+  frame the lanes found clearly better is never overtaken; the ``recent``, ``important`` and
+  ``connected`` profiles lean harder their way (up to ±50 %), as their names promise.
+  (The original added the signals as a weighted sum and multiplied RRF by it: graph proximity
+  alone was worth +25 % against those rank gaps, and outranked the lanes; see docs/benchmarks.md.)
+* Recency is measured from ``recorded_at`` — when the mind learned the memory — not from
+  ``last_accessed``: being shown must not make a memory look fresh (no feedback loop), and
+  imported history is not punished for its source date.
+* Popularity (access count from earlier recalls) is only a tie-breaker: :func:`sort_key` orders
+  by ``final`` first, so a frame shown often can never pass one the lanes ranked better.
 * ``score`` is the normalized scale every threshold uses: ``final`` divided by the best final a
-  fresh, normal memory can reach (first in every active lane), clipped to [0, 1]. 1.0 means
-  "top of every lane and at least as relevant as a fresh normal memory"; 0.5 means, e.g.,
-  "top of one of two lanes only".
+  fresh, normal memory can reach (first in every active lane), clipped to [0, 1].
 """
 
 from __future__ import annotations
@@ -22,35 +38,66 @@ from datetime import datetime
 from mind.constants import IMPORTANCE_MULTIPLIER
 from mind.timeutil import parse_stored
 
-RRF_K = 60
+RRF_K = 10
 RECENCY_BOOST_DAYS = 7
 HALF_LIFE_DAYS = 30
 GRAPH_PROXIMITY = {0: 1.0, 1: 0.7, 2: 0.4, 3: 0.2}
+MIN_RELEVANCE = 0.05
 
 
 @dataclass(frozen=True, slots=True)
 class Weights:
-    temporal: float
-    popularity: float
-    contextual: float
-    importance: float
+    """How far each signal may move a fused score (fractions of it)."""
+
+    temporal: float  # an old memory loses up to this share
+    contextual: float  # a frame at graph distance 0 gains this share
+    importance: float  # times (importance multiplier − 1): critical +1×, deprecated −0.7×
 
 
 PROFILES: dict[str, Weights] = {
-    "balanced": Weights(0.4, 0.2, 0.2, 0.2),
-    "recent": Weights(0.6, 0.1, 0.2, 0.1),
-    "important": Weights(0.1, 0.1, 0.2, 0.6),
-    "connected": Weights(0.1, 0.1, 0.6, 0.2),
+    "balanced": Weights(temporal=0.05, contextual=0.03, importance=0.02),
+    "recent": Weights(temporal=0.5, contextual=0.03, importance=0.02),
+    "important": Weights(temporal=0.05, contextual=0.03, importance=0.5),
+    "connected": Weights(temporal=0.05, contextual=0.3, importance=0.02),
 }
+
+NO_RESCORE = Weights(temporal=0.0, contextual=0.0, importance=0.0)  # relevance 1 for all
 
 
 def rrf(lanes: Sequence[Sequence[int]], k: int = RRF_K) -> dict[int, float]:
-    """Fuse ranked id lists; insertion order = first lane's order, then new ids of later lanes."""
+    """Plain reciprocal rank fusion of ranked id lists (insertion order: first lane's order,
+    then new ids of later lanes)."""
     scores: dict[int, float] = {}
     for lane in lanes:
         for rank, item in enumerate(lane):
             scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank)
     return scores
+
+
+def min_max(values: Sequence[float]) -> list[float]:
+    """Scale to [0, 1] (1 = best); all-equal values are all 1."""
+    if not values:
+        return []
+    lo, hi = min(values), max(values)
+    return [1.0 if hi <= lo else (v - lo) / (hi - lo) for v in values]
+
+
+def fuse(lanes: Sequence[Sequence[tuple[int, float]]], k: int = RRF_K) -> dict[int, float]:
+    """Fuse lanes of ``(id, score)`` (best first, higher score = better) by rank *and* score.
+
+    Each lane gives a frame ``(norm + k / (k + rank)) / 2k``: the mean of its min-max
+    normalized score and its reciprocal rank (K = 10, 0-based ranks), so first place in every
+    lane is worth 1/k per lane, like RRF. Ranks alone throw away how much better the first
+    hit is than the tenth; scores alone let one lane's flat tail swamp the other. Measured on
+    SciFact, LoCoMo and the synthetic chats, the mix beats either (docs/benchmarks.md). Insertion
+    order: first lane's order, then new ids of later lanes.
+    """
+    fused: dict[int, float] = {}
+    for lane in lanes:
+        norms = min_max([score for _, score in lane])
+        for rank, ((item, _), norm) in enumerate(zip(lane, norms, strict=True)):
+            fused[item] = fused.get(item, 0.0) + (norm + k / (k + rank)) / (2 * k)
+    return fused
 
 
 def temporal_score(age_days: float) -> float:
@@ -60,6 +107,7 @@ def temporal_score(age_days: float) -> float:
 
 
 def popularity_score(access_count: int) -> float:
+    """1 for a never-recalled memory, growing with the log of its access count."""
     return 1.0 + math.log10(1 + max(0, access_count)) * 0.1
 
 
@@ -71,6 +119,28 @@ def importance_score(importance: str) -> float:
     return IMPORTANCE_MULTIPLIER.get(importance, 1.0)
 
 
+@dataclass(frozen=True, slots=True)
+class Factors:
+    """The re-score signals of one frame, each on its own scale (for ``explain``)."""
+
+    recency: float
+    importance: float
+    proximity: float
+    popularity: float
+
+    def relevance(self, weights: Weights) -> float:
+        value = (1.0 + weights.temporal * (self.recency - 1.0)
+                 + weights.importance * (self.importance - 1.0)
+                 + weights.contextual * self.proximity)
+        return max(MIN_RELEVANCE, value)
+
+
+def factors(*, age_days: float, access_count: int, importance: str,
+            graph_distance: int | None = None) -> Factors:
+    return Factors(temporal_score(age_days), importance_score(importance),
+                   contextual_score(graph_distance), popularity_score(access_count))
+
+
 def relevance(
     weights: Weights,
     *,
@@ -79,17 +149,18 @@ def relevance(
     importance: str,
     graph_distance: int | None = None,
 ) -> float:
-    return (
-        weights.temporal * temporal_score(age_days)
-        + weights.popularity * popularity_score(access_count)
-        + weights.contextual * contextual_score(graph_distance)
-        + weights.importance * importance_score(importance)
-    )
+    return factors(age_days=age_days, access_count=access_count, importance=importance,
+                   graph_distance=graph_distance).relevance(weights)
 
 
 def reference_relevance(weights: Weights) -> float:
-    """Relevance of a fresh, never-accessed, normal memory with no graph signal."""
+    """Relevance of a fresh, never-accessed, normal memory with no graph signal (1.0)."""
     return relevance(weights, age_days=0, access_count=0, importance="normal")
+
+
+def sort_key(final: float, popularity: float) -> tuple[float, float]:
+    """Results order: ``final`` first; popularity only breaks ties."""
+    return (-round(final, 12), -popularity)
 
 
 def normalized_score(final: float, weights: Weights, lanes: int, k: int = RRF_K) -> float:

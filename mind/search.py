@@ -23,8 +23,17 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
+from mind import conversation
 from mind.catchup import catch_up_frames, is_catch_up
-from mind.constants import DAILY_SAVE_SESSION_PREFIX
+from mind.conversation import (
+    Signals,
+    frames_at,
+    is_conversation,
+    named_speakers,
+    neighbour_gains,
+    session_bonus,
+    speaker_of,
+)
 from mind.db import Database
 from mind.embeddings.base import Embedder
 from mind.errors import (
@@ -39,13 +48,18 @@ from mind.frame_queries import FrameQueries, time_window_clause
 from mind.frames import FrameStore
 from mind.graph import with_session_proximity
 from mind.knowledge import KnowledgeGraph
+from mind.query_time import in_windows, time_windows
 from mind.scoring import (
+    NO_RESCORE,
     PROFILES,
+    RRF_K,
     age_days,
+    factors,
+    fuse,
     normalized_score,
     reference_relevance,
     relevance,
-    rrf,
+    sort_key,
 )
 from mind.sqlutil import escape_like
 from mind.text_query import fts_match_expression, query_terms
@@ -58,6 +72,10 @@ Profile = Literal["balanced", "recent", "important", "connected"]
 Lanes = Literal["hybrid", "keyword", "vector"]
 MAX_LIMIT = 1000
 RERANK_POOL = 30
+# Each lane draws this many candidates whatever the limit, so the first k results of
+# ``limit=k`` are the first k of ``limit=100`` (issue #11: a small limit used to cut each lane
+# to 2 × limit before fusion, and an exact match lost its other lane's contribution).
+CANDIDATES = 100
 
 
 class Reranker(Protocol):
@@ -78,6 +96,7 @@ class SearchResult:
     similarity: float | None = None
     reranked: bool = False
     reason: str | None = None
+    factors: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -93,8 +112,30 @@ class SearchResponse:
 
 
 @dataclass(slots=True)
+class _Conv:
+    """A candidate's conversation signals (:mod:`mind.conversation`)."""
+
+    rrf: float
+    session: float
+    neighbour: float = 0.0
+    speaker: bool = False
+    time: bool = False
+    match: float = 1.0
+
+    @property
+    def fused(self) -> float:
+        return self.rrf + self.session + self.neighbour
+
+    def explain(self) -> dict[str, float]:
+        return {"session": self.session, "neighbour": self.neighbour,
+                "speaker": float(self.speaker), "time": float(self.time), "fused": self.fused,
+                "match": self.match}
+
+
+@dataclass(slots=True)
 class _Lanes:
     keyword: list[int] = field(default_factory=list)
+    keyword_hits: list[tuple[int, float]] = field(default_factory=list)
     vector: list[int] = field(default_factory=list)
     similarity: dict[int, float] = field(default_factory=dict)
     active: int = 0
@@ -112,7 +153,9 @@ class HybridSearch:
         reranker: Reranker | None = None,
         rerank_pool: int = RERANK_POOL,
         on_hits: Callable[[list[int]], Awaitable[None]] | None = None,
+        signals: Signals | None = None,
     ) -> None:
+        self.signals = signals
         self._db = db
         self.embedder = embedder
         self.reranker = reranker
@@ -159,45 +202,49 @@ class HybridSearch:
             return await self._catch_up(query, limit, session, profile, touch)
         if not query.strip():
             return SearchResponse(query, [], "empty", notes=["empty query"])
-        n = limit * 2
+        n = max(CANDIDATES, limit)
         ran = _Lanes()
         if lanes != "vector":
-            ran.keyword = await self._keyword_lane(query, n, where, params, ran)
+            ran.keyword_hits = await self._keyword_lane(query, n, where, params, ran)
+            ran.keyword = [fid for fid, _ in ran.keyword_hits]
         if lanes != "keyword":
             await self._vector_lane(query, n, where, params, ran)
-        fused = rrf([ran.keyword, ran.vector])
-        frames = await self._frames.get_many(list(fused))
+        lane_rrf = fuse([ran.keyword_hits, list(ran.similarity.items())])
+        frames = await self._frames.get_many(list(lane_rrf))
+        lane_rrf = {fid: v for fid, v in lane_rrf.items() if fid in frames}
+        signals = self.signals or conversation.DEFAULT_SIGNALS
+        scored = await self._conversation(query, lane_rrf, frames, where, params, signals)
         if graph_distances is None:
-            graph_distances = await self._graph_distances(query, recent_entity_ids)
+            graph_distances = await self._graph_distances(query, recent_entity_ids) \
+                if signals.rescore else {}
         if graph_distances:
             graph_distances = await with_session_proximity(self._db, {
-                fid: f.gop_id for fid, f in frames.items()
-                if not f.gop_id.startswith(DAILY_SAVE_SESSION_PREFIX)}, graph_distances)
-        weights = PROFILES[profile]
+                fid: f.gop_id for fid, f in frames.items() if is_conversation(f.gop_id)},
+                graph_distances)
+        weights = PROFILES[profile] if signals.rescore else NO_RESCORE
         now = datetime.now(UTC)
         k_rank = {fid: i for i, fid in enumerate(ran.keyword)}
         v_rank = {fid: i for i, fid in enumerate(ran.vector)}
         results: list[SearchResult] = []
-        for fid, fused_score in fused.items():
-            frame = frames.get(fid)
-            if frame is None:
-                continue
-            rel = relevance(
-                weights,
-                age_days=age_days(frame.last_accessed, now),
+        for fid, conv in scored.items():
+            frame = frames[fid]
+            prior = factors(
+                age_days=age_days(frame.recorded_at, now),
                 access_count=frame.access_count,
                 importance=frame.importance,
                 graph_distance=graph_distances.get(fid),
             )
-            final = fused_score * rel
+            rel = prior.relevance(weights)
+            final = conv.fused * conv.match * rel
             results.append(
                 SearchResult(
-                    frame, fused_score, rel, final,
+                    frame, lane_rrf.get(fid, 0.0), rel, final,
                     normalized_score(final, weights, max(ran.active, 1)),
                     k_rank.get(fid), v_rank.get(fid), ran.similarity.get(fid),
+                    factors={**conv.explain(), **asdict(prior), "relevance": rel},
                 )
             )
-        results.sort(key=lambda r: r.final, reverse=True)
+        results.sort(key=lambda r: sort_key(r.final, r.factors["popularity"]))
         if rerank and self.reranker is not None and results:
             results = await self._rerank(query, results, limit, ran.notes)
         results = results[:limit]
@@ -206,11 +253,51 @@ class HybridSearch:
         mode = "hybrid" if ran.active == 2 else ("vector" if ran.vector else "keyword")
         return SearchResponse(query, results, mode, ran.degraded, ran.notes)
 
+    async def _conversation(
+        self, query: str, lane_rrf: dict[int, float], frames: dict[int, Frame], where: str,
+        params: list[Any], signals: Signals,
+    ) -> dict[int, _Conv]:
+        """Session lane, neighbour expansion, speaker and time (:mod:`mind.conversation`);
+        neighbours the lanes missed are added to ``frames`` (inside the same filters)."""
+        session_of = {fid: f.gop_id for fid, f in frames.items()}
+        bonus = session_bonus(lane_rrf, session_of, RRF_K, signals)
+        out = {fid: _Conv(v, bonus.get(fid, 0.0)) for fid, v in lane_rrf.items()}
+        strongest = sorted(out.items(), key=lambda kv: -kv[1].fused)
+        gains = neighbour_gains([(frames[fid], c.fused) for fid, c in strongest], signals)
+        if gains:
+            at = {(f.gop_id, f.t): f.id for f in frames.values()}
+            missing = [slot for slot in gains if slot not in at]
+            for slot, frame in (await frames_at(self._db, missing)).items():
+                if where and not await self._allowed(frame.id, where, params):
+                    continue
+                frames[frame.id] = frame
+                at[slot] = frame.id
+                out[frame.id] = _Conv(0.0, 0.0)
+            for slot, gain in gains.items():
+                if slot in at:
+                    out[at[slot]].neighbour = gain
+        windows = time_windows(query) if signals.time_boost else []
+        named = named_speakers(query, filter(None, (speaker_of(f) for f in frames.values()))
+                               ) if signals.speaker_boost else set()
+        for fid, conv in out.items():
+            conv.speaker = bool(named) and speaker_of(frames[fid]) in named
+            conv.time = in_windows(windows, frames[fid].created_at)
+            conv.match = ((1 + signals.speaker_boost * conv.speaker)
+                          * (1 + signals.time_boost * conv.time))
+        return out
+
+    async def _allowed(self, frame_id: int, where: str, params: list[Any]) -> bool:
+        row = await self._db.fetchone(
+            f"SELECT 1 FROM memory_frames f WHERE f.id = ? AND {where}", (frame_id, *params))
+        return row is not None
+
     # -- lanes ------------------------------------------------------------------------------
 
     async def _keyword_lane(
         self, query: str, n: int, where: str, params: list[Any], lanes: _Lanes
-    ) -> list[int]:
+    ) -> list[tuple[int, float]]:
+        """``(frame id, score)`` best first: the score is −BM25 (FTS5's rank), or −position
+        for the LIKE fallback."""
         terms = query_terms(query)
         if not terms:
             return []
@@ -218,7 +305,7 @@ class HybridSearch:
         extra = f" AND {where}" if where else ""
         try:
             rows = await self._db.fetchall(
-                "SELECT f.id FROM memory_frames_fts JOIN memory_frames f "
+                "SELECT f.id, -memory_frames_fts.rank FROM memory_frames_fts JOIN memory_frames f "
                 "ON f.id = memory_frames_fts.rowid WHERE memory_frames_fts MATCH ?"
                 f"{extra} ORDER BY memory_frames_fts.rank LIMIT ?",
                 (fts_match_expression(terms), *params, n),
@@ -231,7 +318,8 @@ class HybridSearch:
                 "ORDER BY f.created_at DESC LIMIT ?",
                 (*(f"%{escape_like(t)}%" for t in terms), *params, n),
             )
-        return [r[0] for r in rows]
+            return [(r[0], -float(i)) for i, r in enumerate(rows)]
+        return [(r[0], float(r[1])) for r in rows]
 
     async def _vector_lane(
         self, query: str, n: int, where: str, params: list[Any], lanes: _Lanes

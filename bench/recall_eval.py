@@ -1,0 +1,382 @@
+"""Retrieval quality through the product's own path: harvest → actor → cognify → HiveMind.recall.
+
+One harness for the three evals (issue #11). Every corpus is imported with the facade's
+``harvest`` — the same adapters, actor writes, cognify extraction, chunking, embedding and
+linking users get — into a fresh embedded data dir, and every question is asked with
+``HiveMind.recall`` (default profile, limit as given), once per lane setting:
+
+* ``keyword`` — the FTS5 lane alone, ``vector`` — the vector lane alone, ``hybrid`` — the
+  product default (both lanes, fusion and re-scoring);
+* ``touch=False`` so no question's access counts leak into the next one.
+
+Evals:
+
+* ``locomo`` — ``../shared/data/locomo-dev`` (five LoCoMo conversations, 760 questions; read from
+  ``../shared``, never copied: its licence is non-commercial). Each conversation file goes into
+  its own workspace (``harvest import universal``); a question is asked in its conversation's
+  workspace; results map back to message ids through ``metadata.message_id``. Evidence
+  recall@5/@10 overall and per category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop).
+* ``scifact`` — BEIR SciFact train queries over the 5,183-document corpus, imported as a folder
+  of markdown notes (``# title`` + abstract, one file per document: ``harvest import markdown``);
+  nDCG@10 and Recall@100.
+* ``conv`` — our synthetic multi-session chats (``bench/data/conv``, universal format, personal
+  mind); Recall@5/@10 overall and per question type.
+
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/recall_eval.py [--evals locomo scifact conv]
+        [--keep DIR] [--conversations N] [--questions N] [--no-report]
+
+``--keep DIR`` keeps the imported data dirs under DIR and reuses them on the next run (for
+tuning query-time ranking; delete DIR after changing anything at import time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import shutil
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from common import ROOT, write_section
+
+from mind import conversation
+from mind.conversation import DEFAULT_SIGNALS, LANES_ONLY, Signals
+from mind.harvest.types import stable_id
+
+SHARED = ROOT.parent / "shared" / "data"
+LOCOMO = SHARED / "locomo-dev"
+SCIFACT = SHARED / "scifact"
+CONV = ROOT / "bench" / "data" / "conv"
+# name → (lanes, signals): single lanes and the fused lanes alone, then the product default
+MODES: dict[str, tuple[str, Signals]] = {
+    "keyword": ("keyword", LANES_ONLY),
+    "vector": ("vector", LANES_ONLY),
+    "lanes": ("hybrid", LANES_ONLY),
+    "default": ("hybrid", DEFAULT_SIGNALS),
+}
+# the "what moved it" steps: each adds one signal to the one before (--steps)
+STEPS: dict[str, tuple[str, Signals]] = {
+    "lanes fused (RRF)": ("hybrid", LANES_ONLY),
+    "+ re-score": ("hybrid", replace(LANES_ONLY, rescore=True)),
+    "+ session lane": ("hybrid", replace(LANES_ONLY, rescore=True,
+                                         session_weight=DEFAULT_SIGNALS.session_weight)),
+    "+ neighbours": ("hybrid", replace(DEFAULT_SIGNALS, speaker_boost=0.0, time_boost=0.0)),
+    "+ speaker": ("hybrid", replace(DEFAULT_SIGNALS, time_boost=0.0)),
+    "+ time (= default)": ("hybrid", DEFAULT_SIGNALS),
+    "default without re-score": ("hybrid", replace(DEFAULT_SIGNALS, rescore=False)),
+}
+LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+DONE = ".imported"
+
+
+# -- metrics ------------------------------------------------------------------------------------
+
+
+def recall_at(ranked: Sequence[str], gold: Sequence[str] | set[str], k: int) -> float:
+    gold = set(gold)
+    return len(set(ranked[:k]) & gold) / len(gold) if gold else 0.0
+
+
+def ndcg_at(ranked: Sequence[str], relevant: set[str], k: int = 10) -> float:
+    dcg = sum(1 / math.log2(i + 2) for i, d in enumerate(ranked[:k]) if d in relevant)
+    ideal = sum(1 / math.log2(i + 2) for i in range(min(len(relevant), k)))
+    return dcg / ideal if ideal else 0.0
+
+
+def mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+# -- one eval = a corpus imported into a data dir + questions asked in it -------------------------
+
+
+@dataclass
+class Question:
+    text: str
+    gold: set[str]
+    group: str  # category / question type
+    workspace: str | None = None
+
+
+@dataclass
+class Eval:
+    name: str
+    limit: int
+    questions: list[Question]
+    to_id: Callable[[dict[str, Any]], str]  # recall result → the id the gold set uses
+    metrics: dict[str, Callable[[list[str], set[str]], float]]
+    imports: list[tuple[str, Path, str | None]]  # (source, path, workspace)
+    frames: int = 0
+    import_s: float = 0.0
+    query_s: dict[str, float] = field(default_factory=dict)
+    scores: dict[str, list[tuple[str, dict[str, float]]]] = field(default_factory=dict)
+
+    def summary(self, mode: str) -> dict[str, dict[str, float]]:
+        """group ('all' and each group) → metric → mean."""
+        groups: dict[str, list[dict[str, float]]] = defaultdict(list)
+        for group, values in self.scores[mode]:
+            groups["all"].append(values)
+            groups[group].append(values)
+        return {g: {m: mean([v[m] for v in rows]) for m in self.metrics}
+                for g, rows in groups.items()}
+
+
+def _recall_metrics(*ks: int) -> dict[str, Callable[[list[str], set[str]], float]]:
+    return {f"R@{k}": (lambda r, g, k=k: recall_at(r, g, k)) for k in ks}
+
+
+def locomo_eval(data: Path, work: Path, conversations: int, questions: int) -> Eval:
+    files = sorted(data.glob("conv-*.jsonl"))[: conversations or None]
+    samples = {f.stem for f in files}
+    wanted = [q for q in json.loads((data / "questions.json").read_text())
+              if q["sample_id"] in samples]
+    if questions:
+        wanted = _spread(wanted, questions, key=lambda q: q["sample_id"])
+    return Eval(
+        "locomo", 10,
+        [Question(q["question"], set(q["evidence"]), LOCOMO_CATEGORIES[q["category"]],
+                  q["sample_id"]) for q in wanted],
+        lambda r: str(r["metadata"].get("message_id", "")),
+        _recall_metrics(5, 10),
+        [("universal", f, f.stem) for f in files],
+    )
+
+
+def scifact_eval(data: Path, work: Path, questions: int) -> Eval:
+    """Corpus as a folder of markdown notes (written once under ``work``)."""
+    docs = work / "scifact-notes"
+    if not (docs / DONE).exists():
+        docs.mkdir(parents=True, exist_ok=True)
+        with open(data / "corpus.jsonl") as fh:
+            for line in fh:
+                doc = json.loads(line)
+                title = " ".join(doc.get("title", "").split()) or doc["_id"]
+                (docs / f"{doc['_id']}.md").write_text(f"# {title}\n\n{doc['text'].strip()}\n")
+        (docs / DONE).touch()
+    texts = {}
+    with open(data / "queries.jsonl") as fh:
+        for line in fh:
+            q = json.loads(line)
+            texts[q["_id"]] = q["text"]
+    qrels: dict[str, set[str]] = defaultdict(set)
+    with open(data / "qrels" / "train.tsv") as fh:
+        next(fh)
+        for line in fh:
+            qid, did, score = line.strip().split("\t")
+            if int(score) > 0:
+                qrels[qid].add(did)
+    asked = [Question(texts[q], rel, "all") for q, rel in qrels.items() if q in texts]
+    if questions:
+        asked = asked[:questions]
+    doc_of = {stable_id("markdown", f"{p.stem}.md"): p.stem for p in docs.glob("*.md")}
+    return Eval(
+        "scifact", 100, asked,
+        lambda r: doc_of.get(str(r["metadata"].get("conversation_id", "")), ""),
+        {"nDCG@10": lambda r, g: ndcg_at(r, g, 10), "R@100": lambda r, g: recall_at(r, g, 100)},
+        [("markdown", docs, None)],
+    )
+
+
+def conv_eval(data: Path, questions: int) -> Eval:
+    asked = [Question(q["question"], set(q["gold"]), q["type"])
+             for q in json.loads((data / "questions.json").read_text())]
+    if questions:
+        asked = _spread(asked, questions, key=lambda q: q.group)
+    return Eval(
+        "conv", 10, asked, lambda r: str(r["metadata"].get("message_id", "")),
+        _recall_metrics(5, 10), [("universal", data / "messages.jsonl", None)],
+    )
+
+
+def _spread(items: list[Any], n: int, key: Callable[[Any], str]) -> list[Any]:
+    """``n`` items taken round-robin over the groups ``key`` makes (a small but mixed slice)."""
+    groups: dict[str, list[Any]] = defaultdict(list)
+    for item in items:
+        groups[key(item)].append(item)
+    out: list[Any] = []
+    while len(out) < min(n, len(items)):
+        for rows in groups.values():
+            if rows and len(out) < n:
+                out.append(rows.pop(0))
+    return out
+
+
+# -- running through the facade -----------------------------------------------------------------
+
+
+async def open_hive(data_dir: Path) -> Any:
+    from hive_mind.facade import HiveMind
+
+    return await HiveMind.open(data_dir=data_dir, embedding_provider="inprocess", redis_url=None)
+
+
+async def import_corpus(hm: Any, ev: Eval, progress: bool) -> None:
+    start = time.perf_counter()
+    for source, path, workspace in ev.imports:
+        if workspace is not None:
+            await hm.create_workspace(workspace)
+        summary = await hm.harvest(source, path, workspace=workspace)
+        if summary.get("pending_index"):
+            raise RuntimeError(f"{path}: {summary['pending_index']} frames left unindexed")
+        ev.frames += int(summary["frames_created"])
+        if progress:
+            print(f"  imported {path.name}: {summary['frames_created']} frames", file=sys.stderr)
+    ev.import_s = time.perf_counter() - start
+
+
+async def ask(hm: Any, ev: Eval, modes: dict[str, tuple[str, Signals]], profile: str) -> None:
+    """Every question once per mode; a mode's signals are set as the process-wide default
+    (what ``HiveMind.recall`` uses) for its questions only."""
+    for mode, (lanes, signals) in modes.items():
+        rows = []
+        start = time.perf_counter()
+        conversation.DEFAULT_SIGNALS = signals
+        try:
+            for q in ev.questions:
+                results = await hm.recall(q.text, limit=ev.limit, workspace=q.workspace,
+                                          profile=profile, lanes=lanes, touch=False,
+                                          catch_up=False)
+                ranked = [ev.to_id(r) for r in results]
+                rows.append((q.group, {m: fn(ranked, q.gold) for m, fn in ev.metrics.items()}))
+        finally:
+            conversation.DEFAULT_SIGNALS = DEFAULT_SIGNALS
+        ev.query_s[mode] = time.perf_counter() - start
+        ev.scores[mode] = rows
+
+
+async def run_eval(ev: Eval, data_dir: Path, modes: dict[str, tuple[str, Signals]], profile: str,
+                   progress: bool = True) -> Eval:
+    """Import (unless ``data_dir`` already holds this eval's import) and ask every question."""
+    marker = data_dir / DONE
+    if not marker.exists():
+        shutil.rmtree(data_dir, ignore_errors=True)
+        data_dir.mkdir(parents=True)
+    hm = await open_hive(data_dir)
+    try:
+        if marker.exists():
+            saved = json.loads(marker.read_text())
+            ev.frames, ev.import_s = saved["frames"], saved["import_s"]
+        else:
+            await import_corpus(hm, ev, progress)
+            await hm.wait_idle()
+            marker.write_text(json.dumps({"frames": ev.frames, "import_s": ev.import_s}))
+        await ask(hm, ev, modes, profile)
+    finally:
+        await hm.close()
+    return ev
+
+
+# -- output -------------------------------------------------------------------------------------
+
+
+def lines(ev: Eval) -> list[str]:
+    out = []
+    for mode in ev.scores:
+        s = ev.summary(mode)
+        cells = "  ".join(f"{m} {v:.4f}" for m, v in s["all"].items())
+        groups = "  ".join(
+            f"{g} " + "/".join(f"{v:.3f}" for v in s[g].values())
+            for g in sorted(s) if g != "all" and len(s) > 2)
+        out.append(f"{ev.name:>8} {mode:>8}: {cells}   {groups}")
+    return out
+
+
+def table(ev: Eval) -> str:
+    groups = sorted(g for g in ev.summary(next(iter(ev.scores))) if g != "all")
+    metrics = list(ev.metrics)
+    head = ["lanes", *metrics]
+    if len(groups) > 1:
+        counts = defaultdict(int)
+        for q in ev.questions:
+            counts[q.group] += 1
+        head += [f"{g} ({counts[g]}) {'/'.join(metrics)}" for g in groups]
+    rows = [f"| {' | '.join(head)} |", "|---" + "|---:" * (len(head) - 1) + "|"]
+    for mode in ev.scores:
+        s = ev.summary(mode)
+        cells = [mode, *(f"{s['all'][m]:.4f}" for m in metrics)]
+        if len(groups) > 1:
+            cells += ["/".join(f"{s[g][m]:.3f}" for m in metrics) for g in groups]
+        rows.append(f"| {' | '.join(cells)} |")
+    return "\n".join(rows)
+
+
+DESCRIPTIONS = {
+    "locomo": "LoCoMo development half (`../shared/data/locomo-dev`): five long multi-session "
+              "conversations, each imported into its own workspace with `harvest import "
+              "universal`; every question asked in its conversation's workspace, limit 10; "
+              "evidence recall@k = share of the question's evidence messages in the top k.",
+    "scifact": "BEIR SciFact train queries; the corpus imported as a folder of markdown notes "
+               "(`# title` + abstract, one file per document) with `harvest import markdown`, "
+               "so cognify extraction, chunking and linking run as for users; limit 100.",
+    "conv": "Our synthetic multi-session chats (`bench/data/conv`: planted facts, corrections, "
+            "month-specific decisions, group-chat speakers, look-alike distractors), imported "
+            "with `harvest import universal` into the personal mind; limit 10.",
+}
+
+
+def report(evals: Sequence[Eval], profile: str, command: str) -> None:
+    parts = []
+    for ev in evals:
+        timing = ", ".join(f"{m} {ev.query_s[m] / max(1, len(ev.questions)) * 1000:.0f} ms"
+                           for m in ev.query_s)
+        parts.append(
+            f"### {ev.name}\n\n{DESCRIPTIONS[ev.name]} {ev.frames:,} frames imported and "
+            f"indexed in {ev.import_s:.0f} s; {len(ev.questions)} questions "
+            f"(mean time per question: {timing}).\n\n{table(ev)}\n")
+    write_section(
+        "Recall quality (product path)",
+        f"Command: `{command}`\n\nEvery figure goes through the product's own path: "
+        "`HiveMind.harvest` (adapters → actor → cognify extraction + embedding + linking, "
+        "embedded default, model all-MiniLM-L6-v2 in-process) then `HiveMind.recall` with "
+        f"profile `{profile}` and `touch=False` (no access counts leak between questions). "
+        "`keyword` and `vector` restrict recall to one lane (`lanes=`); `hybrid` is the "
+        "product default.\n\n" + "\n".join(parts))
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--evals", nargs="+", default=["locomo", "scifact", "conv"],
+                        choices=["locomo", "scifact", "conv"])
+    parser.add_argument("--steps", action="store_true",
+                        help="also measure each ranking signal added one at a time")
+    parser.add_argument("--profile", default="balanced")
+    parser.add_argument("--keep", type=Path, help="keep imported data dirs here and reuse them")
+    parser.add_argument("--conversations", type=int, default=0, help="LoCoMo files (0 = all)")
+    parser.add_argument("--questions", type=int, default=0, help="questions per eval (0 = all)")
+    parser.add_argument("--locomo", type=Path, default=LOCOMO)
+    parser.add_argument("--scifact", type=Path, default=SCIFACT)
+    parser.add_argument("--conv", type=Path, default=CONV)
+    parser.add_argument("--no-report", action="store_true", help="print only")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = args.keep or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        build = {
+            "locomo": lambda: locomo_eval(args.locomo, work, args.conversations, args.questions),
+            "scifact": lambda: scifact_eval(args.scifact, work, args.questions),
+            "conv": lambda: conv_eval(args.conv, args.questions),
+        }
+        done = []
+        for name in args.evals:
+            modes = {**MODES, **STEPS} if args.steps else MODES
+            ev = await run_eval(build[name](), work / name, modes, args.profile)
+            print("\n".join(lines(ev)), flush=True)
+            done.append(ev)
+    if not args.no_report:
+        flags = " ".join(f"--{k} {v}" for k, v in (("conversations", args.conversations),
+                                                    ("questions", args.questions)) if v)
+        report(done, args.profile,
+               f"HF_HUB_OFFLINE=1 .venv/bin/python bench/recall_eval.py {flags}".strip())
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
