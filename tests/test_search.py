@@ -79,7 +79,8 @@ async def test_hybrid_finds_by_either_lane_and_scores_are_normalized(search: Hyb
     assert top.score == pytest.approx(1.0)  # first in both lanes, fresh normal frame
     for r in resp.results:
         assert 0.0 <= r.score <= 1.0
-        assert r.final == pytest.approx(r.rrf * r.relevance)
+        assert r.final == pytest.approx(r.factors["fused"] * r.factors["match"] * r.relevance)
+        assert r.factors["fused"] >= r.rrf  # conversation signals only add
     assert [r.final for r in resp.results] == sorted((r.final for r in resp.results), reverse=True)
 
 
