@@ -195,11 +195,13 @@ class HiveMind:
         self, query: str, *, limit: int = 10, scope: str | None = None,
         workspace: str | None = None, profile: str = "balanced", since: str | None = None,
         until: str | None = None, catch_up: bool | None = None, lanes: str = "hybrid",
-        touch: bool = True,
+        touch: bool = True, explain: bool = False,
     ) -> list[dict[str, Any]]:
         """Hybrid search over the chosen minds, merged by normalized score (DESIGN §6).
         ``lanes`` restricts to the keyword or vector lane (evaluation, debugging); ``touch=False``
-        leaves access counts alone (a look that must not change later rankings)."""
+        leaves access counts alone (a look that must not change later rankings); ``explain``
+        adds to each result an ``explain`` object: lane ranks, fused score and every re-score
+        factor (:func:`hive_mind.results.explain_dict`)."""
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100:
             raise ValidationError("limit must be an integer between 1 and 100")
         results: list[dict[str, Any]] = []
@@ -209,7 +211,7 @@ class HiveMind:
                 query, limit=limit, profile=profile, since=since, until=until,  # type: ignore[arg-type]
                 catch_up=catch_up, lanes=lanes, touch=touch)  # type: ignore[arg-type]
             origin = "personal" if ws is None else f"workspace:{ws}"
-            results += [recall_dict(r, origin) for r in response.results]
+            results += [recall_dict(r, origin, explain=explain) for r in response.results]
         results.sort(key=lambda r: r["score"], reverse=True)
         return results[:limit]
 

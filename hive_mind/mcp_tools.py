@@ -166,7 +166,8 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         questions about the user, past work or earlier decisions. Returns a JSON list of
         {id, content, importance, source, score (0-1, higher is better), created_at, from}
         sorted by score, or a sentence when nothing matches. Plain words work best; search
-        syntax is treated as text.""")
+        syntax is treated as text. explain=true adds to each result an `explain` object (lane
+        ranks, fused score, every re-score factor) showing why it ranked there.""")
     async def recall_memory(
         query: Annotated[str, Field(description="What to look for, in plain words.")],
         limit: Annotated[int, Field(ge=1, le=100, description="Maximum results.")] = 10,
@@ -177,6 +178,10 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
                         "workspace when one is given, else personal.")] = None,
         profile: Annotated[Literal["balanced", "recent", "important", "connected"], Field(
             description="Ranking profile.")] = "balanced",
+        explain: Annotated[bool, Field(
+            description="Add each result's `explain` object: keyword/vector lane ranks "
+                        "(1-based, null = not found by that lane), fused score, match, "
+                        "re-score factors, relevance and final.")] = False,
     ) -> str:
         mind = await get_facade()
         if scope == "personal" and workspace:
@@ -193,10 +198,11 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         elif scope == "all" and workspace:
             check_workspace(mind, workspace)  # still refuse unknown / unsafe ids
         rows = await mind.recall(query, limit=limit, scope=facade_scope,
-                                 workspace=workspace or None, profile=profile)
+                                 workspace=workspace or None, profile=profile, explain=explain)
         if not rows:
             return f'No memories found for query: "{query}"'
-        return dumps([_pick(r, _RECALL_FIELDS) for r in rows])
+        fields = (*_RECALL_FIELDS, "explain") if explain else _RECALL_FIELDS
+        return dumps([_pick(r, fields) for r in rows])
 
     @tool(DESTROY, """Permanently erase one memory (by the id from save_memory or
         recall_memory) and everything derived from it: its search index entries, links and

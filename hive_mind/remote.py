@@ -140,10 +140,10 @@ class RemoteHiveMind:
                      workspace: str | None = None, profile: str = "balanced",
                      since: str | None = None, until: str | None = None,
                      catch_up: bool | None = None, lanes: str = "hybrid",
-                     touch: bool = True) -> list[dict[str, Any]]:
+                     touch: bool = True, explain: bool = False) -> list[dict[str, Any]]:
         body = {"query": query, "limit": limit, "scope": scope, "workspace": workspace,
                 "profile": profile, "since": since, "until": until, "catch_up": catch_up,
-                "lanes": lanes, "touch": touch}
+                "lanes": lanes, "touch": touch, "explain": explain}
         results: list[dict[str, Any]] = (await self._call("POST", "/v1/recall", json=body))[
             "results"]
         return results

@@ -16,8 +16,8 @@ def frame_dict(frame: Frame) -> dict[str, Any]:
     return {name: getattr(frame, name) for name in FRAME_FIELDS}
 
 
-def recall_dict(result: SearchResult, origin: str) -> dict[str, Any]:
-    return {
+def recall_dict(result: SearchResult, origin: str, *, explain: bool = False) -> dict[str, Any]:
+    out = {
         **frame_dict(result.frame),
         "score": round(result.score, 6),
         "rrf": result.rrf,
@@ -25,6 +25,54 @@ def recall_dict(result: SearchResult, origin: str) -> dict[str, Any]:
         "final": result.final,
         "from": origin,
     }
+    if explain:
+        out["explain"] = explain_dict(result)
+    return out
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
+def explain_dict(result: SearchResult) -> dict[str, Any]:
+    """Why a result ranked where it did (``recall --explain``): each lane's 1-based rank (null
+    when that lane did not find it), the cosine ``similarity`` of the vector lane, ``lanes``
+    (the lanes' fused score), the conversation signals added to it (``session``,
+    ``neighbour``) giving ``fused``, the ``match`` multiplier (speaker × time), the re-score
+    factors combined into ``relevance``, and ``final`` = fused × match × relevance, the sort
+    key; ``score`` is ``final`` normalized to [0, 1]. ``popularity`` only breaks ties. Floats
+    are rounded to 6 digits. A catch-up result has no lanes or factors (nulls) and names its
+    ``reason`` instead; a result a cross-encoder re-ranked carries ``reranked: true`` and its
+    ``final`` is the reranker's logit."""
+    factors = result.factors
+
+    def factor(name: str) -> float | None:
+        return _rounded(factors.get(name))
+
+    out: dict[str, Any] = {
+        "keyword_rank": None if result.keyword_rank is None else result.keyword_rank + 1,
+        "vector_rank": None if result.vector_rank is None else result.vector_rank + 1,
+        "similarity": _rounded(result.similarity),
+        "lanes": _rounded(result.rrf),
+        "session": factor("session"),
+        "neighbour": factor("neighbour"),
+        "fused": factor("fused"),
+        "speaker_match": bool(factors.get("speaker")),
+        "time_match": bool(factors.get("time")),
+        "match": factor("match"),
+        "recency": factor("recency"),
+        "importance": factor("importance"),
+        "proximity": factor("proximity"),
+        "popularity": factor("popularity"),
+        "relevance": _rounded(result.relevance),
+        "final": _rounded(result.final),
+        "score": _rounded(result.score),
+    }
+    if result.reason is not None:
+        out["reason"] = result.reason
+    if result.reranked:
+        out["reranked"] = True
+    return out
 
 
 async def entity_dict(kg: KnowledgeGraph, entity: Entity) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from hive_mind.cli import main
+from tests.explain_checks import check_explain
 from tests.procs import ROOT
 
 REDIS_URL = os.environ.get("HIVE_MIND_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
@@ -118,6 +119,41 @@ def test_recall_scopes_and_fts_syntax(cli: Run) -> None:
     assert isinstance(json.loads(out), list)
     out, _ = cli("recall", "nothing-matches-zzzqqq", "--since", "2100-01-01T00:00:00Z")
     assert "No memories found" in out
+
+
+def test_recall_explain(cli: Run) -> None:
+    apollo = cli.json("save", "Alice moved to Lisbon to work on the Apollo project")["id"]
+    cat = cli.json("save", "The cat sleeps on the warm windowsill")["id"]
+    cli("save", "Bob rides the \x1b[31mLisbon\x1b[0m tram \x07 daily")
+    plain = cli.json("recall", "Lisbon Apollo")
+    assert plain and all("explain" not in r for r in plain)
+
+    results = cli.json("recall", "Lisbon Apollo", "--explain")
+    assert [r["id"] for r in results] == [r["id"] for r in plain]
+    by_id = {r["id"]: r for r in results}
+    top = check_explain(by_id[apollo], keyword=True, vector=True)
+    assert top["keyword_rank"] == 1 and results[0]["id"] == apollo
+    assert check_explain(by_id[cat], keyword=False, vector=True)["keyword_rank"] is None
+    for r in results:
+        check_explain(r)
+
+    keyword_only = cli.json("recall", "Lisbon Apollo", "--explain", "--lanes", "keyword")
+    assert apollo in {r["id"] for r in keyword_only} and cat not in {r["id"] for r in keyword_only}
+    for r in keyword_only:
+        assert check_explain(r, keyword=True, vector=False)["similarity"] is None
+    vector_only = cli.json("recall", "Lisbon Apollo", "--explain", "--lanes", "vector")
+    for r in vector_only:
+        check_explain(r, keyword=False, vector=True)
+    assert "lanes" in cli.fails("recall", "x", "--lanes", "both")
+
+    out, _ = cli("recall", "Lisbon", "--explain")
+    for column in ("kw#", "vec#", "fused", "session", "neighbour", "match", "relevance"):
+        assert column in out
+    assert "Alice moved" in out and "final = fused × match × relevance" in out
+    assert "\\x1b[31mLisbon" in out  # stored control characters are shown escaped, not raw
+    for raw in ("\x1b", "\x07"):
+        assert raw not in out
+        assert raw not in cli("recall", "Lisbon tram")[0]
 
 
 def test_two_processes_save_then_recall_by_vector(env: dict[str, str]) -> None:

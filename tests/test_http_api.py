@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.explain_checks import check_explain
 from tests.http_server import running_server, server_settings
 from tests.procs import ROOT, eventually, spawn, stop
 
@@ -145,6 +146,39 @@ def test_recall_filters_and_bad_timestamps(api: httpx.Client) -> None:
     error_of(api.post("/v1/recall", json={"query": "x", "since": "last tuesday"}), 400,
              "invalid_timestamp")
     error_of(api.post("/v1/recall", json={"query": "x", "scope": "workspace"}), 400, "invalid")
+
+
+def test_recall_explain_lanes_and_touch(api: httpx.Client) -> None:
+    budget = api.post("/v1/memories", json={"content": "Apollo budget review on Friday",
+                                            "wait": True}).json()["id"]
+    cat = api.post("/v1/memories", json={"content": "The cat sleeps on the warm windowsill",
+                                         "wait": True}).json()["id"]
+
+    def recall(**body: Any) -> list[dict[str, Any]]:
+        response = api.post("/v1/recall", json={"query": "Apollo budget", **body})
+        assert response.status_code == 200, response.text
+        results: list[dict[str, Any]] = response.json()["results"]
+        return results
+
+    hits = {r["id"]: r for r in recall(explain=True, touch=False)}
+    top = check_explain(hits[budget], keyword=True, vector=True)
+    assert top["keyword_rank"] == 1 and top["popularity"] == 1.0  # never recalled yet
+    check_explain(hits[cat], keyword=False, vector=True)
+    keyword = recall(explain=True, lanes="keyword", touch=False)
+    assert [r["id"] for r in keyword] == [budget]
+    assert check_explain(keyword[0], keyword=True, vector=False)["vector_rank"] is None
+    vector = recall(explain=True, lanes="vector", touch=False)
+    assert {r["id"] for r in vector} == {budget, cat}
+    for r in vector:
+        check_explain(r, keyword=False, vector=True)
+
+    # touch=false left access counts (the popularity factor) alone; a plain recall counts
+    assert check_explain(recall(explain=True, touch=False)[0])["popularity"] == 1.0
+    assert all("explain" not in r for r in recall())
+    assert all("explain" not in r for r in recall(explain=False))
+    assert check_explain(recall(explain=True, touch=False)[0])["popularity"] > 1.0
+    error_of(api.post("/v1/recall", json={"query": "x", "lanes": "both"}), 422, "invalid")
+    error_of(api.post("/v1/recall", json={"query": "x", "explain": "very"}), 422, "invalid")
 
 
 # -- knowledge graph, identity, awareness -------------------------------------------------

@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from mind.constants import AwarenessCategory, FrameSource, Importance
-from mind.search import Profile
+from mind.search import Lanes, Profile
 
 Scope = Literal["personal", "workspace", "current", "all"]
 EntityType = Literal["person", "project", "concept", "organization", "technology", "tool",
@@ -47,6 +47,10 @@ class RecallRequest(Body):
     since: str | None = Field(default=None, description="ISO-8601 lower bound of created_at")
     until: str | None = Field(default=None, description="ISO-8601 upper bound of created_at")
     catch_up: bool | None = None
+    lanes: Lanes = Field(default="hybrid", description="hybrid, or one lane alone (debugging)")
+    touch: bool = Field(default=True, description="false: leave the hits' access counts alone")
+    explain: bool = Field(default=False, description="add each result's `explain` object: lane "
+                          "ranks, fused score and every re-score factor")
 
 
 class EntityRequest(Body):

@@ -52,7 +52,8 @@ async def forget_memory(frame_id: FrameId, hm: Facade,
 async def recall(body: RecallRequest, hm: Facade) -> dict[str, Any]:
     results = await hm.recall(
         body.query, limit=body.limit, scope=body.scope, workspace=body.workspace,
-        profile=body.profile, since=body.since, until=body.until, catch_up=body.catch_up)
+        profile=body.profile, since=body.since, until=body.until, catch_up=body.catch_up,
+        lanes=body.lanes, touch=body.touch, explain=body.explain)
     return {"results": results, "count": len(results)}
 
 

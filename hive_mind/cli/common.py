@@ -10,6 +10,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -160,13 +161,26 @@ def emit_json(data: Any) -> None:
     sys.stdout.flush()
 
 
+# C0/C1 controls (ESC would let stored text drive the terminal) and bidi overrides
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """User text made safe for a terminal: newlines and tabs become spaces, every other control
+    or bidi-override character is shown escaped (``\\x1b``), never emitted raw."""
+    return _UNSAFE.sub(
+        lambda m: " " if m.group() in "\n\t" else m.group().encode("unicode_escape").decode(),
+        text)
+
+
 def cell(value: Any, limit: int | None = None) -> Text:
-    """A table cell that never interprets markup; ``limit`` shortens long text."""
+    """A table cell that never interprets markup nor emits control characters (see
+    :func:`printable`); ``limit`` shortens long text."""
     if value is None:
         return Text("-", style="dim")
     if isinstance(value, (dict, list)):
         value = json.dumps(value, ensure_ascii=False) if value else "-"
-    text = str(value).replace("\n", " ")
+    text = printable(str(value))
     if limit and len(text) > limit:
         text = text[: limit - 1] + "…"
     return Text(text)

@@ -6,12 +6,23 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.table import Table
 
-from hive_mind.cli.common import JsonOpt, WorkspaceOpt, choice, kv_table, output, table, with_facade
+from hive_mind.cli.common import (
+    JsonOpt,
+    WorkspaceOpt,
+    choice,
+    kv_table,
+    output,
+    printable,
+    table,
+    with_facade,
+)
 from mind.constants import FRAME_SOURCES, IMPORTANCES
 
 SCOPES = ("personal", "workspace", "current", "all")
 PROFILES = ("balanced", "recent", "important", "connected")
+LANES = ("hybrid", "keyword", "vector")
 INGEST_TYPES = ("auto", "markdown", "plaintext", "pdf", "url")
 INGEST_IMPORTANCES = ("critical", "important", "normal")
 
@@ -19,6 +30,7 @@ ImportancesT = choice(IMPORTANCES)
 FrameSourcesT = choice(FRAME_SOURCES)
 ScopesT = choice(SCOPES)
 ProfilesT = choice(PROFILES)
+LanesT = choice(LANES)
 IngestTypesT = choice(INGEST_TYPES)
 IngestImportancesT = choice(INGEST_IMPORTANCES)
 
@@ -70,19 +82,30 @@ def recall(
         "--since", metavar="TIME", help="Only frames created at/after this ISO-8601 time.")] = None,
     until: Annotated[str | None, typer.Option(
         "--until", metavar="TIME", help="Only frames created before this ISO-8601 time.")] = None,
+    explain: Annotated[bool, typer.Option(
+        "--explain", help="Show why each result ranked where it did: each lane's rank, the "
+                          "fused score and every re-score factor (with --json: an `explain` "
+                          "object per result).")] = False,
+    lanes: Annotated[LanesT, typer.Option(
+        "--lanes", metavar="LANES",
+        help="Search " + "|".join(LANES) + " (one lane alone is for debugging).")] = "hybrid",
     as_json: JsonOpt = False,
 ) -> None:
     """Hybrid search (keywords + vectors), merged across minds by normalized score."""
 
     async def act(hm: Any) -> list[dict[str, Any]]:
         return list(await hm.recall(query, limit=limit, scope=scope, workspace=workspace,
-                                    profile=profile, since=since, until=until))
+                                    profile=profile, since=since, until=until, lanes=lanes,
+                                    explain=explain))
 
     results = with_facade(ctx, act)
 
     def human(c: Console) -> None:
         if not results:
-            c.print(f'No memories found for query: "{query}"', markup=False)
+            c.print(f'No memories found for query: "{printable(query)}"', markup=False)
+            return
+        if explain:
+            c.print(explain_table(results))
             return
         c.print(table(
             f"{len(results)} result(s)", ["score", "id", "from", "importance", "created_at",
@@ -92,6 +115,31 @@ def recall(
             limits={"content": 200}))
 
     output(as_json, results, human)
+
+
+def _num(value: float | None) -> str | None:
+    return None if value is None else f"{value:.4f}"
+
+
+def explain_table(results: list[dict[str, Any]]) -> Table:
+    """``recall --explain``: one row per result with the numbers its rank came from."""
+    rows = []
+    for rank, r in enumerate(results, 1):
+        e = r["explain"]
+        match = _num(e["match"])
+        if match is not None:
+            match += "".join(f" {name}" for name, on in (("speaker", e["speaker_match"]),
+                                                         ("time", e["time_match"])) if on)
+        rows.append([rank, r["id"], f"{r['score']:.3f}", e["keyword_rank"], e["vector_rank"],
+                     _num(e["fused"]), _num(e["session"]), _num(e["neighbour"]), match,
+                     _num(e["relevance"]), _num(e["final"]), r["content"]])
+    out = table(f"{len(results)} result(s), explained",
+                ["#", "id", "score", "kw#", "vec#", "fused", "session", "neighbour", "match",
+                 "relevance", "final", "content"], rows, limits={"content": 80})
+    out.caption = ("kw#/vec#: lane rank (- = not found); fused = lanes + session + neighbour; "
+                   "final = fused × match × relevance")
+    out.caption_justify = "left"
+    return out
 
 
 def ingest(
