@@ -37,6 +37,17 @@ async def test_save_recall_forget(hm: HiveMind) -> None:
         await hm.forget(saved["id"])
 
 
+async def test_recall_explain_of_a_catch_up_names_the_reason(hm: HiveMind) -> None:
+    saved = await hm.save("We decided to ship on Monday", importance="critical", wait=True)
+    (hit,) = await hm.recall("catch up", catch_up=True, explain=True)
+    explain = hit["explain"]
+    assert hit["id"] == saved["id"] and explain["reason"]
+    assert explain["keyword_rank"] is None and explain["vector_rank"] is None
+    assert explain["fused"] is None and explain["match"] is None
+    assert explain["score"] == hit["score"] and explain["final"] == round(hit["final"], 6)
+    assert "explain" not in (await hm.catch_up())[0]
+
+
 @pytest.mark.parametrize("bad", ["../x", "/etc", "a\0b", "UPPER", "x/../../y", ""])
 async def test_workspace_ids_never_become_paths(hm: HiveMind, bad: str, tmp_path: Path) -> None:
     if bad == "":  # empty means the personal mind

@@ -19,6 +19,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult
 
 from hive_mind.mcp_tools import TOOL_NAMES
+from tests.explain_checks import check_explain
 
 HAS_HARVEST = importlib.util.find_spec("hive_mind.harvest") is not None
 needs_harvest = pytest.mark.skipif(not HAS_HARVEST, reason="hive_mind.harvest not present yet")
@@ -131,6 +132,23 @@ def test_save_then_recall(mcp: Client) -> None:
     assert set(hit) == {"id", "content", "importance", "source", "score", "created_at", "from"}
     assert 0.0 <= hit["score"] <= 1.0 and hit["from"] == "personal"
     assert rows == sorted(rows, key=lambda r: r["score"], reverse=True)
+
+
+def test_recall_explain(mcp: Client) -> None:
+    saved = mcp.json("save_memory", {"content": "Zebulon repaints the lighthouse each spring"})
+    schema = mcp.portal.call(mcp.session.list_tools).tools
+    recall_schema = next(t for t in schema if t.name == "recall_memory").input_schema
+    assert recall_schema["properties"]["explain"]["default"] is False
+    plain = mcp.recall("Zebulon lighthouse", limit=5)
+    assert plain and all("explain" not in r for r in plain)
+    rows = mcp.recall("Zebulon lighthouse", limit=5, explain=True)
+    assert set(rows[0]) == {"id", "content", "importance", "source", "score", "created_at",
+                            "from", "explain"}
+    hit = next(r for r in rows if r["id"] == saved["id"])
+    assert check_explain(hit, keyword=True)["keyword_rank"] == 1
+    for row in rows:
+        check_explain(row)
+    assert "explain" in mcp.error("recall_memory", {"query": "x", "explain": "very"})
 
 
 def test_recall_nothing_and_search_syntax(mcp: Client) -> None:

@@ -29,6 +29,7 @@ from mind.errors import (
     NotFoundError,
     ValidationError,
 )
+from tests.explain_checks import check_explain
 from tests.http_server import running_server, server_settings
 
 TOKEN = "client-token"
@@ -72,6 +73,20 @@ def test_same_signatures_as_the_facade(name: str) -> None:
     shape = [(p.name, p.kind, p.default) for p in local.parameters.values()]
     assert [(p.name, p.kind, p.default) for p in remote.parameters.values()] == shape
     assert inspect.iscoroutinefunction(getattr(RemoteHiveMind, name))
+
+
+async def test_recall_explain_and_lanes(hm: Any) -> None:
+    saved = await hm.save("Grace maintains the Hubble archive", wait=True)
+    other = await hm.save("Lunch is at noon in the cafeteria", wait=True)
+    assert all("explain" not in r for r in await hm.recall("Hubble archive", touch=False))
+    hits = {r["id"]: r for r in await hm.recall("Hubble archive", explain=True, touch=False)}
+    assert check_explain(hits[saved["id"]], keyword=True, vector=True)["keyword_rank"] == 1
+    check_explain(hits[other["id"]], keyword=False, vector=True)
+    keyword = await hm.recall("Hubble archive", explain=True, lanes="keyword")
+    assert [r["id"] for r in keyword] == [saved["id"]]
+    check_explain(keyword[0], keyword=True, vector=False)
+    with pytest.raises(ValidationError):
+        await hm.recall("Hubble", lanes="both")
 
 
 async def test_memory_scenario(hm: Any) -> None:
