@@ -5,6 +5,7 @@ signal switched off, to show that the signal — not the lanes — does the work
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
@@ -127,7 +128,7 @@ def test_speaker_of_reads_only_a_text_speaker() -> None:
 Turn = tuple[str, str, str | None]  # speaker, text, created_at
 
 
-async def add(db: Database, model: InProcessEmbedder, gop: str, turns: list[Turn]) -> list[int]:
+async def add(db: Database, model: InProcessEmbedder, gop: str, turns: Sequence[Turn]) -> list[int]:
     """One conversation's turns in order (t = 0, 1, …), indexed with the real model."""
     saved = await FrameStore(db).insert_many([
         NewFrame(gop, text, source="import", created_at=ts, metadata={"speaker": speaker},
