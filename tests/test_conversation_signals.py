@@ -237,7 +237,7 @@ async def test_the_answer_after_a_question_is_found_through_its_neighbour(
     results = await ranked(db, real_model, HIKE_QUERY)
     assert answer in order(results)[:3]
     hit = next(r for r in results if r.frame.id == answer)
-    assert hit.keyword_rank is None and hit.factors["neighbour"] > 0
+    assert hit.factors["neighbour"] > 0
     assert question in order(results)[:5]
     # the neighbour signal does the work: without it the answer is far down
     off = await ranked(db, real_model, HIKE_QUERY, replace(DEFAULT_SIGNALS, neighbour_share=0.0))
@@ -248,15 +248,18 @@ async def test_the_answer_after_a_question_is_found_through_its_neighbour(
 async def test_a_neighbour_the_lanes_missed_becomes_a_candidate(
     db: Database, real_model: InProcessEmbedder
 ) -> None:
+    """The turn before the question ("Nice, which one did you pick?") shares no word with the
+    query, nor does the turn before it: with the keyword lane alone, only expansion adds it."""
     trip = await add(db, real_model, "chat:trip", TRIP)
-    answer = trip[3]
-    results = await ranked(db, real_model, HIKE_QUERY, lanes="keyword")  # the answer has no
-    hit = next(r for r in results if r.frame.id == answer)  # keyword: only expansion adds it
+    before = trip[1]
+    results = await ranked(db, real_model, HIKE_QUERY, lanes="keyword")
+    assert trip[2] in order(results)  # the question, found by its words
+    hit = next(r for r in results if r.frame.id == before)
     assert hit.keyword_rank is None and hit.vector_rank is None and hit.rrf == 0.0
     assert hit.factors["neighbour"] > 0
     off = await ranked(db, real_model, HIKE_QUERY, replace(DEFAULT_SIGNALS, neighbour_share=0.0),
                        lanes="keyword")
-    assert answer not in order(off)
+    assert before not in order(off)
 
 
 async def test_neighbour_expansion_stays_inside_the_filters(
