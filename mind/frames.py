@@ -28,6 +28,7 @@ from mind.frame import Frame, NewFrame, SaveResult
 from mind.frame_queries import FrameQueries
 from mind.ids import validate_id
 from mind.jsonfields import dump_object
+from mind.search_context import context_sql
 from mind.sqlutil import chunked, delete_in, placeholders
 from mind.timeutil import normalize_ts, now_iso
 
@@ -36,7 +37,8 @@ MAX_FRAME_CHARS = 2_000_000
 _INSERT = (
     "INSERT INTO memory_frames(id, frame_type, gop_id, t, base_frame_id, content, importance, "
     "source, access_count, created_at, recorded_at, last_accessed, content_hash, metadata, "
-    "external_id) VALUES (?,?,?,?,?,?,?,?,0,?,?,?,?,?,?)"
+    "external_id, search_context) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,0,?9,?10,?11,?12,?13,?14,"
+    f"{context_sql('?9', '?3', '?4')})"
 )
 
 
@@ -284,8 +286,8 @@ class _BatchWriter:
         if rows:
             await self.db.executemany(_INSERT, rows)
             await self.db.execute(
-                "INSERT INTO memory_frames_fts(rowid, content) "
-                "SELECT id, content FROM memory_frames WHERE id BETWEEN ? AND ?",
+                "INSERT INTO memory_frames_fts(rowid, content, search_context) "
+                "SELECT id, content, search_context FROM memory_frames WHERE id BETWEEN ? AND ?",
                 (rows[0][0], rows[-1][0]),
             )
             await self.db.executemany(

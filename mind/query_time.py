@@ -109,7 +109,7 @@ def _ago(count: str, unit: str, today: date, label: str) -> TimeWindow:
     return TimeWindow(label, centre - timedelta(days=slack), centre + timedelta(days=slack + 1))
 
 
-def _window(kind: str, m: re.Match[str], today: date) -> TimeWindow | None:
+def _window(kind: str, m: re.Match[str], today: date) -> TimeWindow:
     g, label = m.groups(), m.group(0)
     if kind == "dmy":
         start = date(int(g[2]), _month(g[1]), int(g[0]))
@@ -142,13 +142,11 @@ def time_windows(query: str, now: datetime | None = None) -> list[TimeWindow]:
         for m in pattern.finditer(query):
             if any(a < m.end() and m.start() < b for a, b in taken):
                 continue
+            taken.append((m.start(), m.end()))
             try:
-                window = _window(kind, m, today)
+                found.append(_window(kind, m, today))
             except (ValueError, KeyError):  # "31 February 2023": not a date, just text
                 continue
-            if window is not None:
-                taken.append((m.start(), m.end()))
-                found.append(window)
     return found
 
 

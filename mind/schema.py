@@ -23,6 +23,7 @@ from mind.constants import (
     IMPORTANCES,
     SESSION_STATUSES,
 )
+from mind.search_context import ROW_CONTEXT
 from mind.timeutil import SQL_NOW
 
 
@@ -275,6 +276,44 @@ CREATE TABLE harvest_runs (
 CREATE INDEX idx_harvest_runs_source ON harvest_runs(source, source_path);
 """
 
+# The FTS index gets a second column (mind.search_context): the source date in words and the
+# previous turn. Back-filled before the new index exists (no trigger sees a half-made row), then
+# the index is rebuilt from the frames.
+SEARCH_CONTEXT = f"""
+ALTER TABLE memory_frames ADD COLUMN search_context TEXT NOT NULL DEFAULT '';
+DROP TRIGGER memory_frames_fts_ad;
+DROP TRIGGER memory_frames_fts_au;
+DROP TABLE memory_frames_fts;
+UPDATE memory_frames SET search_context = {ROW_CONTEXT};
+CREATE VIRTUAL TABLE memory_frames_fts USING fts5(
+  content,
+  search_context,
+  content='memory_frames',
+  content_rowid='id',
+  tokenize='porter unicode61 remove_diacritics 2'
+);
+INSERT INTO memory_frames_fts(memory_frames_fts) VALUES ('rebuild');
+CREATE TRIGGER memory_frames_fts_ad AFTER DELETE ON memory_frames BEGIN
+  INSERT INTO memory_frames_fts(memory_frames_fts, rowid, content, search_context)
+    VALUES ('delete', old.id, old.content, old.search_context);
+END;
+CREATE TRIGGER memory_frames_fts_au AFTER UPDATE OF content, search_context ON memory_frames
+BEGIN
+  INSERT INTO memory_frames_fts(memory_frames_fts, rowid, content, search_context)
+    VALUES ('delete', old.id, old.content, old.search_context);
+  INSERT INTO memory_frames_fts(rowid, content, search_context)
+    VALUES (new.id, new.content, new.search_context);
+END;
+CREATE TRIGGER memory_frames_context_ad AFTER DELETE ON memory_frames BEGIN
+  UPDATE memory_frames SET search_context = {ROW_CONTEXT}
+    WHERE gop_id = old.gop_id AND t = old.t + 1;
+END;
+CREATE TRIGGER memory_frames_context_au AFTER UPDATE OF content ON memory_frames BEGIN
+  UPDATE memory_frames SET search_context = {ROW_CONTEXT}
+    WHERE gop_id = new.gop_id AND t = new.t + 1;
+END;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core: identity, awareness, sessions, frames, fts, outbox", CORE),
     Migration(2, "knowledge graph: entities, relations, entity-frame bridge", KNOWLEDGE),
@@ -283,6 +322,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "vector change log for in-memory vector indexes", VECTOR_LOG),
     Migration(6, "related-frame links computed by cognify", FRAME_LINKS),
     Migration(7, "harvest runs: resumable imports", HARVEST_RUNS),
+    Migration(8, "keyword context: source date in words and the previous turn", SEARCH_CONTEXT),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

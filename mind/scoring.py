@@ -74,27 +74,33 @@ def rrf(lanes: Sequence[Sequence[int]], k: int = RRF_K) -> dict[int, float]:
     return scores
 
 
-def min_max(values: Sequence[float]) -> list[float]:
-    """Scale to [0, 1] (1 = best); all-equal values are all 1."""
+def min_max(values: Sequence[float], min_spread: float = 0.0) -> list[float]:
+    """Scale to [0, 1] (1 = best); all-equal values are all 1. With ``min_spread``, values
+    closer together than that are not stretched over the whole range (the best still gets 1)."""
     if not values:
         return []
-    lo, hi = min(values), max(values)
+    hi = max(values)
+    lo = min(min(values), hi - min_spread)
     return [1.0 if hi <= lo else (v - lo) / (hi - lo) for v in values]
 
 
-def fuse(lanes: Sequence[Sequence[tuple[int, float]]], k: int = RRF_K) -> dict[int, float]:
+def fuse(lanes: Sequence[Sequence[tuple[int, float]]], k: int = RRF_K,
+         min_spreads: Sequence[float] = ()) -> dict[int, float]:
     """Fuse lanes of ``(id, score)`` (best first, higher score = better) by rank *and* score.
 
     Each lane gives a frame ``(norm + k / (k + rank)) / 2k``: the mean of its min-max
     normalized score and its reciprocal rank (K = 10, 0-based ranks), so first place in every
     lane is worth 1/k per lane, like RRF. Ranks alone throw away how much better the first
     hit is than the tenth; scores alone let one lane's flat tail swamp the other. Measured on
-    SciFact, LoCoMo and the synthetic chats, the mix beats either (docs/benchmarks.md). Insertion
-    order: first lane's order, then new ids of later lanes.
+    SciFact, LoCoMo and the synthetic chats, the mix beats either (docs/benchmarks.md).
+    ``min_spreads[i]`` keeps lane i's near-equal scores from being stretched into the full
+    range (a vector lane whose candidates all lie within a few hundredths of cosine has no
+    score evidence to give). Insertion order: first lane's order, then new ids of later lanes.
     """
     fused: dict[int, float] = {}
-    for lane in lanes:
-        norms = min_max([score for _, score in lane])
+    for i, lane in enumerate(lanes):
+        spread = min_spreads[i] if i < len(min_spreads) else 0.0
+        norms = min_max([score for _, score in lane], spread)
         for rank, ((item, _), norm) in enumerate(zip(lane, norms, strict=True)):
             fused[item] = fused.get(item, 0.0) + (norm + k / (k + rank)) / (2 * k)
     return fused

@@ -61,7 +61,8 @@ from mind.scoring import (
     relevance,
     sort_key,
 )
-from mind.sqlutil import escape_like
+from mind.search_context import CONTEXT_WEIGHT
+from mind.sqlutil import chunked, escape_like, placeholders
 from mind.text_query import fts_match_expression, query_terms
 from mind.vector_index import VectorIndex
 from mind.vectors import VectorStore
@@ -76,6 +77,10 @@ RERANK_POOL = 30
 # ``limit=k`` are the first k of ``limit=100`` (issue #11: a small limit used to cut each lane
 # to 2 × limit before fusion, and an exact match lost its other lane's contribution).
 CANDIDATES = 100
+# cosine similarities closer together than this are not stretched over the whole 0..1 range
+VECTOR_MIN_SPREAD = 0.3
+# a frame's own text weighs 1, its context (source date in words, previous turn) 0.3
+_BM25 = f"bm25(memory_frames_fts, 1.0, {CONTEXT_WEIGHT})"
 
 
 class Reranker(Protocol):
@@ -138,6 +143,7 @@ class _Lanes:
     keyword_hits: list[tuple[int, float]] = field(default_factory=list)
     vector: list[int] = field(default_factory=list)
     similarity: dict[int, float] = field(default_factory=dict)
+    query_vector: np.ndarray | None = None
     active: int = 0
     notes: list[str] = field(default_factory=list)
     degraded: bool = False
@@ -209,7 +215,9 @@ class HybridSearch:
             ran.keyword = [fid for fid, _ in ran.keyword_hits]
         if lanes != "keyword":
             await self._vector_lane(query, n, where, params, ran)
-        lane_rrf = fuse([ran.keyword_hits, list(ran.similarity.items())])
+        await self._complete(query, ran)
+        lane_rrf = fuse([ran.keyword_hits, list(ran.similarity.items())],
+                        min_spreads=(0.0, VECTOR_MIN_SPREAD))
         frames = await self._frames.get_many(list(lane_rrf))
         lane_rrf = {fid: v for fid, v in lane_rrf.items() if fid in frames}
         signals = self.signals or conversation.DEFAULT_SIGNALS
@@ -296,8 +304,8 @@ class HybridSearch:
     async def _keyword_lane(
         self, query: str, n: int, where: str, params: list[Any], lanes: _Lanes
     ) -> list[tuple[int, float]]:
-        """``(frame id, score)`` best first: the score is −BM25 (FTS5's rank), or −position
-        for the LIKE fallback."""
+        """``(frame id, score)`` best first: the score is −BM25 over the frame's text and its
+        context (:mod:`mind.search_context`), or −position for the LIKE fallback."""
         terms = query_terms(query)
         if not terms:
             return []
@@ -305,9 +313,9 @@ class HybridSearch:
         extra = f" AND {where}" if where else ""
         try:
             rows = await self._db.fetchall(
-                "SELECT f.id, -memory_frames_fts.rank FROM memory_frames_fts JOIN memory_frames f "
+                f"SELECT f.id, -{_BM25} AS s FROM memory_frames_fts JOIN memory_frames f "
                 "ON f.id = memory_frames_fts.rowid WHERE memory_frames_fts MATCH ?"
-                f"{extra} ORDER BY memory_frames_fts.rank LIMIT ?",
+                f"{extra} ORDER BY s DESC LIMIT ?",
                 (fts_match_expression(terms), *params, n),
             )
         except StorageError as exc:
@@ -360,10 +368,44 @@ class HybridSearch:
             allowed = [r[0] for r in await self._db.fetchall(sql, params)]
         if self._index is None:
             self._index = VectorIndex(self._db.path, dims)
-        hits = await self._index.search(np.asarray(vector, dtype=np.float32), n, allowed)
+        lanes.query_vector = np.asarray(vector, dtype=np.float32)
+        hits = await self._index.search(lanes.query_vector, n, allowed)
         lanes.active += 1
         lanes.vector = [fid for fid, _ in hits]
         lanes.similarity = dict(hits)
+
+    async def _complete(self, query: str, ran: _Lanes) -> None:
+        """Give every candidate both lanes' scores: a frame the keyword lane found but the
+        vector lane's top k missed gets its cosine similarity, and the other way round its
+        BM25 (when it matches any query term at all). Completed frames rank after the lane's
+        own top k, in score order. Without this an exact match found by one lane only is
+        fused against frames that merely placed in both top k's (issue #11's code-word drill:
+        a note holding the only copy of a code word fell out of the top 3)."""
+        if ran.active < 2 or self._index is None or ran.query_vector is None:
+            return
+        in_vector = set(ran.vector)
+        missing = [fid for fid in ran.keyword if fid not in in_vector]
+        sims = await self._index.similarities(ran.query_vector, missing)
+        for fid, sim in sorted(sims.items(), key=lambda kv: -kv[1]):
+            ran.vector.append(fid)
+            ran.similarity[fid] = sim
+        in_keyword = set(ran.keyword)
+        missing = [fid for fid in ran.vector if fid not in in_keyword]
+        terms = query_terms(query)
+        if not missing or not terms:
+            return
+        rows: list[Any] = []
+        for part in chunked(missing):
+            try:
+                rows += await self._db.fetchall(
+                    f"SELECT rowid, -{_BM25} FROM memory_frames_fts WHERE memory_frames_fts "
+                    f"MATCH ? AND rowid IN ({placeholders(len(part))})",
+                    (fts_match_expression(terms), *part))
+            except StorageError:  # the keyword lane fell back to LIKE: nothing to complete
+                return
+        for fid, score in sorted(((int(r[0]), float(r[1])) for r in rows), key=lambda r: -r[1]):
+            ran.keyword.append(fid)
+            ran.keyword_hits.append((fid, score))
 
     async def _graph_distances(self, query: str, recent: Sequence[int]) -> dict[int, int]:
         try:

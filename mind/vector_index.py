@@ -207,6 +207,33 @@ class VectorIndex:
                             best[owner] = sim
         return [sorted(b.items(), key=lambda kv: -kv[1])[:k] for b in out]
 
+    async def similarities(self, query: np.ndarray, frame_ids: list[int]) -> dict[int, float]:
+        """Cosine similarity of the given frames (frame vector or best chunk) to ``query``;
+        frames without a vector are left out. Lets fusion score a candidate the vector lane's
+        top k did not reach."""
+        q = np.asarray(query, dtype=np.float32).reshape(-1)
+        if q.shape[0] != self.dim:
+            raise VectorError(f"query vector has dimension {q.shape[0]}, the index has {self.dim}")
+        if not frame_ids:
+            return {}
+        wanted = np.asarray(frame_ids, dtype=np.int64)
+        return await asyncio.to_thread(self._similarities_sync, q, wanted)
+
+    def _similarities_sync(self, q: np.ndarray, wanted: np.ndarray) -> dict[int, float]:
+        best: dict[int, float] = {}
+        with self._lock:
+            self._refresh_sync()
+            for matrix in (self._frames, self._chunks):
+                owners = matrix.owners[: matrix.size]
+                rows = np.flatnonzero(np.isin(owners, wanted))
+                if rows.size == 0:
+                    continue
+                for row, sim in zip(rows, matrix.vectors[rows] @ q, strict=True):
+                    owner = int(owners[row])
+                    if float(sim) > best.get(owner, -2.0):
+                        best[owner] = float(sim)
+        return best
+
     async def search_many(self, queries: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
         """:meth:`search` for many query vectors in one matrix product."""
         q = np.asarray(queries, dtype=np.float32)

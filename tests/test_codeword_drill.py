@@ -77,14 +77,6 @@ async def test_codeword_drill(drill: Drill) -> None:
             assert len(top20) == 20
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "engine bug (mind/scoring.py fuse): a note matched by its unique code word is first in the "
-    "keyword lane with a BM25 far above every other note, but that lane gives it at most 1/K = "
-    "0.1; when the vector lane (MiniLM on random hex) leaves it out of its 100 candidates, notes "
-    "that are vector rank 0-2 (similarity 0.72 vs 0.66 for the 100th, min-max stretched to 1 vs "
-    "0) plus a weak keyword rank (~0.01-0.03) score 0.104-0.112 and push it to 4th. Seen with "
-    "code_words(seed=7): 'code word <note 127's word>' puts note 127 fourth. Ties are exact by "
-    "construction (first in one lane only = 0.1), so popularity then decides them"))
 @pytest.mark.asyncio(loop_scope="module")
 async def test_every_code_word_finds_its_note_in_the_top_3(drill: Drill) -> None:
     missed = []

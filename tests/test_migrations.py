@@ -42,7 +42,7 @@ async def test_older_file_is_upgraded_in_place(tmp_path: Path) -> None:
     db = await Database.open(path)
     try:
         assert await current_version(db) == 1
-        assert await migrate(db) == [2, 3, 4, 5, 6, 7]
+        assert await migrate(db) == [2, 3, 4, 5, 6, 7, 8]
         assert await schema_dump(db) == (DATA / "schema.sql").read_text()
         frames = FrameStore(db)
         old = await frames.get_gop_frames("session:old")
@@ -50,6 +50,18 @@ async def test_older_file_is_upgraded_in_place(tmp_path: Path) -> None:
             "Alice owns the billing service.",
             "It moved to Postgres.",
         ]
+        # v8 back-filled the keyword context and rebuilt the index from it: the second turn is
+        # found by the first one's words and by its date in words
+        contexts = [r[0] for r in await db.fetchall(
+            "SELECT search_context FROM memory_frames ORDER BY t")]
+        assert contexts == ["Thursday 2 January 2025",
+                            "Thursday 2 January 2025\nAlice owns the billing service."]
+        hits = await db.fetchall(
+            "SELECT rowid FROM memory_frames_fts WHERE memory_frames_fts MATCH 'alice' "
+            "ORDER BY rowid")
+        assert [r[0] for r in hits] == [old[0].id, old[1].id]
+        await db.execute("INSERT INTO memory_frames_fts(memory_frames_fts, rank) "
+                         "VALUES ('integrity-check', 1)")
         assert (await IdentityLayer(db).get()).name == "Old Bot"
         # the upgraded file works with the new layers: the stale-index trigger of v3 fires
         await db.execute("DELETE FROM pending_index")
@@ -69,7 +81,7 @@ async def test_partial_upgrade_target(tmp_path: Path) -> None:
             await db.fetchval("SELECT 1 FROM sqlite_master WHERE name='memory_frame_chunks'")
             is None
         )
-        assert await migrate(db) == [3, 4, 5, 6, 7]
+        assert await migrate(db) == [3, 4, 5, 6, 7, 8]
     finally:
         await db.close()
 

@@ -120,11 +120,6 @@ def test_an_impossible_iso_date_opens_no_window(query: str) -> None:
     assert time_windows(query, NOW) == []  # and raises nothing
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "engine: an invalid full date falls back to its month - '31 February 2023' fails the dmy "
-    "pattern (ValueError, skipped) but its span is not marked taken, so the month-year pattern "
-    "then matches 'February 2023' and opens all of Feb 2023; mind/query_time.py says such text "
-    "is 'not a date, just text'"))
 @pytest.mark.parametrize("query", ["what happened on 31 February 2023", "on 32 May 2023"])
 def test_an_invalid_full_date_opens_no_window(query: str) -> None:
     assert time_windows(query, NOW) == []  # no exception either way

@@ -190,10 +190,11 @@ CREATE TABLE memory_frames (
   content_hash  TEXT NOT NULL,
   metadata      TEXT NOT NULL DEFAULT '{}',
   external_id   TEXT
-);
+, search_context TEXT NOT NULL DEFAULT '');
 -- table memory_frames_fts on memory_frames_fts
 CREATE VIRTUAL TABLE memory_frames_fts USING fts5(
   content,
+  search_context,
   content='memory_frames',
   content_rowid='id',
   tokenize='porter unicode61 remove_diacritics 2'
@@ -248,14 +249,26 @@ WHEN new.content_hash IS NOT old.content_hash BEGIN
   INSERT OR REPLACE INTO pending_index(frame_id, reason, enqueued_at, attempts)
     VALUES (new.id, 'content_changed', (strftime('%Y-%m-%dT%H:%M:%fZ','now')), 0);
 END;
+-- trigger memory_frames_context_ad on memory_frames
+CREATE TRIGGER memory_frames_context_ad AFTER DELETE ON memory_frames BEGIN
+  UPDATE memory_frames SET search_context = (coalesce((CASE strftime('%w', memory_frames.created_at) WHEN '0' THEN 'Sunday' WHEN '1' THEN 'Monday' WHEN '2' THEN 'Tuesday' WHEN '3' THEN 'Wednesday' WHEN '4' THEN 'Thursday' WHEN '5' THEN 'Friday' WHEN '6' THEN 'Saturday' ELSE '' END) || ' ' || CAST(strftime('%d', memory_frames.created_at) AS INTEGER) || ' ' || (CASE strftime('%m', memory_frames.created_at) WHEN '01' THEN 'January' WHEN '02' THEN 'February' WHEN '03' THEN 'March' WHEN '04' THEN 'April' WHEN '05' THEN 'May' WHEN '06' THEN 'June' WHEN '07' THEN 'July' WHEN '08' THEN 'August' WHEN '09' THEN 'September' WHEN '10' THEN 'October' WHEN '11' THEN 'November' WHEN '12' THEN 'December' ELSE '' END) || ' ' || strftime('%Y', memory_frames.created_at), '') || CASE WHEN substr(memory_frames.gop_id, 1, 5) = 'save:' THEN '' ELSE coalesce(char(10) || (SELECT substr(p.content, 1, 300) FROM memory_frames p WHERE p.gop_id = memory_frames.gop_id AND p.t = memory_frames.t - 1), '') END)
+    WHERE gop_id = old.gop_id AND t = old.t + 1;
+END;
+-- trigger memory_frames_context_au on memory_frames
+CREATE TRIGGER memory_frames_context_au AFTER UPDATE OF content ON memory_frames BEGIN
+  UPDATE memory_frames SET search_context = (coalesce((CASE strftime('%w', memory_frames.created_at) WHEN '0' THEN 'Sunday' WHEN '1' THEN 'Monday' WHEN '2' THEN 'Tuesday' WHEN '3' THEN 'Wednesday' WHEN '4' THEN 'Thursday' WHEN '5' THEN 'Friday' WHEN '6' THEN 'Saturday' ELSE '' END) || ' ' || CAST(strftime('%d', memory_frames.created_at) AS INTEGER) || ' ' || (CASE strftime('%m', memory_frames.created_at) WHEN '01' THEN 'January' WHEN '02' THEN 'February' WHEN '03' THEN 'March' WHEN '04' THEN 'April' WHEN '05' THEN 'May' WHEN '06' THEN 'June' WHEN '07' THEN 'July' WHEN '08' THEN 'August' WHEN '09' THEN 'September' WHEN '10' THEN 'October' WHEN '11' THEN 'November' WHEN '12' THEN 'December' ELSE '' END) || ' ' || strftime('%Y', memory_frames.created_at), '') || CASE WHEN substr(memory_frames.gop_id, 1, 5) = 'save:' THEN '' ELSE coalesce(char(10) || (SELECT substr(p.content, 1, 300) FROM memory_frames p WHERE p.gop_id = memory_frames.gop_id AND p.t = memory_frames.t - 1), '') END)
+    WHERE gop_id = new.gop_id AND t = new.t + 1;
+END;
 -- trigger memory_frames_fts_ad on memory_frames
 CREATE TRIGGER memory_frames_fts_ad AFTER DELETE ON memory_frames BEGIN
-  INSERT INTO memory_frames_fts(memory_frames_fts, rowid, content)
-    VALUES ('delete', old.id, old.content);
+  INSERT INTO memory_frames_fts(memory_frames_fts, rowid, content, search_context)
+    VALUES ('delete', old.id, old.content, old.search_context);
 END;
 -- trigger memory_frames_fts_au on memory_frames
-CREATE TRIGGER memory_frames_fts_au AFTER UPDATE OF content ON memory_frames BEGIN
-  INSERT INTO memory_frames_fts(memory_frames_fts, rowid, content)
-    VALUES ('delete', old.id, old.content);
-  INSERT INTO memory_frames_fts(rowid, content) VALUES (new.id, new.content);
+CREATE TRIGGER memory_frames_fts_au AFTER UPDATE OF content, search_context ON memory_frames
+BEGIN
+  INSERT INTO memory_frames_fts(memory_frames_fts, rowid, content, search_context)
+    VALUES ('delete', old.id, old.content, old.search_context);
+  INSERT INTO memory_frames_fts(rowid, content, search_context)
+    VALUES (new.id, new.content, new.search_context);
 END;
