@@ -49,6 +49,15 @@ class Vec0FlatIndex:
             "ORDER BY distance", (np.asarray(query, dtype="<f4").tobytes(), k))
         return [(r[0], 1 - r[1] ** 2 / 2) for r in rows]
 
+    async def similarities(self, query: np.ndarray, frame_ids: list[int]) -> dict[int, float]:
+        if not frame_ids:
+            return {}
+        marks = ",".join("?" * len(frame_ids))
+        rows = await self.db.fetchall(
+            f"SELECT rowid, vec_distance_l2(embedding, ?) FROM memory_frames_vec "
+            f"WHERE rowid IN ({marks})", (np.asarray(query, dtype="<f4").tobytes(), *frame_ids))
+        return {r[0]: 1 - r[1] ** 2 / 2 for r in rows}
+
     def close(self) -> None:
         pass
 
@@ -62,8 +71,9 @@ async def build(path: Path, n: int, vocab: list[str], rng: random.Random, dim: i
     nrng = np.random.default_rng(n)
     async with await Mind.open(path) as mind:
         for off in range(0, n, 5000):
-            items = [NewFrame(f"s{(off + i) // 50}", " ".join(rng.choices(vocab, k=rng.randint(10, 40))),
-                              dedup=False) for i in range(min(5000, n - off))]
+            items = [NewFrame(f"s{(off + i) // 50}", " ".join(rng.choices(vocab, k=rng.randint(10, 40)))
+                              + ("?" if (off + i) % 5 == 0 else "."), dedup=False)
+                     for i in range(min(5000, n - off))]
             await mind.frames.insert_many(items)
         await mind.vectors.ensure_fingerprint("inprocess", "all-MiniLM-L6-v2", dim)
         for off in range(0, n, 10000):
@@ -167,8 +177,10 @@ async def main() -> None:
         f"""
 Command: `HF_HUB_OFFLINE=1 .venv/bin/python bench/search_latency.py --sizes {' '.join(map(str, args.sizes))}`
 
-One mind with N frames (synthetic texts, random unit vectors at 384 dims), {QUERIES} queries,
-limit 20, warm caches, one query at a time on a read-only connection. Query embedding with the
+One mind with N frames (synthetic texts in conversations of 50 turns, every fifth a question;
+random unit vectors at 384 dims), {QUERIES} queries, limit 20, warm caches, one query at a time
+on a read-only connection; the full recall pipeline (lanes, completion of missing lane scores,
+fusion, session lane, neighbour expansion, speaker/time signals, re-score). Query embedding with the
 real model (all-MiniLM-L6-v2) is timed separately: p50 {pct(embed_ms, 50):.1f} ms, p95
 {pct(embed_ms, 95):.1f} ms, and excluded below. "Original" is the reference engine's design in the
 same run: vectors zero-padded to 1024 dims and sqlite-vec's flat float KNN as the vector lane.

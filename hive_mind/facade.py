@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from actors.constants import PERSONAL
-from hive_mind.results import entity_dict, frame_dict, recall_dict
+from hive_mind.results import entity_dict, frame_dict, merge_by_score, recall_dict
 from hive_mind.settings import Settings, load_settings
 from hive_mind.workspaces import WorkspaceManager, mind_id
 from mind.constants import DAILY_SAVE_SESSION_PREFIX
@@ -197,23 +197,23 @@ class HiveMind:
         until: str | None = None, catch_up: bool | None = None, lanes: str = "hybrid",
         touch: bool = True, explain: bool = False,
     ) -> list[dict[str, Any]]:
-        """Hybrid search over the chosen minds, merged by normalized score (DESIGN §6).
+        """Hybrid search over the chosen minds, merged by normalized score (DESIGN §6) without
+        reordering any one mind's results (:func:`hive_mind.results.merge_by_score`).
         ``lanes`` restricts to the keyword or vector lane (evaluation, debugging); ``touch=False``
         leaves access counts alone (a look that must not change later rankings); ``explain``
         adds to each result an ``explain`` object: lane ranks, fused score and every re-score
         factor (:func:`hive_mind.results.explain_dict`)."""
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100:
             raise ValidationError("limit must be an integer between 1 and 100")
-        results: list[dict[str, Any]] = []
+        per_mind: list[list[dict[str, Any]]] = []
         for ws in self._recall_minds(scope, workspace):
             searcher = await self._searcher(ws)
             response: SearchResponse = await searcher.search(
                 query, limit=limit, profile=profile, since=since, until=until,  # type: ignore[arg-type]
                 catch_up=catch_up, lanes=lanes, touch=touch)  # type: ignore[arg-type]
             origin = "personal" if ws is None else f"workspace:{ws}"
-            results += [recall_dict(r, origin, explain=explain) for r in response.results]
-        results.sort(key=lambda r: r["score"], reverse=True)
-        return results[:limit]
+            per_mind.append([recall_dict(r, origin, explain=explain) for r in response.results])
+        return merge_by_score(per_mind, limit)
 
     async def catch_up(self, *, limit: int = 10, workspace: str | None = None
                        ) -> list[dict[str, Any]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from mind.frame import Frame
@@ -14,6 +15,29 @@ FRAME_FIELDS = ("id", "frame_type", "gop_id", "t", "content", "importance", "sou
 
 def frame_dict(frame: Frame) -> dict[str, Any]:
     return {name: getattr(frame, name) for name in FRAME_FIELDS}
+
+
+def merge_by_score(lists: Sequence[Sequence[dict[str, Any]]], limit: int
+                   ) -> list[dict[str, Any]]:
+    """Merge per-mind result lists, each already in its mind's ranking order, into one list of
+    at most ``limit``: the next result is always the head with the highest ``score`` (then
+    ``final``; then the earlier list), so no mind's own order is changed — the conversation
+    signals that order one mind are not comparable across minds, the normalized score is."""
+    heads = [0] * len(lists)
+    out: list[dict[str, Any]] = []
+    while len(out) < limit:
+        best = None
+        for i, rows in enumerate(lists):
+            if heads[i] < len(rows):
+                row = rows[heads[i]]
+                if best is None or (row["score"], row["final"]) > (
+                        lists[best][heads[best]]["score"], lists[best][heads[best]]["final"]):
+                    best = i
+        if best is None:
+            break
+        out.append(lists[best][heads[best]])
+        heads[best] += 1
+    return out
 
 
 def recall_dict(result: SearchResult, origin: str, *, explain: bool = False) -> dict[str, Any]:

@@ -12,11 +12,10 @@ indexed. It differs from a recall in three ways:
 
 Threshold (fixes f.3). The original filtered raw RRF ``finalScore`` (≈ 0.01–0.04) with 0.1, so it
 never linked anything. Here the threshold applies to the normalized ``score`` in [0, 1]
-(:mod:`mind.scoring`): 1.0 = top of both lanes for a fresh, normal memory; a hit from only one
-lane scores at most ≈ 0.5 × its relevance factor. The default :data:`DEFAULT_LINK_THRESHOLD` =
-0.3 therefore keeps memories found by both lanes (even stale or low-importance ones, which
-score ≈ 0.4–0.9) and single-lane hits near the top of their lane for reasonably fresh memories
-(≈ 0.35–0.5), and drops single-lane hits on stale, temporary or deprecated memories (< 0.3).
+(:mod:`mind.scoring`, :mod:`mind.search`): 1.0 = top of both lanes for a fresh, normal memory;
+a hit from only one lane scores at most 0.5 (rank r of one lane: 0.5 × 10/(10 + r)). The
+default :data:`DEFAULT_LINK_THRESHOLD` = 0.3 therefore keeps memories found by both lanes and
+single-lane hits within the top 6 of their lane, and drops single-lane hits further down.
 Scores are rank-based: in a tiny mind every frame is somebody's nearest neighbour, so callers
 that need "truly similar" should raise the threshold (≥ 0.6 ≈ found by both lanes).
 """

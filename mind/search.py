@@ -1,13 +1,25 @@
-"""HybridSearch: keyword (FTS5) + vector lanes fused by RRF, re-scored by relevance.
+"""HybridSearch: keyword (FTS5) + vector lanes, fused, then conversation signals and re-score.
 
-Behavior of engine-spec a.12 with f.2, f.3, f.4, f.16 and f.21 fixed:
-* the keyword lane tokenizes like ``unicode61`` and quotes every term (:mod:`mind.text_query`);
-  any FTS error falls back to an escaped LIKE search, so no query string can raise;
+Behavior of engine-spec a.12 with f.2, f.3, f.4, f.16 and f.21 fixed, re-ranked per issue #11
+(the formula and the measurements behind it: docs/architecture.md, "How a result's place is
+computed"):
+* the keyword lane tokenizes like ``unicode61`` and quotes every term (:mod:`mind.text_query`),
+  ranks by BM25 over the frame's text and its context (:mod:`mind.search_context`); any FTS
+  error falls back to an escaped LIKE search, so no query string can raise;
 * the vector lane ranks frames by their own vector *or* their best chunk (one lane, both
   sources: a frame without chunks is never hidden), from an exact in-memory index;
+* each lane draws :data:`CANDIDATES` whatever the limit; every candidate then gets the other
+  lane's score too, and the lanes are fused by rank and score (:func:`mind.scoring.fuse`);
 * session and time-window filters apply inside both lanes, before truncation;
-* each result has ``rrf``, ``relevance``, ``final`` (= rrf × relevance, the sort key) and a
-  normalized ``score`` in [0, 1] (:mod:`mind.scoring`); a reranked list carries only reranked
+* conversation signals (:mod:`mind.conversation`) and the bounded re-score
+  (:mod:`mind.scoring`) follow; each result has ``rrf`` (the fused lanes), ``relevance``,
+  ``final`` (the sort key), ``factors`` (every signal, for ``explain``) and a normalized
+  ``score`` in [0, 1] on the scale every threshold uses: the lanes' reciprocal ranks
+  (1/(K + rank)) + the neighbour gain, × speaker/time match × relevance, over the best a fresh
+  normal memory reaches (first in every lane: 1.0; first in one lane of two: 0.5). It does not
+  depend on how the other candidates score, and the session bonus orders but does not raise it
+  — except that a result ranked above another is raised to at least its score, so scores
+  never increase down the list; A reranked list carries only reranked
   scores (the pool is re-scored, nothing unreranked is appended);
 * catch-up questions ("where were we") return the briefing of :mod:`mind.catchup`.
 """
@@ -77,8 +89,11 @@ RERANK_POOL = 30
 # ``limit=k`` are the first k of ``limit=100`` (issue #11: a small limit used to cut each lane
 # to 2 × limit before fusion, and an exact match lost its other lane's contribution).
 CANDIDATES = 100
-# cosine similarities closer together than this are not stretched over the whole 0..1 range
+# lane scores closer together than this are not stretched over the whole 0..1 range: cosine
+# similarities within 0.3, BM25 scores within half the best one (two near-equal keyword hits
+# are near-equal, not first and last)
 VECTOR_MIN_SPREAD = 0.3
+KEYWORD_MIN_SPREAD = 0.5
 # a frame's own text weighs 1, its context (source date in words, previous turn) 0.3
 _BM25 = f"bm25(memory_frames_fts, 1.0, {CONTEXT_WEIGHT})"
 
@@ -216,8 +231,9 @@ class HybridSearch:
         if lanes != "keyword":
             await self._vector_lane(query, n, where, params, ran)
         await self._complete(query, ran)
+        best_bm25 = max((score for _, score in ran.keyword_hits), default=0.0)
         lane_rrf = fuse([ran.keyword_hits, list(ran.similarity.items())],
-                        min_spreads=(0.0, VECTOR_MIN_SPREAD))
+                        min_spreads=(KEYWORD_MIN_SPREAD * best_bm25, VECTOR_MIN_SPREAD))
         frames = await self._frames.get_many(list(lane_rrf))
         lane_rrf = {fid: v for fid, v in lane_rrf.items() if fid in frames}
         signals = self.signals or conversation.DEFAULT_SIGNALS
@@ -247,12 +263,15 @@ class HybridSearch:
             results.append(
                 SearchResult(
                     frame, lane_rrf.get(fid, 0.0), rel, final,
-                    normalized_score(final, weights, max(ran.active, 1)),
+                    normalized_score(
+                        (_rank_part(k_rank.get(fid)) + _rank_part(v_rank.get(fid))
+                         + conv.neighbour) * conv.match * rel, weights, max(ran.active, 1)),
                     k_rank.get(fid), v_rank.get(fid), ran.similarity.get(fid),
                     factors={**conv.explain(), **asdict(prior), "relevance": rel},
                 )
             )
         results.sort(key=lambda r: sort_key(r.final, r.factors["popularity"]))
+        _monotone_scores(results)
         if rerank and self.reranker is not None and results:
             results = await self._rerank(query, results, limit, ran.notes)
         results = results[:limit]
@@ -464,6 +483,21 @@ class HybridSearch:
             await self._on_hits(ids)
         elif not self._db.readonly:
             await FrameStore(self._db).touch(ids)
+
+
+def _monotone_scores(results: list[SearchResult]) -> None:
+    """A result ranked above another never shows a lower ``score``: each score is raised to the
+    best score ranked below it (the ranking says "at least as good"). Computed over all
+    candidates, so it does not depend on the limit."""
+    floor = 0.0
+    for result in reversed(results):
+        floor = max(floor, result.score)
+        result.score = floor
+
+
+def _rank_part(rank: int | None) -> float:
+    """A lane's reciprocal rank, 1/(K + rank): the scale of the normalized ``score``."""
+    return 0.0 if rank is None else 1.0 / (RRF_K + rank)
 
 
 def _filters(session: str | None, since: str | None, until: str | None) -> tuple[str, list[Any]]:

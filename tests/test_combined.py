@@ -149,7 +149,9 @@ async def save(db: Database, *texts: str, gop: str = "g", **kw: object) -> list[
 async def fill(db: Database, strong: int, tag: str) -> None:
     """``strong`` frames matching QUERY in both lanes (score ≥ 0.7), plus unrelated filler."""
     await save(db, *[f"Deploy pipeline runbook, {tag} part {i}" for i in range(strong)])
-    await save(db, f"Gardening tomatoes and soil {tag}", f"Holiday photos from Crete {tag}")
+    # in a session of their own: a turn right after a runbook turn would carry it as context
+    await save(db, f"Gardening tomatoes and soil {tag}", f"Holiday photos from Crete {tag}",
+               gop="filler")
 
 
 # -- retrieval across two minds -----------------------------------------------------------------

@@ -66,17 +66,27 @@ async def test_links_carry_content_and_normalized_scores(search: HybridSearch, d
 
 
 async def test_threshold_applies_to_the_normalized_score(search: HybridSearch, db: Database) -> None:
-    new, related, unrelated = await save(db, NEW, RELATED, UNRELATED)
+    new, related = await save(db, NEW, RELATED)
+    # its own session: right after RELATED it would carry RELATED's words as keyword context
+    [unrelated] = await save(db, UNRELATED, gop="lunch")
     linker = MemoryLinker(search)
-    # a fresh frame found only by the vector lane scores ≈ 0.5: kept by the default 0.3 …
+    # a fresh frame found only by the vector lane scores ≈ 0.4: kept by the default 0.3 …
     default = await linker.find_related(NEW, exclude_ids=[new])
     assert ids(default)[0] == related and unrelated in ids(default)
     assert all(link.score >= DEFAULT_LINK_THRESHOLD for link in default)
     # … but not when both lanes are required (≥ 0.6)
     assert ids(await linker.find_related(NEW, threshold=0.6, exclude_ids=[new])) == [related]
-    # and a stale single-lane hit falls under the default threshold
+    # not being recalled for years is no penalty (recency counts from recorded_at; being shown
+    # must not decide what is shown) …
+    before = (await linker.find_related(NEW, exclude_ids=[new]))[1].score
     await make_stale(db, unrelated)
-    assert ids(await linker.find_related(NEW, exclude_ids=[new])) == [related]
+    stale = await linker.find_related(NEW, exclude_ids=[new])
+    assert ids(stale) == [related, unrelated] and stale[1].score == before
+    # … deprecating it lowers its score a little (the balanced re-score reorders near-ties only)
+    await db.execute("UPDATE memory_frames SET importance = 'deprecated' WHERE id = ?",
+                     (unrelated,))
+    after = (await linker.find_related(NEW, exclude_ids=[new]))[1].score
+    assert before * 0.98 < after < before
     # 1.0 keeps only perfect hits; 0.0 keeps every candidate
     assert await linker.find_related(UNRELATED, threshold=1.0, exclude_ids=[unrelated]) == []
     everything = await linker.find_related(NEW, threshold=0.0, exclude_ids=[new])
