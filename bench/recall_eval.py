@@ -62,9 +62,12 @@ MODES: dict[str, tuple[str, Signals]] = {
     "lanes": ("hybrid", LANES_ONLY),
     "default": ("hybrid", DEFAULT_SIGNALS),
 }
-# the "what moved it" steps: each adds one signal to the one before (--steps)
+# the "what moved it" steps: each adds one thing to the one before (--steps)
+_PLAIN = replace(LANES_ONLY, context_weight=0.0, complete=False)
 STEPS: dict[str, tuple[str, Signals]] = {
-    "lanes fused (RRF)": ("hybrid", LANES_ONLY),
+    "lanes fused (rank + score)": ("hybrid", _PLAIN),
+    "+ keyword context": ("hybrid", replace(_PLAIN, context_weight=DEFAULT_SIGNALS.context_weight)),
+    "+ lane completion": ("hybrid", LANES_ONLY),
     "+ re-score": ("hybrid", replace(LANES_ONLY, rescore=True)),
     "+ session lane": ("hybrid", replace(LANES_ONLY, rescore=True,
                                          session_weight=DEFAULT_SIGNALS.session_weight)),
@@ -72,6 +75,7 @@ STEPS: dict[str, tuple[str, Signals]] = {
     "+ speaker": ("hybrid", replace(DEFAULT_SIGNALS, time_boost=0.0)),
     "+ time (= default)": ("hybrid", DEFAULT_SIGNALS),
     "default without re-score": ("hybrid", replace(DEFAULT_SIGNALS, rescore=False)),
+    "keyword lane without context": ("keyword", replace(LANES_ONLY, context_weight=0.0)),
 }
 LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 DONE = ".imported"
@@ -290,6 +294,8 @@ def lines(ev: Eval) -> list[str]:
 
 
 def table(ev: Eval) -> str:
+    """One row per lane setting of :data:`MODES` (all metrics, per group when there are
+    groups)."""
     groups = sorted(g for g in ev.summary(next(iter(ev.scores))) if g != "all")
     metrics = list(ev.metrics)
     head = ["lanes", *metrics]
@@ -299,7 +305,7 @@ def table(ev: Eval) -> str:
             counts[q.group] += 1
         head += [f"{g} ({counts[g]}) {'/'.join(metrics)}" for g in groups]
     rows = [f"| {' | '.join(head)} |", "|---" + "|---:" * (len(head) - 1) + "|"]
-    for mode in ev.scores:
+    for mode in (m for m in ev.scores if m in MODES):
         s = ev.summary(mode)
         cells = [mode, *(f"{s['all'][m]:.4f}" for m in metrics)]
         if len(groups) > 1:
@@ -322,6 +328,21 @@ DESCRIPTIONS = {
 }
 
 
+HEADLINE = {"locomo": ("R@10",), "scifact": ("nDCG@10",), "conv": ("R@5", "R@10")}
+
+
+def steps_table(evals: Sequence[Eval]) -> str:
+    """The "what moved it" table: each step's headline metric on every eval."""
+    cols = [(ev, m) for ev in evals for m in HEADLINE[ev.name]]
+    head = "| step | " + " | ".join(f"{ev.name} {m}" for ev, m in cols) + " |"
+    rows = [head, "|---" + "|---:" * len(cols) + "|"]
+    for step in STEPS:
+        if all(step in ev.scores for ev in evals):
+            rows.append(f"| {step} | " + " | ".join(
+                f"{ev.summary(step)['all'][m]:.4f}" for ev, m in cols) + " |")
+    return "\n".join(rows)
+
+
 def report(evals: Sequence[Eval], profile: str, command: str) -> None:
     parts = []
     for ev in evals:
@@ -331,6 +352,10 @@ def report(evals: Sequence[Eval], profile: str, command: str) -> None:
             f"### {ev.name}\n\n{DESCRIPTIONS[ev.name]} {ev.frames:,} frames imported and "
             f"indexed in {ev.import_s:.0f} s; {len(ev.questions)} questions "
             f"(mean time per question: {timing}).\n\n{table(ev)}\n")
+    if any(step in ev.scores for ev in evals for step in STEPS):
+        parts.append("### What moved it\n\nEach row adds one thing to the row above (same "
+                     "import, same questions; `bench/recall_eval.py --steps`).\n\n"
+                     + steps_table(evals) + "\n")
     write_section(
         "Recall quality (product path)",
         f"Command: `{command}`\n\nEvery figure goes through the product's own path: "
@@ -374,6 +399,7 @@ async def main() -> None:
     if not args.no_report:
         flags = " ".join(f"--{k} {v}" for k, v in (("conversations", args.conversations),
                                                     ("questions", args.questions)) if v)
+        flags += " --steps" if args.steps else ""
         report(done, args.profile,
                f"HF_HUB_OFFLINE=1 .venv/bin/python bench/recall_eval.py {flags}".strip())
 

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from mind.constants import DAILY_SAVE_SESSION_PREFIX
 from mind.db import Database
 from mind.frame import FRAME_COLUMNS, Frame
+from mind.search_context import CONTEXT_WEIGHT
 from mind.sqlutil import chunked
 from mind.text_query import tokenize
 
@@ -50,6 +51,9 @@ class Signals:
     speaker_boost: float = 0.4
     time_boost: float = 1.0
     rescore: bool = True  # recency / importance / graph proximity (:mod:`mind.scoring`)
+    # lane-level choices, here so the eval can measure each (bench/recall_eval.py --steps)
+    context_weight: float = CONTEXT_WEIGHT  # BM25 weight of the keyword context column
+    complete: bool = True  # give every candidate both lanes' scores before fusing
 
 
 DEFAULT_SIGNALS = Signals()

@@ -73,7 +73,6 @@ from mind.scoring import (
     relevance,
     sort_key,
 )
-from mind.search_context import CONTEXT_WEIGHT
 from mind.sqlutil import chunked, escape_like, placeholders
 from mind.text_query import fts_match_expression, query_terms
 from mind.vector_index import VectorIndex
@@ -94,8 +93,12 @@ CANDIDATES = 100
 # are near-equal, not first and last)
 VECTOR_MIN_SPREAD = 0.3
 KEYWORD_MIN_SPREAD = 0.5
-# a frame's own text weighs 1, its context (source date in words, previous turn) 0.3
-_BM25 = f"bm25(memory_frames_fts, 1.0, {CONTEXT_WEIGHT})"
+
+
+def _bm25(context_weight: float) -> str:
+    """The keyword lane's score: BM25 with the frame's own text weighing 1 and its context
+    (source date in words, previous turn) ``context_weight`` (0.3 by default)."""
+    return f"bm25(memory_frames_fts, 1.0, {float(context_weight)!r})"
 
 
 class Reranker(Protocol):
@@ -159,6 +162,7 @@ class _Lanes:
     vector: list[int] = field(default_factory=list)
     similarity: dict[int, float] = field(default_factory=dict)
     query_vector: np.ndarray | None = None
+    bm25: str = ""  # the keyword lane's score expression (:func:`_bm25`)
     active: int = 0
     notes: list[str] = field(default_factory=list)
     degraded: bool = False
@@ -224,19 +228,20 @@ class HybridSearch:
         if not query.strip():
             return SearchResponse(query, [], "empty", notes=["empty query"])
         n = max(CANDIDATES, limit)
-        ran = _Lanes()
+        signals = self.signals or conversation.DEFAULT_SIGNALS
+        ran = _Lanes(bm25=_bm25(signals.context_weight))
         if lanes != "vector":
             ran.keyword_hits = await self._keyword_lane(query, n, where, params, ran)
             ran.keyword = [fid for fid, _ in ran.keyword_hits]
         if lanes != "keyword":
             await self._vector_lane(query, n, where, params, ran)
-        await self._complete(query, ran)
+        if signals.complete:
+            await self._complete(query, ran)
         best_bm25 = max((score for _, score in ran.keyword_hits), default=0.0)
         lane_rrf = fuse([ran.keyword_hits, list(ran.similarity.items())],
                         min_spreads=(KEYWORD_MIN_SPREAD * best_bm25, VECTOR_MIN_SPREAD))
         frames = await self._frames.get_many(list(lane_rrf))
         lane_rrf = {fid: v for fid, v in lane_rrf.items() if fid in frames}
-        signals = self.signals or conversation.DEFAULT_SIGNALS
         scored = await self._conversation(query, lane_rrf, frames, where, params, signals)
         if graph_distances is None:
             graph_distances = await self._graph_distances(query, recent_entity_ids) \
@@ -332,7 +337,7 @@ class HybridSearch:
         extra = f" AND {where}" if where else ""
         try:
             rows = await self._db.fetchall(
-                f"SELECT f.id, -{_BM25} AS s FROM memory_frames_fts JOIN memory_frames f "
+                f"SELECT f.id, -{lanes.bm25} AS s FROM memory_frames_fts JOIN memory_frames f "
                 "ON f.id = memory_frames_fts.rowid WHERE memory_frames_fts MATCH ?"
                 f"{extra} ORDER BY s DESC LIMIT ?",
                 (fts_match_expression(terms), *params, n),
@@ -417,7 +422,7 @@ class HybridSearch:
         for part in chunked(missing):
             try:
                 rows += await self._db.fetchall(
-                    f"SELECT rowid, -{_BM25} FROM memory_frames_fts WHERE memory_frames_fts "
+                    f"SELECT rowid, -{ran.bm25} FROM memory_frames_fts WHERE memory_frames_fts "
                     f"MATCH ? AND rowid IN ({placeholders(len(part))})",
                     (fts_match_expression(terms), *part))
             except StorageError:  # the keyword lane fell back to LIKE: nothing to complete
