@@ -134,6 +134,10 @@ class Factors:
     proximity: float
     popularity: float
 
+    def as_dict(self) -> dict[str, float]:
+        return {"recency": self.recency, "importance": self.importance,
+                "proximity": self.proximity, "popularity": self.popularity}
+
     def relevance(self, weights: Weights) -> float:
         value = (1.0 + weights.temporal * (self.recency - 1.0)
                  + weights.importance * (self.importance - 1.0)

@@ -26,6 +26,7 @@ computed"):
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 from collections.abc import Awaitable, Callable, Sequence
@@ -73,7 +74,7 @@ from mind.scoring import (
     relevance,
     sort_key,
 )
-from mind.sqlutil import chunked, escape_like, placeholders
+from mind.sqlutil import escape_like
 from mind.text_query import fts_match_expression, query_terms
 from mind.vector_index import VectorIndex
 from mind.vectors import VectorStore
@@ -88,6 +89,7 @@ RERANK_POOL = 30
 # ``limit=k`` are the first k of ``limit=100`` (issue #11: a small limit used to cut each lane
 # to 2 × limit before fusion, and an exact match lost its other lane's contribution).
 CANDIDATES = 100
+KEYWORD_RESERVE = 3  # the keyword lane reads 3 × CANDIDATES: the rest completes vector hits
 # lane scores closer together than this are not stretched over the whole 0..1 range: cosine
 # similarities within 0.3, BM25 scores within half the best one (two near-equal keyword hits
 # are near-equal, not first and last)
@@ -159,6 +161,7 @@ class _Conv:
 class _Lanes:
     keyword: list[int] = field(default_factory=list)
     keyword_hits: list[tuple[int, float]] = field(default_factory=list)
+    keyword_reserve: dict[int, float] = field(default_factory=dict)  # ranks k..3k, by id
     vector: list[int] = field(default_factory=list)
     similarity: dict[int, float] = field(default_factory=dict)
     query_vector: np.ndarray | None = None
@@ -230,11 +233,15 @@ class HybridSearch:
         n = max(CANDIDATES, limit)
         signals = self.signals or conversation.DEFAULT_SIGNALS
         ran = _Lanes(bm25=_bm25(signals.context_weight))
-        if lanes != "vector":
-            ran.keyword_hits = await self._keyword_lane(query, n, where, params, ran)
+
+        async def keyword() -> None:
+            hits = await self._keyword_lane(query, n * KEYWORD_RESERVE, where, params, ran)
+            ran.keyword_hits, ran.keyword_reserve = hits[:n], dict(hits[n:])
             ran.keyword = [fid for fid, _ in ran.keyword_hits]
-        if lanes != "keyword":
-            await self._vector_lane(query, n, where, params, ran)
+
+        await asyncio.gather(  # the FTS query and the matrix product run side by side
+            *([keyword()] if lanes != "vector" else []),
+            *([self._vector_lane(query, n, where, params, ran)] if lanes != "keyword" else []))
         if signals.complete:
             await self._complete(query, ran)
         best_bm25 = max((score for _, score in ran.keyword_hits), default=0.0)
@@ -272,7 +279,7 @@ class HybridSearch:
                         (_rank_part(k_rank.get(fid)) + _rank_part(v_rank.get(fid))
                          + conv.neighbour) * conv.match * rel, weights, max(ran.active, 1)),
                     k_rank.get(fid), v_rank.get(fid), ran.similarity.get(fid),
-                    factors={**conv.explain(), **asdict(prior), "relevance": rel},
+                    factors={**conv.explain(), **prior.as_dict(), "relevance": rel},
                 )
             )
         results.sort(key=lambda r: sort_key(r.final, r.factors["popularity"]))
@@ -400,10 +407,12 @@ class HybridSearch:
 
     async def _complete(self, query: str, ran: _Lanes) -> None:
         """Give every candidate both lanes' scores: a frame the keyword lane found but the
-        vector lane's top k missed gets its cosine similarity, and the other way round its
-        BM25 (when it matches any query term at all). Completed frames rank after the lane's
-        own top k, in score order. Without this an exact match found by one lane only is
-        fused against frames that merely placed in both top k's (issue #11's code-word drill:
+        vector lane's top k missed gets its cosine similarity (exact, from the index), and a
+        frame only the vector lane found gets its BM25 when it is among the keyword lane's
+        next ``KEYWORD_RESERVE - 1`` × k (the same FTS query: BM25 is computed for every match
+        anyway). Completed frames rank after the lane's own top k, in score order. Without
+        this an exact match found by one lane only is fused against frames that merely placed
+        in both top k's (issue #11's code-word drill:
         a note holding the only copy of a code word fell out of the top 3)."""
         if ran.active < 2 or self._index is None or ran.query_vector is None:
             return
@@ -414,20 +423,9 @@ class HybridSearch:
             ran.vector.append(fid)
             ran.similarity[fid] = sim
         in_keyword = set(ran.keyword)
-        missing = [fid for fid in ran.vector if fid not in in_keyword]
-        terms = query_terms(query)
-        if not missing or not terms:
-            return
-        rows: list[Any] = []
-        for part in chunked(missing):
-            try:
-                rows += await self._db.fetchall(
-                    f"SELECT rowid, -{ran.bm25} FROM memory_frames_fts WHERE memory_frames_fts "
-                    f"MATCH ? AND rowid IN ({placeholders(len(part))})",
-                    (fts_match_expression(terms), *part))
-            except StorageError:  # the keyword lane fell back to LIKE: nothing to complete
-                return
-        for fid, score in sorted(((int(r[0]), float(r[1])) for r in rows), key=lambda r: -r[1]):
+        found = [(fid, ran.keyword_reserve[fid]) for fid in ran.vector
+                 if fid not in in_keyword and fid in ran.keyword_reserve]
+        for fid, score in sorted(found, key=lambda r: -r[1]):
             ran.keyword.append(fid)
             ran.keyword_hits.append((fid, score))
 

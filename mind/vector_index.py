@@ -191,18 +191,20 @@ class VectorIndex:
                 if matrix.live() == 0:
                     continue
                 owners = matrix.owners[: matrix.size]
-                rows = np.flatnonzero(owners >= 0)
-                if allowed is not None:
-                    rows = rows[np.isin(owners[rows], allowed)]
-                if rows.size == 0:
+                # one product over the live prefix of the matrix, no copy of it: removed rows
+                # (owner −1) and rows outside ``allowed`` are masked out of the result instead
+                sims = matrix.vectors[: matrix.size] @ queries.T  # (rows, queries)
+                keep = owners >= 0 if allowed is None else np.isin(owners, allowed)
+                live = int(np.count_nonzero(keep))
+                if live == 0:
                     continue
-                sims = matrix.vectors[rows] @ queries.T  # (rows, queries)
-                take = min(k * 4 if matrix is self._chunks else k, rows.size)
+                sims[~keep] = -np.inf
+                take = min(k * 4 if matrix is self._chunks else k, live)
                 tops = np.argpartition(-sims, take - 1, axis=0)[:take]
                 for q in range(len(queries)):
                     best = out[q]
                     for i in tops[:, q]:
-                        owner, sim = int(owners[rows[i]]), float(sims[i, q])
+                        owner, sim = int(owners[i]), float(sims[i, q])
                         if sim > best.get(owner, -2.0):
                             best[owner] = sim
         return [sorted(b.items(), key=lambda kv: -kv[1])[:k] for b in out]
