@@ -35,6 +35,7 @@ import argparse
 import asyncio
 import json
 import math
+import os
 import shutil
 import sys
 import tempfile
@@ -51,7 +52,19 @@ from mind import conversation
 from mind.conversation import DEFAULT_SIGNALS, LANES_ONLY, Signals
 from mind.harvest.types import stable_id
 
-SHARED = ROOT.parent / "shared" / "data"
+
+
+def _shared() -> Path:
+    """``../shared/data`` beside the checkout (where CI has it); ``HIVE_MIND_SHARED_DATA``
+    overrides, and a checkout elsewhere on this machine falls back to /work/shared/data."""
+    if os.environ.get("HIVE_MIND_SHARED_DATA"):
+        return Path(os.environ["HIVE_MIND_SHARED_DATA"])
+    beside = ROOT.parent / "shared" / "data"
+    return beside if beside.exists() or not Path("/work/shared/data").exists() \
+        else Path("/work/shared/data")
+
+
+SHARED = _shared()
 LOCOMO = SHARED / "locomo-dev"
 SCIFACT = SHARED / "scifact"
 CONV = ROOT / "bench" / "data" / "conv"

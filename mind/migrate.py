@@ -46,6 +46,10 @@ async def migrate(db: Database, *, target: int | None = None) -> list[int]:
             continue
         try:
             async with db.transaction():
+                # another process may have applied it since we looked (BEGIN IMMEDIATE holds
+                # the write lock now): check again inside the transaction
+                if await current_version(db) >= migration.version:
+                    continue
                 for statement in split_statements(migration.sql):
                     await db.execute(statement)
                 await db.execute(

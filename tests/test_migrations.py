@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import shutil
 from pathlib import Path
 
@@ -118,3 +119,17 @@ async def test_failed_migration_rolls_back(tmp_path: Path, monkeypatch: pytest.M
         assert await db.fetchval("SELECT 1 FROM sqlite_master WHERE name='ok_table'") is None
     finally:
         await db.close()
+
+
+async def test_concurrent_first_opens_migrate_once(tmp_path: Path) -> None:
+    """Several connections (as several processes do) migrating one new file at once: each
+    migration is applied exactly once, nobody fails with "table … already exists"."""
+    path = tmp_path / "race.mind"
+    dbs = [await Database.open(path) for _ in range(4)]
+    try:
+        applied = await asyncio.gather(*(migrate(db) for db in dbs))
+        assert sorted(v for run in applied for v in run) == list(range(1, LATEST_VERSION + 1))
+        assert await current_version(dbs[0]) == LATEST_VERSION
+    finally:
+        for db in dbs:
+            await db.close()
