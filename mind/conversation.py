@@ -46,7 +46,7 @@ class Signals:
 
     session_weight: float = 0.6
     session_top: int = 3
-    neighbour_share: float = 0.5
+    neighbour_share: float = 0.3
     neighbour_hits: int = 30
     speaker_boost: float = 0.4
     time_boost: float = 1.0

@@ -85,7 +85,8 @@ def test_neighbour_gains_sum_and_are_bounded() -> None:
     q1 = frame(1, "chat:a", 5, "Was it cold?")
     q2 = frame(2, "chat:a", 7, "And the tides?")
     gains = neighbour_gains([(q1, 0.2), (q2, 0.1)])
-    assert gains[("chat:a", 6)] == pytest.approx(0.5 * 0.2 + 0.5 * 0.1)  # between two questions
+    share = DEFAULT_SIGNALS.neighbour_share
+    assert gains[("chat:a", 6)] == pytest.approx(share * 0.2 + share * 0.1)  # between two questions
     assert set(gains) == {("chat:a", 4), ("chat:a", 6), ("chat:a", 8)}
     only_first = neighbour_gains([(q1, 0.2), (q2, 0.1)], replace(DEFAULT_SIGNALS,
                                                                   neighbour_hits=1))
