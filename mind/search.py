@@ -251,8 +251,8 @@ class HybridSearch:
         lane_rrf = {fid: v for fid, v in lane_rrf.items() if fid in frames}
         scored = await self._conversation(query, lane_rrf, frames, where, params, signals)
         if graph_distances is None:
-            graph_distances = await self._graph_distances(query, recent_entity_ids) \
-                if signals.rescore else {}
+            graph_distances = await self._graph_distances(
+                query, recent_entity_ids, PROFILES[profile].graph_depth) if signals.rescore else {}
         if graph_distances:
             graph_distances = await with_session_proximity(self._db, {
                 fid: f.gop_id for fid, f in frames.items() if is_conversation(f.gop_id)},
@@ -429,12 +429,14 @@ class HybridSearch:
             ran.keyword.append(fid)
             ran.keyword_hits.append((fid, score))
 
-    async def _graph_distances(self, query: str, recent: Sequence[int]) -> dict[int, int]:
+    async def _graph_distances(self, query: str, recent: Sequence[int], depth: int
+                               ) -> dict[int, int]:
         try:
             seeds = list(recent) + [e.id for e in await self._kg.find_entities_in_text(query)]
             if not seeds:
                 return {}
-            return await self._kg.frame_distances_from_entities(list(dict.fromkeys(seeds)), 3)
+            return await self._kg.frame_distances_from_entities(list(dict.fromkeys(seeds)),
+                                                                depth)
         except HiveMindError as exc:  # graph signal is optional
             log.warning("graph proximity unavailable: %s", exc)
             return {}
