@@ -375,8 +375,8 @@ def report(evals: Sequence[Eval], profile: str, command: str) -> None:
         "`HiveMind.harvest` (adapters → actor → cognify extraction + embedding + linking, "
         "embedded default, model all-MiniLM-L6-v2 in-process) then `HiveMind.recall` with "
         f"profile `{profile}` and `touch=False` (no access counts leak between questions). "
-        "`keyword` and `vector` restrict recall to one lane (`lanes=`); `hybrid` is the "
-        "product default.\n\n" + "\n".join(parts))
+        "`keyword` and `vector`: one lane alone (`lanes=`, no conversation signals, no "
+        "re-score); `lanes`: both lanes fused and nothing else; `default`: the product default.\n\n" + "\n".join(parts))
 
 
 async def main() -> None:
