@@ -2,7 +2,7 @@
 
 A memory engine fed with chats holds turns like "Yes, last Tuesday!" or "It had salads and
 homemade desserts" that answer a question only together with their conversation. Applied by
-:class:`mind.search.HybridSearch` after the lanes are fused (``fused`` = RRF of the lanes):
+:class:`mind.search.HybridSearch` after the lanes are fused (:func:`mind.scoring.fuse`):
 
 * **session lane** — each conversation is scored by the sum of its best
    ``session_top`` turns' fused scores, conversations are ranked by that, and every candidate
@@ -57,7 +57,7 @@ class Signals:
 
 
 DEFAULT_SIGNALS = Signals()
-# the lanes fused by RRF and nothing else (evaluation baselines, ``explain`` comparisons)
+# the lanes fused and nothing else (evaluation baselines)
 LANES_ONLY = Signals(session_weight=0.0, neighbour_share=0.0, speaker_boost=0.0,
                      time_boost=0.0, rescore=False)
 
@@ -102,16 +102,20 @@ def neighbour_gains(hits: Sequence[tuple[Frame, float]], signals: Signals = DEFA
     return dict(gains)
 
 
-async def frames_at(db: Database, slots: Iterable[tuple[str, int]]) -> dict[tuple[str, int], Frame]:
-    """The frames at ``(session, t)`` positions (one indexed lookup per chunk of positions)."""
+async def frames_at(db: Database, slots: Iterable[tuple[str, int]], where: str = "",
+                    params: Sequence[object] = ()) -> dict[tuple[str, int], Frame]:
+    """The frames at ``(session, t)`` positions that also satisfy ``where`` (a filter over
+    ``memory_frames f`` built by the search, with its ``params``): one indexed lookup per chunk
+    of positions."""
     wanted = list(dict.fromkeys(slots))
     found: dict[tuple[str, int], Frame] = {}
+    extra = f" AND {where}" if where else ""
     for part in chunked(wanted, 250):
         pairs = ", ".join("(?, ?)" for _ in part)
-        params = [value for slot in part for value in slot]
+        values = [value for slot in part for value in slot]
         rows = await db.fetchall(
-            f"SELECT {FRAME_COLUMNS} FROM memory_frames WHERE (gop_id, t) IN (VALUES {pairs})",
-            params)
+            f"SELECT {FRAME_COLUMNS} FROM memory_frames f WHERE (f.gop_id, f.t) IN "
+            f"(VALUES {pairs}){extra}", [*values, *params])
         for row in rows:
             frame = Frame.from_row(row)
             found[(frame.gop_id, frame.t)] = frame

@@ -31,6 +31,7 @@
 from __future__ import annotations
 
 import math
+from functools import cache
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -167,6 +168,7 @@ def relevance(
                    graph_distance=graph_distance).relevance(weights)
 
 
+@cache  # a pure function of a frozen Weights: computed once per profile, not per candidate
 def reference_relevance(weights: Weights) -> float:
     """Relevance of a fresh, never-accessed, normal memory with no graph signal (1.0)."""
     return relevance(weights, age_days=0, access_count=0, importance="normal")

@@ -19,8 +19,8 @@ computed"):
   normal memory reaches (first in every lane: 1.0; first in one lane of two: 0.5). It does not
   depend on how the other candidates score, and the session bonus orders but does not raise it
   — except that a result ranked above another is raised to at least its score, so scores
-  never increase down the list; A reranked list carries only reranked
-  scores (the pool is re-scored, nothing unreranked is appended);
+  never increase down the list; a reranked list carries only reranked scores (the pool is
+  re-scored, nothing unreranked is appended);
 * catch-up questions ("where were we") return the briefing of :mod:`mind.catchup`.
 """
 
@@ -159,11 +159,9 @@ class _Conv:
 
 @dataclass(slots=True)
 class _Lanes:
-    keyword: list[int] = field(default_factory=list)
-    keyword_hits: list[tuple[int, float]] = field(default_factory=list)
+    keyword_hits: list[tuple[int, float]] = field(default_factory=list)  # best first
     keyword_reserve: dict[int, float] = field(default_factory=dict)  # ranks k..3k, by id
-    vector: list[int] = field(default_factory=list)
-    similarity: dict[int, float] = field(default_factory=dict)
+    similarity: dict[int, float] = field(default_factory=dict)  # the vector lane, best first
     query_vector: np.ndarray | None = None
     bm25: str = ""  # the keyword lane's score expression (:func:`_bm25`)
     active: int = 0
@@ -237,7 +235,6 @@ class HybridSearch:
         async def keyword() -> None:
             hits = await self._keyword_lane(query, n * KEYWORD_RESERVE, where, params, ran)
             ran.keyword_hits, ran.keyword_reserve = hits[:n], dict(hits[n:])
-            ran.keyword = [fid for fid, _ in ran.keyword_hits]
 
         await asyncio.gather(  # the FTS query and the matrix product run side by side
             *([keyword()] if lanes != "vector" else []),
@@ -259,8 +256,8 @@ class HybridSearch:
                 graph_distances)
         weights = PROFILES[profile] if signals.rescore else NO_RESCORE
         now = datetime.now(UTC)
-        k_rank = {fid: i for i, fid in enumerate(ran.keyword)}
-        v_rank = {fid: i for i, fid in enumerate(ran.vector)}
+        k_rank = {fid: i for i, (fid, _) in enumerate(ran.keyword_hits)}
+        v_rank = {fid: i for i, fid in enumerate(ran.similarity)}
         results: list[SearchResult] = []
         for fid, conv in scored.items():
             frame = frames[fid]
@@ -289,7 +286,7 @@ class HybridSearch:
         results = results[:limit]
         if touch:
             await self._touch([r.frame.id for r in results])
-        mode = "hybrid" if ran.active == 2 else ("vector" if ran.vector else "keyword")
+        mode = "hybrid" if ran.active == 2 else ("vector" if ran.similarity else "keyword")
         return SearchResponse(query, results, mode, ran.degraded, ran.notes)
 
     async def _conversation(
@@ -306,9 +303,7 @@ class HybridSearch:
         if gains:
             at = {(f.gop_id, f.t): f.id for f in frames.values()}
             missing = [slot for slot in gains if slot not in at]
-            for slot, frame in (await frames_at(self._db, missing)).items():
-                if where and not await self._allowed(frame.id, where, params):
-                    continue
+            for slot, frame in (await frames_at(self._db, missing, where, params)).items():
                 frames[frame.id] = frame
                 at[slot] = frame.id
                 out[frame.id] = _Conv(0.0, 0.0)
@@ -324,11 +319,6 @@ class HybridSearch:
             conv.match = ((1 + signals.speaker_boost * conv.speaker)
                           * (1 + signals.time_boost * conv.time))
         return out
-
-    async def _allowed(self, frame_id: int, where: str, params: list[Any]) -> bool:
-        row = await self._db.fetchone(
-            f"SELECT 1 FROM memory_frames f WHERE f.id = ? AND {where}", (frame_id, *params))
-        return row is not None
 
     # -- lanes ------------------------------------------------------------------------------
 
@@ -402,7 +392,6 @@ class HybridSearch:
         lanes.query_vector = np.asarray(vector, dtype=np.float32)
         hits = await self._index.search(lanes.query_vector, n, allowed)
         lanes.active += 1
-        lanes.vector = [fid for fid, _ in hits]
         lanes.similarity = dict(hits)
 
     async def _complete(self, query: str, ran: _Lanes) -> None:
@@ -412,22 +401,18 @@ class HybridSearch:
         next ``KEYWORD_RESERVE - 1`` × k (the same FTS query: BM25 is computed for every match
         anyway). Completed frames rank after the lane's own top k, in score order. Without
         this an exact match found by one lane only is fused against frames that merely placed
-        in both top k's (issue #11's code-word drill:
-        a note holding the only copy of a code word fell out of the top 3)."""
+        in both top k's (issue #11's code-word drill: a note holding the only copy of a code
+        word fell out of the top 3)."""
         if ran.active < 2 or self._index is None or ran.query_vector is None:
             return
-        in_vector = set(ran.vector)
-        missing = [fid for fid in ran.keyword if fid not in in_vector]
+        missing = [fid for fid, _ in ran.keyword_hits if fid not in ran.similarity]
         sims = await self._index.similarities(ran.query_vector, missing)
         for fid, sim in sorted(sims.items(), key=lambda kv: -kv[1]):
-            ran.vector.append(fid)
             ran.similarity[fid] = sim
-        in_keyword = set(ran.keyword)
-        found = [(fid, ran.keyword_reserve[fid]) for fid in ran.vector
+        in_keyword = {fid for fid, _ in ran.keyword_hits}
+        found = [(fid, ran.keyword_reserve[fid]) for fid in ran.similarity
                  if fid not in in_keyword and fid in ran.keyword_reserve]
-        for fid, score in sorted(found, key=lambda r: -r[1]):
-            ran.keyword.append(fid)
-            ran.keyword_hits.append((fid, score))
+        ran.keyword_hits += sorted(found, key=lambda r: -r[1])
 
     async def _graph_distances(self, query: str, recent: Sequence[int], depth: int
                                ) -> dict[int, int]:
