@@ -31,10 +31,10 @@
 from __future__ import annotations
 
 import math
-from functools import cache
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 
 from mind.constants import IMPORTANCE_MULTIPLIER
 from mind.timeutil import parse_stored
