@@ -4,7 +4,10 @@
   resources ``memory://personal/stats``, ``memory://identity``, ``memory://awareness`` and the
   template ``memory://workspace/{id}`` (all ``application/json``).
 - :func:`run_stdio` — blocking entry point of ``hive-mind mcp`` / ``python -m
-  hive_mind.mcp_server``: opens one facade lazily, serves stdio, closes the facade on exit.
+  hive_mind.mcp_server``: opens one facade lazily, serves stdio; when the client closes stdin
+  it waits (at most ``DRAIN_SECONDS``, cut short by SIGTERM/SIGINT) for the indexing its own
+  saves caused, so the next reader finds them indexed, then closes the facade. Work left at
+  the bound stays in the mind's outbox and is re-queued on the next open.
   Logs go to stderr; the SDK points fd 1 at stderr while serving, so stray prints cannot
   corrupt the protocol on stdout.
 - :func:`streamable_http_app` — an ASGI app serving the same server over streamable HTTP, for
@@ -47,6 +50,9 @@ __all__ = ["TOOL_NAMES", "LazyFacade", "McpHttpApp", "build_server", "run_stdio"
 log = logging.getLogger(__name__)
 
 SERVER_NAME = "hive-mind-memory"
+# MCP clients close stdin, wait ~2 s, then SIGTERM (the SDK's stdio client); a signal ends the
+# drain at once, so a client that waits longer gets everything indexed up to this bound
+DRAIN_SECONDS = 30.0
 INSTRUCTIONS = (
     "hive-mind is your persistent memory across conversations. Call recall_memory before "
     "answering questions about the user, their projects or earlier decisions; call save_memory "
@@ -100,6 +106,12 @@ class LazyFacade:
 
                     self._mind = await HiveMind.open(self._settings or load_settings())
         return self._mind
+
+    async def drain(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` s for the indexing this process caused (True: all done)."""
+        if self._mind is None:
+            return True
+        return bool(await self._mind.wait_idle(timeout))
 
     async def close(self) -> None:
         mind, self._mind = self._mind, None
@@ -185,8 +197,9 @@ async def _embedding(mind: Any) -> dict[str, Any]:
 
 # -- stdio ------------------------------------------------------------------------------------
 
-def run_stdio(settings: Settings | None = None, *, log_level: str = "WARNING") -> None:
-    """Serve MCP over stdin/stdout until the client closes stdin (blocking)."""
+def run_stdio(settings: Settings | None = None, *, log_level: str = "WARNING",
+              drain_seconds: float = DRAIN_SECONDS) -> None:
+    """Serve MCP over stdin/stdout until the client closes stdin (blocking), then drain."""
     logging.basicConfig(stream=sys.stderr, level=getattr(logging, log_level.upper(), 30),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     facade = LazyFacade(settings or load_settings())
@@ -199,11 +212,26 @@ def run_stdio(settings: Settings | None = None, *, log_level: str = "WARNING") -
                     tg.start_soon(_stop_on_signal, tg.cancel_scope)
                 await server.run_stdio_async()  # returns when the client closes stdin
                 tg.cancel_scope.cancel()
+            await _drain(facade, drain_seconds)
         finally:
             with anyio.CancelScope(shield=True):
                 await facade.close()
 
     anyio.run(main)
+
+
+async def _drain(facade: LazyFacade, timeout: float) -> None:
+    """The bounded wait of a clean exit; a signal meanwhile stops it (the outbox keeps the
+    rest, re-queued on the next open)."""
+    done = False
+    async with anyio.create_task_group() as tg:
+        if sys.platform != "win32":
+            tg.start_soon(_stop_on_signal, tg.cancel_scope)
+        done = await facade.drain(timeout)
+        tg.cancel_scope.cancel()
+    if not done:
+        log.warning("exiting with indexing still pending (bound %.0f s or a signal); it is "
+                    "re-queued when the mind is next opened", timeout)
 
 
 async def _stop_on_signal(scope: anyio.CancelScope) -> None:

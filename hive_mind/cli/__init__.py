@@ -39,7 +39,9 @@ def exit_code(exc: BaseException) -> int:
 
 
 def error(text: str) -> None:
-    one_line = " ".join(str(text).split()) or "failed"
+    from hive_mind.cli.common import printable
+
+    one_line = printable(" ".join(str(text).split())) or "failed"
     print(f"{PROG}: error: {one_line}", file=sys.stderr, flush=True)
 
 
