@@ -128,6 +128,11 @@ class Settings(BaseSettings):
         description="let HTTP (and MCP-over-HTTP) clients import paths on the server's disk "
                     "and URLs it fetches (default: only while serving on loopback)",
     )
+    fetch_private_addresses: bool = Field(
+        default=False,
+        description="let URL ingest fetch loopback, private, link-local (cloud metadata) and "
+                    "other non-public addresses (default: public addresses only)",
+    )
 
     tier: str | None = Field(
         default=None, description="embedding tier gate (see mind/embeddings/quota.py)",

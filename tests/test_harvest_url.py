@@ -1,4 +1,7 @@
-"""URL adapter (mind/harvest/url.py) against a real HTTP server on 127.0.0.1."""
+"""URL adapter (mind/harvest/url.py) against a real HTTP server on 127.0.0.1.
+
+The server is on loopback, which the fetcher refuses by default (tests/test_security_fetch.py),
+so every test here runs with private addresses allowed (``fetch_private_addresses``)."""
 
 from __future__ import annotations
 
@@ -10,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from mind.harvest import netguard
 from mind.harvest import url as url_adapter
 from mind.harvest.errors import HarvestError
+from mind.harvest.fetch import fetch
 from mind.harvest.registry import adapter
 from mind.harvest.types import stable_id
 from tests.test_harvest_documents import make_pdf
@@ -85,6 +90,16 @@ class Handler(BaseHTTPRequestHandler):
             self._send(200, "text/plain", b"late")
         else:
             self._send(404, "text/plain", b"no route")
+
+
+@pytest.fixture(autouse=True)
+def allow_loopback() -> Iterator[None]:
+    previous = netguard.default_policy().allow_private
+    netguard.configure(allow_private=True)
+    try:
+        yield
+    finally:
+        netguard.configure(allow_private=previous)
 
 
 @pytest.fixture(scope="module")
@@ -182,9 +197,9 @@ def test_size_limits(server: str) -> None:
     with pytest.raises(HarvestError, match="the limit is 20,971,520"):
         list(url_adapter.parse(f"{server}/declared-huge"))
     with pytest.raises(HarvestError, match="exceeds the limit of 10,000 bytes") as err:
-        url_adapter.fetch(f"{server}/stream-huge", max_bytes=10_000)
+        fetch(f"{server}/stream-huge", max_bytes=10_000)
     assert err.value.path == f"{server}/stream-huge"
-    assert len(url_adapter.fetch(f"{server}/stream-huge", max_bytes=60_000).body) == 50_000
+    assert len(fetch(f"{server}/stream-huge", max_bytes=60_000).body) == 50_000
 
 
 def test_binary_and_empty_pages(server: str) -> None:
@@ -194,9 +209,9 @@ def test_binary_and_empty_pages(server: str) -> None:
         list(url_adapter.parse(f"{server}/empty"))
 
 
-def test_timeout(server: str) -> None:
-    with pytest.raises(HarvestError, match="timed out") as err:
-        url_adapter.fetch(f"{server}/slow", timeout=0.3)
+def test_deadline(server: str) -> None:
+    with pytest.raises(HarvestError, match=r"took longer than 0\.3 s") as err:
+        fetch(f"{server}/slow", deadline=0.3)
     assert err.value.path == f"{server}/slow"
 
 

@@ -1,11 +1,16 @@
 """A web page → one document item (spec c.8 URL, fixed).
 
-``parse(url)`` fetches with ``httpx`` (timeout 15 s, redirects followed, response size capped
-while streaming) and dispatches on the content type: HTML is turned into structured text by
+``parse(url)`` fetches with :func:`mind.harvest.fetch.fetch`: only ``http``/``https``, only
+public addresses (loopback, private, link-local, metadata and other internal addresses are
+refused before connecting and on every redirect hop, unless the policy allows private
+addresses: setting ``fetch_private_addresses``, :mod:`mind.harvest.netguard`), at most 5
+redirects, one 15 s deadline for the whole fetch, the body capped at 20 MB while streaming.
+It then dispatches on the content type: HTML is turned into structured text by
 :mod:`mind.harvest.html` and cut at its headings into one turn per section (kept whole, never
 cut at 4000 characters); ``text/markdown`` is cut the same way; ``text/plain`` is split like
-:mod:`mind.harvest.plaintext`; a PDF goes through :mod:`mind.harvest.pdf`. Only ``http``/``https``;
-a non-2xx status, a timeout or an oversized body is a :class:`HarvestError` naming the URL.
+:mod:`mind.harvest.plaintext`; a PDF goes through :mod:`mind.harvest.pdf`. A refused address,
+a non-2xx status, the deadline or an oversized body is a :class:`HarvestError` naming the URL
+(without credentials or query values).
 Ids are stable: ``stable_id("url", url)`` for the item (the fragment dropped) and
 the sections' heading + text for turns (``content_ids``: an edited page adds what changed);
 the item time is the ``Last-Modified`` header, if any.
@@ -17,102 +22,24 @@ import codecs
 import dataclasses
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Final
-from urllib.parse import urldefrag, urlsplit
-
-import httpx
+from urllib.parse import urlsplit
 
 from mind.harvest import html as html_text
 from mind.harvest import pdf
 from mind.harvest.errors import HarvestError
+from mind.harvest.fetch import Fetched, fetch
 from mind.harvest.inputs import looks_binary
 from mind.harvest.markdown import bold_terms, section_turns, split_sections
+from mind.harvest.netguard import FetchPolicy
 from mind.harvest.plaintext import split_parts
 from mind.harvest.types import HarvestItem, Turn, content_ids, stable_id
-from mind.timeutil import format_ts
 
 SOURCE: Final = "url"
-USER_AGENT: Final = "hive-mind/0.1 (knowledge harvester)"
-TIMEOUT_SECONDS: Final = 15.0
-MAX_RESPONSE_BYTES: Final = 20 * 1024**2
 _HTML_TYPES: Final = ("text/html", "application/xhtml+xml")
 _MARKDOWN_TYPES: Final = ("text/markdown", "text/x-markdown")
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9._:-]+)""", re.I)
-
-
-@dataclass(frozen=True, slots=True)
-class Fetched:
-    url: str  # as requested (fragment dropped)
-    final_url: str  # after redirects
-    content_type: str  # lower-case media type without parameters; "" when absent
-    charset: str | None
-    body: bytes
-    last_modified: str | None  # house ISO
-
-
-def check_url(url: str) -> str:
-    """The URL without its fragment; only absolute http(s) URLs with a host pass."""
-    parts = urlsplit(url.strip())
-    if parts.scheme.lower() not in ("http", "https"):
-        raise HarvestError(
-            f"unsupported URL scheme {parts.scheme or '(none)'!r}: only http and https",
-            path=url,
-        )
-    if not parts.hostname:
-        raise HarvestError("URL has no host", path=url)
-    return urldefrag(url.strip()).url
-
-
-def _last_modified(value: str | None) -> str | None:
-    if not value:
-        return None
-    try:
-        return format_ts(parsedate_to_datetime(value))
-    except (TypeError, ValueError, IndexError):
-        return None
-
-
-def fetch(url: str, *, max_bytes: int = MAX_RESPONSE_BYTES,
-          timeout: float = TIMEOUT_SECONDS) -> Fetched:
-    """GET ``url``; the body is read in chunks and refused beyond ``max_bytes``."""
-    url = check_url(url)
-    headers = {"User-Agent": USER_AGENT, "Accept": "text/html, text/plain, application/pdf, */*"}
-    try:
-        with (
-            httpx.Client(timeout=timeout, follow_redirects=True, headers=headers) as client,
-            client.stream("GET", url) as response,
-        ):
-            if not response.is_success:
-                raise HarvestError(
-                    f"HTTP {response.status_code} {response.reason_phrase}".rstrip(), path=url
-                )
-            declared = response.headers.get("content-length", "")
-            if declared.isdigit() and int(declared) > max_bytes:
-                raise HarvestError(
-                    f"response is {int(declared):,} bytes; the limit is {max_bytes:,}", path=url
-                )
-            chunks: list[bytes] = []
-            size = 0
-            for chunk in response.iter_bytes():
-                size += len(chunk)
-                if size > max_bytes:
-                    raise HarvestError(f"response exceeds the limit of {max_bytes:,} bytes",
-                                       path=url, position=f"byte {size:,}")
-                chunks.append(chunk)
-            media = response.headers.get("content-type", "").split(";")[0].strip().lower()
-            return Fetched(
-                url=url, final_url=str(response.url), content_type=media,
-                charset=response.charset_encoding, body=b"".join(chunks),
-                last_modified=_last_modified(response.headers.get("last-modified")),
-            )
-    except httpx.TimeoutException as exc:
-        raise HarvestError(f"timed out after {timeout:g} s ({type(exc).__name__})",
-                           path=url) from exc
-    except httpx.HTTPError as exc:
-        raise HarvestError(f"fetch failed ({type(exc).__name__}: {exc})", path=url) from exc
 
 
 def _decode(body: bytes, charset: str | None, *, sniff_meta: bool) -> str:
@@ -202,8 +129,9 @@ def item_from_response(fetched: Fetched) -> HarvestItem:
     raise HarvestError(f"unsupported content type {media!r}", path=fetched.url)
 
 
-def parse(target: Path | str) -> Iterator[HarvestItem]:
-    """Fetch one ``http(s)`` URL and yield its document item."""
+def parse(target: Path | str, *, policy: FetchPolicy | None = None) -> Iterator[HarvestItem]:
+    """Fetch one ``http(s)`` URL and yield its document item (``policy``: which addresses may
+    be fetched; default :func:`mind.harvest.netguard.default_policy`)."""
     if isinstance(target, Path):
         raise HarvestError("expected a URL, got a file path", path=str(target))
-    yield item_from_response(fetch(target))
+    yield item_from_response(fetch(target, policy=policy))
