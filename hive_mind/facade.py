@@ -21,9 +21,21 @@ from actors.constants import PERSONAL
 from hive_mind.results import entity_dict, frame_dict, merge_by_score, recall_dict
 from hive_mind.settings import Settings, load_settings
 from hive_mind.workspaces import WorkspaceManager, mind_id
-from mind.constants import DAILY_SAVE_SESSION_PREFIX
+from mind.bounds import bounded_int, bounded_json, bounded_text, row_id, tags_input
+from mind.constants import (
+    AWARENESS_PRIORITY_MAX,
+    DAILY_SAVE_SESSION_PREFIX,
+    MAX_AGE_DAYS,
+    MAX_ENTITY_NAME_CHARS,
+    MAX_JSON_BYTES,
+    MAX_QUERY_CHARS,
+    MAX_SYNC_INTERVAL_HOURS,
+    MAX_TTL_MINUTES,
+)
 from mind.embeddings.base import fingerprint
 from mind.errors import NotFoundError, ValidationError
+from mind.frames import MAX_FRAME_CHARS
+from mind.ids import validate_id
 from mind.mind import Mind
 from mind.search import HybridSearch, SearchResponse
 from mind.timeutil import format_ts
@@ -62,9 +74,6 @@ class HiveMind:
 
             return RemoteHiveMind(settings)
         settings.data_dir.mkdir(parents=True, exist_ok=True)
-        from mind.harvest import netguard  # which addresses URL ingest may fetch (SSRF guard)
-
-        netguard.configure(allow_private=settings.fetch_private_addresses)
         if settings.embedded:
             return cls(settings, EmbeddedRuntime(settings.runtime_config()))
         from workers.host_runtime import HostRuntime
@@ -136,7 +145,10 @@ class HiveMind:
         it is indexed (vector + entities), e.g. for a CLI that recalls right after."""
         if not isinstance(content, str) or not content.strip():
             raise ValidationError("content must be non-empty text")
-        gop = session or f"{DAILY_SAVE_SESSION_PREFIX}{_today()}"
+        bounded_text(content, "content", MAX_FRAME_CHARS)
+        bounded_json(metadata, "metadata", MAX_JSON_BYTES)
+        gop = validate_id(session, "session") if session else \
+            f"{DAILY_SAVE_SESSION_PREFIX}{_today()}"
         frame = ops.NewFrameOp(gop_id=gop, content=content, importance=importance,
                                source=source, metadata=metadata or {})
         result = await self.submit(
@@ -151,6 +163,7 @@ class HiveMind:
                 "workspace": workspace or PERSONAL}
 
     async def get_frame(self, frame_id: int, *, workspace: str | None = None) -> dict[str, Any]:
+        row_id(frame_id, "frame id")
         frame = await (await self.reader(workspace)).frames.get(frame_id)
         if frame is None:
             raise NotFoundError(f"frame {frame_id} not found")
@@ -159,8 +172,7 @@ class HiveMind:
     async def forget(self, frame_id: int, *, workspace: str | None = None) -> dict[str, Any]:
         """Erase a frame and everything derived from it (vectors, chunks, links, entity
         mentions; entities left without any frame)."""
-        if isinstance(frame_id, bool) or not isinstance(frame_id, int) or frame_id < 1:
-            raise ValidationError("frame id must be a positive integer")
+        row_id(frame_id, "frame id")
         result = await self.submit(
             workspace, lambda ident: ops.Erase(mind_id=ident, frame_id=frame_id))
         if not result["deleted"]:
@@ -208,6 +220,7 @@ class HiveMind:
         factor (:func:`hive_mind.results.explain_dict`)."""
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100:
             raise ValidationError("limit must be an integer between 1 and 100")
+        bounded_text(query, "query", MAX_QUERY_CHARS)
         per_mind: list[list[dict[str, Any]]] = []
         for ws in self._recall_minds(scope, workspace):
             searcher = await self._searcher(ws)
@@ -233,6 +246,7 @@ class HiveMind:
             raise ValidationError(f"type must be one of {list(ENTITY_TYPES)}")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 200:
             raise ValidationError("limit must be an integer between 1 and 200")
+        bounded_text(query, "query", MAX_ENTITY_NAME_CHARS)
         kg = (await self.reader(workspace)).knowledge
         found = await kg.search_entities(query, limit, entity_type=entity_type)
         return [await entity_dict(kg, e) for e in found]
@@ -283,11 +297,10 @@ class HiveMind:
     async def set_awareness(self, category: str, content: str, *, priority: int = 0,
                             ttl_minutes: int | None = None, workspace: str | None = None
                             ) -> dict[str, Any]:
+        bounded_int(priority, "priority", 0, AWARENESS_PRIORITY_MAX)
         expires = None
         if ttl_minutes is not None:
-            if isinstance(ttl_minutes, bool) or not isinstance(ttl_minutes, int) \
-                    or ttl_minutes < 1:
-                raise ValidationError("ttl_minutes must be a positive integer")
+            bounded_int(ttl_minutes, "ttl_minutes", 1, MAX_TTL_MINUTES, unit="(10 years)")
             moment = datetime.now(UTC) + timedelta(minutes=ttl_minutes)
             expires = format_ts(moment)
         result: dict[str, Any] = await self.call(
@@ -402,6 +415,9 @@ class HiveMind:
                              ) -> dict[str, Any]:
         if mode not in CLEANUP_FRAME_MODES:
             raise ValidationError(f"mode must be one of {list(CLEANUP_FRAME_MODES)}")
+        for what, days in (("max_temp_age_days", max_temp_age_days),
+                           ("max_deprecated_age_days", max_deprecated_age_days)):
+            bounded_int(days, what, 1, MAX_AGE_DAYS, unit="days (100 years)")
         if mode == "compact":
             result = await self.submit(workspace, lambda i: ops.Compact(
                 mind_id=i, max_temp_age_days=max_temp_age_days,
@@ -426,6 +442,9 @@ class HiveMind:
         """Import an export (chat history, documents) into a mind; see :mod:`hive_mind.harvest`."""
         from hive_mind.harvest import run_harvest
 
+        if sync_interval_hours is not None:
+            bounded_int(sync_interval_hours, "sync_interval_hours", 1, MAX_SYNC_INTERVAL_HOURS,
+                        unit="hours (10 years)")
         return await run_harvest(self, source, path, workspace=workspace, progress=progress,
                                  auto_sync=auto_sync, interval_hours=sync_interval_hours,
                                  wait=wait, label=label)
@@ -442,7 +461,7 @@ class HiveMind:
         from hive_mind.harvest import run_ingest
 
         return await run_ingest(self, content, type_hint=type_hint, importance=importance,
-                                tags=tags or [], workspace=workspace, wait=wait)
+                                tags=tags_input(tags), workspace=workspace, wait=wait)
 
     # -- status -----------------------------------------------------------------------------
 

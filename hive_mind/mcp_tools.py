@@ -26,6 +26,24 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
+from hive_mind.limits import (
+    AgeDays,
+    AwarenessText,
+    Content,
+    EntityName,
+    EntityQuery,
+    GroupName,
+    Icon,
+    PathText,
+    ProfileText,
+    Query,
+    RowId,
+    ShortName,
+    SystemPrompt,
+    Tags,
+    TtlMinutes,
+    TypeName,
+)
 from hive_mind.server_reads import ingest as client_ingest
 from hive_mind.server_reads import refuse
 from mind.errors import HiveMindError, NotFoundError, ValidationError
@@ -146,7 +164,7 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         per call. Identical content is deduplicated. Returns JSON {id, content, importance,
         source, created_at, workspace, created} (created=false: it was already stored).""")
     async def save_memory(
-        content: Annotated[str, Field(description="The memory text, self-contained.")],
+        content: Annotated[Content, Field(description="The memory text, self-contained.")],
         importance: Annotated[Importance, Field(
             description="critical: must never be lost; temporary: may be pruned after 30 "
                         "days.")] = "normal",
@@ -169,7 +187,7 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         syntax is treated as text. explain=true adds to each result an `explain` object (lane
         ranks, fused score, every re-score factor) showing why it ranked there.""")
     async def recall_memory(
-        query: Annotated[str, Field(description="What to look for, in plain words.")],
+        query: Annotated[Query, Field(description="What to look for, in plain words.")],
         limit: Annotated[int, Field(ge=1, le=100, description="Maximum results.")] = 10,
         workspace: Workspace = None,
         scope: Annotated[Literal["current", "personal", "all"] | None, Field(
@@ -209,7 +227,7 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         entity mentions; entities mentioned only there are removed too. Use when the user asks
         to forget something or a memory is wrong. Returns JSON with what was deleted.""")
     async def forget_memory(
-        id: Annotated[int, Field(ge=1, description="The memory id.")],
+        id: Annotated[RowId, Field(description="The memory id.")],
         workspace: Workspace = None,
     ) -> str:
         mind = await get_facade()
@@ -222,7 +240,7 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         properties, valid_from, valid_to, relations:{outgoing, incoming}} or a sentence when
         nothing matches. Entity ids are what create_relation needs.""")
     async def search_entities(
-        query: Annotated[str, Field(description="Name or part of a name.")],
+        query: Annotated[EntityQuery, Field(description="Name or part of a name.")],
         type: Annotated[EntityType | None, Field(description="Only this entity type.")] = None,
         limit: Annotated[int, Field(ge=1, le=200, description="Maximum results.")] = 20,
         workspace: Workspace = None,
@@ -239,7 +257,7 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         Returns JSON {id, type, name, properties, created, updated}.""")
     async def save_entity(
         type: Annotated[EntityType, Field(description="The entity type.")],
-        name: Annotated[str, Field(description="The entity's name.")],
+        name: Annotated[EntityName, Field(description="The entity's name.")],
         properties: Annotated[dict[str, Any] | None, Field(
             description="Facts about the entity as key/value pairs.")] = None,
         workspace: Workspace = None,
@@ -256,9 +274,10 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         instead of duplicating it. Returns JSON {id, source_id, target_id, type,
         confidence}.""")
     async def create_relation(
-        source_id: Annotated[int, Field(ge=1, description="The entity the relation starts at.")],
-        target_id: Annotated[int, Field(ge=1, description="The entity it points to.")],
-        relation_type: Annotated[str, Field(description="Relation name, e.g. works_on.")],
+        source_id: Annotated[RowId, Field(description="The entity the relation starts at.")],
+        target_id: Annotated[RowId, Field(description="The entity it points to (another "
+                                                       "one: no self-relations).")],
+        relation_type: Annotated[TypeName, Field(description="Relation name, e.g. works_on.")],
         confidence: Annotated[float, Field(ge=0.0, le=1.0,
                                            description="How sure you are, 0-1.")] = 1.0,
         properties: Annotated[dict[str, Any] | None, Field(
@@ -286,9 +305,9 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         call creates it, name defaults to "User"). Returns JSON {action: created|updated, name,
         role, department, updated_at}.""")
     async def set_identity(
-        name: str | None = None, role: str | None = None, department: str | None = None,
-        personality: str | None = None, capabilities: str | None = None,
-        system_prompt: str | None = None,
+        name: ShortName | None = None, role: ShortName | None = None,
+        department: ShortName | None = None, personality: ProfileText | None = None,
+        capabilities: ProfileText | None = None, system_prompt: SystemPrompt | None = None,
     ) -> str:
         mind = await get_facade()
         row = await mind.set_identity(name=name, role=role, department=department,
@@ -315,10 +334,11 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         dropped when full. Returns JSON {id, category, content, priority, expires_at}.""")
     async def set_awareness(
         category: Annotated[Category, Field(description="task, action, pending or flag.")],
-        content: Annotated[str, Field(description="The item text.")],
+        content: Annotated[AwarenessText, Field(description="The item text.")],
         priority: Annotated[int, Field(ge=0, le=10, description="0-10, higher first.")] = 0,
-        ttl_minutes: Annotated[int | None, Field(
-            ge=1, description="Expire after this many minutes (default: never).")] = None,
+        ttl_minutes: Annotated[TtlMinutes | None, Field(
+            description="Expire after this many minutes, at most 10 years (default: "
+                        "never).")] = None,
     ) -> str:
         mind = await get_facade()
         row = await mind.set_awareness(category, content, priority=priority,
@@ -328,7 +348,7 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
     @tool(DESTROY, """Remove one awareness item by id, or every item of a category. Returns a
         sentence saying what was removed.""")
     async def clear_awareness(
-        id: Annotated[int | None, Field(ge=1, description="The item id.")] = None,
+        id: Annotated[RowId | None, Field(description="The item id.")] = None,
         category: Annotated[Category | None, Field(
             description="Clear every item of this category.")] = None,
     ) -> str:
@@ -355,10 +375,10 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         client). Its id is derived from the name; pass that id as `workspace` to the other
         tools. Returns JSON {id, name, group, icon, model, created}.""")
     async def create_workspace(
-        name: Annotated[str, Field(description="Display name, e.g. 'Acme website'.")],
-        group: Annotated[str, Field(description="Grouping label.")] = "general",
-        icon: str | None = None,
-        model: Annotated[str | None, Field(description="Preferred model label.")] = None,
+        name: Annotated[ShortName, Field(description="Display name, e.g. 'Acme website'.")],
+        group: Annotated[GroupName, Field(description="Grouping label.")] = "general",
+        icon: Icon | None = None,
+        model: Annotated[ShortName | None, Field(description="Preferred model label.")] = None,
     ) -> str:
         mind = await get_facade()
         return dumps(await mind.create_workspace(name, group=group or "general", icon=icon,
@@ -376,7 +396,7 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
                           Field(description="The export's format.")],
         data: Annotated[str | list[Any] | dict[str, Any] | None, Field(
             description="The export's JSON content.")] = None,
-        file_path: Annotated[str | None, Field(
+        file_path: Annotated[PathText | None, Field(
             description="Path of the export file (or Claude Code directory).")] = None,
         workspace: Workspace = None,
     ) -> str:
@@ -427,7 +447,7 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
             description="Force the content type.")] = "auto",
         importance: Annotated[Literal["critical", "important", "normal"], Field(
             description="Importance of the created memories.")] = "normal",
-        tags: Annotated[list[str] | None, Field(description="Labels to attach.")] = None,
+        tags: Annotated[Tags | None, Field(description="Labels to attach.")] = None,
         workspace: Workspace = None,
     ) -> str:
         mind = await get_facade()
@@ -445,8 +465,8 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         mode: Annotated[Literal["compact", "wipe_imports", "wipe_all", "reconcile"],
                         Field(description="What to do.")],
         workspace: Workspace = None,
-        max_temp_age_days: Annotated[int, Field(ge=1, description="compact only.")] = 30,
-        max_deprecated_age_days: Annotated[int, Field(ge=1, description="compact only.")] = 90,
+        max_temp_age_days: Annotated[AgeDays, Field(description="compact only.")] = 30,
+        max_deprecated_age_days: Annotated[AgeDays, Field(description="compact only.")] = 90,
     ) -> str:
         mind = await get_facade()
         result = await mind.cleanup_frames(mode, workspace=workspace or None,

@@ -9,6 +9,9 @@ Decisions where the original was silent or wrong (f.14):
 - ``slugify`` transliterates accents (``Café Zürich`` → ``cafe-zurich``); a name with no ASCII
   letters at all (``日本語``) gets ``ws-<8 hex of its sha256>`` instead of an empty id.
 - ``delete`` removes the workspace directory; the caller (facade) closes the mind first.
+- ``name``, ``group``, ``icon`` and ``model`` are names (:func:`mind.bounds.name_text`): short
+  (:data:`LIMITS`), no control or bidi characters, so a listing shows what is stored. An empty
+  group is ``general``; an empty icon or model is none.
 """
 
 from __future__ import annotations
@@ -23,14 +26,17 @@ from pathlib import Path
 from typing import Any, Final
 
 from actors.constants import WORKSPACE_FILE, WORKSPACE_PREFIX, WORKSPACES_DIR
+from mind.bounds import name_text
+from mind.constants import MAX_GROUP_CHARS, MAX_ICON_CHARS, MAX_SHORT_NAME_CHARS
 from mind.errors import ConflictError, InvalidIdError, NotFoundError, ValidationError
 from mind.ids import validate_slug
 from mind.timeutil import now_iso
 
 META_FILE: Final = "workspace.json"
 INDEX_FILE: Final = "workspaces-meta.json"
-MAX_NAME: Final = 200
-_FIELDS: Final = ("name", "group", "icon", "model")
+LIMITS: Final = {"name": MAX_SHORT_NAME_CHARS, "group": MAX_GROUP_CHARS,
+                 "icon": MAX_ICON_CHARS, "model": MAX_SHORT_NAME_CHARS}
+_FIELDS: Final = tuple(LIMITS)
 
 
 def slugify(name: str) -> str:
@@ -46,12 +52,14 @@ def mind_id(workspace_id: str) -> str:
     return WORKSPACE_PREFIX + validate_slug(workspace_id)
 
 
-def _clean_name(name: object) -> str:
-    if not isinstance(name, str) or not name.strip():
-        raise ValidationError("workspace name must be non-empty text")
-    if len(name) > MAX_NAME or any(unicodedata.category(c) == "Cc" for c in name):
-        raise ValidationError(f"workspace name must be ≤ {MAX_NAME} characters, no controls")
-    return name.strip()
+def clean_field(key: str, value: object) -> str | None:
+    """A workspace's ``name``, ``group``, ``icon`` or ``model`` as stored (see the module
+    docstring); :class:`ValidationError` naming the field and its limit otherwise."""
+    if value is None or value == "":
+        if key == "name":
+            raise ValidationError("workspace name must not be empty")
+        return "general" if key == "group" else None
+    return name_text(value, f"workspace {key}", LIMITS[key]).strip()
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
@@ -96,7 +104,10 @@ class WorkspaceManager:
 
     def create(self, name: str, *, group: str = "general", icon: str | None = None,
                model: str | None = None, workspace_id: str | None = None) -> dict[str, Any]:
-        clean = _clean_name(name)
+        clean = clean_field("name", name)
+        assert clean is not None
+        fields = {key: clean_field(key, value)
+                  for key, value in (("group", group), ("icon", icon), ("model", model))}
         if workspace_id is not None:
             base = validate_slug(workspace_id)
             if self.exists(base):
@@ -110,8 +121,7 @@ class WorkspaceManager:
                 n += 1
         folder = self._dir(slug)
         folder.mkdir(parents=True, exist_ok=True)
-        meta: dict[str, Any] = {"id": slug, "name": clean, "group": group or "general",
-                                "icon": icon, "model": model, "created": now_iso()}
+        meta: dict[str, Any] = {"id": slug, "name": clean, **fields, "created": now_iso()}
         _write_json(folder / META_FILE, meta)
         return meta
 
@@ -122,7 +132,7 @@ class WorkspaceManager:
         meta = self.get(workspace_id)
         for key, value in fields.items():
             if value is not None:
-                meta[key] = _clean_name(value) if key == "name" else value
+                meta[key] = clean_field(key, value)
         _write_json(self._dir(workspace_id) / META_FILE, meta)
         return meta
 

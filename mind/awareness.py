@@ -16,8 +16,11 @@ Behaviour follows the original engine (spec a.6), with these decisions of our ow
   ``priority`` given as ``None`` are left unchanged. Columns come from a fixed list (f.19).
 - ``get(id)`` returns ``None`` for an unknown or expired item. ``add`` accepts an ``expires_at``
   already in the past (the item is simply never live).
-- ``content`` must be non-blank text, ``priority`` an ``int``, ``metadata`` a JSON-serializable
-  ``dict``. Stored metadata that is not a JSON object reads back as ``{}`` (tolerant parse).
+- ``content`` must be non-blank text of at most :data:`MAX_AWARENESS_CHARS` characters,
+  ``priority`` a 64-bit ``int`` (the public surfaces take 0-10), ``metadata`` a
+  JSON-serializable ``dict`` of at most :data:`MAX_JSON_BYTES`; item ids are SQLite integers
+  (``1 … 2**63-1``, else :class:`ValidationError`). Stored metadata that is not a JSON object
+  reads back as ``{}`` (tolerant parse).
 """
 
 from __future__ import annotations
@@ -26,7 +29,15 @@ import logging
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final, cast
 
-from mind.constants import AWARENESS_CATEGORIES, AWARENESS_MAX_ITEMS, AwarenessCategory
+from mind.bounds import bounded_json, bounded_text, row_id
+from mind.constants import (
+    AWARENESS_CATEGORIES,
+    AWARENESS_MAX_ITEMS,
+    INT64_MAX,
+    MAX_AWARENESS_CHARS,
+    MAX_JSON_BYTES,
+    AwarenessCategory,
+)
 from mind.db import Database
 from mind.errors import NotFoundError, ValidationError
 from mind.jsonfields import dump_object, load_object
@@ -42,7 +53,6 @@ _EMPTY_CONTEXT: Final = "No active awareness items."
 _COLUMNS: Final = "id, category, content, priority, metadata, created_at, expires_at"
 _LIVE: Final = "(expires_at IS NULL OR expires_at > ?)"
 _ORDER: Final = "ORDER BY priority DESC, id ASC"
-_INT64: Final = 2**63
 
 
 class _Unset:
@@ -91,11 +101,11 @@ def _check_category(category: object) -> AwarenessCategory:
 def _check_content(content: object) -> str:
     if not isinstance(content, str) or not content.strip():
         raise ValidationError("awareness content must be non-empty text")
-    return content
+    return bounded_text(content, "awareness content", MAX_AWARENESS_CHARS)
 
 
 def _check_priority(priority: object) -> int:
-    if isinstance(priority, bool) or not isinstance(priority, int) or abs(priority) >= _INT64:
+    if isinstance(priority, bool) or not isinstance(priority, int) or abs(priority) > INT64_MAX:
         raise ValidationError("awareness priority must be a (64-bit) integer")
     return priority
 
@@ -109,6 +119,7 @@ def _check_expiry(expires_at: object) -> str | None:
 def _dump_metadata(metadata: object) -> str:
     if not isinstance(metadata, dict):
         raise ValidationError("awareness metadata must be a dict")
+    bounded_json(metadata, "awareness metadata", MAX_JSON_BYTES)
     return dump_object(metadata, "awareness metadata")
 
 
@@ -197,6 +208,7 @@ class AwarenessLayer:
             return await self._require(item_id, live_only=False)
 
     async def remove(self, item_id: int) -> bool:
+        item_id = row_id(item_id, "awareness item id")
         async with self._db.transaction():
             await self._purge_expired()
             _, count = await self._db.execute("DELETE FROM awareness WHERE id = ?", (item_id,))
@@ -272,6 +284,7 @@ class AwarenessLayer:
             log.debug("awareness cap: evicted %d item(s) to make room for %d", evicted, keep_id)
 
     async def _fetch(self, item_id: int, *, live_only: bool) -> AwarenessItem | None:
+        item_id = row_id(item_id, "awareness item id")
         sql = f"SELECT {_COLUMNS} FROM awareness WHERE id = ?"
         params: tuple[object, ...] = (item_id,)
         if live_only:

@@ -84,3 +84,24 @@ SQL_IN_CHUNK: Final = 500
 # session of the saves that name none: one per day, "save:<YYYY-MM-DD>" (hive_mind.facade);
 # not a conversation, so it lends no graph proximity to its frames (mind.graph)
 DAILY_SAVE_SESSION_PREFIX: Final = "save:"
+
+# -- limits of caller input (docs/security.md, "Limits"; checked by mind.bounds) -------------
+# Integers: every id is an SQLite INTEGER; durations stay inside the calendar datetime can do.
+INT64_MAX: Final = 2**63 - 1  # largest frame / entity / relation / awareness item id
+MAX_TTL_MINUTES: Final = 3653 * 24 * 60  # awareness ttl: 10 years
+MAX_AGE_DAYS: Final = 36_525  # compaction ages (max_temp_age_days, …): 100 years
+MAX_SYNC_INTERVAL_HOURS: Final = 3653 * 24  # harvest auto-sync interval: 10 years
+AWARENESS_PRIORITY_MAX: Final = 10  # priority 0-10 at every public surface (spec d)
+# Text, in characters (str length). Names refuse control and bidi characters (mind.bounds).
+MAX_QUERY_CHARS: Final = 10_000  # recall query
+MAX_ENTITY_NAME_CHARS: Final = 500  # = queue_schemas MAX_NAME_CHARS; entity search query too
+MAX_TYPE_CHARS: Final = 100  # entity and relation types (= queue_schemas MAX_LABEL_CHARS)
+MAX_SHORT_NAME_CHARS: Final = 200  # identity name/role/department, workspace name and model
+MAX_GROUP_CHARS: Final = 100  # workspace group
+MAX_ICON_CHARS: Final = 32  # workspace icon (an emoji sequence)
+MAX_PROFILE_TEXT_CHARS: Final = 16_384  # identity personality, capabilities
+MAX_SYSTEM_PROMPT_CHARS: Final = 65_536  # identity system_prompt
+MAX_AWARENESS_CHARS: Final = 4_096  # awareness item content
+MAX_JSON_BYTES: Final = 65_536  # metadata / properties of one frame, entity, relation, item
+MAX_TAGS: Final = 32  # ingest tags: how many
+MAX_TAG_CHARS: Final = 100  # ingest tags: each

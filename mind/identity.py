@@ -7,7 +7,8 @@ field name is a :class:`ValidationError`.
 Decisions where the original was silent:
 
 - ``name`` must be a non-blank string (a bare name is enough to be an identity, an empty one is
-  not); every field must be a ``str``.
+  not); every field must be a ``str`` within its limit (:data:`LIMITS`); ``name``, ``role``
+  and ``department`` are names: no control or bidi characters (:func:`mind.bounds.name_text`).
 - ``create`` on a mind that already has an identity raises :class:`ConflictError`;
   ``set`` is the create-or-update convenience (creating needs ``name``).
 - Timestamps are written by Python in the house format (``created_at``/``updated_at``).
@@ -18,6 +19,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Final
 
+from mind.bounds import bounded_text, name_text
+from mind.constants import (
+    MAX_PROFILE_TEXT_CHARS,
+    MAX_SHORT_NAME_CHARS,
+    MAX_SYSTEM_PROMPT_CHARS,
+)
 from mind.db import Database
 from mind.errors import ConflictError, NotFoundError, ValidationError
 from mind.timeutil import now_iso
@@ -31,6 +38,17 @@ FIELDS: Final[dict[str, str]] = {
     "capabilities": "capabilities",
     "system_prompt": "system_prompt",
 }
+
+# Longest value of each field, in characters; the first three are names (no controls, no bidi).
+LIMITS: Final[dict[str, int]] = {
+    "name": MAX_SHORT_NAME_CHARS,
+    "role": MAX_SHORT_NAME_CHARS,
+    "department": MAX_SHORT_NAME_CHARS,
+    "personality": MAX_PROFILE_TEXT_CHARS,
+    "capabilities": MAX_PROFILE_TEXT_CHARS,
+    "system_prompt": MAX_SYSTEM_PROMPT_CHARS,
+}
+_NAMES: Final = ("name", "role", "department")
 
 # Labels of the optional context lines, in output order (a.5).
 _CONTEXT_LABELS: Final = (
@@ -88,9 +106,12 @@ def _check_fields(fields: dict[str, Any]) -> dict[str, str]:
             continue
         if not isinstance(value, str):
             raise ValidationError(f"identity field {key!r} must be a string")
-        clean[key] = value
-    if "name" in clean and not clean["name"].strip():
-        raise ValidationError("identity name must not be empty")
+        if key == "name" and not value.strip():
+            raise ValidationError("identity name must not be empty")
+        if key in _NAMES and value.strip():  # role and department may be cleared ("")
+            clean[key] = name_text(value, f"identity {key}", LIMITS[key])
+        else:
+            clean[key] = bounded_text(value, f"identity {key}", LIMITS[key])
     return clean
 
 

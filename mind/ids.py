@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from mind.bounds import shown
 from mind.errors import InvalidIdError
 
 MAX_ID_LENGTH = 200
@@ -28,6 +29,6 @@ def validate_slug(value: object, what: str = "workspace id") -> str:
     """A filesystem-safe slug: lowercase ASCII letters, digits and inner dashes, ≤ 64 chars."""
     if not isinstance(value, str) or not _SLUG.match(value):
         raise InvalidIdError(
-            f"invalid {what} {value!r}: use 1-64 lowercase letters, digits and dashes"
+            f"invalid {what} {shown(value)}: use 1-64 lowercase letters, digits and dashes"
         )
     return value

@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from mind import graph
+from mind.bounds import entity_input, name_text, relation_input
+from mind.constants import MAX_ENTITY_NAME_CHARS
 from mind.db import Database, Row
 from mind.entity_normalizer import (
     Props,
@@ -104,6 +106,7 @@ class KnowledgeGraph:
                             properties: Mapping[str, Any] | None = None, *,
                             valid_from: str | None = None, valid_to: str | None = None) -> Entity:
         """Insert a new entity (no dedupe: see :meth:`upsert_entity`)."""
+        entity_input(entity_type, name, properties)
         etype, clean = normalize_entity_type(text_arg(entity_type, "entity type")), text_arg(
             name, "entity name")
         props = props_arg(properties)
@@ -118,6 +121,7 @@ class KnowledgeGraph:
                             properties: Mapping[str, Any] | None = None) -> tuple[Entity, bool]:
         """The active entity with this identity, updated (seen_count + 1, new properties win),
         or a new one. Returns ``(entity, created)``."""
+        entity_input(entity_type, name, properties)
         etype = normalize_entity_type(text_arg(entity_type, "entity type"))
         clean, props = text_arg(name, "entity name"), props_arg(properties)
         async with self._db.transaction():
@@ -139,6 +143,8 @@ class KnowledgeGraph:
     async def update_entity(self, entity_id: int, *, name: str | None = None,
                             properties: Mapping[str, Any] | None = None) -> Entity:
         """Rename and/or replace the properties wholesale (validated); sets ``recorded_at``."""
+        if name is not None:
+            name_text(name, "entity name", MAX_ENTITY_NAME_CHARS)
         clean = None if name is None else text_arg(name, "entity name")
         async with self._db.transaction():
             entity = await self.get_entity(entity_id)
@@ -252,7 +258,9 @@ class KnowledgeGraph:
                               confidence: float = 1.0,
                               properties: Mapping[str, Any] | None = None) -> Relation:
         """A relation between two active entities; an identical active one is returned instead
-        (confidence raised to the max, new properties merged in)."""
+        (confidence raised to the max, new properties merged in). Never from an entity to
+        itself (:func:`mind.bounds.relation_input`)."""
+        relation_input(source_id, target_id, relation_type, confidence, properties)
         return await graph.create_relation(self._db, self._rules, source_id, target_id,
                                            relation_type, confidence, properties)
 

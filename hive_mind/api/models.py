@@ -1,6 +1,8 @@
 """Request bodies of the HTTP API. Enumerations are ``Literal`` types, so a bad value is a
-422 ``invalid`` with the allowed values named; unknown fields are refused. Workspace ids are
-validated by the facade (400 ``invalid_id``), never here, so the code is the same everywhere."""
+422 ``invalid`` with the allowed values named; unknown fields are refused; integers and text
+carry the engine's limits (:mod:`hive_mind.limits`), so an out-of-range value is a 422, never a
+500. Workspace ids are validated by the facade (400 ``invalid_id``), never here, so the code is
+the same everywhere."""
 
 from __future__ import annotations
 
@@ -8,6 +10,28 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
+from hive_mind.limits import (
+    AgeDays,
+    AwarenessText,
+    Content,
+    EntityName,
+    FileName,
+    GroupName,
+    Icon,
+    IntervalHours,
+    PathText,
+    Priority,
+    ProfileText,
+    Query,
+    RowId,
+    SessionId,
+    ShortName,
+    SystemPrompt,
+    Tags,
+    Timestamp,
+    TtlMinutes,
+    TypeName,
+)
 from mind.constants import AwarenessCategory, FrameSource, Importance
 from mind.search import Lanes, Profile
 
@@ -29,23 +53,26 @@ class Body(BaseModel):
 
 
 class SaveRequest(Body):
-    content: str = Field(min_length=1, description="the memory text")
+    content: Content = Field(description="the memory text")
     importance: Importance = "normal"
     source: FrameSource = "agent_inferred"
     workspace: str | None = WORKSPACE
-    session: str | None = Field(default=None, description="session (GOP) id to group frames")
+    session: SessionId | None = Field(default=None,
+                                      description="session (GOP) id to group frames")
     metadata: dict[str, Any] | None = None
     wait: bool = Field(default=False, description="return only once the frame is indexed")
 
 
 class RecallRequest(Body):
-    query: str
+    query: Query
     limit: int = Field(default=10, ge=1, le=100)
     scope: Scope | None = None
     workspace: str | None = WORKSPACE
     profile: Profile = "balanced"
-    since: str | None = Field(default=None, description="ISO-8601 lower bound of created_at")
-    until: str | None = Field(default=None, description="ISO-8601 upper bound of created_at")
+    since: Timestamp | None = Field(default=None,
+                                   description="ISO-8601 lower bound of created_at")
+    until: Timestamp | None = Field(default=None,
+                                   description="ISO-8601 upper bound of created_at")
     catch_up: bool | None = None
     lanes: Lanes = Field(default="hybrid", description="hybrid, or one lane alone (debugging)")
     touch: bool = Field(default=True, description="false: leave the hits' access counts alone")
@@ -55,51 +82,51 @@ class RecallRequest(Body):
 
 class EntityRequest(Body):
     entity_type: EntityType = Field(validation_alias=AliasChoices("entity_type", "type"))
-    name: str = Field(min_length=1)
+    name: EntityName
     properties: dict[str, Any] | None = None
     workspace: str | None = WORKSPACE
 
 
 class RelationRequest(Body):
-    source_id: int
-    target_id: int
-    relation_type: str = Field(min_length=1)
+    source_id: RowId
+    target_id: RowId
+    relation_type: TypeName
     confidence: float = Field(default=1.0, ge=0.0, le=1.0)
     properties: dict[str, Any] | None = None
     workspace: str | None = WORKSPACE
 
 
 class IdentityRequest(Body):
-    name: str | None = None
-    role: str | None = None
-    department: str | None = None
-    personality: str | None = None
-    capabilities: str | None = None
-    system_prompt: str | None = None
+    name: ShortName | None = None
+    role: ShortName | None = None
+    department: ShortName | None = None
+    personality: ProfileText | None = None
+    capabilities: ProfileText | None = None
+    system_prompt: SystemPrompt | None = None
     workspace: str | None = WORKSPACE
 
 
 class AwarenessRequest(Body):
     category: AwarenessCategory
-    content: str = Field(min_length=1)
-    priority: int = 0
-    ttl_minutes: int | None = Field(default=None, ge=1)
+    content: AwarenessText
+    priority: Priority = 0
+    ttl_minutes: TtlMinutes | None = None
     workspace: str | None = WORKSPACE
 
 
 class WorkspaceCreate(Body):
-    name: str
-    group: str = "general"
-    icon: str | None = None
-    model: str | None = None
+    name: ShortName
+    group: GroupName = "general"
+    icon: Icon | None = None
+    model: ShortName | None = None
     id: str | None = Field(default=None, description="the slug to use (default: from the name)")
 
 
 class WorkspaceUpdate(Body):
-    name: str | None = None
-    group: str | None = None
-    icon: str | None = None
-    model: str | None = None
+    name: ShortName | None = None
+    group: GroupName | None = None
+    icon: Icon | None = None
+    model: ShortName | None = None
 
 
 class DefaultWorkspace(Body):
@@ -114,8 +141,8 @@ class MaintenanceRequest(Body):
 class CleanupFramesRequest(Body):
     mode: FrameCleanupMode
     workspace: str | None = WORKSPACE
-    max_temp_age_days: int = Field(default=30, ge=1)
-    max_deprecated_age_days: int = Field(default=90, ge=1)
+    max_temp_age_days: AgeDays = 30
+    max_deprecated_age_days: AgeDays = 90
 
 
 class CleanupEntitiesRequest(Body):
@@ -125,16 +152,16 @@ class CleanupEntitiesRequest(Body):
 
 class HarvestRequest(Body):
     source: HarvestSource
-    path: str | None = Field(default=None,
+    path: PathText | None = Field(default=None,
                              description="a path on the server's disk (or a URL for 'url')")
     data: str | None = Field(default=None, description="the export itself, inline")
-    filename: str | None = Field(default=None,
+    filename: FileName | None = Field(default=None,
                                  description="name of the inline data (its extension counts)")
     label: str | None = Field(default=None, max_length=4096,
-                              description="what to record as the import's path")
+                              description="display name of the import (never read as a path)")
     workspace: str | None = WORKSPACE
     auto_sync: bool | None = None
-    sync_interval_hours: int | None = Field(default=None, ge=1)
+    sync_interval_hours: IntervalHours | None = None
     wait: bool = True
 
 
@@ -142,7 +169,7 @@ class IngestRequest(Body):
     content: str = Field(min_length=1, description="a path on the server, a URL or raw text")
     type_hint: IngestType = "auto"
     importance: Importance = "normal"
-    tags: list[str] | None = None
+    tags: Tags | None = None
     workspace: str | None = WORKSPACE
     wait: bool = True
 

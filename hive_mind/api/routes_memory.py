@@ -16,9 +16,10 @@ from hive_mind.api.models import (
     RelationRequest,
     SaveRequest,
 )
+from mind.constants import INT64_MAX, MAX_ENTITY_NAME_CHARS
 
 router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
-FrameId = Annotated[int, Path(ge=1, description="frame id")]
+FrameId = Annotated[int, Path(ge=1, le=INT64_MAX, description="frame id")]
 
 
 @router.post("/memories", tags=["memories"], status_code=201,
@@ -66,7 +67,8 @@ async def catch_up(hm: Facade, limit: Annotated[int, Query(ge=1, le=100)] = 10,
 
 @router.get("/entities", tags=["knowledge graph"], summary="Search entities by name")
 async def search_entities(
-    hm: Facade, query: Annotated[str, Query(description="name or part of it")] = "",
+    hm: Facade, query: Annotated[str, Query(max_length=MAX_ENTITY_NAME_CHARS,
+                                            description="name or part of it")] = "",
     entity_type: Annotated[EntityType | None, Query(alias="type")] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 20, workspace: WorkspaceQuery = None,
 ) -> dict[str, Any]:

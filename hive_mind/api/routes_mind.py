@@ -16,7 +16,7 @@ from hive_mind.api.models import (
     WorkspaceCreate,
     WorkspaceUpdate,
 )
-from mind.constants import AwarenessCategory
+from mind.constants import INT64_MAX, AwarenessCategory
 
 router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
 # ``:path`` so an encoded slash (``%2e%2e%2fx``) reaches the facade's slug check (400
@@ -56,7 +56,7 @@ async def set_awareness(body: AwarenessRequest, hm: Facade) -> dict[str, Any]:
 @router.delete("/awareness", tags=["awareness"],
                summary="Remove one item (id) or every item of a category")
 async def clear_awareness(
-    hm: Facade, item_id: Annotated[int | None, Query(alias="id", ge=1)] = None,
+    hm: Facade, item_id: Annotated[int | None, Query(alias="id", ge=1, le=INT64_MAX)] = None,
     category: AwarenessCategory | None = None, workspace: WorkspaceQuery = None,
 ) -> dict[str, Any]:
     result: dict[str, Any] = await hm.clear_awareness(item_id=item_id, category=category,

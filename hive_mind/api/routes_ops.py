@@ -20,6 +20,7 @@ from hive_mind.api.models import (
     MaintenanceRequest,
 )
 from hive_mind.api.uploads import temp_input
+from hive_mind.limits import IntervalHours, Tags
 from hive_mind.server_reads import ingest as client_ingest
 from hive_mind.server_reads import refuse
 from mind.constants import Importance
@@ -54,7 +55,7 @@ async def harvest_upload(
     file: Annotated[UploadFile, File(description="the export (a .zip for directories)")],
     workspace: Annotated[str | None, Form()] = None,
     auto_sync: Annotated[bool | None, Form()] = None,
-    sync_interval_hours: Annotated[int | None, Form(ge=1)] = None,
+    sync_interval_hours: Annotated[IntervalHours | None, Form()] = None,
     wait: Annotated[bool, Form()] = True,
     label: Annotated[str | None, Form(max_length=4096,
                                       description="recorded path (default: upload:<name>)")]
@@ -88,7 +89,7 @@ async def ingest_upload(
     hm: Facade, file: Annotated[UploadFile, File()],
     type_hint: Annotated[IngestType, Form()] = "auto",
     importance: Annotated[Importance, Form()] = "normal",
-    tags: Annotated[list[str] | None, Form()] = None,
+    tags: Annotated[Tags | None, Form()] = None,
     workspace: Annotated[str | None, Form()] = None,
     wait: Annotated[bool, Form()] = True,
 ) -> dict[str, Any]:

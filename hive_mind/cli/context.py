@@ -8,7 +8,7 @@ import typer
 from rich.console import Console
 
 from hive_mind.cli.common import JsonOpt, WorkspaceOpt, choice, kv_table, output, table, with_facade
-from mind.constants import AWARENESS_CATEGORIES
+from mind.constants import AWARENESS_CATEGORIES, AWARENESS_PRIORITY_MAX, INT64_MAX, MAX_TTL_MINUTES
 from mind.errors import ValidationError
 
 AwarenessCategoriesT = choice(AWARENESS_CATEGORIES)
@@ -104,10 +104,11 @@ def awareness_set(
         help=f"Category: {CATEGORY_HELP}.")],
     content: Annotated[str, typer.Argument(help="What to keep in mind.")],
     priority: Annotated[int, typer.Option(
-        "--priority", min=0, max=10, help="Priority 0-10 (higher first).")] = 0,
+        "--priority", min=0, max=AWARENESS_PRIORITY_MAX,
+        help=f"Priority 0-{AWARENESS_PRIORITY_MAX} (higher first).")] = 0,
     ttl_minutes: Annotated[int | None, typer.Option(
-        "--ttl-minutes", min=1, metavar="MINUTES",
-        help="Expire after this many minutes (default: never).")] = None,
+        "--ttl-minutes", min=1, max=MAX_TTL_MINUTES, metavar="MINUTES",
+        help="Expire after this many minutes, at most 10 years (default: never).")] = None,
     workspace: WorkspaceOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -125,7 +126,7 @@ def awareness_set(
 def awareness_clear(
     ctx: typer.Context,
     item_id: Annotated[int | None, typer.Option(
-        "--id", min=1, metavar="ID", help="Remove this item.")] = None,
+        "--id", min=1, max=INT64_MAX, metavar="ID", help="Remove this item.")] = None,
     category: Annotated[AwarenessCategoriesT | None, typer.Option(
         "--category", "-c", metavar="CATEGORY",
         help=f"Remove every item of this category: {CATEGORY_HELP}.")] = None,

@@ -18,6 +18,7 @@ from hive_mind.cli.common import (
     with_facade,
 )
 from hive_mind.facade import ENTITY_TYPES
+from mind.constants import INT64_MAX
 
 EntityTypesT = choice(ENTITY_TYPES)
 
@@ -89,8 +90,10 @@ def save(
 @app.command("relate")
 def relate(
     ctx: typer.Context,
-    source_id: Annotated[int, typer.Argument(min=1, help="Id of the source entity.")],
-    target_id: Annotated[int, typer.Argument(min=1, help="Id of the target entity.")],
+    source_id: Annotated[int, typer.Argument(min=1, max=INT64_MAX,
+                                             help="Id of the source entity.")],
+    target_id: Annotated[int, typer.Argument(min=1, max=INT64_MAX,
+                                             help="Id of the target entity (another one).")],
     relation_type: Annotated[str, typer.Argument(
         metavar="RELATION", help="Relation type, e.g. works_on.")],
     confidence: Annotated[float, typer.Option(

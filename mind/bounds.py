@@ -1,0 +1,137 @@
+"""Bounds of caller input, checked once in the engine so every surface (Python, CLI, MCP, HTTP)
+refuses the same values with the same :class:`ValidationError` (HTTP 400 ``invalid``).
+
+- :func:`bounded_int` — an ``int`` (never a ``bool``) in ``[lo, hi]``; :func:`row_id` is
+  ``1 … 2**63-1``, what an SQLite INTEGER can hold, so an id like ``10**23`` is refused here
+  instead of overflowing in the driver.
+- :func:`bounded_text` — a ``str`` of at most ``limit`` characters (no content rule).
+- :func:`name_text` — a non-blank name of at most ``limit`` characters without control
+  characters (C0, DEL, C1, line/paragraph separators), bidi controls (U+061C, U+200E/F,
+  U+202A–U+202E, U+2066–U+2069) or lone surrogates: what a name may not hide from the person
+  who reads it. Emoji joiners (U+200D) and other format characters stay allowed.
+- :func:`bounded_json` — a JSON object of at most ``limit`` bytes once encoded.
+- :func:`entity_input`, :func:`relation_input`, :func:`tags_input` — those rules applied to
+  what a caller creates in the knowledge graph (no self-relations) and to ingest tags.
+
+Messages name the field and its limit, never echo the (possibly huge) value. The limits
+themselves live in :mod:`mind.constants`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+from mind.constants import (
+    INT64_MAX,
+    MAX_ENTITY_NAME_CHARS,
+    MAX_JSON_BYTES,
+    MAX_TAG_CHARS,
+    MAX_TAGS,
+    MAX_TYPE_CHARS,
+)
+from mind.entity_normalizer import confidence_arg
+from mind.errors import ValidationError
+
+UNSAFE_IN_NAMES: Final = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+    "\ud800-\udfff]"
+)
+_SHOWN: Final = 40  # characters of a refused value quoted in a message
+
+
+def shown(value: object) -> str:
+    """A refused value as quoted in a message: short, whatever its size."""
+    if isinstance(value, int) and value.bit_length() > 128:  # repr may even refuse it
+        return f"an integer of {value.bit_length():,} bits"
+    if isinstance(value, str) and len(value) > _SHOWN:
+        return f"{value[:_SHOWN]!r}… ({len(value):,} characters)"
+    text = repr(value)
+    return text if len(text) <= _SHOWN else f"{text[:_SHOWN]}…"
+
+
+def bounded_int(value: object, what: str, lo: int, hi: int, *, unit: str = "") -> int:
+    """``value`` if it is an integer in ``[lo, hi]``, else a :class:`ValidationError`."""
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        suffix = f" {unit}" if unit else ""
+        raise ValidationError(
+            f"{what} must be an integer from {lo} to {hi}{suffix}, got {shown(value)}")
+    return value
+
+
+def row_id(value: object, what: str = "id") -> int:
+    """A row id: ``1 … 2**63-1`` (SQLite INTEGER)."""
+    return bounded_int(value, what, 1, INT64_MAX)
+
+
+def bounded_text(value: object, what: str, limit: int) -> str:
+    if not isinstance(value, str):
+        raise ValidationError(f"{what} must be text")
+    if len(value) > limit:
+        raise ValidationError(
+            f"{what} is {len(value):,} characters; the limit is {limit:,}")
+    return value
+
+
+def name_text(value: object, what: str, limit: int) -> str:
+    """A non-blank name within ``limit`` characters, free of control and bidi characters."""
+    text = bounded_text(value, what, limit)
+    if not text.strip():
+        raise ValidationError(f"{what} must not be empty")
+    bad = UNSAFE_IN_NAMES.search(text)
+    if bad is not None:
+        char = f"U+{ord(bad.group()):04X}"
+        raise ValidationError(
+            f"{what} contains a control or bidi character ({char}); names may not")
+    return text
+
+
+def bounded_json(value: Mapping[str, Any] | None, what: str, limit: int) -> None:
+    """Refuse a JSON object larger than ``limit`` bytes (UTF-8, compact encoding);
+    values that are not JSON are left to the encoder that stores them."""
+    if not value:
+        return
+    try:
+        size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":"),
+                              default=str).encode("utf-8", "surrogatepass"))
+    except (TypeError, ValueError, RecursionError):
+        return
+    if size > limit:
+        raise ValidationError(f"{what} is {size:,} bytes as JSON; the limit is {limit:,}")
+
+
+def entity_input(entity_type: object, name: object,
+                 properties: Mapping[str, Any] | None = None) -> None:
+    """What a caller may create as an entity: a type and a name that are names
+    (:func:`name_text`, :data:`MAX_TYPE_CHARS` / :data:`MAX_ENTITY_NAME_CHARS`) and properties
+    within :data:`MAX_JSON_BYTES`."""
+    name_text(entity_type, "entity type", MAX_TYPE_CHARS)
+    name_text(name, "entity name", MAX_ENTITY_NAME_CHARS)
+    bounded_json(properties, "entity properties", MAX_JSON_BYTES)
+
+
+def relation_input(source_id: object, target_id: object, relation_type: object,
+                   confidence: object, properties: Mapping[str, Any] | None = None) -> None:
+    """What a caller may create as a relation: two row ids, a type that is a name
+    (:data:`MAX_TYPE_CHARS`), a confidence in [0, 1], properties within
+    :data:`MAX_JSON_BYTES`, and two different entities (none is related to itself)."""
+    source, target = row_id(source_id, "source_id"), row_id(target_id, "target_id")
+    name_text(relation_type, "relation type", MAX_TYPE_CHARS)
+    confidence_arg(confidence)
+    bounded_json(properties, "relation properties", MAX_JSON_BYTES)
+    if source == target:
+        raise ValidationError(
+            f"source_id and target_id are both {source}: an entity cannot be related to itself")
+
+
+def tags_input(tags: object) -> list[str]:
+    """At most :data:`MAX_TAGS` tags, each a name of at most :data:`MAX_TAG_CHARS`."""
+    if tags is None:
+        return []
+    if not isinstance(tags, list | tuple):
+        raise ValidationError("tags must be a list of text")
+    if len(tags) > MAX_TAGS:
+        raise ValidationError(f"{len(tags):,} tags; the limit is {MAX_TAGS}")
+    return [name_text(tag, "tag", MAX_TAG_CHARS) for tag in tags]
