@@ -74,6 +74,9 @@ class HiveMind:
 
             return RemoteHiveMind(settings)
         settings.data_dir.mkdir(parents=True, exist_ok=True)
+        from mind.harvest import netguard  # which addresses URL ingest may fetch (SSRF guard)
+
+        netguard.configure(allow_private=settings.fetch_private_addresses)
         if settings.embedded:
             return cls(settings, EmbeddedRuntime(settings.runtime_config()))
         from workers.host_runtime import HostRuntime
