@@ -80,15 +80,9 @@ async def touch(mind: Mind, op: ops.Touch) -> dict[str, Any]:
 
 
 async def erase(mind: Mind, op: ops.Erase) -> dict[str, Any]:
-    """Remove a frame and everything derived from it, and entities left with no frame."""
-    entities = [e.id for e in await mind.knowledge.get_frame_entities(op.frame_id)]
-    deleted = await mind.frames.delete(op.frame_id)
-    orphaned = 0
-    for entity_id in entities:
-        if not await mind.knowledge.get_entity_frames(entity_id):
-            await mind.knowledge.erase_entity(entity_id)
-            orphaned += 1
-    return {"deleted": deleted, "entities_erased": orphaned}
+    """Remove a frame and everything derived from it, and entities left with no frame (the
+    actor truncates the WAL after the commit: :mod:`mind.forget`)."""
+    return dict(await mind.erase_frame(op.frame_id))
 
 
 async def compact(mind: Mind, op: ops.Compact) -> dict[str, Any]:

@@ -37,6 +37,7 @@ from mind.errors import NotFoundError, ValidationError
 from mind.frames import MAX_FRAME_CHARS
 from mind.ids import validate_id
 from mind.mind import Mind
+from mind.private_files import make_private_dir
 from mind.search import HybridSearch, SearchResponse
 from mind.timeutil import format_ts
 from queue_schemas import ops
@@ -73,7 +74,7 @@ class HiveMind:
             from hive_mind.remote import RemoteHiveMind
 
             return RemoteHiveMind(settings)
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        make_private_dir(settings.data_dir)
         from mind.harvest import netguard  # which addresses URL ingest may fetch (SSRF guard)
 
         netguard.configure(allow_private=settings.fetch_private_addresses)

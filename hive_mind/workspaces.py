@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import shutil
 import unicodedata
@@ -30,6 +29,7 @@ from mind.bounds import name_text
 from mind.constants import MAX_GROUP_CHARS, MAX_ICON_CHARS, MAX_SHORT_NAME_CHARS
 from mind.errors import ConflictError, InvalidIdError, NotFoundError, ValidationError
 from mind.ids import validate_slug
+from mind.private_files import make_private_dir, write_private_text
 from mind.timeutil import now_iso
 
 META_FILE: Final = "workspace.json"
@@ -63,9 +63,7 @@ def clean_field(key: str, value: object) -> str | None:
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, path)
+    write_private_text(path, json.dumps(data, indent=2, ensure_ascii=False))
 
 
 class WorkspaceManager:
@@ -120,7 +118,7 @@ class WorkspaceManager:
                 slug = f"{base[:60]}-{n}"
                 n += 1
         folder = self._dir(slug)
-        folder.mkdir(parents=True, exist_ok=True)
+        make_private_dir(folder)
         meta: dict[str, Any] = {"id": slug, "name": clean, **fields, "created": now_iso()}
         _write_json(folder / META_FILE, meta)
         return meta
@@ -159,7 +157,7 @@ class WorkspaceManager:
         return data if isinstance(data, dict) else {}
 
     def _write_index(self, data: dict[str, Any]) -> None:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        make_private_dir(self.data_dir)
         _write_json(self.data_dir / INDEX_FILE, data)
 
     def default(self) -> str | None:

@@ -7,7 +7,10 @@ relations. The mind's owner applies them here, in the caller's transaction:
   — a redelivered or stale result (the frame was edited or already indexed) changes nothing,
   so at-least-once delivery has exactly-once effect;
 * vectors are upserted, chunks replaced, entities upserted by normalized name + type and bridged
-  to the frame, ``co_occurs_with`` (0.8) and semantic relations created without duplicates;
+  to the frame — every one of them: a name extracted under two types is two entities, both
+  bridged, so erasing the frame finds both — ``co_occurs_with`` (0.8, never between two types of
+  one name) and semantic relations created without duplicates, each recording the frame that
+  supports it (``relation_sources``: forgetting the frame removes what only it supported);
 * related frames are linked by vector similarity (``frame_links``);
 * the frame's outbox row is cleared.
 """
@@ -22,7 +25,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from mind.db import Database
-from mind.kg_bulk import entity_key, put_relations, upsert_entities
+from mind.kg_bulk import DerivedRelation, entity_key, put_relations, upsert_entities
 from mind.outbox import Outbox
 from mind.sqlutil import chunked, placeholders
 from mind.vector_index import VectorIndex
@@ -123,21 +126,24 @@ async def _apply_graph(db: Database, results: Sequence[FrameIndex]) -> tuple[int
         ])
     ids = await upsert_entities(db, [item for items in per_frame for item in items])
     bridge: list[tuple[int, int]] = []
-    relations: list[tuple[int, int, str, float, dict[str, Any]]] = []
+    relations: list[DerivedRelation] = []
     for r, items in zip(results, per_frame, strict=True):
-        by_name = {name.casefold(): ids[entity_key(etype, name)] for etype, name, _ in items}
-        frame_entities = list(dict.fromkeys(by_name.values()))
+        keys = [entity_key(etype, name) for etype, name, _ in items]
+        # semantic relations name their ends without a type: the last type seen, as before
+        by_name = {name.casefold(): ids[key] for (_, name, _), key in zip(items, keys, strict=True)}
+        name_of = {ids[key]: key[0] for key in keys}
+        frame_entities = list(name_of)
         bridge.extend((eid, r.frame_id) for eid in frame_entities)
         relations.extend(
-            (a, b, CO_OCCURRENCE, CO_OCCURRENCE_CONFIDENCE, {"source": "cognify"})
+            (a, b, CO_OCCURRENCE, CO_OCCURRENCE_CONFIDENCE, {"source": "cognify"}, r.frame_id)
             for a, b in combinations(frame_entities, 2)
+            if name_of[a] != name_of[b]
         )
         for rel in r.relations:
             src, tgt = by_name.get(rel.source.casefold()), by_name.get(rel.target.casefold())
             if src is not None and tgt is not None:
-                relations.append(
-                    (src, tgt, rel.relation_type, float(rel.confidence), {"source": "semantic"})
-                )
+                relations.append((src, tgt, rel.relation_type, float(rel.confidence),
+                                  {"source": "semantic"}, r.frame_id))
     if bridge:
         await db.executemany(
             "INSERT OR IGNORE INTO kg_entity_frames(entity_id, frame_id) VALUES (?, ?)", bridge

@@ -1,7 +1,10 @@
 """The one place that opens SQLite connections for a mind file.
 
-Every connection loads sqlite-vec, runs in WAL mode with foreign keys, a busy timeout and
-``synchronous=NORMAL``. The stdlib ``sqlite3`` is used when it can load extensions; otherwise
+Every connection loads sqlite-vec, runs in WAL mode with foreign keys, a busy timeout,
+``synchronous=NORMAL`` and ``secure_delete=ON`` (deleted content is overwritten with zeros, so a
+forgotten memory does not stay readable in the file's free pages; ``FAST`` would leave it on
+freelist pages). A mind file is created owner-only before SQLite opens it
+(:mod:`mind.private_files`). The stdlib ``sqlite3`` is used when it can load extensions; otherwise
 the bundled driver (pysqlite3-binary, or sqlean.py) is used. Missing FTS5 or sqlite-vec is a
 :class:`ConfigurationError` with a message saying what to install.
 """
@@ -19,6 +22,7 @@ from typing import Any
 import aiosqlite
 
 from mind.errors import ConfigurationError
+from mind.private_files import prepare_mind_file
 
 BUSY_TIMEOUT_MS = 10_000
 CACHE_SIZE_KIB = 16_384
@@ -78,6 +82,8 @@ def _check_fts5(conn: Any) -> None:
 def connect_sync(path: str | Path, *, readonly: bool = False) -> Any:
     """Open and prepare one connection (blocking). Used as the aiosqlite connector."""
     mod = driver()
+    if str(path) != ":memory:":
+        prepare_mind_file(Path(path))
     conn = mod.connect(str(path), isolation_level=None, check_same_thread=False)
     try:
         conn.row_factory = mod.Row
@@ -90,6 +96,7 @@ def connect_sync(path: str | Path, *, readonly: bool = False) -> Any:
                 raise ConfigurationError(f"could not switch {path} to WAL (got {mode})")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("PRAGMA secure_delete=ON")
         conn.execute(f"PRAGMA cache_size=-{CACHE_SIZE_KIB}")
         conn.execute("PRAGMA temp_store=MEMORY")
         if readonly:

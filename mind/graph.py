@@ -6,6 +6,11 @@
 Active relations are unique per ``(source, target, type)`` (a partial unique index): creating an
 existing one returns it with the higher confidence and merged properties.
 
+Provenance: a relation created here is *asserted* (a caller stated it). Relations cognify derives
+(:mod:`mind.kg_bulk`) are not, and record their supporting frames in ``relation_sources``; a
+derived relation is deleted with its last supporting frame (schema migration 9). Asserting a
+relation cognify derived makes it asserted for good: forgetting frames no longer removes it.
+
 For traversal, only active relations (``valid_to IS NULL``) between active entities are
 followed. Each BFS level is one query per chunk of at most :data:`SQL_IN_CHUNK` node ids.
 ``direction`` is ``"out"`` (source → target), ``"in"`` (target → source) or ``"both"``.
@@ -81,28 +86,39 @@ _WAYS: dict[str, tuple[tuple[str, str], ...]] = {"out": (_OUT,), "in": (_IN,), "
 async def put_relation(
     db: Database, source_id: int, target_id: int, relation_type: str, confidence: float,
     props: Mapping[str, Any], *, new_props_win: bool = True, valid_from: str | None = None,
+    asserted: bool = True,
 ) -> Relation:
     """Insert an active relation, or fold into the identical active one: confidence = max,
-    properties merged (the new ones win unless ``new_props_win`` is false). Caller checks."""
+    properties merged (the new ones win unless ``new_props_win`` is false), asserted if either
+    is. Caller checks."""
     row = await db.fetchone(
-        f"SELECT {_R} FROM knowledge_relations WHERE source_id = ? AND target_id = ? "
+        f"SELECT {_R}, asserted FROM knowledge_relations WHERE source_id = ? AND target_id = ? "
         "AND relation_type = ? AND valid_to IS NULL", (source_id, target_id, relation_type))
     now = now_iso()
     if row is None:
         row = await db.fetchone(
             "INSERT INTO knowledge_relations (source_id, target_id, relation_type, confidence, "
-            f"properties, valid_from, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING {_R}",
+            "properties, valid_from, recorded_at, asserted) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+            f"RETURNING {_R}",
             (source_id, target_id, relation_type, confidence, dump_props(props),
-             valid_from or now, now))
+             valid_from or now, now, int(asserted)))
         return Relation.from_row(row)
     old = load_props(row["properties"])
     merged = {**old, **props} if new_props_win else {**props, **old}
-    if confidence > row["confidence"] or merged != old:
+    if confidence > row["confidence"] or merged != old or asserted > row["asserted"]:
         row = await db.fetchone(
             "UPDATE knowledge_relations SET confidence = max(confidence, ?), properties = ?, "
-            f"recorded_at = ? WHERE id = ? RETURNING {_R}",
-            (confidence, dump_props(merged), now, row["id"]))
+            f"recorded_at = ?, asserted = max(asserted, ?) WHERE id = ? RETURNING {_R}",
+            (confidence, dump_props(merged), now, int(asserted), row["id"]))
     return Relation.from_row(row)
+
+
+async def copy_sources(db: Database, from_relation: int, to_relation: int) -> None:
+    """``to_relation`` is supported by every frame that supports ``from_relation`` too."""
+    await db.execute(
+        "INSERT OR IGNORE INTO relation_sources (relation_id, frame_id) "
+        "SELECT ?, frame_id FROM relation_sources WHERE relation_id = ?",
+        (to_relation, from_relation))
 
 
 async def create_relation(

@@ -4,6 +4,10 @@ Same identity rules as :meth:`KnowledgeGraph.upsert_entity` (normalized name + f
 ``seen_count`` counting every sighting, new properties win) and as relation creation (one
 active relation per source, target and type; confidence = max; properties merged), but for
 hundreds of frames at once. Validation schemas do not apply here (cognify output).
+
+Relations written here are *derived*: each records the frame it was extracted from in
+``relation_sources`` and is deleted with its last supporting frame, unless a user asserted it
+(see :mod:`mind.graph`).
 """
 
 from __future__ import annotations
@@ -84,26 +88,37 @@ async def upsert_entities(
     return ids
 
 
-async def put_relations(
-    db: Database, relations: Sequence[tuple[int, int, str, float, Mapping[str, Any]]]
-) -> int:
-    """Insert relations, folding each into an identical active one (confidence = max)."""
+DerivedRelation = tuple[int, int, str, float, Mapping[str, Any], int]
+"""``(source id, target id, type, confidence, properties, supporting frame id)``."""
+
+
+async def put_relations(db: Database, relations: Sequence[DerivedRelation]) -> int:
+    """Insert derived relations, folding each into an identical active one (confidence = max),
+    and record the frames that support them; returns how many distinct relations."""
     unique: dict[tuple[int, int, str], tuple[float, Mapping[str, Any]]] = {}
-    for src, tgt, rtype, conf, props in relations:
+    sources: set[tuple[int, int, int, str]] = set()
+    for src, tgt, rtype, conf, props, frame_id in relations:
         if src == tgt:
             continue
         key = (src, tgt, rtype)
         old = unique.get(key)
         unique[key] = (max(conf, old[0]) if old else conf, {**(old[1] if old else {}), **props})
+        sources.add((frame_id, src, tgt, rtype))
     if not unique:
         return 0
     now = now_iso()
     await db.executemany(
         "INSERT INTO knowledge_relations (source_id, target_id, relation_type, confidence, "
-        "properties, valid_from, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?) "
+        "properties, valid_from, recorded_at, asserted) VALUES (?, ?, ?, ?, ?, ?, ?, 0) "
         "ON CONFLICT (source_id, target_id, relation_type) WHERE valid_to IS NULL DO UPDATE SET "
         "confidence = max(confidence, excluded.confidence), "
         "properties = json_patch(properties, excluded.properties)",
         [(s, t, r, c, dump_props(p), now, now) for (s, t, r), (c, p) in unique.items()],
+    )
+    await db.executemany(
+        "INSERT OR IGNORE INTO relation_sources (relation_id, frame_id) SELECT id, ? "
+        "FROM knowledge_relations WHERE source_id = ? AND target_id = ? AND relation_type = ? "
+        "AND valid_to IS NULL",
+        sorted(sources),
     )
     return len(unique)

@@ -5,9 +5,10 @@ Active entities with the same identity — ``normalize_entity_name(name)`` + fol
 with the most active relations (tie: lowest id). For each duplicate (in id order):
 
 - every active relation is retired and re-created on the survivor, keeping its type,
-  confidence, properties and ``valid_from``; if the survivor already has that active
-  ``(source, target, type)`` the two become one (max confidence, survivor's properties win), and
-  a relation that only becomes a self-loop because of the merge is dropped;
+  confidence, properties, ``valid_from`` and provenance (asserted or derived, and the frames
+  that support it); if the survivor already has that active ``(source, target, type)`` the two
+  become one (max confidence, survivor's properties win, asserted if either was), and a
+  relation that only becomes a self-loop because of the merge is dropped;
 - its entity↔frame bridge rows move to the survivor;
 - it is retired, with ``properties.merged_into`` = the survivor's id.
 
@@ -23,7 +24,7 @@ from typing import Any
 
 from mind.db import Database
 from mind.entity_normalizer import Props, dump_props, find_duplicates, load_props, seen_count
-from mind.graph import put_relation
+from mind.graph import copy_sources, put_relation
 from mind.sqlutil import chunked as chunks
 from mind.sqlutil import placeholders
 from mind.timeutil import now_iso
@@ -93,9 +94,9 @@ async def _degrees(db: Database, ids: list[int]) -> dict[int, int]:
 async def _absorb(db: Database, duplicate: int, props: Props, survivor: int, now: str) -> None:
     """Move one duplicate's relations and bridge rows onto the survivor, then retire it."""
     rows = await db.fetchall(
-        "SELECT id, source_id, target_id, relation_type, confidence, properties, valid_from "
-        "FROM knowledge_relations WHERE valid_to IS NULL AND (source_id = ? OR target_id = ?) "
-        "ORDER BY id",
+        "SELECT id, source_id, target_id, relation_type, confidence, properties, valid_from, "
+        "asserted FROM knowledge_relations WHERE valid_to IS NULL "
+        "AND (source_id = ? OR target_id = ?) ORDER BY id",
         (duplicate, duplicate),
     )
     for row in rows:
@@ -103,9 +104,11 @@ async def _absorb(db: Database, duplicate: int, props: Props, survivor: int, now
                          (now, row["id"]))
         ends = repoint(int(row["source_id"]), int(row["target_id"]), duplicate, survivor)
         if ends is not None:
-            await put_relation(db, ends[0], ends[1], row["relation_type"],
-                               float(row["confidence"]), load_props(row["properties"]),
-                               new_props_win=False, valid_from=row["valid_from"])
+            moved = await put_relation(db, ends[0], ends[1], row["relation_type"],
+                                       float(row["confidence"]), load_props(row["properties"]),
+                                       new_props_win=False, valid_from=row["valid_from"],
+                                       asserted=bool(row["asserted"]))
+            await copy_sources(db, int(row["id"]), moved.id)
     await db.execute(
         "INSERT OR IGNORE INTO kg_entity_frames (entity_id, frame_id) "
         "SELECT ?, frame_id FROM kg_entity_frames WHERE entity_id = ?",

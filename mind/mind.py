@@ -9,11 +9,13 @@ from mind.awareness import AwarenessLayer
 from mind.compaction import CompactResult, compact
 from mind.concepts import ConceptTracker
 from mind.db import Database
+from mind.forget import erase_frame, scrub_wal
 from mind.frames import FrameStore
 from mind.identity import IdentityLayer
 from mind.knowledge import KnowledgeGraph
 from mind.migrate import migrate
 from mind.outbox import Outbox
+from mind.private_files import make_private_dir
 from mind.reconcile import ReconcileResult, reconcile_indexes
 from mind.sessions import SessionStore
 from mind.vector_index import VectorIndex
@@ -49,7 +51,7 @@ class Mind:
     async def open(cls, path: str | Path, *, readonly: bool = False) -> Mind:
         target = Path(path)
         if not readonly:
-            target.parent.mkdir(parents=True, exist_ok=True)
+            make_private_dir(target.parent)
         db = await Database.open(target, readonly=readonly)
         try:
             if not readonly:
@@ -76,6 +78,14 @@ class Mind:
     def share_index(self, other: Mind) -> None:
         """Use ``other``'s vector index (a writer and a reader of one file need only one)."""
         self._index_owner = other
+
+    async def erase_frame(self, frame_id: int) -> dict[str, int | bool]:
+        """Forget a frame and every row derived from it (:mod:`mind.forget`)."""
+        return await erase_frame(self.db, frame_id)
+
+    async def scrub_wal(self) -> bool:
+        """After a forget's commit: truncate the WAL so old page images leave the disk."""
+        return await scrub_wal(self.db)
 
     async def compact(
         self, max_temp_age_days: float = 30, max_deprecated_age_days: float = 90

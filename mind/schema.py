@@ -31,6 +31,11 @@ def _in(values: tuple[str, ...]) -> str:
     return "(" + ", ".join(f"'{v}'" for v in values) + ")"
 
 
+# a relation cognify made, by its properties (rows written before migration 9)
+_DERIVED = ("CASE WHEN json_valid(properties) THEN json_extract(properties, '$.source') END "
+            "IN ('cognify', 'semantic')")
+
+
 @dataclass(frozen=True)
 class Migration:
     version: int
@@ -314,6 +319,48 @@ CREATE TRIGGER memory_frames_context_au AFTER UPDATE OF content ON memory_frames
 END;
 """
 
+# Relations cognify derives record the frames that support them, so forgetting a frame takes
+# what only it supported (issue #12, item 5). ``asserted`` = 1 for a relation a user created (or
+# re-created); cognify's own relations are ``asserted`` = 0 and are deleted by the trigger when
+# their last supporting frame goes, by any path (forget, compaction, frame wipes).
+# Back-fill: a relation whose properties say cognify made it ('cognify' co-occurrence or
+# 'semantic') is supported by every frame that mentions both its ends (cognify only relates
+# entities it bridged to the same frame); such a relation with no frame left is what an earlier
+# forget left behind, and is deleted. Relations a user created keep asserted = 1 and no
+# sources. The FTS index removes deleted entries from its segments at once ('secure-delete'),
+# so a forgotten frame's words do not linger in old segments until a merge.
+RELATION_SOURCES = f"""
+ALTER TABLE knowledge_relations ADD COLUMN asserted INTEGER NOT NULL DEFAULT 1;
+CREATE TABLE relation_sources (
+  relation_id INTEGER NOT NULL REFERENCES knowledge_relations(id) ON DELETE CASCADE,
+  frame_id    INTEGER NOT NULL REFERENCES memory_frames(id) ON DELETE CASCADE,
+  PRIMARY KEY (relation_id, frame_id)
+) WITHOUT ROWID;
+CREATE INDEX idx_relation_sources_frame ON relation_sources(frame_id);
+UPDATE knowledge_relations SET asserted = 0 WHERE {_DERIVED};
+INSERT OR IGNORE INTO relation_sources(relation_id, frame_id)
+  SELECT r.id, a.frame_id FROM knowledge_relations r
+  JOIN kg_entity_frames a ON a.entity_id = r.source_id
+  JOIN kg_entity_frames b ON b.entity_id = r.target_id AND b.frame_id = a.frame_id
+  WHERE r.asserted = 0;
+DELETE FROM knowledge_relations WHERE asserted = 0
+  AND id NOT IN (SELECT relation_id FROM relation_sources);
+CREATE TRIGGER relation_sources_ad AFTER DELETE ON relation_sources
+WHEN NOT EXISTS (SELECT 1 FROM relation_sources WHERE relation_id = old.relation_id) BEGIN
+  DELETE FROM knowledge_relations WHERE id = old.relation_id AND asserted = 0;
+END;
+INSERT INTO memory_frames_fts(memory_frames_fts, rank) VALUES ('secure-delete', 1);
+"""
+
+# A harvest source's source_path is what auto-sync reads again. Before this version a client's
+# label (inline data, uploads) was stored there too, so a row cannot tell a path its user named
+# from a label an API client chose: every older path moves to display_name and auto-sync of
+# those sources waits until their user imports them again by path (fail closed).
+HARVEST_LABELS = """
+UPDATE harvest_sources SET display_name = source_path, source_path = NULL
+  WHERE source_path IS NOT NULL;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core: identity, awareness, sessions, frames, fts, outbox", CORE),
     Migration(2, "knowledge graph: entities, relations, entity-frame bridge", KNOWLEDGE),
@@ -323,6 +370,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "related-frame links computed by cognify", FRAME_LINKS),
     Migration(7, "harvest runs: resumable imports", HARVEST_RUNS),
     Migration(8, "keyword context: source date in words and the previous turn", SEARCH_CONTEXT),
+    Migration(9, "relation provenance: the frames that support derived relations",
+              RELATION_SOURCES),
+    Migration(10, "harvest sources: labels are display only, older paths not re-read",
+              HARVEST_LABELS),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -31,6 +31,8 @@ CREATE INDEX idx_harvest_runs_source ON harvest_runs(source, source_path);
 CREATE INDEX idx_kg_entity_frames_frame ON kg_entity_frames(frame_id);
 -- index idx_pending_enqueued on pending_index
 CREATE INDEX idx_pending_enqueued ON pending_index(enqueued_at);
+-- index idx_relation_sources_frame on relation_sources
+CREATE INDEX idx_relation_sources_frame ON relation_sources(frame_id);
 -- index idx_relations_active on knowledge_relations
 CREATE UNIQUE INDEX idx_relations_active ON knowledge_relations(source_id, target_id, relation_type)
   WHERE valid_to IS NULL;
@@ -161,7 +163,7 @@ CREATE TABLE knowledge_relations (
   valid_from    TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
   valid_to      TEXT,
   recorded_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
-);
+, asserted INTEGER NOT NULL DEFAULT 1);
 -- table memory_frame_chunks on memory_frame_chunks
 CREATE TABLE memory_frame_chunks (
   id         INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -220,6 +222,12 @@ CREATE TABLE pending_index (
   attempts    INTEGER NOT NULL DEFAULT 0,
   last_error  TEXT
 );
+-- table relation_sources on relation_sources
+CREATE TABLE relation_sources (
+  relation_id INTEGER NOT NULL REFERENCES knowledge_relations(id) ON DELETE CASCADE,
+  frame_id    INTEGER NOT NULL REFERENCES memory_frames(id) ON DELETE CASCADE,
+  PRIMARY KEY (relation_id, frame_id)
+) WITHOUT ROWID;
 -- table schema_migrations on schema_migrations
 CREATE TABLE schema_migrations (
   version    INTEGER PRIMARY KEY,
@@ -271,4 +279,9 @@ BEGIN
     VALUES ('delete', old.id, old.content, old.search_context);
   INSERT INTO memory_frames_fts(rowid, content, search_context)
     VALUES (new.id, new.content, new.search_context);
+END;
+-- trigger relation_sources_ad on relation_sources
+CREATE TRIGGER relation_sources_ad AFTER DELETE ON relation_sources
+WHEN NOT EXISTS (SELECT 1 FROM relation_sources WHERE relation_id = old.relation_id) BEGIN
+  DELETE FROM knowledge_relations WHERE id = old.relation_id AND asserted = 0;
 END;
