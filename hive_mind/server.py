@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -21,6 +22,7 @@ import uvicorn
 from arq.worker import Worker
 
 from hive_mind.settings import Settings
+from mind.errors import ConfigurationError
 from workers.arq_worker import make_worker
 from workers.distributed import host_settings
 
@@ -68,10 +70,14 @@ class HostWorker:
 
 async def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8765, *,
                 on_started: Callable[[int], None] | None = None) -> None:
-    """Run until stopped; ``on_started(port)`` is called once the socket listens."""
+    """Run until stopped; ``on_started(port)`` is called once the socket listens. Refuses
+    (:class:`ConfigurationError`) a bind beyond loopback without a token before opening
+    anything (:func:`~hive_mind.api.exposure.check_exposure`)."""
     from hive_mind.api import create_app
+    from hive_mind.api.exposure import check_exposure
     from hive_mind.facade import HiveMind
 
+    check_exposure(settings, host)
     settings = settings.model_copy(update={"url": None})  # the server is never a client
     facade = await HiveMind.open(settings)
     worker: HostWorker | None = None
@@ -145,9 +151,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--log-level", default="INFO")
+    parser.add_argument("--insecure-no-auth", action="store_true",
+                        help="serve beyond loopback without HIVE_MIND_API_TOKEN (dangerous)")
     args = parser.parse_args(argv)
     configure_logging(args.log_level)
-    run_serve(load_settings(), args.host, args.port)
+    try:
+        settings = load_settings()
+        if args.insecure_no_auth:
+            settings = settings.model_copy(update={"api_insecure_no_auth": True})
+        run_serve(settings, args.host, args.port)
+    except ConfigurationError as exc:
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -8,10 +8,10 @@ secrets masked, for ``hive-mind status``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from actors.host import ActorSettings
 from mind.embeddings.registry import EmbeddingConfig
@@ -118,7 +118,23 @@ class Settings(BaseSettings):
     )
 
     api_token: SecretStr | None = Field(
-        default=None, description="bearer token required by the HTTP API when set",
+        default=None, description="bearer token required by the HTTP API when set (printable "
+                                  "ASCII, no spaces; empty = unset); required beyond loopback",
+    )
+    api_insecure_no_auth: bool = Field(
+        default=False,
+        description="let serve listen beyond loopback without an API token (anyone who reaches "
+                    "the port reads and writes every mind)",
+    )
+    api_allowed_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="extra Host names the HTTP API answers, comma-separated, any port (* = any); "
+                    "loopback names and the bind address are always allowed",
+    )
+    api_allowed_origins: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="extra browser origins (scheme://host[:port], comma-separated; * = any) "
+                    "allowed to call the HTTP API",
     )
     max_request_bytes: int = Field(
         default=10 * 1024 * 1024, ge=1024, description="HTTP request body limit",
@@ -144,6 +160,31 @@ class Settings(BaseSettings):
     @classmethod
     def _expand(cls, value: Path) -> Path:
         return Path(value).expanduser()
+
+    @field_validator("api_token")
+    @classmethod
+    def _token(cls, value: SecretStr | None) -> SecretStr | None:
+        """Surrounding whitespace is dropped (a secret file's newline); empty means unset;
+        anything but printable ASCII without spaces is refused (an HTTP header could never
+        carry it byte for byte). Raised as ConfigurationError, not a pydantic error, so the
+        token never appears in the message."""
+        token = "" if value is None else value.get_secret_value().strip()
+        if not token:
+            return None
+        for position, char in enumerate(token):
+            if not "!" <= char <= "~":
+                raise ConfigurationError(
+                    f"HIVE_MIND_API_TOKEN must be printable ASCII without spaces (character "
+                    f"{position + 1} is not); e.g. python -c 'import secrets; "
+                    f"print(secrets.token_urlsafe(32))'")
+        return SecretStr(token)
+
+    @field_validator("api_allowed_hosts", "api_allowed_origins", mode="before")
+    @classmethod
+    def _comma_list(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
 
     @property
     def embedded(self) -> bool:

@@ -705,12 +705,14 @@ def test_server_reads_default_follows_the_bind_address(data: Path, tmp_path: Pat
     on_disk = tmp_path / "export.jsonl"
     on_disk.write_text(UNIVERSAL, encoding="utf-8")
     body = {"source": "universal", "path": str(on_disk)}
-    with running_server(server_settings(data), bind_host="0.0.0.0") as url, \
-            httpx.Client(base_url=url, timeout=60) as client:
+    auth = {"Authorization": "Bearer exposed-token"}  # an exposed bind needs a token
+    exposed = server_settings(data, api_token="exposed-token")
+    with running_server(exposed, bind_host="0.0.0.0") as url, \
+            httpx.Client(base_url=url, timeout=60, headers=auth) as client:
         error_of(client.post("/v1/harvest", json=body), 403, "server_reads_disabled")
-    allowed = server_settings(data, api_server_reads=True)
+    allowed = server_settings(data, api_server_reads=True, api_token="exposed-token")
     with running_server(allowed, bind_host="0.0.0.0") as url, \
-            httpx.Client(base_url=url, timeout=60) as client:
+            httpx.Client(base_url=url, timeout=60, headers=auth) as client:
         assert client.post("/v1/harvest", json=body).status_code == 200
 
 

@@ -1,9 +1,14 @@
-"""``create_app(settings, facade=None)``: the FastAPI app of ``hive-mind serve``.
+"""``create_app(settings, facade=None, bind_host=...)``: the FastAPI app of ``hive-mind serve``.
 
 Given no facade, the app opens one (``HiveMind.open``) in its lifespan and closes it on
-shutdown. Middleware, outermost first: bearer auth (when ``api_token`` is set; ``/healthz`` and
-``/readyz`` exempt), the request size limit, the last-resort 500 catcher. The MCP streamable
-HTTP endpoint is mounted at ``/mcp`` when :mod:`hive_mind.mcp_server` provides it.
+shutdown. Building the app applies the exposure rule (:mod:`hive_mind.api.exposure`): beyond
+loopback it refuses to exist without ``api_token`` unless ``api_insecure_no_auth`` is set.
+
+Middleware, outermost first: the Host/Origin guard (:mod:`hive_mind.api.guard`, every path:
+DNS rebinding and cross-site requests never reach auth or a body), bearer auth (when
+``api_token`` is set; ``/healthz`` and ``/readyz`` exempt), the request size limit, the
+last-resort 500 catcher. The MCP streamable HTTP endpoint is mounted at ``/mcp`` when
+:mod:`hive_mind.mcp_server` provides it, behind the same layers.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ from typing import Any
 from fastapi import FastAPI
 
 from hive_mind.api import errors, health, routes_memory, routes_mind, routes_ops
+from hive_mind.api.exposure import api_token, check_exposure
+from hive_mind.api.guard import HostOriginMiddleware, host_policy
 from hive_mind.api.mcp_mount import mount_mcp
 from hive_mind.api.middleware import BearerAuthMiddleware, BodyLimitMiddleware, CatchAllMiddleware
 from hive_mind.server_reads import reads_allowed
@@ -26,15 +33,13 @@ PUBLIC_PATHS = ("/healthz", "/readyz")
 VERSION = "0.1.0"
 
 
-def _token(settings: Settings) -> str | None:
-    if settings.api_token is None:
-        return None
-    return settings.api_token.get_secret_value() or None
-
-
 def create_app(settings: Settings, facade: Any = None, *, mcp: bool = True,
                bind_host: str = "127.0.0.1") -> FastAPI:
-    """The HTTP API over ``facade`` (opened here on startup when not given)."""
+    """The HTTP API over ``facade`` (opened here on startup when not given), for a server
+    listening on ``bind_host``; :class:`ConfigurationError` when that address needs a token."""
+    warning = check_exposure(settings, bind_host)
+    if warning is not None:
+        log.warning("%s", warning)
     mcp_lifespans: list[Any] = []
 
     @asynccontextmanager
@@ -71,7 +76,8 @@ def create_app(settings: Settings, facade: Any = None, *, mcp: bool = True,
     # add_middleware puts each new one outside the previous: the last added runs first
     app.add_middleware(CatchAllMiddleware)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_request_bytes)
-    token = _token(settings)
+    token = api_token(settings)
     if token is not None:
         app.add_middleware(BearerAuthMiddleware, token=token, exempt=PUBLIC_PATHS)
+    app.add_middleware(HostOriginMiddleware, policy=host_policy(settings, bind_host))
     return app

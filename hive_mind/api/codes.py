@@ -32,6 +32,18 @@ class ServerUnavailableError(HiveMindError):
     code = "server_unavailable"
 
 
+class InvalidHostError(HiveMindError):
+    """The request's Host header names a host this server does not answer (DNS rebinding)."""
+
+    code = "invalid_host"
+
+
+class ForbiddenOriginError(HiveMindError):
+    """A browser request from an origin that may not call this API (cross-site)."""
+
+    code = "forbidden_origin"
+
+
 class NotReadyError(HiveMindError):
     """The server's facade is not open (starting up or shutting down)."""
 
@@ -48,12 +60,15 @@ class RemoteError(HiveMindError):
 
 
 INTERNAL: Final = "internal"
+INVALID_HOST: Final = "invalid_host"
+FORBIDDEN_ORIGIN: Final = "forbidden_origin"
 
 # code -> HTTP status; anything not listed is 500.
 STATUS: Final[dict[str, int]] = {
     "invalid": 400, "invalid_id": 400, "invalid_timestamp": 400, "invalid_vector": 400,
     "harvest_input": 422, "unauthorized": 401, "tier_forbidden": 403,
-    "server_reads_disabled": 403, "not_found": 404,
+    "server_reads_disabled": 403, "forbidden_origin": 403, "invalid_host": 421,
+    "not_found": 404,
     "method_not_allowed": 405, "conflict": 409, "embedding_mismatch": 409,
     "embedding_dim_mismatch": 409, "too_large": 413, "quota_exceeded": 429,
     "embedding_error": 502, "external_source": 502, "actor_closed": 503,
@@ -86,6 +101,8 @@ CLASSES: Final[dict[str, str]] = {
     "too_large": "hive_mind.api.codes:PayloadTooLargeError",
     "server_unavailable": "hive_mind.api.codes:ServerUnavailableError",
     "not_ready": "hive_mind.api.codes:NotReadyError",
+    "invalid_host": "hive_mind.api.codes:InvalidHostError",
+    "forbidden_origin": "hive_mind.api.codes:ForbiddenOriginError",
     "server_reads_disabled": "hive_mind.server_reads:ServerReadsDisabledError",
 }
 

@@ -90,17 +90,19 @@ class _ResponseTracker:
 
 
 class BearerAuthMiddleware:
-    """``Authorization: Bearer <token>`` on every path but ``exempt`` (constant-time compare)."""
+    """``Authorization: Bearer <token>`` on every path but ``exempt`` (constant-time compare
+    of the header's raw bytes with the token's; settings keep tokens printable ASCII, so the
+    two encodings agree)."""
 
     def __init__(self, app: ASGIApp, token: str, exempt: Iterable[str] = ()) -> None:
         self.app = app
-        self.token = token.encode("utf-8")
+        self.token = token.encode("ascii")
         self.exempt = frozenset(exempt)
 
     def _authorized(self, scope: Scope) -> bool:
         header = Headers(scope=scope).get("authorization", "")
         scheme, _, value = header.partition(" ")
-        given = value.strip().encode("utf-8", "surrogateescape")
+        given = value.strip().encode("latin-1")  # how Starlette decoded the raw bytes
         # compare even on a wrong scheme so timing does not tell which part was wrong
         matches = hmac.compare_digest(given, self.token)
         return scheme.lower() == "bearer" and matches

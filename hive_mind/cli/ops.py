@@ -104,14 +104,32 @@ def serve(
     burst: Annotated[bool, typer.Option(
         "--burst", metavar="",
         help="Only drain the host's write-op queue, then exit (no HTTP).")] = False,
+    insecure_no_auth: Annotated[bool, typer.Option(
+        "--insecure-no-auth", metavar="",
+        help="Serve beyond loopback without HIVE_MIND_API_TOKEN: anyone who reaches the port "
+             "reads and writes every mind (env HIVE_MIND_API_INSECURE_NO_AUTH).")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Run the mind host: owns the mind files, serves the HTTP API (OpenAPI at /docs) and MCP
-    over HTTP, and applies write-ops from its Redis queue (distributed mode)."""
+    over HTTP, and applies write-ops from its Redis queue (distributed mode).
+
+    Beyond loopback (--host 0.0.0.0, a LAN address, a host name) it refuses to start without
+    HIVE_MIND_API_TOKEN. Requests must name an allowed Host (HIVE_MIND_API_ALLOWED_HOSTS) and
+    come from no or an allowed browser Origin (HIVE_MIND_API_ALLOWED_ORIGINS)."""
     settings = _process_logging(ctx, "INFO")
+    if insecure_no_auth:
+        settings = settings.model_copy(update={"api_insecure_no_auth": True})
+    warning = None
+    if not burst:
+        from hive_mind.api.exposure import check_exposure
+
+        warning = check_exposure(settings, host)  # before anything opens or binds
     if as_json:
-        emit_json({"serve": {"host": host, "port": port, "mode": _mode(settings),
-                             "data_dir": str(settings.data_dir)}})
+        report: dict[str, Any] = {"host": host, "port": port, "mode": _mode(settings),
+                                  "data_dir": str(settings.data_dir)}
+        if warning is not None:
+            report["warning"] = warning
+        emit_json({"serve": report})
     from hive_mind.processes import run_mind_host
 
     if burst:
@@ -127,7 +145,7 @@ def serve(
         log.warning("HTTP API not available in this build: running the write-op host only")
         run_mind_host(settings)
         return
-    _call(run_serve(settings, host, port))
+    run_serve(settings, host, port)
 
 
 def worker(
