@@ -193,8 +193,9 @@ class MindActor:
             self.name, len(batch), (time.perf_counter() - started) * 1000,
         )
         committed = [(p.op, result) for p, result, error in outcomes if error is None]
-        if any(op.kind == "erase" for op, _ in committed):
-            await self.mind.scrub_wal()  # a forgotten frame's old pages leave the -wal file too
+        if any(op.kind in ("erase", "compact") or getattr(op, "method", "") == "frames.wipe"
+               for op, _ in committed):
+            await self.mind.scrub_wal()  # deleted frames' old pages leave the -wal file too
         if self._on_commit is not None and committed:
             try:  # before resolving: a caller that returns finds its follow-ups queued
                 await self._on_commit(committed)

@@ -17,7 +17,7 @@ from typing import Any, Final, Literal
 from mind.db import Database
 from mind.entity_normalizer import find_duplicates, is_noise_name
 from mind.errors import ValidationError
-from mind.frames import FrameStore
+from mind.forget import erase_frames
 from mind.kg_dedupe import dedupe_by_name
 from mind.timeutil import now_iso
 
@@ -83,8 +83,8 @@ async def wipe_frames(db: Database, mode: str) -> dict[str, Any]:
     where = "WHERE source = 'import'" if mode == "wipe_imports" else ""
     async with db.transaction():
         ids = [r[0] for r in await db.fetchall(f"SELECT id FROM memory_frames {where}")]
-        deleted = await FrameStore(db).delete_many(ids)
-        out: dict[str, Any] = {"action": mode, "frames_deleted": deleted}
+        erased = await erase_frames(db, ids)  # with their entities and relations (#12 item 5)
+        out: dict[str, Any] = {"action": mode, "frames_deleted": erased.pop("frames"), **erased}
         if mode == "wipe_all":
             await db.execute("DELETE FROM sessions")
             out["warning"] = "every frame and session of this mind was deleted"

@@ -5,8 +5,11 @@ entry (the index deletes in place, ``secure-delete``), the next turn's ``search_
 quoted it), its vectors and chunk vectors, chunks, outbox row, links, B-frame references,
 entity bridge rows and relation sources — and with the last source, every relation cognify
 derived only from this frame (``co_occurs_with`` Bob↔Carol after forgetting "Bob Smith is
-secretly married to Carol White"). :func:`erase_frame` adds the entities: each one bridged to
-the frame (active or retired) that no other frame mentions is erased with all its relations.
+secretly married to Carol White"). :func:`erase_frames` adds the entities: each one bridged to
+a deleted frame (active or retired) that no other frame mentions is erased with all its
+relations. A forget and a frame wipe (``cleanup_frames``) both come here; compaction's pruning
+of old temporary frames runs the same triggers (its entities stay, as ``retire_orphans`` finds
+them).
 
 Every connection runs with ``secure_delete=ON``, so the freed cells and pages are zeroed;
 :func:`scrub_wal` then folds the write-ahead log into the file and truncates it, so the old page
@@ -16,38 +19,64 @@ read keeps the log until the next checkpoint).
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import Sequence
 
 from mind.connection import BUSY_TIMEOUT_MS
 from mind.db import Database
 from mind.errors import HiveMindError
-from mind.knowledge import KnowledgeGraph
+from mind.sqlutil import chunked, delete_in, placeholders
 
 log = logging.getLogger(__name__)
 
-# derived relations that lose their last supporting frame when ``?1`` goes
-_ONLY_SUPPORTED_BY = (
-    "SELECT count(*) FROM relation_sources s JOIN knowledge_relations r ON r.id = s.relation_id "
-    "WHERE s.frame_id = ?1 AND r.asserted = 0 AND NOT EXISTS (SELECT 1 FROM relation_sources o "
-    "WHERE o.relation_id = s.relation_id AND o.frame_id <> ?1)"
-)
+
+async def _select_ids(db: Database, sql: str, ids: Sequence[int], *more: object) -> set[int]:
+    """The first column of ``sql`` (one ``{marks}`` placeholder list, then ``more``
+    parameters) over chunks of ``ids``."""
+    found: set[int] = set()
+    for part in chunked(list(ids)):
+        rows = await db.fetchall(sql.format(marks=placeholders(len(part))), [*part, *more])
+        found.update(int(r[0]) for r in rows)
+    return found
+
+
+async def _relations_losing_support(db: Database, frame_ids: set[int]) -> int:
+    """Derived relations whose every supporting frame is in ``frame_ids``."""
+    touched = await _select_ids(
+        db, "SELECT DISTINCT s.relation_id FROM relation_sources s JOIN knowledge_relations r "
+        "ON r.id = s.relation_id WHERE r.asserted = 0 AND s.frame_id IN ({marks})",
+        sorted(frame_ids))
+    kept = await _select_ids(
+        db, "SELECT relation_id FROM relation_sources WHERE relation_id IN ({marks}) "
+        "AND frame_id NOT IN (SELECT value FROM json_each(?))",
+        sorted(touched), json.dumps(sorted(frame_ids)))
+    return len(touched - kept)
+
+
+async def erase_frames(db: Database, frame_ids: Sequence[int]) -> dict[str, int]:
+    """Delete frames with everything derived from them (see the module docstring); returns
+    ``{"frames", "entities_erased", "relations_erased"}``."""
+    ids = sorted({int(i) for i in frame_ids})
+    async with db.transaction():
+        mentioned = await _select_ids(
+            db, "SELECT entity_id FROM kg_entity_frames WHERE frame_id IN ({marks})", ids)
+        relations = await _relations_losing_support(db, set(ids))
+        frames = await delete_in(db, "memory_frames", "id", ids)
+        orphans = sorted(mentioned - await _select_ids(
+            db, "SELECT entity_id FROM kg_entity_frames WHERE entity_id IN ({marks})",
+            sorted(mentioned)))
+        relations += await delete_in(db, "knowledge_relations", "source_id", orphans)
+        relations += await delete_in(db, "knowledge_relations", "target_id", orphans)
+        entities = await delete_in(db, "knowledge_entities", "id", orphans)
+    return {"frames": frames, "entities_erased": entities, "relations_erased": relations}
 
 
 async def erase_frame(db: Database, frame_id: int) -> dict[str, int | bool]:
-    """Delete a frame with everything derived from it (see the module docstring); returns
-    ``{"deleted", "entities_erased", "relations_erased"}``."""
-    async with db.transaction():
-        mentioned = [int(r[0]) for r in await db.fetchall(
-            "SELECT entity_id FROM kg_entity_frames WHERE frame_id = ? ORDER BY entity_id",
-            (frame_id,))]
-        relations = int(await db.fetchval(_ONLY_SUPPORTED_BY, (frame_id,), default=0))
-        _, count = await db.execute("DELETE FROM memory_frames WHERE id = ?", (frame_id,))
-        graph, entities = KnowledgeGraph(db), 0
-        for entity_id in mentioned:
-            if not await graph.get_entity_frames(entity_id):
-                relations += (await graph.erase_entity(entity_id))["relations"]
-                entities += 1
-    return {"deleted": count > 0, "entities_erased": entities, "relations_erased": relations}
+    """:func:`erase_frames` of one frame: ``{"deleted", "entities_erased",
+    "relations_erased"}``."""
+    result = await erase_frames(db, [frame_id])
+    return {"deleted": result.pop("frames") > 0, **result}
 
 
 async def scrub_wal(db: Database) -> bool:

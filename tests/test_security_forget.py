@@ -144,6 +144,17 @@ async def test_forgotten_text_is_gone_from_every_file(hm: HiveMind, tmp_path: Pa
     assert _files_containing(data, marker) == []
 
 
+async def test_wiping_frames_leaves_no_text_either(hm: HiveMind, tmp_path: Path) -> None:
+    marker = "Vrxqplozk"
+    await hm.save(f"My recovery phrase is {marker} and Carol White keeps a copy.", wait=True)
+    assert _files_containing(tmp_path / "data", marker)
+    assert (await hm.cleanup_frames("wipe_all"))["frames_deleted"] == 1
+    assert _files_containing(tmp_path / "data", marker) == []
+    db = await _db(hm)
+    assert await db.fetchval("SELECT count(*) FROM knowledge_entities") == 0
+    assert await db.fetchval("SELECT count(*) FROM knowledge_relations") == 0
+
+
 # -- provenance at the mind level ----------------------------------------------------------------
 
 
