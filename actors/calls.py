@@ -66,12 +66,15 @@ async def harvest_finish(
     mind: Mind, *, run_id: str, source: str, status: str, path: str = "",
     content_hash: str = "", items: int = 0, frames: int = 0, error: str | None = None,
     auto_sync: bool | None = None, interval_hours: int | None = None,
+    sync_path: str | None = None,
 ) -> dict[str, Any]:
+    """``path`` is what the run is shown as (a label, a masked URL); only ``sync_path`` (a
+    path or URL the server read because its caller named it) becomes re-readable."""
     store = HarvestStore(mind.db)
     await store.finish(run_id, status=status, error=error, source=source, path=path,
                        content_hash=content_hash)
     synced = await store.record_sync(
-        source, items=items, frames=frames, path=path or None,
+        source, items=items, frames=frames, path=sync_path or None, display_name=path or None,
         content_hash=content_hash if status == "completed" else None,
         auto_sync=auto_sync, interval_hours=interval_hours)
     return {"run": await store.run(run_id), "source": synced}

@@ -7,9 +7,9 @@ source, detects ingest types, and waits for indexing when asked.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
-from mind.constants import IMPORTANCES
+from mind.constants import IMPORTANCES, Importance
 from mind.errors import ValidationError
 from mind.harvest.registry import SOURCES, adapter
 from workers.harvest import HarvestOptions, Progress, harvest
@@ -52,8 +52,11 @@ async def run_harvest(
     hm: HiveMind, source: str, path: str | Path, *, workspace: str | None = None,
     progress: Progress | None = None, auto_sync: bool | None = None,
     interval_hours: int | None = None, wait: bool = True, importance: str = "normal",
-    tags: list[str] | None = None, label: str | None = None,
+    tags: list[str] | None = None, label: str | None = None, rereadable: bool | None = None,
 ) -> dict[str, Any]:
+    """``label``: what the import is shown as; a labelled ``path`` is taken for a private copy
+    (a temp file) that auto-sync cannot read again, unless ``rereadable`` (the caller named
+    ``path`` itself and shows it under another name)."""
     if source not in SOURCES:
         raise ValidationError(f"unknown harvest source {source!r}; use one of: "
                               f"{', '.join(SOURCES)}")
@@ -63,8 +66,9 @@ async def run_harvest(
     await hm.resume_pending(mind_id)
     target: Path | str = path if isinstance(path, str) and source in (
         "url", "markdown", "plaintext") else Path(path).expanduser()
-    options = HarvestOptions(importance=importance, tags=list(tags or []),
-                             auto_sync=auto_sync, interval_hours=interval_hours, label=label)
+    options = HarvestOptions(importance=cast(Importance, importance), tags=list(tags or []),
+                             auto_sync=auto_sync, interval_hours=interval_hours, label=label,
+                             rereadable=rereadable)
     summary = await harvest(
         hm.runtime.host, mind_id, source, target, options=options, progress=progress,
         wait_idle=hm.runtime.wait_idle if wait else None, parse=adapter(source))
@@ -75,7 +79,9 @@ async def run_harvest(
 async def run_ingest(
     hm: HiveMind, content: str, *, type_hint: str = "auto", importance: str = "normal",
     tags: list[str], workspace: str | None = None, wait: bool = True,
+    label: str | None = None,
 ) -> dict[str, Any]:
+    """``label``: ``content`` is a private copy (a temp file) shown under this name."""
     if not isinstance(content, str) or not content.strip():
         raise ValidationError("content must be a path, a URL or non-empty text")
     if type_hint not in INGEST_TYPES:
@@ -84,7 +90,7 @@ async def run_ingest(
     target = content.strip() if kind in ("url", "pdf") or "\n" not in content.strip() \
         else content
     summary = await run_harvest(hm, kind, target, workspace=workspace, wait=wait,
-                                importance=importance, tags=tags)
+                                importance=importance, tags=tags, label=label)
     out = {"source_type": kind, "items_parsed": summary["items"],
            "frames_created": summary["frames_created"],
            "duplicates_skipped": summary["duplicates_skipped"],

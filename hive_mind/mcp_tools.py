@@ -422,7 +422,8 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
             with tempfile.TemporaryDirectory(prefix="hive-mind-mcp-") as tmp:
                 path = Path(tmp) / f"{source}-export.json"
                 path.write_text(text, encoding="utf-8")
-                summary = await mind.harvest(source, path, workspace=ws, label="<data>")
+                summary = await mind.harvest(source, path, workspace=ws,
+                                            label=f"inline:{source}-export.json")
         if summary.get("items") == 0 and summary.get("status", "completed") == "completed":
             return f"No conversations found in {source} export data."
         return dumps(summary)

@@ -5,21 +5,45 @@ from __future__ import annotations
 import faulthandler
 import logging
 import signal
-from typing import Any
+from typing import Any, Final
 
 from hive_mind.settings import Settings
+from mind.redact import RedactingFilter
 from workers.arq_worker import make_worker
 from workers.distributed import host_settings, worker_settings
 
+# HTTP clients log every request URL at INFO (httpx: "HTTP Request: GET <url> ..."): a URL
+# ingest's query token or user:password would land in the log.
+QUIET_LOGGERS: Final = ("httpx", "httpcore")
+
 
 def configure_logging(level: str = "INFO") -> None:
-    """Log lines to stderr; ``kill -USR1 <pid>`` dumps every thread's stack (ops debugging)."""
+    """Log lines to stderr with URL credentials masked; ``kill -USR1 <pid>`` dumps every
+    thread's stack (ops debugging)."""
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     signal.signal(signal.SIGUSR2, _dump_tasks)
     logging.basicConfig(
         level=getattr(logging, level.upper(), logging.INFO),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    mask_logged_urls()
+
+
+def mask_logged_urls() -> None:
+    """HTTP client loggers at WARNING, and every URL in a record masked
+    (:class:`mind.redact.RedactingFilter`) on the HTTP client loggers and on the root handlers,
+    whatever logger a record comes from. Idempotent."""
+    for name in QUIET_LOGGERS:
+        logger = logging.getLogger(name)
+        logger.setLevel(max(logger.getEffectiveLevel(), logging.WARNING))
+        _add_filter(logger)
+    for handler in logging.getLogger().handlers:
+        _add_filter(handler)
+
+
+def _add_filter(target: logging.Filterer) -> None:
+    if not any(isinstance(f, RedactingFilter) for f in target.filters):
+        target.addFilter(RedactingFilter())
 
 
 def _dump_tasks(signum: int, frame: object) -> None:

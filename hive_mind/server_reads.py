@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hive_mind.harvest import detect_text_type
+from hive_mind.harvest import detect_text_type, run_ingest
 from mind.errors import HiveMindError
 
 _PATHISH = re.compile(r"^(?:~|/|\\|\.\.?[/\\]|[A-Za-z]:[/\\]|file:)", re.I)
@@ -82,7 +82,9 @@ async def ingest_text(hm: Any, content: str, type_hint: str, **options: Any) -> 
     with tempfile.TemporaryDirectory(prefix="hive-mind-ingest-") as folder:
         target = Path(folder) / f"text-{digest}{suffix}"
         await asyncio.to_thread(target.write_text, content, "utf-8")
-        result: dict[str, Any] = await hm.ingest(str(target), type_hint=kind, **options)
+        # shown as "inline:text", never as the temp path (and never re-read by auto-sync)
+        result: dict[str, Any] = await run_ingest(hm, str(target), type_hint=kind,
+                                                  label="inline:text", **options)
     return result
 
 

@@ -16,6 +16,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from actors.host import ActorSettings
 from mind.embeddings.registry import EmbeddingConfig
 from mind.errors import ConfigurationError
+from mind.redact import mask_text
 from workers.constants import COGNIFY_BATCH_FRAMES
 from workers.queue import QueueConfig
 from workers.runtime import RuntimeConfig
@@ -247,14 +248,16 @@ class Settings(BaseSettings):
         )
 
     def redacted(self) -> dict[str, Any]:
-        """The effective configuration, secrets masked (also passwords inside URLs)."""
+        """The effective configuration, secrets masked: secret fields, and credentials inside
+        URLs (``user:password@``, ``?api_key=…``; :func:`mind.redact.mask_text`)."""
         out = self.model_dump(mode="json")
         for key, value in out.items():
             if isinstance(getattr(self, key), SecretStr):
                 out[key] = "***" if value else None
-            elif isinstance(value, str) and "://" in value and "@" in value:
-                scheme, rest = value.split("://", 1)
-                out[key] = f"{scheme}://***@{rest.split('@', 1)[1]}"
+            elif isinstance(value, str):
+                out[key] = mask_text(value)
+            elif isinstance(value, list):
+                out[key] = [mask_text(v) if isinstance(v, str) else v for v in value]
         return out
 
 

@@ -1,4 +1,7 @@
-"""``hive-mind status``: embedder, queue and per-mind index state, plus the configuration."""
+"""``hive-mind status``: embedder, queue and per-mind index state, plus the configuration.
+
+Nothing here shows a secret: the configuration is :meth:`Settings.redacted`, and error texts
+(which may quote a provider or Redis URL) go through :func:`mind.redact.mask_text`."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from hive_mind.settings import Settings
 from mind.embeddings.chain import EmbeddingProviderChain
 from mind.errors import HiveMindError
 from mind.mind import Mind
+from mind.redact import mask_text
 from queue_schemas.constants import DEAD_LETTERS_KEY
 from workers.queue import connect, queue_status
 
@@ -39,7 +43,8 @@ async def embedder_status(settings: Settings, *, probe: bool) -> dict[str, Any]:
         status = chain.status()
     return {"provider": status["provider"], "model": status["model"],
             "dimensions": status["dimensions"], "degraded": status["degraded"],
-            "last_error": status.get("last_error"), "probed": True}
+            "last_error": mask_text(str(status["last_error"])) if status.get("last_error")
+            else None, "probed": True}
 
 
 async def dead_letters_by_mind(redis: Any) -> dict[str, int]:
@@ -66,7 +71,7 @@ async def collect(settings: Settings, *, probe: bool = True) -> dict[str, Any]:
                 await redis.aclose()
         except HiveMindError as exc:
             queue = {"depth": None, "in_progress": None, "dead_letters": None,
-                     "error": str(exc)}
+                     "error": mask_text(str(exc))}  # e.g. a Redis URL with a password
     else:
         queue = {"depth": 0, "in_progress": 0, "dead_letters": 0, "mode": "embedded",
                  "dead_letters_by_mind": {}}

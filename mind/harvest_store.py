@@ -1,11 +1,17 @@
 """Harvest bookkeeping in the mind file: sources (spec c.10, seed §11) and resumable runs.
 
-- ``harvest_sources``: one row per source name with its last path, counters that accumulate
-  over syncs, the last content hash and auto-sync settings. ``stale()`` lists auto-sync sources
-  whose interval has passed (the maintenance cron re-harvests them from their path).
+- ``harvest_sources``: one row per source name with counters that accumulate over syncs, the
+  last content hash and auto-sync settings. ``display_name`` is what the last import was shown
+  as (a client's label, ``upload:<name>``, a path, a masked URL: display only). ``source_path``
+  is the only thing ever read again: the path or URL the server read because a local user or a
+  client allowed server reads named it; labelled imports (inline data, uploads) leave it as it
+  was. ``stale()`` lists auto-sync sources whose interval has passed (the maintenance cron
+  re-harvests them from ``source_path``). Schema 10 cleared every ``source_path`` recorded
+  before this rule (a label could have become one), so older files fail closed.
 - ``harvest_runs``: one row per (source, path, content hash). Each committed batch advances the
   run's ``items_done`` and ``cursor`` *in the same transaction as its frames*, so an
-  interrupted import resumes exactly after the last committed batch.
+  interrupted import resumes exactly after the last committed batch. Its ``source_path`` is
+  display only (the label or path the summary shows).
 """
 
 from __future__ import annotations
@@ -55,7 +61,10 @@ class HarvestStore:
         display_name: str | None = None, content_hash: str | None = None,
         auto_sync: bool | None = None, interval_hours: int | None = None,
     ) -> dict[str, Any]:
-        """Upsert the source and add this sync's counters (they accumulate, spec c.10)."""
+        """Upsert the source and add this sync's counters (they accumulate, spec c.10).
+
+        ``path``: a path or URL auto-sync may read again (``None`` keeps the one recorded);
+        ``display_name``: what this import is shown as."""
         if interval_hours is not None and interval_hours < 1:
             raise ValidationError("sync interval must be at least 1 hour")
         now = now_iso()

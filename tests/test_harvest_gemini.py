@@ -120,7 +120,7 @@ def test_other_product_activity_is_an_error(tmp_path: Path) -> None:
     path = tmp_path / "MyActivity.json"
     path.write_text(json.dumps([{"header": "Search", "title": "Searched for x",
                                  "time": "2025-01-01T00:00:00Z", "products": ["Search"]}]))
-    with pytest.raises(HarvestError, match="My Activity of Search"):
+    with pytest.raises(HarvestError, match="My Activity of 1 other product, not of Gemini"):
         list(gemini.parse(path))
 
 

@@ -22,14 +22,16 @@ from pathlib import Path
 from typing import Any, Final
 
 from actors.host import MindHost
+from mind.errors import ValidationError
 from mind.frames import MAX_FRAME_CHARS
 from mind.harvest.errors import HarvestError
 from mind.harvest.registry import adapter
 from mind.harvest.types import HarvestItem, stable_id
 from mind.harvest_store import HarvestStore
+from mind.redact import has_secrets, mask_text
 from queue_schemas import ops
 from queue_schemas.constants import MAX_EXTERNAL_ID_CHARS, MAX_FRAMES_PER_OP, Importance
-from workers.harvest_input import fingerprint_target
+from workers.harvest_input import RAW_TEXT_LABEL, fingerprint_target
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +39,11 @@ Progress = Callable[[dict[str, Any]], None]
 BATCH_FRAMES: Final = 2_000
 IN_FLIGHT: Final = 3
 POLL_SECONDS: Final = 0.25
+NO_PATH: Final = ("inline data, uploads and raw text have none (import the file by its path, "
+                  "or send it again to update it)")
+NOT_SYNCABLE: Final = ("no path or URL the server read itself is recorded for this source: "
+                       "import it again by path with auto-sync on (hive-mind harvest import "
+                       "SOURCE PATH --auto-sync) to resume syncing")
 
 
 @dataclass
@@ -48,8 +55,12 @@ class HarvestOptions:
     auto_sync: bool | None = None
     interval_hours: int | None = None
     label: str | None = None
-    """Recorded instead of the input's path (e.g. ``<data>`` for inline data in a temp file:
-    such a source cannot be re-harvested from its path)."""
+    """Display name recorded (runs, sources, summaries, errors) instead of the input's path.
+    A labelled input is taken for a private copy (inline data or an upload in a temp file):
+    unless ``rereadable`` says otherwise it has no path auto-sync may read again."""
+    rereadable: bool | None = None
+    """The target is a path or URL the caller itself named, which auto-sync may read again
+    (default: only when there is no ``label``). Never true of a URL carrying credentials."""
 
 
 @dataclass
@@ -80,6 +91,7 @@ def item_frames(item: HarvestItem, options: HarvestOptions) -> list[ops.NewFrame
     about X" matches both lanes."""
     gop = f"harvest:{item.source}:{item.item_id}"
     conversation_id = str(item.metadata.get("conversation_id") or item.item_id)
+    title = mask_text(item.title)  # a page titled by its URL: no credentials in memories
     out = []
     for turn in item.turns:
         if not turn.text.strip():
@@ -87,16 +99,17 @@ def item_frames(item: HarvestItem, options: HarvestOptions) -> list[ops.NewFrame
         if item.kind == "conversation":
             content = f"{turn.speaker}: {turn.text}"
         else:
-            titled = item.title and item.title not in turn.text[:200]
-            content = f"{item.title}\n\n{turn.text}" if titled else turn.text
+            titled = title and title not in turn.text[:200]
+            content = f"{title}\n\n{turn.text}" if titled else turn.text
         if len(content) > MAX_FRAME_CHARS:
             raise HarvestError(
                 f"message {turn.turn_id} has {len(content):,} characters; one memory holds at "
                 f"most {MAX_FRAME_CHARS:,}", position=item.position)
         metadata: dict[str, Any] = {
-            **turn.metadata, "source": item.source, "conversation_id": conversation_id,
+            **{k: mask_text(v) if isinstance(v, str) else v for k, v in turn.metadata.items()},
+            "source": item.source, "conversation_id": conversation_id,
             "message_id": turn.turn_id, "speaker": turn.speaker, "role": turn.role,
-            "title": item.title, "kind": item.kind,
+            "title": title, "kind": item.kind,
         }
         if options.tags:
             metadata["tags"] = list(options.tags)
@@ -143,7 +156,7 @@ class _Reader:
                 batch.done = True
                 break
             if frames:
-                batch.titles[frames[0].gop_id] = item.title[:500]
+                batch.titles[frames[0].gop_id] = mask_text(item.title)[:500]
                 batch.conversations.append(str(item.metadata.get("conversation_id")
                                                or item.item_id)[:500])
             room = limit - len(batch.frames)
@@ -167,8 +180,19 @@ async def harvest(
     options = options or HarvestOptions()
     parse = parse or adapter(source)
     started = time.monotonic()
-    path_label, content_hash = await asyncio.to_thread(fingerprint_target, source, target)
-    path_label = options.label or path_label
+    naming = _Naming.of(source, target, options)
+    if options.auto_sync and naming.no_sync:  # refused before anything is read
+        raise ValidationError(naming.no_sync)
+    try:
+        path_label, content_hash = await asyncio.to_thread(fingerprint_target, source, target)
+    except HarvestError as exc:
+        raise naming.clean(exc) from None
+    if path_label == RAW_TEXT_LABEL:
+        naming = naming.raw_text()
+        if options.auto_sync:
+            raise ValidationError(naming.no_sync)
+    sync_path = None if naming.no_sync else path_label
+    path_label = naming.display(path_label)
     # no content hash (a URL): every run is new, nothing to resume or to call unchanged
     salt = "" if content_hash else str(time.time_ns())
     run_id = stable_id("harvest-run", source, path_label, content_hash, salt)[:32]
@@ -222,23 +246,27 @@ async def harvest(
                 await settle(task)
             except Exception:
                 log.exception("harvest batch failed while stopping")
-        summary.update(status="failed", error=str(exc), items=tally.items,
+        error = naming.scrub(str(exc))
+        summary.update(status="failed", error=error, items=tally.items,
                        frames_created=tally.created, duplicates_skipped=tally.duplicates)
-        await _record(host, mind_id, summary, options, error=str(exc))
+        await _record(host, mind_id, summary, options, sync_path, error=error)
         if isinstance(exc, HarvestError):
-            exc.summary = summary  # type: ignore[attr-defined]
+            clean = naming.clean(exc)
+            clean.summary = summary  # type: ignore[attr-defined]
+            raise clean from None
         raise
     summary.update(status="completed", items=tally.items, frames_created=tally.created,
                    duplicates_skipped=tally.duplicates)
-    await _record(host, mind_id, summary, options)
+    await _record(host, mind_id, summary, options, sync_path)
     return await _finish_summary(host, mind_id, summary, started, progress, wait_idle)
 
 
 async def _record(host: MindHost, mind_id: str, summary: dict[str, Any],
-                  options: HarvestOptions, error: str | None = None) -> None:
+                  options: HarvestOptions, sync_path: str | None,
+                  error: str | None = None) -> None:
     args: dict[str, Any] = {
         "run_id": summary["run_id"], "source": summary["source"], "status": summary["status"],
-        "path": summary["path"], "content_hash": summary["content_hash"],
+        "path": summary["path"], "sync_path": sync_path, "content_hash": summary["content_hash"],
         "items": summary["items"], "frames": summary["frames_created"], "error": error,
         "auto_sync": options.auto_sync, "interval_hours": options.interval_hours,
     }
@@ -269,15 +297,72 @@ async def _finish_summary(
 
 
 async def harvest_stale(host: MindHost, mind_id: str) -> list[dict[str, Any]]:
-    """Re-harvest every auto-sync source of a mind whose interval has passed (maintenance)."""
+    """Re-harvest every auto-sync source of a mind whose interval has passed (maintenance).
+
+    Only ``source_path`` is read again: the path or URL a local user, or a client allowed
+    server reads, named itself (never a label; see :class:`_Naming`). A due source without
+    one (recorded before schema 10, which cleared every older path) is reported as skipped."""
     store = HarvestStore((await host.reader(mind_id)).db)
-    out = []
+    out: list[dict[str, Any]] = []
     for row in await store.stale():
-        if not row["source_path"] or row["source_path"].startswith("<"):
-            continue  # inline data or raw text: nothing on disk to re-read
+        path = row["source_path"]
+        if not path:
+            out.append({"source": row["source"], "status": "skipped", "reason": NOT_SYNCABLE})
+            continue
+        target: Path | str = path if row["source"] == "url" else Path(path)
         try:
-            out.append(await harvest(host, mind_id, row["source"], row["source_path"]))
+            out.append(await harvest(host, mind_id, row["source"], target))
         except Exception as exc:
             log.exception("auto-sync of %s for %s failed", row["source"], mind_id)
-            out.append({"source": row["source"], "status": "failed", "error": str(exc)})
+            out.append({"source": row["source"], "status": "failed",
+                        "error": mask_text(str(exc))})
     return out
+
+
+@dataclass(frozen=True)
+class _Naming:
+    """What an import is called where it is recorded, and whether auto-sync may read it again.
+
+    A label is display-only: it is recorded as the run's path and the source's display name,
+    never as ``source_path`` (what :func:`harvest_stale` re-reads). A labelled target is a
+    private copy (a temp file) whose path is replaced by the label in every error; URLs are
+    masked (:mod:`mind.redact`) everywhere they are recorded."""
+
+    label: str | None
+    hidden: tuple[str, ...]  # private paths that errors must not show
+    no_sync: str  # why auto-sync cannot re-read this input ("" when it can)
+
+    @classmethod
+    def of(cls, source: str, target: Path | str, options: HarvestOptions) -> _Naming:
+        label = mask_text(options.label) if options.label else None
+        private = not options.rereadable if options.rereadable is not None else bool(label)
+        hidden: tuple[str, ...] = ()
+        if private and label:
+            forms = {str(target)}
+            if isinstance(target, Path) or "://" not in target:
+                forms.add(str(Path(target).expanduser().resolve()))
+            hidden = tuple(sorted(forms, key=len, reverse=True))
+        no_sync = ""
+        if private:
+            no_sync = f"auto_sync needs a path or URL the server reads itself; {NO_PATH}"
+        elif source == "url" and has_secrets(str(target)):
+            no_sync = ("auto_sync cannot keep a URL that carries credentials (user:password@ "
+                       "or a secret query parameter): they are never stored, so it could not "
+                       "be fetched again")
+        return cls(label, hidden, no_sync)
+
+    def raw_text(self) -> _Naming:
+        return _Naming(self.label, self.hidden,
+                       self.no_sync or f"auto_sync needs a file; {NO_PATH}")
+
+    def display(self, path_label: str) -> str:
+        return (self.label or mask_text(path_label))[:4096]
+
+    def scrub(self, text: str) -> str:
+        for private in self.hidden:
+            text = text.replace(private, self.label or "")
+        return mask_text(text)
+
+    def clean(self, exc: HarvestError) -> HarvestError:
+        return HarvestError(self.scrub(exc.reason), path=self.scrub(exc.path),
+                            position=self.scrub(exc.position))

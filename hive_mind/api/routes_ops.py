@@ -20,6 +20,7 @@ from hive_mind.api.models import (
     MaintenanceRequest,
 )
 from hive_mind.api.uploads import temp_input
+from hive_mind.harvest import run_harvest, run_ingest
 from hive_mind.limits import IntervalHours, Tags
 from hive_mind.server_reads import ingest as client_ingest
 from hive_mind.server_reads import refuse
@@ -37,14 +38,16 @@ async def harvest(body: HarvestRequest, hm: Facade, server_reads: ServerReads) -
     if body.path is not None and not server_reads:
         raise refuse("URLs" if body.source == "url" else "paths on its disk")
     options: dict[str, Any] = {"workspace": body.workspace, "auto_sync": body.auto_sync,
-                               "sync_interval_hours": body.sync_interval_hours,
-                               "wait": body.wait, "label": body.label}
-    if body.path is not None:
-        result: dict[str, Any] = await hm.harvest(body.source, body.path, **options)
-        return result
-    options["label"] = body.label or f"inline:{body.filename or body.source}"
+                               "wait": body.wait}
+    if body.path is not None:  # the one case auto-sync may read again: the client named it
+        return await run_harvest(hm, body.source, body.path, label=body.label,
+                                 rereadable=True, interval_hours=body.sync_interval_hours,
+                                 **options)
+    # inline data: a private temp copy shown under the label (display only, never re-read)
     async with temp_input(body.source, body.filename, data=body.data) as target:
-        result = await hm.harvest(body.source, str(target), **options)
+        result: dict[str, Any] = await hm.harvest(
+            body.source, str(target), sync_interval_hours=body.sync_interval_hours,
+            label=body.label or f"inline:{body.filename or body.source}", **options)
     return result
 
 
@@ -57,9 +60,9 @@ async def harvest_upload(
     auto_sync: Annotated[bool | None, Form()] = None,
     sync_interval_hours: Annotated[IntervalHours | None, Form()] = None,
     wait: Annotated[bool, Form()] = True,
-    label: Annotated[str | None, Form(max_length=4096,
-                                      description="recorded path (default: upload:<name>)")]
-    = None,
+    label: Annotated[str | None, Form(max_length=4096, description=(
+        "display name of the import (default: upload:<name>); never read as a path, so an "
+        "upload cannot be auto-synced"))] = None,
 ) -> dict[str, Any]:
     async with temp_input(source, file.filename, upload=file) as target:
         result: dict[str, Any] = await hm.harvest(
@@ -94,10 +97,9 @@ async def ingest_upload(
     wait: Annotated[bool, Form()] = True,
 ) -> dict[str, Any]:
     async with temp_input(type_hint, file.filename, upload=file) as target:
-        result: dict[str, Any] = await hm.ingest(
-            str(target), type_hint=type_hint, importance=importance, tags=tags,
-            workspace=workspace, wait=wait)
-    return result
+        return await run_ingest(hm, str(target), type_hint=type_hint, importance=importance,
+                                tags=tags or [], workspace=workspace, wait=wait,
+                                label=f"upload:{file.filename or 'document'}")
 
 
 @router.post("/maintenance/{kind}", tags=["maintenance"],

@@ -137,9 +137,11 @@ def harvest_sources(
                     markup=False)
             return
         c.print(table("Imported sources", ["source", "last_synced_at", "items_imported",
-                                           "frames_created", "auto_sync", "source_path"],
+                                           "frames_created", "auto_sync", "last import",
+                                           "syncs from"],
                       ([r.get("source"), r.get("last_synced_at"), r.get("items_imported"),
-                        r.get("frames_created"), r.get("auto_sync"), r.get("source_path")]
+                        r.get("frames_created"), r.get("auto_sync"), r.get("display_name"),
+                        r.get("source_path")]
                        for r in registered)))
 
     output(as_json, data, human)

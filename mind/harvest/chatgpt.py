@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from mind.harvest.errors import HarvestError
+from mind.harvest.errors import HarvestError, keys_hint
 from mind.harvest.jsonstream import (
     JsonSource,
     as_dict,
@@ -84,7 +84,7 @@ def _wrong_type(src: JsonSource, obj: dict[str, Any], index: int) -> HarvestErro
     elif "conversation_id" in obj and "text" in obj:
         hint = "this looks like the universal format (use source 'universal')"
     else:
-        hint = f"found keys {sorted(obj)[:8]}"
+        hint = keys_hint(obj)
     return HarvestError(f"not a ChatGPT export: a conversation needs a 'mapping' of messages; "
                         f"{hint}; expected {EXPECTED}", path=src.path,
                         position=f"conversation {index}")

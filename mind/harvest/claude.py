@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from mind.harvest.errors import HarvestError
+from mind.harvest.errors import HarvestError, keys_hint
 from mind.harvest.jsonstream import (
     JsonSource,
     as_dict,
@@ -76,7 +76,7 @@ def _parse_source(src: JsonSource) -> Iterator[HarvestItem]:
             yield from _memories(src, f"{src.name}: memory {index}", entry)
         elif recognised == 0:
             hint = ("this looks like a ChatGPT export (use source 'chatgpt')" if "mapping" in entry
-                    else f"found keys {sorted(entry)[:8]}")
+                    else keys_hint(entry))
             raise HarvestError(f"not a claude.ai export: {hint}; expected {EXPECTED}",
                                path=src.path, position=f"entry {index}")
 

@@ -25,7 +25,7 @@ from typing import IO, Any, Final
 import ijson
 
 from mind.harvest import inputs
-from mind.harvest.errors import HarvestError
+from mind.harvest.errors import HarvestError, count_of, keys_hint, safe_reason
 from mind.harvest.html import html_to_text
 from mind.harvest.inputs import CountingReader
 from mind.harvest.plaintext import file_timestamp
@@ -208,8 +208,8 @@ def _takeout(first: dict[str, Any], records: Iterator[Any], name: str) -> Iterat
         if (item := _takeout_item(record, f"{Path(name).name}: record {n}")) is not None:
             yield item
     if not gemini and others:
-        raise HarvestError(f"My Activity of {', '.join(sorted(others))}, not of Gemini Apps",
-                           path=name)
+        raise HarvestError(f"My Activity of {count_of(len(others), 'other product')}, not of "
+                           "Gemini Apps", path=name)
 
 
 def _from_array(events: Iterable[Any], name: str, fallback_ts: str | None
@@ -226,8 +226,8 @@ def _from_array(events: Iterable[Any], name: str, fallback_ts: str | None
         messages = [first, *elements]
         yield from _conversations([{"messages": messages}], name, fallback_ts)
     else:
-        keys = sorted(first)[:8] if isinstance(first, dict) else type(first).__name__
-        raise HarvestError(f"not a Gemini export (first element: {keys})", path=name,
+        hint = keys_hint(first) if isinstance(first, dict) else f"found {type(first).__name__}"
+        raise HarvestError(f"not a Gemini export (first element: {hint})", path=name,
                            position="element 1")
 
 
@@ -240,7 +240,7 @@ def _from_object(events: Iterable[Any], name: str, fallback_ts: str | None
     elif _entries(document):
         yield from _conversations([document], name, fallback_ts)
     else:
-        raise HarvestError(f"not a Gemini export (top-level keys: {sorted(document)[:8]})",
+        raise HarvestError(f"not a Gemini export (top level: {keys_hint(document)})",
                            path=name)
 
 
@@ -266,7 +266,7 @@ def parse_stream(stream: IO[bytes] | CountingReader, name: str, fallback_ts: str
     except HarvestError:
         raise
     except (ijson.JSONError, UnicodeDecodeError) as exc:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        reason = safe_reason(exc)
         where = getattr(stream, "position", None)
         raise HarvestError(f"malformed JSON ({reason})", path=name,
                            position=f"near byte {where:,}" if where is not None else "") from exc

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Final
 
-from mind.harvest.errors import HarvestError
+from mind.harvest.errors import HarvestError, safe_reason
 
 MAX_MEMBER_BYTES: Final = 8 * 1024**3  # one inflated zip member
 MAX_ZIP_RATIO: Final = 200  # inflated / compressed, per member
@@ -85,7 +85,8 @@ def zip_members(path: Path) -> list[str]:
         with zipfile.ZipFile(path) as zf:
             return [i.filename for i in zf.infolist() if not i.is_dir()]
     except (zipfile.BadZipFile, OSError) as exc:
-        raise HarvestError(f"not a readable zip archive ({exc})", path=str(path)) from exc
+        raise HarvestError(f"not a readable zip archive ({safe_reason(exc)})",
+                           path=str(path)) from exc
 
 
 def find_member(names: list[str], wanted: str) -> str | None:
@@ -109,7 +110,8 @@ def open_member(path: Path, member: str) -> Iterator[CountingReader]:
             with zf.open(info) as raw:
                 yield CountingReader(raw, f"{path}!{member}", limit)
     except (zipfile.BadZipFile, KeyError, OSError, EOFError, zipfile.LargeZipFile) as exc:
-        raise HarvestError(f"cannot read zip member {member} ({exc})", path=str(path)) from exc
+        raise HarvestError(f"cannot read zip member {member} ({safe_reason(exc)})",
+                           path=str(path)) from exc
 
 
 @contextmanager

@@ -26,7 +26,7 @@ from typing import Any, Final, Literal
 import ijson
 
 from mind.errors import InvalidTimestampError
-from mind.harvest.errors import HarvestError
+from mind.harvest.errors import HarvestError, safe_reason
 from mind.harvest.inputs import (
     SNIFF_BYTES,
     CountingReader,
@@ -107,6 +107,7 @@ def _open(src: JsonSource) -> Iterator[tuple[io.BufferedReader[CountingReader], 
 
 
 def _top(src: JsonSource, buf: io.BufferedReader[CountingReader]) -> TopLevel:
+    skipped = 0
     while chunk := buf.peek(1):
         rest = chunk.lstrip(_WHITESPACE)
         if rest:
@@ -114,18 +115,23 @@ def _top(src: JsonSource, buf: io.BufferedReader[CountingReader]) -> TopLevel:
                 return "array"
             if rest[:1] == b"{":
                 return "object"
-            raise HarvestError(
-                f"expected a JSON array or object at the top level, found {rest[:20]!r}",
-                path=src.path, position="top level")
-        buf.read(len(chunk))
+            raise HarvestError(  # what kind of start, never the bytes (they may be secret)
+                f"expected a JSON array or object at the top level, found "
+                f"{_start_kind(rest[:1])}", path=src.path,
+                position=f"byte {skipped + len(chunk) - len(rest):,}")
+        skipped += len(buf.read(len(chunk)))
     raise HarvestError("empty file; expected a JSON export", path=src.path, position="byte 0")
 
 
-def _reason(exc: Exception) -> str:
-    text = exc.args[0] if exc.args else exc
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "replace")
-    return str(text).strip().splitlines()[0] if str(text).strip() else type(exc).__name__
+def _start_kind(first: bytes) -> str:
+    if first in b"-0123456789":
+        return "a number"
+    if first == b'"':
+        return "a string"
+    return "text" if first.isascii() and first.isalpha() else "other data"
+
+
+
 
 
 def top_level(src: JsonSource) -> TopLevel:
@@ -155,7 +161,7 @@ def iter_array(src: JsonSource, key: str | None = None, *,
             raise
         except (ijson.JSONError, ValueError, UnicodeDecodeError) as exc:
             raise HarvestError(
-                f"malformed or truncated JSON ({_reason(exc)})", path=src.path,
+                f"malformed or truncated JSON ({safe_reason(exc)})", path=src.path,
                 position=f"{what} {index + 1}, near byte {raw.position:,}") from exc
 
 
@@ -171,7 +177,7 @@ def read_key(src: JsonSource, key: str) -> Any:
             raise
         except (ijson.JSONError, ValueError, UnicodeDecodeError) as exc:
             raise HarvestError(
-                f"malformed or truncated JSON ({_reason(exc)})", path=src.path,
+                f"malformed or truncated JSON ({safe_reason(exc)})", path=src.path,
                 position=f"key {key!r}, near byte {raw.position:,}") from exc
     return None
 
@@ -194,7 +200,7 @@ def iter_jsonl(src: JsonSource,
             try:
                 yield JsonLine(number, json.loads(line))
             except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
-                yield JsonLine(number, None, f"not valid JSON ({_reason(exc)})")
+                yield JsonLine(number, None, f"not valid JSON ({safe_reason(exc)})")
 
 
 # --- untrusted values --------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, Final
 
-from mind.harvest.errors import HarvestError
+from mind.harvest.errors import HarvestError, safe_reason
 from mind.harvest.plaintext import file_timestamp, resolve_target, split_parts
 from mind.harvest.types import HarvestItem, Turn, content_ids, stable_id
 from mind.timeutil import format_ts
@@ -47,11 +47,12 @@ def _open_reader(stream: IO[bytes], name: str) -> Any:
     except HarvestError:
         raise
     except FileNotDecryptedError as exc:
-        raise HarvestError(f"encrypted PDF: {exc}", path=name) from exc
+        raise HarvestError(f"encrypted PDF: {safe_reason(exc)}", path=name) from exc
     except PdfReadError as exc:
-        raise HarvestError(f"corrupt PDF ({exc})", path=name) from exc
+        raise HarvestError(f"corrupt PDF ({safe_reason(exc)})", path=name) from exc
     except Exception as exc:  # pypdf raises many kinds on malformed input
-        raise HarvestError(f"cannot read PDF ({type(exc).__name__}: {exc})", path=name) from exc
+        raise HarvestError(f"cannot read PDF ({type(exc).__name__}: {safe_reason(exc)})",
+                           path=name) from exc
     return reader
 
 
@@ -60,13 +61,13 @@ def _page_texts(reader: Any, name: str) -> list[str]:
     try:
         pages = list(reader.pages)
     except Exception as exc:
-        raise HarvestError(f"corrupt PDF page tree ({exc})", path=name) from exc
+        raise HarvestError(f"corrupt PDF page tree ({safe_reason(exc)})", path=name) from exc
     for number, page in enumerate(pages, start=1):
         try:
             texts.append(page.extract_text() or "")
         except Exception as exc:
             raise HarvestError(
-                f"cannot extract text ({type(exc).__name__}: {exc})", path=name,
+                f"cannot extract text ({type(exc).__name__}: {safe_reason(exc)})", path=name,
                 position=f"page {number}",
             ) from exc
     return texts

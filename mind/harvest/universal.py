@@ -148,13 +148,12 @@ class _Grouper:
             if speaker and len(self.speaker_roles) < _MAX_SPEAKERS:
                 self.speaker_roles.setdefault(speaker, role)
         else:
-            raise self._fail(where, f"role {raw_role!r} is not one of user, assistant, system")
+            raise self._fail(where, "role is not one of user, assistant, system")
         timestamp = None
         if msg.get("timestamp") not in (None, ""):
             timestamp = ts_from_any(msg["timestamp"])
             if timestamp is None:
-                raise self._fail(where, f"timestamp {msg['timestamp']!r} is not ISO-8601 or "
-                                        "epoch seconds")
+                raise self._fail(where, "timestamp is not ISO-8601 or epoch seconds")
         text = msg["text"].strip()
         if not text:
             return None
