@@ -17,6 +17,7 @@ from hive_mind.cli.common import (
     emit_json,
     kv_table,
     output,
+    printable,
     run,
     state,
     table,
@@ -74,8 +75,8 @@ def render_status(c: Console, report: dict[str, Any]) -> None:
     else:
         c.print("No minds yet.")
     for entry in q.get("recent_dead_letters") or []:
-        c.print(f"dead letter {entry.get('job_id')} ({entry.get('mind_id')}): "
-                f"{entry.get('error')}", markup=False, style="red")
+        c.print(printable(f"dead letter {entry.get('job_id')} ({entry.get('mind_id')}): "
+                          f"{entry.get('error')}"), markup=False, style="red")
     c.print(kv_table("Configuration (secrets masked)", report.get("config", {})))
 
 
