@@ -4,8 +4,9 @@ Every connection loads sqlite-vec, runs in WAL mode with foreign keys, a busy ti
 ``synchronous=NORMAL`` and ``secure_delete=ON`` (deleted content is overwritten with zeros, so a
 forgotten memory does not stay readable in the file's free pages; ``FAST`` would leave it on
 freelist pages). A mind file is created owner-only before SQLite opens it
-(:mod:`mind.private_files`). The stdlib ``sqlite3`` is used when it can load extensions; otherwise
-the bundled driver (pysqlite3-binary, or sqlean.py) is used. Missing FTS5 or sqlite-vec is a
+(:mod:`mind.private_files`). The stdlib ``sqlite3`` is used when it can load extensions and is
+at least SQLite ``MIN_SQLITE`` (3.42: FTS5 ``secure-delete``, migration 9); otherwise the
+bundled driver (pysqlite3-binary, or sqlean.py) is used. Missing FTS5 or sqlite-vec is a
 :class:`ConfigurationError` with a message saying what to install.
 """
 
@@ -26,15 +27,16 @@ from mind.private_files import prepare_mind_file
 
 BUSY_TIMEOUT_MS = 10_000
 CACHE_SIZE_KIB = 16_384
+MIN_SQLITE = (3, 42, 0)
 
 
-def _can_load_extensions(module: ModuleType) -> bool:
+def _usable(module: ModuleType) -> bool:
     try:
         conn = module.connect(":memory:")
     except Exception:
         return False
     try:
-        return hasattr(conn, "enable_load_extension")
+        return hasattr(conn, "enable_load_extension") and module.sqlite_version_info >= MIN_SQLITE
     finally:
         conn.close()
 
@@ -48,11 +50,11 @@ def driver() -> ModuleType:
             module = importlib.import_module(name)
         except ImportError:
             continue
-        if _can_load_extensions(module):
+        if _usable(module):
             return module
     raise ConfigurationError(
-        "no SQLite driver that can load extensions: install pysqlite3-binary or sqlean.py "
-        "(this Python's sqlite3 was built without loadable extension support)"
+        "no SQLite driver that can load extensions (SQLite >= 3.42): install pysqlite3-binary "
+        "or sqlean.py (this Python's sqlite3 cannot load extensions or is too old)"
     )
 
 

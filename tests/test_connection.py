@@ -26,13 +26,14 @@ def test_driver_can_load_extensions() -> None:
         assert hasattr(conn, "enable_load_extension")
     finally:
         conn.close()
+    assert connection.driver().sqlite_version_info >= connection.MIN_SQLITE  # FTS5 secure-delete
 
 
 def test_missing_driver_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     connection.driver.cache_clear()
-    monkeypatch.setattr(connection, "_can_load_extensions", lambda module: False)
+    monkeypatch.setattr(connection, "_usable", lambda module: False)
     try:
-        with pytest.raises(ConfigurationError, match=r"pysqlite3-binary or sqlean\.py"):
+        with pytest.raises(ConfigurationError, match=r"pysqlite3-binary\s+or sqlean\.py"):
             connection.driver()
     finally:
         connection.driver.cache_clear()

@@ -18,7 +18,7 @@
   cut at the deadline, not after a per-read timeout per byte.
 
 Errors are :class:`HarvestError` naming the URL without its credentials or query values
-(:func:`netguard.display_url`); the body is capped at ``max_bytes`` while streaming.
+(:func:`mind.redact.mask_url`); the body is capped at ``max_bytes`` while streaming.
 """
 
 from __future__ import annotations
@@ -41,9 +41,9 @@ from mind.harvest.netguard import (
     FetchPolicy,
     check_literal,
     default_policy,
-    display_url,
     vetted_addresses,
 )
+from mind.redact import mask_url
 from mind.timeutil import format_ts
 
 USER_AGENT: Final = "hive-mind/0.1 (knowledge harvester)"
@@ -66,7 +66,7 @@ class Fetched:
 def check_url(url: str, policy: FetchPolicy | None = None) -> str:
     """The URL without its fragment; only absolute http(s) URLs with a host pass, and a host
     written as a refused address is refused here, before any lookup or connection."""
-    shown = display_url(url.strip())
+    shown = mask_url(url.strip())
     try:
         parts = urlsplit(url.strip())
         host = parts.hostname
@@ -216,7 +216,7 @@ def _read(response: httpx.Response, url: str, shown: str, max_bytes: int,
 
 
 def _refuse_hop(hop: int, target: str, exc: HarvestError, shown: str) -> NoReturn:
-    raise HarvestError(f"redirect {hop} to {display_url(target)}: {exc.reason}",
+    raise HarvestError(f"redirect {hop} to {mask_url(target)}: {exc.reason}",
                        path=shown) from None
 
 
@@ -226,7 +226,7 @@ def fetch(url: str, *, max_bytes: int = MAX_RESPONSE_BYTES,
     :data:`MAX_REDIRECTS` redirects; ``policy`` defaults to :func:`netguard.default_policy`."""
     policy = policy or default_policy()
     url = check_url(url, policy)
-    shown = display_url(url)
+    shown = mask_url(url)
     clock = _Deadline(deadline)
     current = url
     headers = {"User-Agent": USER_AGENT, "Accept": _ACCEPT}

@@ -29,7 +29,6 @@ import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from mind.harvest.errors import HarvestError
 
@@ -172,18 +171,3 @@ def vetted_addresses(host: str, port: int, policy: FetchPolicy | None = None) ->
             if reason is not None:
                 raise BlockedAddressError(host, address, reason)
     return [str(a) for a in found]
-
-
-def display_url(url: str) -> str:
-    """``url`` fit for errors and logs: no user or password, query values masked."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        port = parts.port
-    except ValueError:
-        return "(unparsable URL)"
-    netloc = f"[{host}]" if ":" in host else host
-    netloc += f":{port}" if port is not None else ""
-    query = urlencode([(key, "***") for key, _ in parse_qsl(parts.query, keep_blank_values=True)],
-                      safe="*")
-    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
