@@ -47,6 +47,7 @@ from hive_mind.limits import (
 from hive_mind.server_reads import ingest as client_ingest
 from hive_mind.server_reads import refuse
 from mind.errors import HiveMindError, NotFoundError, ValidationError
+from mind.harvest.errors import safe_reason
 
 log = logging.getLogger(__name__)
 
@@ -414,8 +415,8 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
             if isinstance(data, str):
                 try:
                     json.loads(data)
-                except ValueError as exc:
-                    raise ValidationError(f"data is not valid JSON: {exc}") from None
+                except (ValueError, RecursionError) as exc:
+                    raise ValidationError(f"data is not valid JSON: {safe_reason(exc)}") from None
                 text = data
             else:
                 text = json.dumps(data, ensure_ascii=False)

@@ -220,7 +220,9 @@ async def worker_check(settings: Settings) -> tuple[bool, dict[str, Any]]:
 def mcp(ctx: typer.Context) -> None:
     """Run the MCP server on stdio (stdout is the protocol, so there is no --json).
 
-    With --url it is a client of a running `hive-mind serve`."""
+    When the client closes stdin it waits up to 30 s (cut short by SIGTERM/SIGINT) for the
+    indexing its saves caused, then exits. With --url it is a client of a running
+    `hive-mind serve`."""
     settings = _process_logging(ctx, "WARNING")
     try:
         from hive_mind.mcp_server import run_stdio

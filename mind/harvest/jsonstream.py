@@ -5,8 +5,9 @@ knows how to (re)open it as a guarded byte stream. :func:`iter_array` streams th
 top-level array, or of one array key of a top-level object (``{"conversations": [...]}``), with
 ``ijson`` (C backend); :func:`read_key` reads one small top-level value; :func:`iter_jsonl` reads
 JSON Lines one line at a time. Nothing here loads a whole export. Malformed or truncated JSON,
-the wrong top-level type and binary garbage become :class:`HarvestError` naming the file, the
-item index and the byte offset reached.
+the wrong top-level type, binary garbage and nesting deeper than a chat export's
+(:mod:`mind.harvest.jsondepth`) become :class:`HarvestError` naming the file, the item index and
+the byte offset reached.
 
 The small helpers at the bottom read untrusted JSON values (``as_dict``, ``first_str`` …) and
 turn export timestamps into the house format; the adapters share them.
@@ -21,7 +22,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeAlias
 
 import ijson
 
@@ -37,6 +38,7 @@ from mind.harvest.inputs import (
     open_member,
     zip_members,
 )
+from mind.harvest.jsondepth import DepthLimitedReader
 from mind.timeutil import format_ts, normalize_ts
 
 MAX_TURN_CHARS: Final = 2_000_000  # one message; frames are capped at this downstream
@@ -46,6 +48,7 @@ _WHITESPACE: Final = b" \t\r\n"
 
 Opener = Callable[[], AbstractContextManager[CountingReader]]
 TopLevel = Literal["array", "object"]
+Buffered: TypeAlias = "io.BufferedReader[DepthLimitedReader]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,9 +99,9 @@ def find_sources(target: Path | str, wanted: tuple[str, ...], expected: str) -> 
 
 
 @contextmanager
-def _open(src: JsonSource) -> Iterator[tuple[io.BufferedReader[CountingReader], CountingReader]]:
+def _open(src: JsonSource) -> Iterator[tuple[Buffered, CountingReader]]:
     with src.opener() as raw:
-        buf = io.BufferedReader(raw, _BUFFER)
+        buf = io.BufferedReader(DepthLimitedReader(raw, src.path), _BUFFER)
         if looks_binary(buf.peek(SNIFF_BYTES)[:SNIFF_BYTES]):
             raise HarvestError("binary data, not a JSON export", path=src.path, position="byte 0")
         if buf.peek(3).startswith(b"\xef\xbb\xbf"):
@@ -106,7 +109,7 @@ def _open(src: JsonSource) -> Iterator[tuple[io.BufferedReader[CountingReader], 
         yield buf, raw
 
 
-def _top(src: JsonSource, buf: io.BufferedReader[CountingReader]) -> TopLevel:
+def _top(src: JsonSource, buf: Buffered) -> TopLevel:
     skipped = 0
     while chunk := buf.peek(1):
         rest = chunk.lstrip(_WHITESPACE)
