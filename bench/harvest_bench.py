@@ -143,7 +143,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--conversations", type=int, default=10_000)
     p.add_argument("--messages", type=int, default=20)
-    p.add_argument("--e2e-conversations", type=int, default=400)
+    p.add_argument("--e2e-conversations", type=int, default=400,
+                   help="0: measure the write only (nothing written to docs/benchmarks.md)")
     p.add_argument("--child", action="store_true")
     p.add_argument("--export", type=Path)
     p.add_argument("--data", type=Path)
@@ -165,6 +166,8 @@ def main() -> None:
               f"{write_rate:,.0f} frames/s, peak RSS {write['rss_mb']:,.0f} MB")
         again = spawn(big, root / "write", "mock")
         print(f"re-import: {again['frames']} new frames in {again['elapsed']:.1f} s")
+        if args.e2e_conversations <= 0:
+            return  # the write figure alone (side-by-side runs); the section needs all three
         small = root / "slice.json"
         generate(small, args.e2e_conversations, args.messages)
         e2e = spawn(small, root / "e2e", "inprocess")
