@@ -6,10 +6,11 @@ behind a long queue of bulk work), waiting at most ``max_wait`` for a group to f
 them in **one** ``BEGIN IMMEDIATE`` transaction with a savepoint per op, so one bad op
 fails alone. Futures resolve only after ``COMMIT`` (acknowledged means durable). Every op has an
 ``op_id``; an op id already recorded in ``applied_ops`` is not applied again (at-least-once
-delivery becomes exactly-once effect). The mailbox is bounded: submitters wait when it is full.
-After each commit, before the futures resolve, an ``on_commit`` hook sees the applied ops and
-their results (it enqueues follow-up work such as cognify jobs; its failures are logged, the
-outbox covers them).
+delivery becomes exactly-once effect); an op named by a client's idempotency key gets its first
+result back (``Replayed``) or a conflict (:mod:`mind.idempotency`). The mailbox is bounded:
+submitters wait when it is full. After each commit, before the futures resolve, an
+``on_commit`` hook sees the applied ops and their results (it enqueues follow-up work such as
+cognify jobs; its failures are logged, the outbox covers them).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from actors.constants import (
     DEFAULT_MAX_WAIT,
     DEFAULT_MAX_WEIGHT,
 )
+from mind import idempotency
 from mind.errors import HiveMindError, StorageError
 from mind.mind import Mind
 
@@ -56,6 +58,14 @@ class Duplicate:
     """Result of an op whose id was applied before."""
 
     op_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Replayed(Duplicate):
+    """Result of a keyed op (an idempotency key, :mod:`mind.idempotency`) applied before:
+    ``result`` is what the first application returned."""
+
+    result: Any
 
 
 class ActorClosedError(HiveMindError):
@@ -214,11 +224,13 @@ class MindActor:
         db = self.mind.db
         try:
             async with db.transaction():
-                seen = await db.fetchval("SELECT 1 FROM applied_ops WHERE op_id = ?", (op.op_id,))
-                if seen:
-                    return pending, Duplicate(op.op_id), None
+                applied = await idempotency.seen(db, op.op_id)
+                if applied is not None:
+                    again = Replayed(op.op_id, applied.result) if applied.keyed \
+                        else Duplicate(op.op_id)
+                    return pending, again, None
                 result = await self._handlers[op.kind](self.mind, op)
-                await db.execute("INSERT INTO applied_ops(op_id) VALUES (?)", (op.op_id,))
+                await idempotency.record(db, op.op_id, result)
             return pending, result, None
         except Exception as exc:
             if not isinstance(exc, HiveMindError):

@@ -17,11 +17,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from actors.actor import Replayed
 from actors.constants import PERSONAL
 from hive_mind.results import entity_dict, frame_dict, merge_by_score, recall_dict
 from hive_mind.settings import Settings, load_settings
 from hive_mind.workspaces import WorkspaceManager, mind_id
-from mind.bounds import bounded_int, bounded_json, bounded_text, row_id, tags_input
+from mind.bounds import bounded_int, bounded_json, bounded_text, row_id, source_time, tags_input
 from mind.constants import (
     AWARENESS_PRIORITY_MAX,
     DAILY_SAVE_SESSION_PREFIX,
@@ -35,6 +36,7 @@ from mind.constants import (
 from mind.embeddings.base import fingerprint
 from mind.errors import NotFoundError, ValidationError
 from mind.frames import MAX_FRAME_CHARS
+from mind.idempotency import keyed_op_id, validate_key
 from mind.ids import validate_id
 from mind.mind import Mind
 from mind.private_files import make_private_dir
@@ -144,27 +146,53 @@ class HiveMind:
         self, content: str, *, importance: str = "normal", source: str = "agent_inferred",
         workspace: str | None = None, session: str | None = None,
         metadata: dict[str, Any] | None = None, wait: bool = False,
+        created_at: str | None = None, idempotency_key: str | None = None,
     ) -> dict[str, Any]:
         """Save one memory (an I-frame; identical content is deduplicated). ``wait`` blocks until
-        it is indexed (vector + entities), e.g. for a CLI that recalls right after."""
+        it is indexed (vector + entities), e.g. for a CLI that recalls right after.
+        ``created_at``: when it happened (strict ISO-8601 with a zone, 1900 … now + 1 day;
+        default now), what recall's ``since``/``until`` filter on; ``recorded_at`` is always now.
+        ``idempotency_key``: a retry with the same key returns the first save's frame
+        (``replayed`` true) and writes nothing, even after a restart; the same key with other
+        content, importance, source, metadata or ``created_at`` is a ``ConflictError``
+        (:mod:`mind.idempotency`)."""
         if not isinstance(content, str) or not content.strip():
             raise ValidationError("content must be non-empty text")
         bounded_text(content, "content", MAX_FRAME_CHARS)
         bounded_json(metadata, "metadata", MAX_JSON_BYTES)
+        at = None if created_at is None else source_time(created_at)
         gop = validate_id(session, "session") if session else \
             f"{DAILY_SAVE_SESSION_PREFIX}{_today()}"
         frame = ops.NewFrameOp(gop_id=gop, content=content, importance=importance,
-                               source=source, metadata=metadata or {})
-        result = await self.submit(
-            workspace, lambda ident: ops.SaveFrames(mind_id=ident, frames=[frame]))
+                               source=source, metadata=metadata or {}, created_at=at)
+        request = {"content": content, "importance": importance, "source": source,
+                   "metadata": metadata or {}, "created_at": at}
+        result, replayed = await self._write(
+            workspace, lambda ident: ops.SaveFrames(mind_id=ident, frames=[frame]),
+            idempotency_key, "save", request)
         saved = result["frames"][0]
         if wait:
             await self.wait_idle()
         reader = await self.reader(workspace)
         stored = await reader.frames.get(saved["id"])
-        assert stored is not None
+        if stored is None:  # forgotten since (a replay of an old save, or a racing forget)
+            raise NotFoundError(f"frame {saved['id']} was saved but has since been forgotten")
         return {**frame_dict(stored), "created": saved["created"],
-                "workspace": workspace or PERSONAL}
+                "workspace": workspace or PERSONAL, "replayed": replayed}
+
+    async def _write(self, workspace: str | None, op_factory: Any, key: str | None,
+                     operation: str, request: dict[str, Any]) -> tuple[Any, bool]:
+        """Submit a write; with an idempotency ``key`` its op id is the key's
+        (:func:`mind.idempotency.keyed_op_id` over ``operation`` and the caller's ``request``),
+        so a retry gets the first result back. Returns (result, replayed)."""
+        if key is None:
+            return await self.submit(workspace, op_factory), False
+        validate_key(key)
+        result = await self.submit(workspace, lambda ident: op_factory(ident).model_copy(
+            update={"op_id": keyed_op_id(ident, key, operation, request)}))
+        if isinstance(result, Replayed):
+            return result.result, True
+        return result, False
 
     async def get_frame(self, frame_id: int, *, workspace: str | None = None) -> dict[str, Any]:
         row_id(frame_id, "frame id")
@@ -299,18 +327,24 @@ class HiveMind:
         return [i.to_dict() for i in items]
 
     async def set_awareness(self, category: str, content: str, *, priority: int = 0,
-                            ttl_minutes: int | None = None, workspace: str | None = None
-                            ) -> dict[str, Any]:
+                            ttl_minutes: int | None = None, workspace: str | None = None,
+                            idempotency_key: str | None = None) -> dict[str, Any]:
+        """Add an awareness item. ``idempotency_key`` as for :meth:`save`: a repeat returns the
+        first item as it was added (``replayed`` true) and adds nothing."""
         bounded_int(priority, "priority", 0, AWARENESS_PRIORITY_MAX)
         expires = None
         if ttl_minutes is not None:
             bounded_int(ttl_minutes, "ttl_minutes", 1, MAX_TTL_MINUTES, unit="(10 years)")
             moment = datetime.now(UTC) + timedelta(minutes=ttl_minutes)
             expires = format_ts(moment)
-        result: dict[str, Any] = await self.call(
-            workspace, "awareness.add", category=category, content=content, priority=priority,
-            expires_at=expires)
-        return result
+        args = {"category": category, "content": content, "priority": priority,
+                "expires_at": expires}
+        request = {"category": category, "content": content, "priority": priority,
+                   "ttl_minutes": ttl_minutes}
+        result, replayed = await self._write(workspace, lambda i: ops.MindCall(
+            mind_id=i, method="awareness.add", args=args), idempotency_key, "awareness.add",
+            request)
+        return {**result, "replayed": replayed}
 
     async def clear_awareness(self, *, item_id: int | None = None, category: str | None = None,
                               workspace: str | None = None) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from mind.constants import (
     MAX_TYPE_CHARS,
 )
 from mind.frames import MAX_FRAME_CHARS
+from mind.idempotency import MAX_KEY_CHARS
 from mind.ids import MAX_ID_LENGTH
 
 MAX_PATH_CHARS: Final = 4096  # a server path or URL (harvest, ingest)
@@ -46,6 +47,9 @@ Content = Annotated[str, Field(min_length=1, max_length=MAX_FRAME_CHARS)]
 Query = Annotated[str, Field(max_length=MAX_QUERY_CHARS)]
 SessionId = Annotated[str, Field(max_length=MAX_ID_LENGTH)]
 Timestamp = Annotated[str, Field(max_length=MAX_TIMESTAMP_CHARS)]
+IdempotencyKey = Annotated[str, Field(min_length=1, max_length=MAX_KEY_CHARS,
+                                      pattern=r"^[!-~]+$")]
+"""A client's name for one write (printable ASCII, no spaces): :mod:`mind.idempotency`."""
 EntityName = Annotated[str, Field(min_length=1, max_length=MAX_ENTITY_NAME_CHARS)]
 EntityQuery = Annotated[str, Field(max_length=MAX_ENTITY_NAME_CHARS)]
 TypeName = Annotated[str, Field(min_length=1, max_length=MAX_TYPE_CHARS)]

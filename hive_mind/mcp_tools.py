@@ -34,6 +34,7 @@ from hive_mind.limits import (
     EntityQuery,
     GroupName,
     Icon,
+    IdempotencyKey,
     PathText,
     ProfileText,
     Query,
@@ -41,6 +42,7 @@ from hive_mind.limits import (
     ShortName,
     SystemPrompt,
     Tags,
+    Timestamp,
     TtlMinutes,
     TypeName,
 )
@@ -61,6 +63,11 @@ Category = Literal["task", "action", "pending", "flag"]
 Workspace = Annotated[str | None, Field(
     description="Workspace id (from list_workspaces / create_workspace). Omit for the personal "
                 "mind. Unknown ids are an error, never created implicitly.")]
+
+Key = Annotated[IdempotencyKey | None, Field(
+    description="Any unique string (e.g. a UUID) naming this write: repeating the call with the "
+                "same key returns the first result and writes nothing twice (replayed=true); "
+                "the same key with different arguments is a conflict.")]
 
 TOOL_NAMES = (
     "save_memory", "recall_memory", "search_entities", "save_entity", "create_relation",
@@ -97,8 +104,10 @@ def validation_text(exc: pydantic.ValidationError, tool: str | None = None) -> s
     return head + "; ".join(parts)
 
 
-def _guard(name: str, fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
-    """Turn expected failures into one-line error results (the signature is kept for the SDK)."""
+def _guard(name: str, fn: Callable[..., Awaitable[Any]], *,
+           writes: bool = False) -> Callable[..., Awaitable[Any]]:
+    """Turn expected failures into one-line error results (the signature is kept for the SDK);
+    an unexpected failure of a ``writes`` tool says the write may have been applied."""
 
     @functools.wraps(fn)
     async def wrapper(**kwargs: Any) -> Any:
@@ -115,7 +124,11 @@ def _guard(name: str, fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaita
             return error_result("invalid: " + validation_text(exc).removeprefix("invalid: "))
         except Exception:
             log.exception("tool %s failed", name)
-            return error_result(f"internal: {name} failed unexpectedly; see the server log")
+            maybe = ("; it may have been applied before the failure: repeat it with the same "
+                     "idempotency_key (save_memory), or check before repeating it") if writes \
+                else ""
+            return error_result(f"internal: {name} failed unexpectedly{maybe}; see the server "
+                                "log")
 
     return wrapper
 
@@ -152,7 +165,8 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
 
     def tool(annotations: ToolAnnotations, description: str) -> Callable[[Any], Any]:
         def decorator(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
-            server.add_tool(_guard(fn.__name__, fn), name=fn.__name__,
+            writes = not annotations.read_only_hint
+            server.add_tool(_guard(fn.__name__, fn, writes=writes), name=fn.__name__,
                             description=" ".join(description.split()),
                             annotations=annotations, structured_output=False)
             return fn
@@ -163,7 +177,10 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
     @tool(WRITE, """Save one fact, decision, preference or event to long-term memory so it can
         be recalled in later conversations. Save self-contained statements (who/what/when), one
         per call. Identical content is deduplicated. Returns JSON {id, content, importance,
-        source, created_at, workspace, created} (created=false: it was already stored).""")
+        source, created_at, workspace, created, replayed} (created=false: it was already
+        stored; replayed=true: this idempotency_key's save was already applied, nothing new
+        written). After an error that says the save may have been applied, call again with the
+        same idempotency_key.""")
     async def save_memory(
         content: Annotated[Content, Field(description="The memory text, self-contained.")],
         importance: Annotated[Importance, Field(
@@ -173,13 +190,19 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
             description="Where the fact came from: the user said it, a tool verified it, you "
                         "inferred it, or the system.")] = "agent_inferred",
         workspace: Workspace = None,
+        created_at: Annotated[Timestamp | None, Field(
+            description="When it happened, if not now: ISO-8601 with a zone, e.g. "
+                        "2024-05-01T12:00:00Z (recall's since/until filter on it).")] = None,
+        idempotency_key: Key = None,
     ) -> str:
         mind = await get_facade()
         saved = await mind.save(content, importance=importance, source=source,
-                                workspace=workspace or None, session=f"mcp:{_today()}")
+                                workspace=workspace or None, session=f"mcp:{_today()}",
+                                created_at=created_at, idempotency_key=idempotency_key)
         out = _pick(saved, ("id", "content", "importance", "source", "created_at"))
         return dumps({**out, "workspace": workspace or "personal",
-                      "created": saved.get("created")})
+                      "created": saved.get("created"), "replayed": saved.get("replayed", False)})
+
 
     @tool(READ, """Search long-term memory (keyword + semantic hybrid search) before answering
         questions about the user, past work or earlier decisions. Returns a JSON list of
@@ -332,7 +355,8 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
 
     @tool(WRITE, """Add a short-term awareness item (what you are doing now, what is pending,
         a flag for the rest of the session). Keep at most 10 live: the lowest-priority item is
-        dropped when full. Returns JSON {id, category, content, priority, expires_at}.""")
+        dropped when full. Returns JSON {id, category, content, priority, expires_at,
+        replayed}.""")
     async def set_awareness(
         category: Annotated[Category, Field(description="task, action, pending or flag.")],
         content: Annotated[AwarenessText, Field(description="The item text.")],
@@ -340,11 +364,13 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         ttl_minutes: Annotated[TtlMinutes | None, Field(
             description="Expire after this many minutes, at most 10 years (default: "
                         "never).")] = None,
+        idempotency_key: Key = None,
     ) -> str:
         mind = await get_facade()
         row = await mind.set_awareness(category, content, priority=priority,
-                                       ttl_minutes=ttl_minutes)
-        return dumps(_pick(row, ("id", "category", "content", "priority", "expires_at")))
+                                       ttl_minutes=ttl_minutes, idempotency_key=idempotency_key)
+        return dumps(_pick(row, ("id", "category", "content", "priority", "expires_at",
+                                 "replayed")))
 
     @tool(DESTROY, """Remove one awareness item by id, or every item of a category. Returns a
         sentence saying what was removed.""")

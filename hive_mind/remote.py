@@ -4,7 +4,12 @@
 ``HiveMind.open()`` returns one when ``settings.url`` (``HIVE_MIND_URL`` / ``--url``) is set.
 The bearer token is ``settings.api_token``. Error responses become the same exception classes
 the facade raises (by their stable ``code``: ``not_found`` → ``NotFoundError``, …); a server
-that cannot be reached is :class:`~hive_mind.api.codes.ServerUnavailableError`.
+that cannot be reached is :class:`~hive_mind.api.codes.ServerUnavailableError`; a write whose
+request was sent but whose answer never came (the server died, the connection dropped, a
+timeout) is :class:`WriteOutcomeUnknownError`: it may have been applied. ``save`` and
+``set_awareness`` always send an idempotency key (the caller's, or a fresh one) and name it in
+that error, so repeating the write with that key is exactly-once.
+
 
 Files: ``harvest``/``ingest`` upload a path that exists on this machine (a directory is zipped
 first); anything else (URLs, raw text, paths only the server has) is sent as is.
@@ -13,6 +18,7 @@ first); anything else (URLs, raw text, paths only the server has) is sent as is.
 from __future__ import annotations
 
 import tempfile
+import uuid
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -25,6 +31,22 @@ from hive_mind.settings import Settings
 from mind.errors import ConfigurationError
 
 DEFAULT_TIMEOUT = 600.0  # harvests with wait=True answer when indexing is done
+# Failures before the request left this machine: nothing can have been applied.
+_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+_CHECK_FIRST = ("Check whether it took effect before repeating it (a repeated write may apply "
+                "twice).")
+
+
+class WriteOutcomeUnknownError(ServerUnavailableError):
+    """A write was sent but no answer came back: the server may have applied it."""
+
+    code = "outcome_unknown"
+
+
+def retry_hint(key: str) -> str:
+    """How to repeat a write sent with idempotency key ``key`` safely."""
+    return (f"Retry with the same idempotency key to apply it exactly once: --idempotency-key "
+            f"{key} (Python/HTTP/MCP: idempotency_key={key!r}).")
 
 
 def _segment(value: object) -> str:
@@ -75,14 +97,21 @@ class RemoteHiveMind:
 
     async def _call(self, method: str, path: str, *, json: Any = None,
                     params: dict[str, Any] | None = None, files: Any = None,
-                    data: dict[str, Any] | None = None) -> Any:
+                    data: dict[str, Any] | None = None, retry: str = _CHECK_FIRST) -> Any:
+        """One request; ``retry`` tells the caller of a write how to repeat it safely when its
+        outcome is unknown."""
         query = {k: v for k, v in (params or {}).items() if v is not None}
         try:
             response = await self._http.request(method, path, json=json, params=query or None,
                                                 files=files, data=data)
         except httpx.HTTPError as exc:
+            reason = f"{type(exc).__name__}: {exc}".rstrip(": ")
+            if method != "GET" and not isinstance(exc, _NOT_SENT):
+                raise WriteOutcomeUnknownError(
+                    f"no answer from hive-mind at {self.url} to {method} {path} after it was "
+                    f"sent ({reason}): the write may have been applied. {retry}") from exc
             raise ServerUnavailableError(
-                f"cannot reach hive-mind at {self.url}: {type(exc).__name__}: {exc}") from exc
+                f"cannot reach hive-mind at {self.url}: {reason}") from exc
         if response.status_code >= 400:
             raise self._error(response)
         try:
@@ -119,11 +148,22 @@ class RemoteHiveMind:
     async def save(self, content: str, *, importance: str = "normal",
                    source: str = "agent_inferred", workspace: str | None = None,
                    session: str | None = None, metadata: dict[str, Any] | None = None,
-                   wait: bool = False) -> dict[str, Any]:
-        body = {"content": content, "importance": importance, "source": source,
-                "workspace": workspace, "session": session, "metadata": metadata, "wait": wait}
-        result: dict[str, Any] = await self._call("POST", "/v1/memories", json=body)
+                   wait: bool = False, created_at: str | None = None,
+                   idempotency_key: str | None = None) -> dict[str, Any]:
+        return await self._keyed_post("/v1/memories", {
+            "content": content, "importance": importance, "source": source,
+            "workspace": workspace, "session": session, "metadata": metadata, "wait": wait,
+            "created_at": created_at}, idempotency_key)
+
+    async def _keyed_post(self, path: str, body: dict[str, Any], key: str | None
+                          ) -> dict[str, Any]:
+        """POST a write with an idempotency key: the caller's, else a fresh one, named in the
+        error if the answer is lost so the caller can repeat the write exactly once."""
+        key = uuid.uuid4().hex if key is None else key
+        result: dict[str, Any] = await self._call(
+            "POST", path, json={**body, "idempotency_key": key}, retry=retry_hint(key))
         return result
+
 
     async def get_frame(self, frame_id: int, *, workspace: str | None = None
                         ) -> dict[str, Any]:
@@ -202,12 +242,12 @@ class RemoteHiveMind:
         return items
 
     async def set_awareness(self, category: str, content: str, *, priority: int = 0,
-                            ttl_minutes: int | None = None, workspace: str | None = None
-                            ) -> dict[str, Any]:
-        result: dict[str, Any] = await self._call("POST", "/v1/awareness", json={
+                            ttl_minutes: int | None = None, workspace: str | None = None,
+                            idempotency_key: str | None = None) -> dict[str, Any]:
+        return await self._keyed_post("/v1/awareness", {
             "category": category, "content": content, "priority": priority,
-            "ttl_minutes": ttl_minutes, "workspace": workspace})
-        return result
+            "ttl_minutes": ttl_minutes, "workspace": workspace}, idempotency_key)
+
 
     async def clear_awareness(self, *, item_id: int | None = None, category: str | None = None,
                               workspace: str | None = None) -> dict[str, Any]:

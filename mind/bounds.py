@@ -10,6 +10,8 @@ refuses the same values with the same :class:`ValidationError` (HTTP 400 ``inval
   U+202A–U+202E, U+2066–U+2069) or lone surrogates: what a name may not hide from the person
   who reads it. Emoji joiners (U+200D) and other format characters stay allowed.
 - :func:`bounded_json` — a JSON object of at most ``limit`` bytes once encoded.
+- :func:`source_time` — when something happened (a save's ``created_at``): strict ISO-8601
+  with a zone, from 1900 to at most a day ahead of now (clock skew), in the house format.
 - :func:`entity_input`, :func:`relation_input`, :func:`tags_input` — those rules applied to
   what a caller creates in the knowledge graph (no self-relations) and to ingest tags.
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from mind.constants import (
@@ -33,13 +36,16 @@ from mind.constants import (
     MAX_TYPE_CHARS,
 )
 from mind.entity_normalizer import confidence_arg
-from mind.errors import ValidationError
+from mind.errors import InvalidTimestampError, ValidationError
+from mind.timeutil import format_ts, parse_iso
 
 UNSAFE_IN_NAMES: Final = re.compile(
     "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
     "\ud800-\udfff]"
 )
 _SHOWN: Final = 40  # characters of a refused value quoted in a message
+EARLIEST_SOURCE_TIME: Final = datetime(1900, 1, 1, tzinfo=UTC)
+SOURCE_TIME_AHEAD: Final = timedelta(days=1)  # clock skew between a client and this host
 
 
 def shown(value: object) -> str:
@@ -135,3 +141,22 @@ def tags_input(tags: object) -> list[str]:
     if len(tags) > MAX_TAGS:
         raise ValidationError(f"{len(tags):,} tags; the limit is {MAX_TAGS}")
     return [name_text(tag, "tag", MAX_TAG_CHARS) for tag in tags]
+
+
+def source_time(value: object, what: str = "created_at") -> str:
+    """When something happened, given by a caller: strict ISO-8601 with a zone (``Z`` or an
+    offset), not before 1900 and at most a day ahead of now; returned in the house format."""
+    if not isinstance(value, str) or len(value) > 64 or value != value.strip():
+        raise InvalidTimestampError(
+            f"{what} must be an ISO-8601 time with a zone like 2024-05-01T12:00:00Z, "
+            f"got {shown(value)}")
+    try:
+        moment = parse_iso(value)
+    except (InvalidTimestampError, OverflowError) as exc:
+        raise InvalidTimestampError(f"{what}: {exc}") from None
+    if moment < EARLIEST_SOURCE_TIME:
+        raise InvalidTimestampError(f"{what} {shown(value)} is before 1900")
+    if moment > datetime.now(UTC) + SOURCE_TIME_AHEAD:
+        raise InvalidTimestampError(
+            f"{what} {shown(value)} is more than a day in the future")
+    return format_ts(moment)

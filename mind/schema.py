@@ -361,6 +361,12 @@ UPDATE harvest_sources SET display_name = source_path, source_path = NULL
   WHERE source_path IS NOT NULL;
 """
 
+# Idempotency keys (mind/idempotency.py): a keyed write's applied-op row keeps its result, so a
+# client's retry gets the same answer (the same frame id) instead of a second write.
+APPLIED_RESULTS = """
+ALTER TABLE applied_ops ADD COLUMN result TEXT;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core: identity, awareness, sessions, frames, fts, outbox", CORE),
     Migration(2, "knowledge graph: entities, relations, entity-frame bridge", KNOWLEDGE),
@@ -374,6 +380,8 @@ MIGRATIONS: tuple[Migration, ...] = (
               RELATION_SOURCES),
     Migration(10, "harvest sources: labels are display only, older paths not re-read",
               HARVEST_LABELS),
+    Migration(11, "idempotency keys: a keyed write's applied op keeps its result",
+              APPLIED_RESULTS),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

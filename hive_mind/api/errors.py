@@ -66,9 +66,17 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     return error_response(code, message, exc.status_code, headers=exc.headers)
 
 
+MAY_HAVE_APPLIED = ("it may have been applied before the failure: retry with the same "
+                    "idempotency key (idempotency_key, or the Idempotency-Key header) to apply "
+                    "it exactly once, or check before repeating it")
+
+
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     log.exception("%s %s: unexpected error", request.method, request.url.path, exc_info=exc)
-    return error_response(INTERNAL, "internal server error", 500)
+    message = "internal server error"
+    if request.method not in ("GET", "HEAD", "OPTIONS"):
+        message += f" during a write; {MAY_HAVE_APPLIED}"
+    return error_response(INTERNAL, message, 500)
 
 
 def install(app: FastAPI) -> None:

@@ -18,6 +18,7 @@ from hive_mind.limits import (
     FileName,
     GroupName,
     Icon,
+    IdempotencyKey,
     IntervalHours,
     PathText,
     Priority,
@@ -61,6 +62,14 @@ class SaveRequest(Body):
                                       description="session (GOP) id to group frames")
     metadata: dict[str, Any] | None = None
     wait: bool = Field(default=False, description="return only once the frame is indexed")
+    created_at: Timestamp | None = Field(
+        default=None, description="when it happened: ISO-8601 with a zone, 1900 to now + 1 day "
+        "(default now); recall's since/until filter on it")
+    idempotency_key: IdempotencyKey | None = Field(
+        default=None, description="names this write (or the Idempotency-Key header): a retry "
+        "with the same key returns the first frame (`replayed` true) and writes nothing; the "
+        "same key with a different request is a 409 conflict. Remembered 7 days, per mind")
+
 
 
 class RecallRequest(Body):
@@ -112,6 +121,11 @@ class AwarenessRequest(Body):
     priority: Priority = 0
     ttl_minutes: TtlMinutes | None = None
     workspace: str | None = WORKSPACE
+    idempotency_key: IdempotencyKey | None = Field(
+        default=None, description="names this write (or the Idempotency-Key header): a retry "
+        "with the same key returns the first item (`replayed` true) and adds nothing; the same "
+        "key with a different request is a 409 conflict. Remembered 7 days, per mind")
+
 
 
 class WorkspaceCreate(Body):

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Response
 
 from hive_mind.api.deps import Facade, WorkspaceQuery
+from hive_mind.api.idempotency import KeyHeader, mark_replay, request_key
 from hive_mind.api.models import (
     ERROR_RESPONSES,
     EntityRequest,
@@ -24,13 +25,18 @@ FrameId = Annotated[int, Path(ge=1, le=INT64_MAX, description="frame id")]
 
 @router.post("/memories", tags=["memories"], status_code=201,
              summary="Save a memory (an I-frame; identical content is deduplicated)")
-async def save_memory(body: SaveRequest, hm: Facade, response: Response) -> dict[str, Any]:
+async def save_memory(body: SaveRequest, hm: Facade, response: Response,
+                      key_header: KeyHeader = None) -> dict[str, Any]:
     frame: dict[str, Any] = await hm.save(
         body.content, importance=body.importance, source=body.source,
-        workspace=body.workspace, session=body.session, metadata=body.metadata, wait=body.wait)
+        workspace=body.workspace, session=body.session, metadata=body.metadata, wait=body.wait,
+        created_at=body.created_at,
+        idempotency_key=request_key(body.idempotency_key, key_header))
     if not frame.get("created", True):
         response.status_code = 200
-    return frame
+    return mark_replay(response, frame)
+
+
 
 
 @router.get("/memories/{frame_id}", tags=["memories"], summary="One frame by id")

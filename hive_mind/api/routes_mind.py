@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Path, Query, Response
 
 from hive_mind.api.deps import Facade, WorkspaceQuery
+from hive_mind.api.idempotency import KeyHeader, mark_replay, request_key
 from hive_mind.api.models import (
     ERROR_RESPONSES,
     AwarenessRequest,
@@ -46,11 +47,15 @@ async def get_awareness(hm: Facade, category: AwarenessCategory | None = None,
 
 
 @router.post("/awareness", tags=["awareness"], status_code=201, summary="Add an awareness item")
-async def set_awareness(body: AwarenessRequest, hm: Facade) -> dict[str, Any]:
+async def set_awareness(body: AwarenessRequest, hm: Facade, response: Response,
+                        key_header: KeyHeader = None) -> dict[str, Any]:
     result: dict[str, Any] = await hm.set_awareness(
         body.category, body.content, priority=body.priority, ttl_minutes=body.ttl_minutes,
-        workspace=body.workspace)
-    return result
+        workspace=body.workspace,
+        idempotency_key=request_key(body.idempotency_key, key_header))
+    return mark_replay(response, result)
+
+
 
 
 @router.delete("/awareness", tags=["awareness"],

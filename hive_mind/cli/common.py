@@ -35,6 +35,12 @@ WorkspaceOpt = Annotated[
     typer.Option("--workspace", "-w", metavar="ID",
                  help="Workspace id (default: the personal mind)."),
 ]
+IdempotencyKeyOpt = Annotated[str | None, typer.Option(
+    "--idempotency-key", metavar="KEY",
+    help="Name this write (e.g. a UUID): repeating it with the same key returns the first "
+         "result and writes nothing, even after a crash; the same key with other arguments "
+         "is an error. Use it to retry after an error that says the write may have been "
+         "applied.")]
 
 
 def choice(values: Sequence[str]) -> Any:

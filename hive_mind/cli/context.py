@@ -7,7 +7,16 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from hive_mind.cli.common import JsonOpt, WorkspaceOpt, choice, kv_table, output, table, with_facade
+from hive_mind.cli.common import (
+    IdempotencyKeyOpt,
+    JsonOpt,
+    WorkspaceOpt,
+    choice,
+    kv_table,
+    output,
+    table,
+    with_facade,
+)
 from mind.constants import AWARENESS_CATEGORIES, AWARENESS_PRIORITY_MAX, INT64_MAX, MAX_TTL_MINUTES
 from mind.errors import ValidationError
 
@@ -109,6 +118,7 @@ def awareness_set(
     ttl_minutes: Annotated[int | None, typer.Option(
         "--ttl-minutes", min=1, max=MAX_TTL_MINUTES, metavar="MINUTES",
         help="Expire after this many minutes, at most 10 years (default: never).")] = None,
+    idempotency_key: IdempotencyKeyOpt = None,
     workspace: WorkspaceOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -116,10 +126,13 @@ def awareness_set(
 
     async def act(hm: Any) -> dict[str, Any]:
         return dict(await hm.set_awareness(category, content, priority=priority,
-                                           ttl_minutes=ttl_minutes, workspace=workspace))
+                                           ttl_minutes=ttl_minutes, workspace=workspace,
+                                           idempotency_key=idempotency_key))
 
     item = with_facade(ctx, act, writes=True)
-    output(as_json, item, lambda c: c.print(kv_table("Awareness item", item)))
+    title = "Awareness item (already added under this idempotency key)" \
+        if item.get("replayed") else "Awareness item"
+    output(as_json, item, lambda c: c.print(kv_table(title, item, skip=("replayed",))))
 
 
 @awareness_app.command("clear")

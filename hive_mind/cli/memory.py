@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from hive_mind.cli.common import (
+    IdempotencyKeyOpt,
     JsonOpt,
     WorkspaceOpt,
     choice,
@@ -46,6 +47,11 @@ def save(
         help="Where it came from: " + "|".join(FRAME_SOURCES) + ".")] = "user_stated",
     session: Annotated[str | None, typer.Option(
         "--session", metavar="ID", help="Session (GOP) id; default save:<UTC date>.")] = None,
+    at: Annotated[str | None, typer.Option(
+        "--at", metavar="TIME",
+        help="When it happened (ISO-8601 with a zone, e.g. 2024-05-01T12:00:00Z; default "
+             "now): stored as created_at, what recall --since/--until filter on.")] = None,
+    idempotency_key: IdempotencyKeyOpt = None,
     workspace: WorkspaceOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -53,14 +59,17 @@ def save(
 
     async def act(hm: Any) -> dict[str, Any]:
         return dict(await hm.save(text, importance=importance, source=source,
-                                  workspace=workspace, session=session))
+                                  workspace=workspace, session=session, created_at=at,
+                                  idempotency_key=idempotency_key))
 
     frame = with_facade(ctx, act, writes=True)
 
     def human(c: Console) -> None:
         verb = "Saved" if frame.get("created", True) else "Already known (deduplicated)"
+        if frame.get("replayed"):
+            verb = "Already saved under this idempotency key:"
         c.print(kv_table(f"{verb} frame #{frame['id']} in {frame['workspace']}", frame,
-                         skip=("created", "metadata", "recorded_at")))
+                         skip=("created", "metadata", "recorded_at", "replayed")))
 
     output(as_json, frame, human)
 

@@ -48,7 +48,7 @@ CREATE INDEX idx_sessions_status ON sessions(status, started_at);
 CREATE TABLE applied_ops (
   op_id      TEXT PRIMARY KEY,
   applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
-) WITHOUT ROWID;
+, result TEXT) WITHOUT ROWID;
 -- table awareness on awareness
 CREATE TABLE awareness (
   id         INTEGER PRIMARY KEY AUTOINCREMENT,
