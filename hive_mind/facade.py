@@ -19,10 +19,11 @@ from typing import Any
 
 from actors.actor import Replayed
 from actors.constants import PERSONAL
-from hive_mind.results import entity_dict, frame_dict, merge_by_score, recall_dict
+from hive_mind.results import entity_dict, frame_dict, recall_response
 from hive_mind.settings import Settings, load_settings
 from hive_mind.workspaces import WorkspaceManager, mind_id
 from mind.bounds import bounded_int, bounded_json, bounded_text, row_id, source_time, tags_input
+from mind.combined import CombinedRetrieval, SearchOptions
 from mind.constants import (
     AWARENESS_PRIORITY_MAX,
     DAILY_SAVE_SESSION_PREFIX,
@@ -40,7 +41,7 @@ from mind.idempotency import keyed_op_id, validate_key
 from mind.ids import validate_id
 from mind.mind import Mind
 from mind.private_files import make_private_dir
-from mind.search import HybridSearch, SearchResponse
+from mind.search import HybridSearch
 from mind.timeutil import format_ts
 from queue_schemas import ops
 from workers.runtime import EmbeddedRuntime
@@ -64,6 +65,7 @@ class HiveMind:
         self.runtime = runtime
         self.workspaces = WorkspaceManager(settings.data_dir)
         self._swept: set[str] = set()
+        self.external = settings.external_source()  # asked by scope-all recalls
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -92,6 +94,8 @@ class HiveMind:
         return "embedded" if self.settings.embedded else "distributed"
 
     async def close(self) -> None:
+        if self.external is not None:
+            await self.external.close()
         await self.runtime.close()
 
     async def __aenter__(self) -> HiveMind:
@@ -245,23 +249,42 @@ class HiveMind:
         touch: bool = True, explain: bool = False,
     ) -> list[dict[str, Any]]:
         """Hybrid search over the chosen minds, merged by normalized score (DESIGN §6) without
-        reordering any one mind's results (:func:`hive_mind.results.merge_by_score`).
-        ``lanes`` restricts to the keyword or vector lane (evaluation, debugging); ``touch=False``
-        leaves access counts alone (a look that must not change later rankings); ``explain``
-        adds to each result an ``explain`` object: lane ranks, fused score and every re-score
-        factor (:func:`hive_mind.results.explain_dict`)."""
+        reordering any one mind's results: the ``results`` of :meth:`recall_detail`, which
+        documents every option. Each result names where it came from (``from``) and carries
+        the conflict note it takes part in (``conflict``, else null)."""
+        detail = await self.recall_detail(
+            query, limit=limit, scope=scope, workspace=workspace, profile=profile, since=since,
+            until=until, catch_up=catch_up, lanes=lanes, touch=touch, explain=explain)
+        results: list[dict[str, Any]] = detail["results"]
+        return results
+
+    async def recall_detail(
+        self, query: str, *, limit: int = 10, scope: str | None = None,
+        workspace: str | None = None, profile: str = "balanced", since: str | None = None,
+        until: str | None = None, catch_up: bool | None = None, lanes: str = "hybrid",
+        touch: bool = True, explain: bool = False,
+    ) -> dict[str, Any]:
+        """A recall through :class:`mind.combined.CombinedRetrieval`, answered as ``POST
+        /v1/recall`` answers: ``{results, count, conflicts, external}``
+        (:func:`hive_mind.results.recall_response`). Scope ``all`` searches the personal mind
+        and every workspace and, when ``HIVE_MIND_EXTERNAL_URL`` is set and local results are
+        thin, the external source (never for catch-up or a single lane; its failure is
+        ``external.error``, never an error of the recall). ``lanes`` restricts to the keyword
+        or vector lane (evaluation, debugging); ``touch=False`` leaves access counts alone (a
+        look that must not change later rankings); ``explain`` adds to each result an
+        ``explain`` object: lane ranks, fused score and every re-score factor
+        (:func:`hive_mind.results.explain_dict`)."""
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100:
             raise ValidationError("limit must be an integer between 1 and 100")
         bounded_text(query, "query", MAX_QUERY_CHARS)
-        per_mind: list[list[dict[str, Any]]] = []
-        for ws in self._recall_minds(scope, workspace):
-            searcher = await self._searcher(ws)
-            response: SearchResponse = await searcher.search(
-                query, limit=limit, profile=profile, since=since, until=until,  # type: ignore[arg-type]
-                catch_up=catch_up, lanes=lanes, touch=touch)  # type: ignore[arg-type]
-            origin = "personal" if ws is None else f"workspace:{ws}"
-            per_mind.append([recall_dict(r, origin, explain=explain) for r in response.results])
-        return merge_by_score(per_mind, limit)
+        minds = self._recall_minds(scope, workspace)
+        searchers = [("personal" if ws is None else f"workspace:{ws}", await self._searcher(ws))
+                     for ws in minds]
+        options = SearchOptions(profile=profile, since=since, until=until,  # type: ignore[arg-type]
+                                catch_up=catch_up, lanes=lanes, touch=touch)  # type: ignore[arg-type]
+        combined = await CombinedRetrieval(searchers, self.external).search(
+            query, limit, options, external=scope == "all")
+        return recall_response(combined, limit, explain=explain)
 
     async def catch_up(self, *, limit: int = 10, workspace: str | None = None
                        ) -> list[dict[str, Any]]:

@@ -75,7 +75,8 @@ TOOL_NAMES = (
     "list_workspaces", "create_workspace", "harvest_import", "harvest_sources", "ingest_source",
     "cleanup_frames", "cleanup_entities", "forget_memory",
 )
-_RECALL_FIELDS = ("id", "content", "importance", "source", "score", "created_at", "from")
+_RECALL_FIELDS = ("id", "content", "importance", "source", "score", "created_at", "from",
+                  "conflict")
 _WS_NOT_FOUND = re.compile(r'^Workspace ".*" not found$')
 
 
@@ -206,18 +207,24 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
 
     @tool(READ, """Search long-term memory (keyword + semantic hybrid search) before answering
         questions about the user, past work or earlier decisions. Returns a JSON list of
-        {id, content, importance, source, score (0-1, higher is better), created_at, from}
-        sorted by score, or a sentence when nothing matches. Plain words work best; search
-        syntax is treated as text. explain=true adds to each result an `explain` object (lane
-        ranks, fused score, every re-score factor) showing why it ranked there.""")
+        {id, content, importance, source, score (0-1, higher is better), created_at, from,
+        conflict} sorted by score, or a sentence when nothing matches. `from` says where a
+        result came from: personal, workspace:<id>, or external:<name> (a document of the
+        configured external knowledge source, asked by scope=all when memory has too little).
+        `conflict` (else null) is a note when a workspace and the external source disagree
+        (e.g. "approved" vs "rejected"): tell the user, do not pick a side silently. Plain
+        words work best; search syntax is treated as text. explain=true adds to each result
+        an `explain` object (lane ranks, fused score, every re-score factor) showing why it
+        ranked there.""")
     async def recall_memory(
         query: Annotated[Query, Field(description="What to look for, in plain words.")],
         limit: Annotated[int, Field(ge=1, le=100, description="Maximum results.")] = 10,
         workspace: Workspace = None,
         scope: Annotated[Literal["current", "personal", "all"] | None, Field(
             description="personal: the personal mind; current: the given workspace (or the "
-                        "default workspace); all: personal plus every workspace. Default: the "
-                        "workspace when one is given, else personal.")] = None,
+                        "default workspace); all: personal plus every workspace (and the "
+                        "external source, if one is configured). Default: the workspace when "
+                        "one is given, else personal.")] = None,
         profile: Annotated[Literal["balanced", "recent", "important", "connected"], Field(
             description="Ranking profile.")] = "balanced",
         explain: Annotated[bool, Field(

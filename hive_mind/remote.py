@@ -181,12 +181,22 @@ class RemoteHiveMind:
                      since: str | None = None, until: str | None = None,
                      catch_up: bool | None = None, lanes: str = "hybrid",
                      touch: bool = True, explain: bool = False) -> list[dict[str, Any]]:
+        detail = await self.recall_detail(
+            query, limit=limit, scope=scope, workspace=workspace, profile=profile, since=since,
+            until=until, catch_up=catch_up, lanes=lanes, touch=touch, explain=explain)
+        results: list[dict[str, Any]] = detail["results"]
+        return results
+
+    async def recall_detail(self, query: str, *, limit: int = 10, scope: str | None = None,
+                            workspace: str | None = None, profile: str = "balanced",
+                            since: str | None = None, until: str | None = None,
+                            catch_up: bool | None = None, lanes: str = "hybrid",
+                            touch: bool = True, explain: bool = False) -> dict[str, Any]:
         body = {"query": query, "limit": limit, "scope": scope, "workspace": workspace,
                 "profile": profile, "since": since, "until": until, "catch_up": catch_up,
                 "lanes": lanes, "touch": touch, "explain": explain}
-        results: list[dict[str, Any]] = (await self._call("POST", "/v1/recall", json=body))[
-            "results"]
-        return results
+        detail: dict[str, Any] = await self._call("POST", "/v1/recall", json=body)
+        return detail
 
     async def catch_up(self, *, limit: int = 10, workspace: str | None = None
                        ) -> list[dict[str, Any]]:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
+from mind.combined import CombinedResult, CombinedRetrievalResult
+from mind.external import ExternalDocument
 from mind.frame import Frame
 from mind.knowledge import Entity, KnowledgeGraph
 from mind.search import SearchResult
@@ -15,29 +16,6 @@ FRAME_FIELDS = ("id", "frame_type", "gop_id", "t", "content", "importance", "sou
 
 def frame_dict(frame: Frame) -> dict[str, Any]:
     return {name: getattr(frame, name) for name in FRAME_FIELDS}
-
-
-def merge_by_score(lists: Sequence[Sequence[dict[str, Any]]], limit: int
-                   ) -> list[dict[str, Any]]:
-    """Merge per-mind result lists, each already in its mind's ranking order, into one list of
-    at most ``limit``: the next result is always the head with the highest ``score`` (then
-    ``final``; then the earlier list), so no mind's own order is changed — the conversation
-    signals that order one mind are not comparable across minds, the normalized score is."""
-    heads = [0] * len(lists)
-    out: list[dict[str, Any]] = []
-    while len(out) < limit:
-        best = None
-        for i, rows in enumerate(lists):
-            if heads[i] < len(rows):
-                row = rows[heads[i]]
-                if best is None or (row["score"], row["final"]) > (
-                        lists[best][heads[best]]["score"], lists[best][heads[best]]["final"]):
-                    best = i
-        if best is None:
-            break
-        out.append(lists[best][heads[best]])
-        heads[best] += 1
-    return out
 
 
 def recall_dict(result: SearchResult, origin: str, *, explain: bool = False) -> dict[str, Any]:
@@ -52,6 +30,52 @@ def recall_dict(result: SearchResult, origin: str, *, explain: bool = False) -> 
     if explain:
         out["explain"] = explain_dict(result)
     return out
+
+
+def external_dict(doc: ExternalDocument, origin: str, *, explain: bool = False
+                  ) -> dict[str, Any]:
+    """A document of the external source in a recall result's shape: the frame fields it has
+    no value for are null, ``id`` is the source's document id (text), ``source`` is
+    ``external``, ``metadata`` holds ``title``, ``type``, ``url`` and the source's own
+    ``metadata``; no lane scores (``rrf``, ``relevance``, ``final``, ``explain`` are null)."""
+    out: dict[str, Any] = dict.fromkeys(FRAME_FIELDS)
+    out.update({
+        "id": doc.document_id, "content": doc.content, "source": "external",
+        "metadata": {"title": doc.title, "type": doc.document_type, "url": doc.url,
+                     "metadata": doc.metadata},
+        "score": round(doc.score, 6), "rrf": None, "relevance": None, "final": None,
+        "from": origin,
+    })
+    if explain:
+        out["explain"] = None
+    return out
+
+
+def combined_dict(result: CombinedResult, *, explain: bool = False) -> dict[str, Any]:
+    """One recall result (DESIGN §6): a frame or an external document, ``from`` naming where
+    it came from and ``conflict`` the conflict note(s) it takes part in (else null)."""
+    if result.hit is not None:
+        out = recall_dict(result.hit, result.origin, explain=explain)
+    else:
+        assert result.document is not None
+        out = external_dict(result.document, result.origin, explain=explain)
+    out["conflict"] = result.conflict
+    return out
+
+
+def recall_response(combined: CombinedRetrievalResult, limit: int, *, explain: bool = False
+                    ) -> dict[str, Any]:
+    """The whole answer of a recall, as ``POST /v1/recall`` returns it: ``results`` (merged,
+    at most ``limit``), ``count``, ``conflicts`` (``{note, from: [workspace:<id>,
+    external:<name>]}``, each also on the results it concerns) and ``external`` (null when no
+    external source is configured, else ``{name, queried, error}``)."""
+    results = [combined_dict(r, explain=explain) for r in combined.merged(limit)]
+    external = None if combined.external_name is None else {
+        "name": combined.external_name, "queried": combined.external_queried,
+        "error": combined.external_error}
+    return {"results": results, "count": len(results),
+            "conflicts": [{"note": c.note, "from": list(c.origins)} for c in combined.conflicts],
+            "external": external}
 
 
 def _rounded(value: float | None) -> float | None:

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from actors.host import ActorSettings
+from mind.bounds import name_text
 from mind.embeddings.registry import EmbeddingConfig
-from mind.errors import ConfigurationError
-from mind.redact import mask_text
+from mind.errors import ConfigurationError, ValidationError
+from mind.external import HttpExternalSource
+from mind.redact import mask_text, mask_url
 from workers.constants import COGNIFY_BATCH_FRAMES
 from workers.queue import QueueConfig
 from workers.runtime import RuntimeConfig
@@ -25,6 +28,7 @@ Provider = Literal["auto", "inprocess", "ollama", "openai", "voyage", "litellm",
 
 
 EMBEDDED_NICE = 10
+MAX_EXTERNAL_NAME_CHARS = 100
 
 
 class Settings(BaseSettings):
@@ -151,6 +155,24 @@ class Settings(BaseSettings):
                     "other non-public addresses (default: public addresses only)",
     )
 
+    external_url: str | None = Field(
+        default=None,
+        description="an external knowledge source (JSON protocol of mind/external.py) that "
+                    "scope-all recalls ask when local memory has too little; unset = none",
+    )
+    external_token: SecretStr | None = Field(
+        default=None, description="bearer token sent to the external source; masked in status",
+    )
+    external_timeout: float = Field(
+        default=5.0, gt=0, le=120,
+        description="seconds the external source may take per recall (its failures never "
+                    "fail a recall)",
+    )
+    external_name: str | None = Field(
+        default=None, description="the external source's name in results (`external:<name>`) "
+                                  "and conflict notes (default: its host name)",
+    )
+
     tier: str | None = Field(
         default=None, description="embedding tier gate (see mind/embeddings/quota.py)",
     )
@@ -162,9 +184,9 @@ class Settings(BaseSettings):
     def _expand(cls, value: Path) -> Path:
         return Path(value).expanduser()
 
-    @field_validator("api_token")
+    @field_validator("api_token", "external_token")
     @classmethod
-    def _token(cls, value: SecretStr | None) -> SecretStr | None:
+    def _token(cls, value: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
         """Surrounding whitespace is dropped (a secret file's newline); empty means unset;
         anything but printable ASCII without spaces is refused (an HTTP header could never
         carry it byte for byte). Raised as ConfigurationError, not a pydantic error, so the
@@ -175,10 +197,34 @@ class Settings(BaseSettings):
         for position, char in enumerate(token):
             if not "!" <= char <= "~":
                 raise ConfigurationError(
-                    f"HIVE_MIND_API_TOKEN must be printable ASCII without spaces (character "
+                    f"HIVE_MIND_{str(info.field_name).upper()} must be printable ASCII "
+                    f"without spaces (character "
                     f"{position + 1} is not); e.g. python -c 'import secrets; "
                     f"print(secrets.token_urlsafe(32))'")
         return SecretStr(token)
+
+    @field_validator("external_url")
+    @classmethod
+    def _external_url(cls, value: str | None) -> str | None:
+        """Operator configuration (not held to URL ingest's address guard), but an http(s)
+        URL with a host; empty means unset."""
+        url = (value or "").strip()
+        if not url:
+            return None
+        if not url.startswith(("http://", "https://")) or not urlsplit(url).hostname:
+            raise ConfigurationError(
+                f"HIVE_MIND_EXTERNAL_URL must be an http(s) URL, got {mask_url(url)!r}")
+        return url
+
+    @field_validator("external_name")
+    @classmethod
+    def _external_name(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        try:
+            return name_text(value.strip(), "HIVE_MIND_EXTERNAL_NAME", MAX_EXTERNAL_NAME_CHARS)
+        except ValidationError as exc:
+            raise ConfigurationError(str(exc)) from None
 
     @field_validator("api_allowed_hosts", "api_allowed_origins", mode="before")
     @classmethod
@@ -223,6 +269,16 @@ class Settings(BaseSettings):
             tier=self.tier,
             user_id=self.user_id,
         )
+
+    def external_source(self) -> HttpExternalSource | None:
+        """The configured external knowledge source (no connection is made here)."""
+        if not self.external_url:
+            return None
+        return HttpExternalSource(
+            self.external_url,
+            api_key=self.external_token.get_secret_value() if self.external_token else None,
+            timeout=self.external_timeout,
+            name=self.external_name or urlsplit(self.external_url).hostname or "external")
 
     def runtime_config(self) -> RuntimeConfig:
         return RuntimeConfig(

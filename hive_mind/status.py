@@ -12,8 +12,9 @@ from actors.host import list_minds, mind_path
 from hive_mind.settings import Settings
 from mind.embeddings.chain import EmbeddingProviderChain
 from mind.errors import HiveMindError
+from mind.external import ExternalSourceError
 from mind.mind import Mind
-from mind.redact import mask_text
+from mind.redact import mask_text, mask_url
 from queue_schemas.constants import DEAD_LETTERS_KEY
 from workers.queue import connect, queue_status
 
@@ -47,6 +48,24 @@ async def embedder_status(settings: Settings, *, probe: bool) -> dict[str, Any]:
             else None, "probed": True}
 
 
+async def external_status(settings: Settings, *, probe: bool) -> dict[str, Any] | None:
+    """The external knowledge source (null when none is configured): its name, URL (masked),
+    timeout, and — only when probing — whether it answers a one-result search."""
+    source = settings.external_source()
+    if source is None:
+        return None
+    out: dict[str, Any] = {"name": source.name, "url": mask_url(source.base_url),
+                           "timeout": source.timeout, "reachable": None, "error": None}
+    if probe:
+        async with source:
+            try:
+                await source.search("hive-mind status probe", 1)
+                out["reachable"] = True
+            except ExternalSourceError as exc:
+                out["reachable"], out["error"] = False, mask_text(str(exc))
+    return out
+
+
 async def dead_letters_by_mind(redis: Any) -> dict[str, int]:
     """How many dead-lettered jobs each mind has (the list is capped, so this is cheap)."""
     counts: dict[str, int] = {}
@@ -78,6 +97,7 @@ async def collect(settings: Settings, *, probe: bool = True) -> dict[str, Any]:
     return {
         "mode": "embedded" if settings.embedded else "distributed",
         "embedder": await embedder_status(settings, probe=probe),
+        "external": await external_status(settings, probe=probe),
         "queue": queue,
         "minds": await minds_status(settings),
         "config": settings.redacted(),

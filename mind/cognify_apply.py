@@ -11,7 +11,13 @@ relations. The mind's owner applies them here, in the caller's transaction:
   bridged, so erasing the frame finds both — ``co_occurs_with`` (0.8, never between two types of
   one name) and semantic relations created without duplicates, each recording the frame that
   supports it (``relation_sources``: forgetting the frame removes what only it supported);
-* related frames are linked by vector similarity (``frame_links``);
+* related frames are linked by vector similarity (``frame_links``, :func:`_link`): the whole
+  batch's vectors against the mind's in-memory vector index in one matrix product, keeping the
+  :data:`LINK_LIMIT` nearest frames with cosine ≥ :data:`LINK_MIN_SIMILARITY`. This is the one
+  link implementation: the search-based ``MemoryLinker`` it replaced ran a full hybrid search
+  per frame (41× slower for a 64-frame batch in a 2,000-frame mind, 56× at 20,000; 2-core AMD
+  EPYC) and its rank-based score linked *something* even in a mind where nothing is alike,
+  while a cosine threshold means "alike";
 * the frame's outbox row is cleared.
 """
 

@@ -1,20 +1,27 @@
-"""CombinedRetrieval: one recall over the personal mind, a workspace mind and an optional
-external knowledge source, with attribution (seed §8, with f.3's thresholds on the right scale).
+"""CombinedRetrieval: one recall over several minds (the personal mind, workspaces) and an
+optional external knowledge source, with attribution and conflict notes (seed §8, with f.3's
+thresholds on the right scale). ``HiveMind.recall`` runs every recall through it.
 
-* The minds in scope are searched in parallel; every result keeps its mind's normalized
-  ``score`` in [0, 1] and an attribution tag (``[personal memory]``, ``[workspace memory]``,
-  ``[<source name>]``). External scores are on the same [0, 1] scale (protocol contract), so
-  :meth:`CombinedRetrievalResult.merged` sorts everything together; raw RRF values and reranker
-  logits never enter a combined result.
-* Gating (:func:`should_query_external`): the external source is asked only when it exists,
-  ``scope == "all"``, the query is not blank and local coverage is insufficient — fewer than
-  :data:`LOCAL_COVERAGE_MIN_COUNT` local results (personal + workspace) reach
-  :data:`LOCAL_COVERAGE_SCORE_THRESHOLD`. When it exists but is not asked, ``external_skipped``
-  is true. Its failures never fail the recall: local results are kept and ``external_error``
-  says what went wrong. Errors of the minds themselves propagate (they name their fix).
-* Conflicts (:func:`detect_conflict`): strong workspace and external results (score ≥
-  :data:`CONFLICT_SCORE_THRESHOLD`) whose top-3 texts disagree on status polarity.
-* The external source has no time window: ``since``/``until`` filter the minds only.
+* **Minds.** Each mind in scope is searched (at most :data:`CONCURRENCY` at a time) and keeps
+  its own ranking order. :meth:`CombinedRetrievalResult.merged` interleaves the per-mind lists
+  by normalized ``score`` (then ``final``; then the earlier list): the next result is always the
+  best *head*, so no mind's own order changes — the conversation signals that order one mind
+  are not comparable across minds, the normalized score is. Errors of a mind propagate (they
+  name their fix).
+* **Attribution.** Every :class:`CombinedResult` names where it came from, ``origin``:
+  ``personal``, ``workspace:<id>`` or ``external:<source name>``.
+* **The external source** (:mod:`mind.external`) is asked only when the caller allows it
+  (``external=True``: scope ``all``, a hybrid, non-catch-up recall), the query is not blank and
+  local coverage is insufficient: fewer than :data:`LOCAL_COVERAGE_MIN_COUNT` local results
+  reach :data:`LOCAL_COVERAGE_SCORE_THRESHOLD`. Its scores are on the same [0, 1] scale
+  (protocol contract); it has no time window (``since``/``until`` filter the minds only). Its
+  failures never fail the recall: local results are kept and ``external_error`` says what went
+  wrong.
+* **Conflicts** (:func:`detect_conflict`): per workspace mind, its strong results and the
+  external source's (score ≥ :data:`CONFLICT_SCORE_THRESHOLD`, top :data:`CONFLICT_TOP_N`)
+  that disagree on status polarity ("approved" vs "rejected"). The note is recorded once in
+  ``conflicts`` and on every result it concerns (``CombinedResult.conflict``). Personal memory
+  takes no part: it is one person's view, not a record that can be out of sync.
 """
 
 from __future__ import annotations
@@ -23,26 +30,25 @@ import asyncio
 import logging
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Literal
 
-from mind.errors import ValidationError
 from mind.external import ExternalDocument, ExternalSource, ExternalSourceError
-from mind.scoring import PROFILES
-from mind.search import MAX_LIMIT, HybridSearch, Profile, SearchResponse, SearchResult
+from mind.redact import mask_text
+from mind.search import HybridSearch, Lanes, Profile, SearchResponse, SearchResult
 
 log = logging.getLogger(__name__)
 
-Scope = Literal["all", "personal", "workspace"]
 ResultSource = Literal["workspace", "personal", "external"]
 Polarity = Literal["positive", "negative"]
-SCOPES = ("all", "personal", "workspace")
+PERSONAL = "personal"
+WORKSPACE_PREFIX = "workspace:"
+EXTERNAL_PREFIX = "external:"
+CONCURRENCY = 8  # minds searched at once (each search already overlaps its two lanes)
 LOCAL_COVERAGE_MIN_COUNT = 3
 LOCAL_COVERAGE_SCORE_THRESHOLD = 0.7
 CONFLICT_SCORE_THRESHOLD = 0.6
 CONFLICT_TOP_N = 3
-PERSONAL_ATTRIBUTION = "[personal memory]"
-WORKSPACE_ATTRIBUTION = "[workspace memory]"
 
 POSITIVE_STATUS = frozenset(
     "approved selected accepted confirmed greenlit greenlighted signed chosen finalized "
@@ -88,9 +94,44 @@ def polarity(texts: Sequence[str]) -> Polarity | Literal["mixed"] | None:
     return next(iter(found)) if found else None
 
 
-def _strong(results: Sequence[CombinedResult]) -> list[CombinedResult]:
-    strong = [r for r in results if r.score >= CONFLICT_SCORE_THRESHOLD]
-    return sorted(strong, key=lambda r: r.score, reverse=True)[:CONFLICT_TOP_N]
+@dataclass(slots=True)
+class CombinedResult:
+    """One result with its attribution: a memory (``hit``) or an external ``document``."""
+
+    origin: str  # personal | workspace:<id> | external:<source name>
+    content: str
+    score: float  # normalized, [0, 1]
+    hit: SearchResult | None = None
+    document: ExternalDocument | None = None
+    conflict: str | None = None  # the conflict notes this result takes part in
+
+    @property
+    def kind(self) -> ResultSource:
+        if self.origin.startswith(EXTERNAL_PREFIX):
+            return "external"
+        return "workspace" if self.origin.startswith(WORKSPACE_PREFIX) else "personal"
+
+    @property
+    def final(self) -> float:
+        """The second sort key of the merge (an external document has only its score)."""
+        return self.hit.final if self.hit is not None else self.score
+
+    def add_conflict(self, note: str) -> None:
+        self.conflict = note if self.conflict is None else f"{self.conflict}\n{note}"
+
+
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    """A polarity conflict between one workspace mind and the external source."""
+
+    note: str
+    origins: tuple[str, str]  # (workspace:<id>, external:<name>)
+
+
+def strong(results: Sequence[CombinedResult]) -> list[CombinedResult]:
+    """The results a conflict is judged on: score ≥ the threshold, the best few."""
+    hits = [r for r in results if r.score >= CONFLICT_SCORE_THRESHOLD]
+    return sorted(hits, key=lambda r: r.score, reverse=True)[:CONFLICT_TOP_N]
 
 
 def _quote(results: Sequence[CombinedResult], wanted: Polarity) -> str:
@@ -102,13 +143,14 @@ def _quote(results: Sequence[CombinedResult], wanted: Polarity) -> str:
 
 
 def detect_conflict(
-    workspace: Sequence[CombinedResult], external: Sequence[CombinedResult], source_name: str
+    workspace: Sequence[CombinedResult], external: Sequence[CombinedResult],
+    source_name: str, workspace_name: str = "workspace memory",
 ) -> str | None:
     """A human-readable note when strong workspace and external results disagree, else None.
 
     Each side's top-3 strong results must read one way only (mixed texts do not conflict).
     """
-    ws, ext = _strong(workspace), _strong(external)
+    ws, ext = strong(workspace), strong(external)
     if not ws or not ext:
         return None
     ws_pol = polarity([r.content for r in ws])
@@ -118,173 +160,168 @@ def detect_conflict(
     if ws_pol == ext_pol:
         return None
     return (
-        f"Possible conflict: workspace memory says {_quote(ws, ws_pol)} but {source_name} says "
+        f"Possible conflict: {workspace_name} says {_quote(ws, ws_pol)} but {source_name} says "
         f"{_quote(ext, ext_pol)} — these sources may be out of sync; check which one is current."
     )
 
 
 def has_sufficient_local_coverage(results: Sequence[CombinedResult]) -> bool:
-    strong = sum(r.score >= LOCAL_COVERAGE_SCORE_THRESHOLD for r in results)
-    return strong >= LOCAL_COVERAGE_MIN_COUNT
+    hits = sum(r.score >= LOCAL_COVERAGE_SCORE_THRESHOLD for r in results)
+    return hits >= LOCAL_COVERAGE_MIN_COUNT
 
 
 def should_query_external(
-    has_source: bool, scope: str, query: str, local: Sequence[CombinedResult]
+    has_source: bool, allowed: bool, query: str, local: Sequence[CombinedResult]
 ) -> bool:
     return (
         has_source
-        and scope == "all"
+        and allowed
         and bool(query.strip())
         and not has_sufficient_local_coverage(local)
     )
 
 
-@dataclass(slots=True)
-class CombinedResult:
-    content: str
-    source: ResultSource
-    attribution: str
-    score: float
-    metadata: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+def merge_by_score(lists: Sequence[Sequence[CombinedResult]], limit: int
+                   ) -> list[CombinedResult]:
+    """At most ``limit`` results: the next one is always the head with the highest
+    ``(score, final)`` (ties: the earlier list), so every list keeps its own order."""
+    heads = [0] * len(lists)
+    out: list[CombinedResult] = []
+    while len(out) < limit:
+        best: int | None = None
+        for i, rows in enumerate(lists):
+            if heads[i] < len(rows):
+                row = rows[heads[i]]
+                if best is None:
+                    best = i
+                    continue
+                top = lists[best][heads[best]]
+                if (row.score, row.final) > (top.score, top.final):
+                    best = i
+        if best is None:
+            break
+        out.append(lists[best][heads[best]])
+        heads[best] += 1
+    return out
 
 
 @dataclass(slots=True)
 class CombinedRetrievalResult:
     query: str
-    workspace_results: list[CombinedResult] = field(default_factory=list)
-    personal_results: list[CombinedResult] = field(default_factory=list)
+    per_mind: list[list[CombinedResult]] = field(default_factory=list)  # in the minds' order
     external_results: list[CombinedResult] = field(default_factory=list)
-    external_available: bool = False
-    external_skipped: bool = False
+    external_name: str | None = None  # None: no external source configured
+    external_queried: bool = False
     external_error: str | None = None
-    has_conflict: bool = False
-    conflict_note: str | None = None
+    conflicts: list[Conflict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
-    def merged(self, limit: int | None = None) -> list[CombinedResult]:
-        """All results, best normalized score first (ties: workspace, personal, external)."""
-        if limit is not None and (type(limit) is not int or limit < 1):
-            raise ValidationError("limit must be a positive integer")
-        everything = [*self.workspace_results, *self.personal_results, *self.external_results]
-        everything.sort(key=lambda r: r.score, reverse=True)  # stable: keeps the tie order
-        return everything if limit is None else everything[:limit]
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def merged(self, limit: int) -> list[CombinedResult]:
+        """Minds first in their given order, the external source last (ties)."""
+        return merge_by_score([*self.per_mind, self.external_results], limit)
 
 
-def memory_result(result: SearchResult, source: ResultSource, origin: str) -> CombinedResult:
-    frame = result.frame
-    metadata: dict[str, Any] = {
-        "frameId": frame.id,
-        "frameType": frame.frame_type,
-        "importance": frame.importance,
-        "gopId": frame.gop_id,
-        "createdAt": frame.created_at,
-        "from": origin,
-    }
-    if frame.metadata:
-        metadata["frameMetadata"] = frame.metadata
-    attribution = WORKSPACE_ATTRIBUTION if source == "workspace" else PERSONAL_ATTRIBUTION
-    return CombinedResult(frame.content, source, attribution, result.score, metadata)
+@dataclass(frozen=True, slots=True)
+class SearchOptions:
+    """What every mind's :meth:`HybridSearch.search` is called with."""
+
+    profile: Profile = "balanced"
+    since: str | None = None
+    until: str | None = None
+    catch_up: bool | None = None
+    lanes: Lanes = "hybrid"
+    touch: bool = True
+
+
+def memory_result(result: SearchResult, origin: str) -> CombinedResult:
+    return CombinedResult(origin, result.frame.content, result.score, hit=result)
 
 
 def external_result(doc: ExternalDocument, source_name: str) -> CombinedResult:
-    metadata: dict[str, Any] = {"documentId": doc.document_id, "title": doc.title}
-    metadata["documentType"] = doc.document_type
-    if doc.url:
-        metadata["url"] = doc.url
-    if doc.metadata:
-        metadata["documentMetadata"] = doc.metadata
-    return CombinedResult(doc.content, "external", f"[{source_name}]", doc.score, metadata)
+    return CombinedResult(f"{EXTERNAL_PREFIX}{source_name}", doc.content, doc.score,
+                          document=doc)
+
+
+def _workspace_name(origin: str) -> str:
+    return f'workspace "{origin.removeprefix(WORKSPACE_PREFIX)}"'
 
 
 class CombinedRetrieval:
-    """Recall across the personal mind, one workspace mind and an optional external source."""
+    """Recall across some minds, each named by its origin, and an optional external source."""
 
     def __init__(
         self,
-        personal: HybridSearch | None,
-        workspace: HybridSearch | None,
+        minds: Sequence[tuple[str, HybridSearch]],
         external: ExternalSource | None = None,
-        workspace_id: str | None = None,
     ) -> None:
-        self._personal = personal
-        self._workspace = workspace
+        self._minds = list(minds)
         self._external = external
-        self._workspace_origin = f"workspace:{workspace_id}" if workspace_id else "workspace"
 
     async def search(
-        self,
-        query: str,
-        limit: int = 10,
-        profile: Profile = "balanced",
-        scope: Scope = "all",
-        since: str | None = None,
-        until: str | None = None,
+        self, query: str, limit: int = 10, options: SearchOptions | None = None, *,
+        external: bool = True,
     ) -> CombinedRetrievalResult:
-        if not isinstance(query, str):
-            raise ValidationError("query must be text")
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-            raise ValidationError(f"limit must be an integer between 1 and {MAX_LIMIT}")
-        if scope not in SCOPES:
-            raise ValidationError(f"scope must be one of {list(SCOPES)}, got {scope!r}")
-        if profile not in PROFILES:
-            raise ValidationError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
+        """Search every mind (``limit`` each) and, when ``external`` allows it and local
+        coverage is thin, the external source; see the module docstring."""
+        opts = options or SearchOptions()
+        gate = asyncio.Semaphore(CONCURRENCY)
 
-        async def run(mind: HybridSearch | None, wanted: bool) -> SearchResponse | None:
-            if mind is None or not wanted:
-                return None
-            return await mind.search(query, limit=limit, profile=profile, since=since, until=until)
+        async def run(mind: HybridSearch) -> SearchResponse:
+            async with gate:
+                return await mind.search(
+                    query, limit=limit, profile=opts.profile, since=opts.since,
+                    until=opts.until, catch_up=opts.catch_up, lanes=opts.lanes, touch=opts.touch)
 
-        outcomes = await asyncio.gather(
-            run(self._personal, scope in ("all", "personal")),
-            run(self._workspace, scope in ("all", "workspace")),
-            return_exceptions=True,
-        )
+        outcomes = await asyncio.gather(*(run(m) for _, m in self._minds),
+                                        return_exceptions=True)
         for outcome in outcomes:
             if isinstance(outcome, BaseException):
                 raise outcome
-        personal, workspace = outcomes
-        out = CombinedRetrievalResult(query, external_available=self._external is not None)
-        if isinstance(personal, SearchResponse):
-            out.personal_results = self._convert(personal, "personal", out.notes)
-        if isinstance(workspace, SearchResponse):
-            out.workspace_results = self._convert(workspace, "workspace", out.notes)
-        local = [*out.personal_results, *out.workspace_results]
-        if self._external is None:
+        name = self._source_name()
+        out = CombinedRetrievalResult(query, external_name=name)
+        catching_up = False
+        for (origin, _), response in zip(self._minds, outcomes, strict=True):
+            assert isinstance(response, SearchResponse)
+            catching_up = catching_up or response.mode == "catch_up"
+            out.notes.extend(f"{origin}: {note}" for note in response.notes)
+            out.per_mind.append([memory_result(r, origin) for r in response.results])
+        if self._external is None or name is None:
             return out
-        if not should_query_external(True, scope, query, local):
-            out.external_skipped = True
-            return out
-        await self._search_external(self._external, query, limit, out)
+        allowed = external and not catching_up and opts.lanes == "hybrid"
+        local = [r for rows in out.per_mind for r in rows]
+        if should_query_external(True, allowed, query, local):
+            await self._search_external(self._external, name, query, limit, out)
         return out
 
-    def _convert(
-        self, response: SearchResponse, source: ResultSource, notes: list[str]
-    ) -> list[CombinedResult]:
-        origin = "personal" if source == "personal" else self._workspace_origin
-        notes.extend(f"{origin}: {note}" for note in response.notes)
-        return [memory_result(r, source, origin) for r in response.results]
+    def _source_name(self) -> str | None:
+        if self._external is None:
+            return None
+        return str(getattr(self._external, "name", "") or "external")
 
     async def _search_external(
-        self, source: ExternalSource, query: str, limit: int, out: CombinedRetrievalResult
+        self, source: ExternalSource, name: str, query: str, limit: int,
+        out: CombinedRetrievalResult,
     ) -> None:
-        name = str(getattr(source, "name", "") or "external")
+        out.external_queried = True
         try:
             documents = await source.search(query, limit)
             out.external_results = [external_result(d, name) for d in documents[:limit]]
-        except ExternalSourceError as exc:
-            log.warning("external source %s failed: %s", name, exc)
-            out.external_error = str(exc)
+        except ExternalSourceError as exc:  # reported in the answer; interfaces show it
+            log.info("%s", exc)
+            out.external_error = mask_text(str(exc))
             return
         except Exception as exc:  # a custom source must not break recall either
             log.exception("external source %s failed", name)
-            out.external_error = f"external source {name!r} failed: {type(exc).__name__}: {exc}"
+            out.external_error = mask_text(
+                f"external source {name!r} failed: {type(exc).__name__}: {exc}")
             return
-        note = detect_conflict(out.workspace_results, out.external_results, name)
-        out.has_conflict = note is not None
-        out.conflict_note = note
+        for rows in out.per_mind:
+            if not rows or rows[0].kind != "workspace":
+                continue
+            note = detect_conflict(rows, out.external_results, name,
+                                   _workspace_name(rows[0].origin))
+            if note is None:
+                continue
+            out.conflicts.append(Conflict(note, (rows[0].origin, f"{EXTERNAL_PREFIX}{name}")))
+            for r in [*strong(rows), *strong(out.external_results)]:
+                r.add_conflict(note)

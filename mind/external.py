@@ -16,14 +16,24 @@ Response — ``200`` (any 2xx) with::
 
 ``id`` (string or integer), ``title``, ``content``, ``type`` (strings) and ``score`` (a number
 in [0, 1], higher = more relevant, on the same normalized scale as memory scores) are required;
-``url`` (string or null) and ``metadata`` (object) are optional. Results beyond ``limit`` are
-ignored. Connection failures, timeouts, non-2xx answers, malformed JSON and out-of-range scores
-are raised as :class:`ExternalSourceError` naming the source and the reason; no httpx exception
-escapes.
+``url`` (string or null) and ``metadata`` (object) are optional. Connection failures, timeouts,
+non-2xx answers, malformed JSON and out-of-range scores are raised as
+:class:`ExternalSourceError` naming the source (its URL masked, :func:`mind.redact.mask_url`)
+and the reason; no httpx exception escapes.
+
+Bounds. The source is operator configuration (``HIVE_MIND_EXTERNAL_URL``), so it is not held to
+URL ingest's public-address guard — but what it answers is bounded like any input: the whole
+request takes at most ``timeout`` seconds (not per read), the answer at most
+:data:`MAX_RESPONSE_BYTES` (read as a stream, never buffered beyond that), redirects are not
+followed, results beyond ``limit`` are ignored, ``content`` is cut at
+:data:`MAX_CONTENT_CHARS`, ``title``, ``id`` and ``type`` at :data:`MAX_LABEL_CHARS` (with
+``…``), and a ``url`` longer than :data:`MAX_URL_CHARS` or ``metadata`` larger than
+:data:`~mind.constants.MAX_JSON_BYTES` makes the answer unusable.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 from dataclasses import asdict, dataclass, field
@@ -32,9 +42,16 @@ from typing import Any, Protocol
 
 import httpx
 
+from mind.bounds import bounded_json
+from mind.constants import MAX_JSON_BYTES
 from mind.errors import HiveMindError, ValidationError
+from mind.redact import mask_text, mask_url
 
 EXCERPT_CHARS = 200
+MAX_RESPONSE_BYTES = 4 * 1024 * 1024
+MAX_CONTENT_CHARS = 20_000
+MAX_LABEL_CHARS = 500
+MAX_URL_CHARS = 4_096
 
 
 class ExternalSourceError(HiveMindError):
@@ -77,11 +94,15 @@ def _excerpt(text: str) -> str:
     return flat if len(flat) <= EXCERPT_CHARS else flat[:EXCERPT_CHARS] + "…"
 
 
-def _text(item: dict[str, Any], key: str, index: int) -> str:
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _text(item: dict[str, Any], key: str, index: int, limit: int = MAX_LABEL_CHARS) -> str:
     value = item.get(key)
     if not isinstance(value, str):
         raise ValueError(f"results[{index}].{key} must be a string")
-    return value
+    return _cut(value, limit)
 
 
 def parse_documents(payload: Any, limit: int) -> list[ExternalDocument]:
@@ -98,16 +119,19 @@ def parse_documents(payload: Any, limit: int) -> list[ExternalDocument]:
         url = item.get("url")
         if url is not None and not isinstance(url, str):
             raise ValueError(f"results[{index}].url must be a string or null")
+        if url is not None and len(url) > MAX_URL_CHARS:
+            raise ValueError(f"results[{index}].url is longer than {MAX_URL_CHARS} characters")
         metadata = item.get("metadata")
         metadata = {} if metadata is None else metadata
         if not isinstance(metadata, dict):
             raise ValueError(f"results[{index}].metadata must be an object")
         try:
+            bounded_json(metadata, f"results[{index}].metadata", MAX_JSON_BYTES)
             documents.append(
                 ExternalDocument(
-                    document_id=str(raw_id),
+                    document_id=_cut(str(raw_id), MAX_LABEL_CHARS),
                     title=_text(item, "title", index),
-                    content=_text(item, "content", index),
+                    content=_text(item, "content", index, MAX_CONTENT_CHARS),
                     score=item.get("score"),  # type: ignore[arg-type]  # validated by the class
                     document_type=_text(item, "type", index),
                     url=url,
@@ -130,7 +154,7 @@ class HttpExternalSource:
         name: str = "external",
     ) -> None:
         if not base_url.startswith(("http://", "https://")):
-            raise ValidationError(f"external source URL must be http(s): {base_url!r}")
+            raise ValidationError(f"external source URL must be http(s): {mask_url(base_url)!r}")
         if timeout <= 0:
             raise ValidationError("timeout must be positive")
         self.base_url = base_url.rstrip("/")
@@ -140,7 +164,8 @@ class HttpExternalSource:
         self._client: httpx.AsyncClient | None = None
 
     def _error(self, reason: str) -> ExternalSourceError:
-        return ExternalSourceError(f"external source {self.name!r} ({self.base_url}): {reason}")
+        return ExternalSourceError(
+            f"external source {self.name!r} ({mask_url(self.base_url)}): {mask_text(reason)}")
 
     async def search(self, query: str, limit: int) -> list[ExternalDocument]:
         if not isinstance(query, str):
@@ -148,31 +173,49 @@ class HttpExternalSource:
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise ValidationError("limit must be a positive integer")
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout))
+            self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout),
+                                             follow_redirects=False)
         headers = {"Accept": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        url = f"{self.base_url}/search"
         try:
-            response = await self._client.post(
-                url, json={"query": query, "limit": limit}, headers=headers
-            )
-        except httpx.TimeoutException:
+            async with asyncio.timeout(self.timeout):  # the whole exchange, not each read
+                status, body = await self._post(self._client, query, limit, headers)
+        except (TimeoutError, httpx.TimeoutException):
             raise self._error(f"no answer within {self.timeout:g} s (timeout)") from None
         except httpx.ConnectError as exc:
             raise self._error(f"cannot connect: {exc}") from None
         except httpx.HTTPError as exc:
             raise self._error(f"request failed: {type(exc).__name__}: {exc}") from None
-        if not response.is_success:
-            raise self._error(f"HTTP {response.status_code}: {_excerpt(response.text)}")
+        if body is None:
+            raise self._error(f"answer larger than {MAX_RESPONSE_BYTES:,} bytes")
+        text = body.decode("utf-8", "replace")
+        if not 200 <= status < 300:
+            raise self._error(f"HTTP {status}: {_excerpt(text)}")
         try:
-            payload = json.loads(response.content)
-        except (ValueError, UnicodeDecodeError):
-            raise self._error(f"malformed JSON in the answer: {_excerpt(response.text)}") from None
+            payload = json.loads(body)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            raise self._error(f"malformed JSON in the answer: {_excerpt(text)}") from None
         try:
             return parse_documents(payload, limit)
         except ValueError as exc:
             raise self._error(f"unexpected answer: {exc}") from None
+
+    async def _post(self, client: httpx.AsyncClient, query: str, limit: int,
+                    headers: dict[str, str]) -> tuple[int, bytes | None]:
+        """The status and the body, or ``None`` for a body beyond :data:`MAX_RESPONSE_BYTES`."""
+        request = client.build_request("POST", f"{self.base_url}/search", headers=headers,
+                                       json={"query": query, "limit": limit})
+        response = await client.send(request, stream=True)
+        try:
+            body = bytearray()
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > MAX_RESPONSE_BYTES:
+                    return response.status_code, None
+            return response.status_code, bytes(body)
+        finally:
+            await response.aclose()
 
     async def close(self) -> None:
         if self._client is not None:

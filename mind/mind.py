@@ -7,7 +7,6 @@ from typing import Any
 
 from mind.awareness import AwarenessLayer
 from mind.compaction import CompactResult, compact
-from mind.concepts import ConceptTracker
 from mind.db import Database
 from mind.forget import erase_frame, scrub_wal
 from mind.frames import FrameStore
@@ -41,7 +40,6 @@ class Mind:
         self.knowledge = KnowledgeGraph(db)
         self.vectors = VectorStore(db)
         self.outbox = Outbox(db)
-        self.concepts = ConceptTracker(db)
 
     @property
     def path(self) -> str:

@@ -1,13 +1,15 @@
+"""CombinedRetrieval (mind/combined.py) over real mind files and a real local HTTP server
+speaking the external-source protocol (mind/external.py): attribution, the merge that keeps
+every mind's order, the coverage gate, conflict notes, failures and the bounds of what the
+source may answer."""
+
 from __future__ import annotations
 
 import json
 import socket
-import threading
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -15,7 +17,9 @@ from mind.combined import (
     CombinedResult,
     CombinedRetrieval,
     CombinedRetrievalResult,
+    SearchOptions,
     detect_conflict,
+    merge_by_score,
     polarity,
     should_query_external,
     status_signals,
@@ -23,119 +27,66 @@ from mind.combined import (
 from mind.db import Database
 from mind.embeddings.testing import TestEmbedder
 from mind.errors import EmbeddingDimMismatchError, ValidationError
-from mind.external import ExternalDocument, ExternalSourceError, HttpExternalSource
+from mind.external import (
+    MAX_CONTENT_CHARS,
+    MAX_LABEL_CHARS,
+    MAX_RESPONSE_BYTES,
+    ExternalDocument,
+    ExternalSourceError,
+    HttpExternalSource,
+)
 from mind.frame import NewFrame
 from mind.frames import FrameStore
 from mind.indexer import index_pending
 from mind.migrate import migrate
 from mind.search import HybridSearch
+from tests.external_source import DOC, Behaviour, FakeSearchServer
 
 EMB = TestEmbedder(dimensions=128)
 QUERY = "deploy pipeline runbook"
-DOC = {
-    "id": "doc-1",
-    "title": "Runbook",
-    "content": "Deploy pipeline runbook from the wiki",
-    "score": 0.8,
-    "type": "wiki",
-    "url": "https://wiki.example/runbook",
-}
-
-
-# -- a real local HTTP server speaking the external-source protocol ---------------------------
-
-
-@dataclass
-class Behaviour:
-    status: int = 200
-    results: list[dict[str, Any]] = field(default_factory=lambda: [dict(DOC)])
-    raw: bytes | None = None  # sent verbatim instead of {"results": ...}
-    delay: float = 0.0
-
-
-class FakeSearchServer:
-    def __init__(self) -> None:
-        self.behaviour = Behaviour()
-        self.requests: list[dict[str, Any]] = []
-        self.release = threading.Event()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                server.requests.append(
-                    {"path": self.path, "headers": dict(self.headers), "body": json.loads(body)}
-                )
-                b = server.behaviour
-                if b.delay:
-                    server.release.wait(b.delay)
-                payload = b.raw if b.raw is not None else json.dumps({"results": b.results}).encode()
-                try:
-                    self.send_response(b.status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(payload)))
-                    self.end_headers()
-                    self.wfile.write(payload)
-                except OSError:  # the client gave up (timeout test)
-                    pass
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(
-            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-        self.thread.start()
-
-    @property
-    def url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def close(self) -> None:
-        self.release.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join(timeout=5)
 
 
 @pytest.fixture
 def server() -> Iterator[FakeSearchServer]:
-    srv = FakeSearchServer()
-    yield srv
-    srv.close()
+    with FakeSearchServer() as srv:
+        yield srv
 
 
 @pytest.fixture
 async def source(server: FakeSearchServer) -> AsyncIterator[HttpExternalSource]:
-    async with HttpExternalSource(server.url, api_key="s3cret", timeout=0.5, name="Acme Search") as src:
+    async with HttpExternalSource(server.url, api_key="s3cret", timeout=0.5,
+                                  name="Acme Search") as src:
         yield src
 
 
-# -- two real mind files --------------------------------------------------------------------------
+# -- real mind files ------------------------------------------------------------------------------
 
 
 @dataclass
 class Minds:
     personal_db: Database
     workspace_db: Database
+    other_db: Database
     personal: HybridSearch
     workspace: HybridSearch
+    other: HybridSearch
+
+    def both(self) -> list[tuple[str, HybridSearch]]:
+        return [("personal", self.personal), ("workspace:acme", self.workspace)]
 
 
 @pytest.fixture
 async def minds(tmp_path: Path) -> AsyncIterator[Minds]:
     dbs = []
-    for name in ("personal", "workspace"):
+    for name in ("personal", "workspace", "other"):
         database = await Database.open(tmp_path / f"{name}.mind")
         await migrate(database)
         dbs.append(database)
-    m = Minds(dbs[0], dbs[1], HybridSearch(dbs[0], EMB), HybridSearch(dbs[1], EMB))
+    p, w, o = dbs
+    m = Minds(p, w, o, HybridSearch(p, EMB), HybridSearch(w, EMB), HybridSearch(o, EMB))
     yield m
-    await m.personal.close()
-    await m.workspace.close()
+    for search in (m.personal, m.workspace, m.other):
+        await search.close()
     for database in dbs:
         await database.close()
 
@@ -154,113 +105,154 @@ async def fill(db: Database, strong: int, tag: str) -> None:
                gop="filler")
 
 
-# -- retrieval across two minds -----------------------------------------------------------------
+# -- retrieval across minds -----------------------------------------------------------------------
 
 
-async def test_two_minds_searched_together_with_attribution_and_metadata(minds: Minds) -> None:
+async def test_minds_searched_together_with_attribution(minds: Minds) -> None:
     [p_id] = await save(minds.personal_db, "My own notes: Postgres billing tuning")
-    [w_id] = await save(
-        minds.workspace_db, "Team decision: Postgres billing cluster", gop="team",
-        importance="important", metadata={"conversation_id": "c1"},
-    )
+    [w_id] = await save(minds.workspace_db, "Team decision: Postgres billing cluster",
+                        gop="team", importance="important")
     assert p_id == w_id == 1  # two separate files, each with its own ids
-    combined = CombinedRetrieval(minds.personal, minds.workspace, workspace_id="acme")
-    res = await combined.search("postgres billing")
-    assert res.external_available is False and res.external_skipped is False
-    assert res.external_error is None and res.has_conflict is False and res.conflict_note is None
-    [p] = [r for r in res.personal_results if r.metadata["frameId"] == p_id]
-    [w] = [r for r in res.workspace_results if r.metadata["frameId"] == w_id]
-    assert (p.source, p.attribution, p.content) == ("personal", "[personal memory]", "My own notes: Postgres billing tuning")
-    assert (w.source, w.attribution) == ("workspace", "[workspace memory]")
-    assert p.metadata["from"] == "personal" and w.metadata["from"] == "workspace:acme"
-    assert w.metadata["frameType"] == "I" and w.metadata["importance"] == "important"
-    assert w.metadata["gopId"] == "team" and w.metadata["createdAt"].endswith("Z")
-    assert w.metadata["frameMetadata"] == {"conversation_id": "c1"}
-    assert all(0.0 <= r.score <= 1.0 for r in res.merged())
+    res = await CombinedRetrieval(minds.both()).search("postgres billing")
+    assert res.external_name is None and res.external_queried is False
+    assert res.external_error is None and res.conflicts == []
+    personal, workspace = res.per_mind
+    [p] = [r for r in personal if r.hit is not None and r.hit.frame.id == p_id]
+    [w] = [r for r in workspace if r.hit is not None and r.hit.frame.id == w_id]
+    assert (p.origin, p.kind, p.content) == (
+        "personal", "personal", "My own notes: Postgres billing tuning")
+    assert (w.origin, w.kind) == ("workspace:acme", "workspace")
+    assert w.hit is not None and w.hit.frame.importance == "important"
     assert p.score > 0.7 and w.score > 0.7  # normalized scale, not raw RRF
-    json.dumps(res.to_dict())  # plain data all the way down
+    assert all(0.0 <= r.score <= 1.0 for r in res.merged(10))
+    assert p.conflict is None and w.conflict is None
 
 
-async def test_scope_selects_minds_and_time_window_applies(minds: Minds) -> None:
+async def test_options_reach_every_mind(minds: Minds) -> None:
     await save(minds.personal_db, "standup notes old", created_at="2024-01-01T09:00:00Z")
     await save(minds.personal_db, "standup notes new", created_at="2024-06-01T09:00:00Z")
     await save(minds.workspace_db, "standup notes team")
-    combined = CombinedRetrieval(minds.personal, minds.workspace)
-    only_personal = await combined.search("standup notes", scope="personal")
-    assert only_personal.workspace_results == [] and len(only_personal.personal_results) == 2
-    only_ws = await combined.search("standup notes", scope="workspace")
-    assert only_ws.personal_results == [] and len(only_ws.workspace_results) == 1
-    windowed = await combined.search("standup notes", since="2024-05-01", until="2024-12-31")
-    assert [r.content for r in windowed.personal_results] == ["standup notes new"]
-    assert windowed.workspace_results == []  # saved today
-    no_workspace = await CombinedRetrieval(minds.personal, None).search("standup", scope="workspace")
-    assert no_workspace.merged() == []
+    combined = CombinedRetrieval(minds.both())
+    windowed = await combined.search(
+        "standup notes", options=SearchOptions(since="2024-05-01", until="2024-12-31"))
+    assert [r.content for r in windowed.per_mind[0]] == ["standup notes new"]
+    assert windowed.per_mind[1] == []  # saved today
+    access = "SELECT id, access_count FROM memory_frames ORDER BY id"
+    before = await minds.personal_db.fetchall(access)
+    keyword = await combined.search("standup", options=SearchOptions(lanes="keyword",
+                                                                     touch=False))
+    assert keyword.per_mind[0] and all(r.hit is not None and r.hit.vector_rank is None
+                                       for rows in keyword.per_mind for r in rows)
+    assert await minds.personal_db.fetchall(access) == before  # touch=False reached the minds
+    await combined.search("standup")
+    assert await minds.personal_db.fetchall(access) != before  # (a touch does change them)
+    assert (await CombinedRetrieval([]).search("standup")).merged(10) == []
+
+
+# -- merging ----------------------------------------------------------------------------------------
+
+
+def _r(origin: str, score: float) -> CombinedResult:
+    return CombinedResult(origin, f"{origin} {score}", score)
+
+
+def test_merge_keeps_every_minds_own_order() -> None:
+    # a mind whose own order is not by score (conversation signals, catch-up): never reordered
+    a = [_r("personal", 0.6), _r("personal", 0.9)]
+    b = [_r("workspace:x", 0.7), _r("workspace:x", 0.2)]
+    ext = [_r("external:kb", 0.65)]
+    merged = merge_by_score([a, b, ext], 10)
+    assert [(r.origin, r.score) for r in merged] == [
+        ("workspace:x", 0.7), ("external:kb", 0.65), ("personal", 0.6), ("personal", 0.9),
+        ("workspace:x", 0.2)]
+    assert [r.score for r in merge_by_score([a, b, ext], 2)] == [0.7, 0.65]
+    tie = merge_by_score([[_r("personal", 0.5)], [_r("workspace:x", 0.5)]], 2)
+    assert [r.origin for r in tie] == ["personal", "workspace:x"]  # ties: the earlier list
+    res = CombinedRetrievalResult("q", per_mind=[a, b], external_results=ext)
+    assert res.merged(10) == merged
+
+
+async def test_merged_end_to_end(minds: Minds, server: FakeSearchServer,
+                                 source: HttpExternalSource) -> None:
+    await fill(minds.personal_db, 1, "mine")
+    await fill(minds.workspace_db, 1, "team")
+    res = await CombinedRetrieval(minds.both(), source).search(QUERY, limit=5)
+    merged = res.merged(20)
+    assert {r.kind for r in merged} == {"personal", "workspace", "external"}
+    assert len(merged) == sum(len(rows) for rows in res.per_mind) + 1
+    assert all(0.0 <= r.score <= 1.0 for r in merged)
+    for rows in res.per_mind:  # each mind's order survives the merge
+        assert [r for r in merged if r in rows] == rows
 
 
 # -- gating -----------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
-    ("personal_strong", "workspace_strong", "scope", "queried"),
+    ("personal_strong", "workspace_strong", "allowed", "queried"),
     [
-        (3, 0, "all", False),  # sufficient: 3 results ≥ 0.7
-        (2, 1, "all", False),  # sufficient counted across both minds
-        (2, 0, "all", True),  # insufficient
-        (0, 0, "all", True),
-        (0, 0, "personal", False),  # scope is not "all": never queried
-        (0, 0, "workspace", False),
+        (3, 0, True, False),  # sufficient: 3 results ≥ 0.7
+        (2, 1, True, False),  # sufficient counted across both minds
+        (2, 0, True, True),  # insufficient
+        (0, 0, True, True),
+        (0, 0, False, False),  # the caller did not allow it (scope is not "all")
     ],
 )
 async def test_gating(
     minds: Minds, server: FakeSearchServer, source: HttpExternalSource,
-    personal_strong: int, workspace_strong: int, scope: str, queried: bool,
+    personal_strong: int, workspace_strong: int, allowed: bool, queried: bool,
 ) -> None:
     await fill(minds.personal_db, personal_strong, "mine")
     await fill(minds.workspace_db, workspace_strong, "team")
-    combined = CombinedRetrieval(minds.personal, minds.workspace, source)
-    res = await combined.search(QUERY, limit=7, scope=scope)  # type: ignore[arg-type]
-    assert res.external_available is True
-    assert res.external_skipped is (not queried)
+    res = await CombinedRetrieval(minds.both(), source).search(QUERY, limit=7,
+                                                               external=allowed)
+    assert res.external_name == "Acme Search"
+    assert res.external_queried is queried
     assert len(server.requests) == (1 if queried else 0)
     if queried:
         [request] = server.requests
         assert request["path"] == "/search" and request["body"] == {"query": QUERY, "limit": 7}
         assert request["headers"]["Authorization"] == "Bearer s3cret"
         [doc] = res.external_results
-        assert (doc.source, doc.attribution, doc.score) == ("external", "[Acme Search]", 0.8)
-        assert doc.metadata == {
-            "documentId": "doc-1", "title": "Runbook", "documentType": "wiki",
-            "url": "https://wiki.example/runbook",
-        }
+        assert (doc.origin, doc.kind, doc.score) == ("external:Acme Search", "external", 0.8)
+        assert doc.document == ExternalDocument("doc-1", "Runbook", str(DOC["content"]), 0.8,
+                                                "wiki", "https://wiki.example/runbook")
     else:
         assert res.external_results == []
 
 
 @pytest.mark.parametrize(
-    ("has_source", "scope", "query", "strong", "expected"),
+    ("has_source", "allowed", "query", "strong", "expected"),
     [
-        (True, "all", "q", 0, True),
-        (True, "all", "q", 2, True),
-        (True, "all", "q", 3, False),
-        (True, "personal", "q", 0, False),
-        (True, "workspace", "q", 0, False),
-        (False, "all", "q", 0, False),
-        (True, "all", "   ", 0, False),
+        (True, True, "q", 0, True),
+        (True, True, "q", 2, True),
+        (True, True, "q", 3, False),
+        (True, False, "q", 0, False),
+        (False, True, "q", 0, False),
+        (True, True, "   ", 0, False),
     ],
 )
 def test_should_query_external_table(
-    has_source: bool, scope: str, query: str, strong: int, expected: bool
+    has_source: bool, allowed: bool, query: str, strong: int, expected: bool
 ) -> None:
-    local = [CombinedResult("x", "personal", "[personal memory]", 0.7) for _ in range(strong)]
-    local += [CombinedResult("y", "workspace", "[workspace memory]", 0.69) for _ in range(5)]
-    assert should_query_external(has_source, scope, query, local) is expected
+    local = [_r("personal", 0.7) for _ in range(strong)]
+    local += [_r("workspace:x", 0.69) for _ in range(5)]
+    assert should_query_external(has_source, allowed, query, local) is expected
 
 
-async def test_blank_query_never_reaches_the_source(
+async def test_blank_query_catch_up_and_single_lanes_never_reach_the_source(
     minds: Minds, server: FakeSearchServer, source: HttpExternalSource
 ) -> None:
-    res = await CombinedRetrieval(minds.personal, minds.workspace, source).search("   ")
-    assert res.external_skipped and server.requests == [] and res.merged() == []
+    await save(minds.personal_db, "We were planning the deploy pipeline runbook")
+    combined = CombinedRetrieval(minds.both(), source)
+    assert (await combined.search("   ")).merged(10) == []
+    caught_up = await combined.search("where were we")  # a catch-up briefing, not a query
+    assert caught_up.merged(10) and not caught_up.external_queried
+    for lanes in ("keyword", "vector"):
+        res = await combined.search(QUERY, options=SearchOptions(lanes=lanes))
+        assert not res.external_queried
+    assert server.requests == []
+    assert (await combined.search(QUERY)).external_queried  # the plain recall does ask
 
 
 # -- external failures degrade gracefully ------------------------------------------------------
@@ -271,13 +263,20 @@ async def test_blank_query_never_reaches_the_source(
     [
         (Behaviour(status=500, raw=b"internal kaboom"), "HTTP 500: internal kaboom"),
         (Behaviour(status=401, raw=b'{"error": "bad token"}'), "HTTP 401"),
+        (Behaviour(status=302, raw=b"", headers={"Location": "http://169.254.169.254/"}),
+         "HTTP 302"),  # redirects are not followed
         (Behaviour(delay=5.0), "timeout"),
+        (Behaviour(drip=0.05), "timeout"),  # every read is quick, the whole answer is not
         (Behaviour(raw=b"{not json"), "malformed JSON"),
+        (Behaviour(raw=b"[" * 100_000), "malformed JSON"),  # nesting: no RecursionError escapes
+        (Behaviour(raw=b" " * (MAX_RESPONSE_BYTES + 1)), "answer larger than"),
         (Behaviour(raw=b'{"hits": []}'), '"results" list'),
         (Behaviour(results=[{**DOC, "score": 1.7}]), "outside [0, 1]"),
         (Behaviour(results=[{**DOC, "score": "high"}]), "score must be a number"),
         (Behaviour(results=[{**DOC, "content": None}]), "content must be a string"),
         (Behaviour(results=[{**DOC, "metadata": []}]), "metadata must be an object"),
+        (Behaviour(results=[{**DOC, "metadata": {"blob": "x" * 70_000}}]), "the limit is"),
+        (Behaviour(results=[{**DOC, "url": "https://x/" + "a" * 5_000}]), "url is longer"),
     ],
 )
 async def test_external_failures_keep_local_results(
@@ -286,24 +285,26 @@ async def test_external_failures_keep_local_results(
 ) -> None:
     await fill(minds.personal_db, 1, "mine")
     server.behaviour = behaviour
-    res = await CombinedRetrieval(minds.personal, minds.workspace, source).search(QUERY)
-    assert res.personal_results and res.personal_results[0].content.startswith("Deploy pipeline")
-    assert res.external_results == [] and res.external_skipped is False
+    res = await CombinedRetrieval(minds.both(), source).search(QUERY)
+    assert res.per_mind[0] and res.per_mind[0][0].content.startswith("Deploy pipeline")
+    assert res.external_results == [] and res.external_queried is True
     assert res.external_error is not None and message in res.external_error
     assert "Acme Search" in res.external_error
     with pytest.raises(ExternalSourceError, match="Acme Search"):  # and directly, a clear error
         await source.search(QUERY, 3)
 
 
-async def test_connection_refused_keeps_local_results(minds: Minds) -> None:
+async def test_connection_refused_keeps_local_results_and_masks_the_url(minds: Minds) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     await fill(minds.workspace_db, 1, "team")
-    async with HttpExternalSource(f"http://127.0.0.1:{port}", timeout=2) as dead:
-        res = await CombinedRetrieval(minds.personal, minds.workspace, dead).search(QUERY)
-    assert res.workspace_results and res.external_results == []
+    url = f"http://svc:hunter2@127.0.0.1:{port}/api?api_key=abc123"
+    async with HttpExternalSource(url, timeout=2) as dead:
+        res = await CombinedRetrieval(minds.both(), dead).search(QUERY)
+    assert res.per_mind[1] and res.external_results == []
     assert res.external_error is not None and "cannot connect" in res.external_error
+    assert "hunter2" not in res.external_error and "abc123" not in res.external_error
 
 
 async def test_a_crashing_custom_source_is_contained(minds: Minds) -> None:
@@ -314,12 +315,12 @@ async def test_a_crashing_custom_source_is_contained(minds: Minds) -> None:
             raise RuntimeError("index offline")
 
     await fill(minds.personal_db, 1, "mine")
-    res = await CombinedRetrieval(minds.personal, None, Broken()).search(QUERY)
-    assert res.personal_results and res.external_error is not None
+    res = await CombinedRetrieval(minds.both()[:1], Broken()).search(QUERY)
+    assert res.per_mind[0] and res.external_error is not None
     assert "RuntimeError: index offline" in res.external_error
 
 
-async def test_http_source_protocol_details(server: FakeSearchServer) -> None:
+async def test_http_source_protocol_details_and_bounds(server: FakeSearchServer) -> None:
     server.behaviour = Behaviour(results=[
         {"id": 7, "title": "A", "content": "a", "score": 1, "type": "ticket"},
         {**DOC, "metadata": {"owner": "ops"}},
@@ -327,10 +328,18 @@ async def test_http_source_protocol_details(server: FakeSearchServer) -> None:
     ])
     async with HttpExternalSource(server.url + "/", name="kb") as src:  # no key: no auth header
         docs = await src.search("q", 2)
-    assert [d.document_id for d in docs] == ["7", "doc-1"]  # truncated to the limit
-    assert docs[0] == ExternalDocument("7", "A", "a", 1, "ticket")
-    assert docs[1].metadata == {"owner": "ops"} and docs[1].url == DOC["url"]
-    assert "Authorization" not in server.requests[0]["headers"]
+        assert [d.document_id for d in docs] == ["7", "doc-1"]  # truncated to the limit
+        assert docs[0] == ExternalDocument("7", "A", "a", 1, "ticket")
+        assert docs[1].metadata == {"owner": "ops"} and docs[1].url == DOC["url"]
+        assert "Authorization" not in server.requests[0]["headers"]
+        huge = {**DOC, "id": "i" * 10_000, "title": "t" * 10_000, "type": "y" * 10_000,
+                "content": "c" * (MAX_CONTENT_CHARS * 2)}
+        server.behaviour = Behaviour(results=[huge, *[DOC] * 499])
+        docs = await src.search("q", 100)
+    assert len(docs) == 100  # a source answering 500 results gives at most the limit
+    doc = docs[0]
+    assert len(doc.content) == MAX_CONTENT_CHARS and doc.content.endswith("…")
+    assert {len(doc.title), len(doc.document_id), len(doc.document_type)} == {MAX_LABEL_CHARS}
     with pytest.raises(ValidationError):
         HttpExternalSource("ftp://example")
     with pytest.raises(ValidationError):
@@ -376,11 +385,11 @@ def test_polarity_table(texts: list[str], expected: str | None) -> None:
 
 
 def _ws(text: str, score: float = 0.9) -> CombinedResult:
-    return CombinedResult(text, "workspace", "[workspace memory]", score)
+    return CombinedResult("workspace:acme", text, score)
 
 
 def _ext(text: str, score: float = 0.9) -> CombinedResult:
-    return CombinedResult(text, "external", "[kb]", score)
+    return CombinedResult("external:kb", text, score)
 
 
 @pytest.mark.parametrize(
@@ -402,79 +411,53 @@ def _ext(text: str, score: float = 0.9) -> CombinedResult:
 def test_detect_conflict_table(
     workspace: list[CombinedResult], external: list[CombinedResult], conflict: bool
 ) -> None:
-    note = detect_conflict(workspace, external, "kb")
+    note = detect_conflict(workspace, external, "kb", 'workspace "acme"')
     assert (note is not None) is conflict
     if note:
-        assert "out of sync" in note and "kb" in note
+        assert "out of sync" in note and "kb" in note and 'workspace "acme"' in note
 
 
 async def test_conflict_between_workspace_and_external(
     minds: Minds, server: FakeSearchServer, source: HttpExternalSource
 ) -> None:
     await save(minds.workspace_db, "The Acme vendor contract was approved by legal")
-    server.behaviour = Behaviour(results=[{**DOC, "content": "Acme vendor contract: rejected by procurement", "score": 0.85}])
-    combined = CombinedRetrieval(minds.personal, minds.workspace, source)
+    await save(minds.other_db, "Acme vendor contract notes, nothing decided")
+    server.behaviour = Behaviour(results=[
+        {**DOC, "content": "Acme vendor contract: rejected by procurement", "score": 0.85}])
+    combined = CombinedRetrieval([*minds.both(), ("workspace:beta", minds.other)], source)
     res = await combined.search("acme vendor contract")
-    assert res.workspace_results[0].score >= 0.6
-    assert res.has_conflict and res.conflict_note is not None
-    assert '"approved"' in res.conflict_note and '"rejected"' in res.conflict_note
-    assert "Acme Search" in res.conflict_note and "out of sync" in res.conflict_note
+    ws = res.per_mind[1][0]
+    assert ws.score >= 0.6
+    [conflict] = res.conflicts  # workspace beta reads neither way: no conflict of its own
+    assert conflict.origins == ("workspace:acme", "external:Acme Search")
+    assert '"approved"' in conflict.note and '"rejected"' in conflict.note
+    assert 'workspace "acme"' in conflict.note and "Acme Search" in conflict.note
+    [ext] = res.external_results
+    assert ws.conflict == ext.conflict == conflict.note  # on the results it concerns
+    assert all(r.conflict is None for r in res.per_mind[2])
     # the external side agreeing → no conflict
-    server.behaviour = Behaviour(results=[{**DOC, "content": "Acme vendor contract approved", "score": 0.85}])
+    server.behaviour = Behaviour(results=[
+        {**DOC, "content": "Acme vendor contract approved", "score": 0.85}])
     res = await combined.search("acme vendor contract")
-    assert not res.has_conflict and res.conflict_note is None
+    assert res.conflicts == [] and all(r.conflict is None for r in res.merged(20))
 
 
 async def test_personal_memory_does_not_take_part_in_conflicts(
     minds: Minds, server: FakeSearchServer, source: HttpExternalSource
 ) -> None:
     await save(minds.personal_db, "The Acme vendor contract was approved by legal")
-    server.behaviour = Behaviour(results=[{**DOC, "content": "Acme vendor contract rejected", "score": 0.85}])
-    res = await CombinedRetrieval(minds.personal, minds.workspace, source).search("acme vendor contract")
-    assert res.external_results and not res.has_conflict
+    server.behaviour = Behaviour(results=[
+        {**DOC, "content": "Acme vendor contract rejected", "score": 0.85}])
+    res = await CombinedRetrieval(minds.both(), source).search("acme vendor contract")
+    assert res.external_results and res.conflicts == []
 
 
-# -- merging and validation --------------------------------------------------------------------------
-
-
-def test_merged_sorts_by_normalized_score_and_keeps_attribution() -> None:
-    res = CombinedRetrievalResult(
-        "q",
-        workspace_results=[_ws("w1", 0.9), _ws("w2", 0.4)],
-        personal_results=[CombinedResult("p1", "personal", "[personal memory]", 0.95),
-                          CombinedResult("p2", "personal", "[personal memory]", 0.4)],
-        external_results=[_ext("e1", 0.6)],
-    )
-    merged = res.merged()
-    assert [r.content for r in merged] == ["p1", "w1", "e1", "w2", "p2"]  # ties: workspace first
-    assert [r.attribution for r in merged][:3] == ["[personal memory]", "[workspace memory]", "[kb]"]
-    assert [r.content for r in res.merged(2)] == ["p1", "w1"]
-    with pytest.raises(ValidationError):
-        res.merged(0)
-
-
-async def test_merged_end_to_end(minds: Minds, server: FakeSearchServer, source: HttpExternalSource) -> None:
-    await fill(minds.personal_db, 1, "mine")
-    await fill(minds.workspace_db, 1, "team")
-    res = await CombinedRetrieval(minds.personal, minds.workspace, source).search(QUERY, limit=5)
-    merged = res.merged()
-    assert {r.source for r in merged} == {"personal", "workspace", "external"}
-    assert [r.score for r in merged] == sorted((r.score for r in merged), reverse=True)
-    assert len(merged) == len(res.personal_results) + len(res.workspace_results) + 1
-    assert all(0.0 <= r.score <= 1.0 for r in merged)
-
-
-async def test_invalid_options_and_mind_errors(minds: Minds) -> None:
-    combined = CombinedRetrieval(minds.personal, minds.workspace)
-    for kwargs in ({"scope": "everything"}, {"limit": 0}, {"limit": True}, {"limit": 10_000},
-                   {"profile": "fastest"}):
-        with pytest.raises(ValidationError):
-            await combined.search("x", **kwargs)
-    with pytest.raises(ValidationError):
-        await combined.search(None)  # type: ignore[arg-type]
+async def test_mind_errors_propagate(minds: Minds) -> None:
     # an error of a mind itself is not swallowed: it names its fix
     await save(minds.workspace_db, "stored with 128 dimensions")
     wrong = HybridSearch(minds.workspace_db, TestEmbedder(dimensions=64))
     with pytest.raises(EmbeddingDimMismatchError, match="reembed"):
-        await CombinedRetrieval(minds.personal, wrong).search("anything")
+        await CombinedRetrieval([("personal", minds.personal),
+                                 ("workspace:acme", wrong)]).search("anything")
     await wrong.close()
+    json.dumps([r.content for r in (await CombinedRetrieval(minds.both()).search("x")).merged(5)])

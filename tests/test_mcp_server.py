@@ -129,7 +129,8 @@ def test_save_then_recall(mcp: Client) -> None:
     assert again["id"] == saved["id"] and again["created"] is False
     rows = mcp.recall("oolong tea Marguerite", limit=5)
     hit = next(r for r in rows if r["id"] == saved["id"])
-    assert set(hit) == {"id", "content", "importance", "source", "score", "created_at", "from"}
+    assert set(hit) == {"id", "content", "importance", "source", "score", "created_at", "from",
+                        "conflict"}
     assert 0.0 <= hit["score"] <= 1.0 and hit["from"] == "personal"
     assert rows == sorted(rows, key=lambda r: r["score"], reverse=True)
 
@@ -143,7 +144,7 @@ def test_recall_explain(mcp: Client) -> None:
     assert plain and all("explain" not in r for r in plain)
     rows = mcp.recall("Zebulon lighthouse", limit=5, explain=True)
     assert set(rows[0]) == {"id", "content", "importance", "source", "score", "created_at",
-                            "from", "explain"}
+                            "from", "conflict", "explain"}
     hit = next(r for r in rows if r["id"] == saved["id"])
     assert check_explain(hit, keyword=True)["keyword_rank"] == 1
     for row in rows:

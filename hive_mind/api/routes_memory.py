@@ -57,11 +57,14 @@ async def forget_memory(frame_id: FrameId, hm: Facade,
 @router.post("/recall", tags=["recall"],
              summary="Hybrid search (keyword + vector) over the chosen minds")
 async def recall(body: RecallRequest, hm: Facade) -> dict[str, Any]:
-    results = await hm.recall(
+    """``results`` (each with ``from`` and ``conflict``), ``count``, ``conflicts`` (``{note,
+    from}``) and ``external`` (null without an external source, else ``{name, queried,
+    error}``); see docs/architecture.md, "Combined recall"."""
+    detail: dict[str, Any] = await hm.recall_detail(
         body.query, limit=body.limit, scope=body.scope, workspace=body.workspace,
         profile=body.profile, since=body.since, until=body.until, catch_up=body.catch_up,
         lanes=body.lanes, touch=body.touch, explain=body.explain)
-    return {"results": results, "count": len(results)}
+    return detail
 
 
 @router.get("/catch-up", tags=["recall"], summary="Recent and important frames, no query")

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from hive_mind.cli.common import (
     IdempotencyKeyOpt,
@@ -100,28 +101,43 @@ def recall(
         help="Search " + "|".join(LANES) + " (one lane alone is for debugging).")] = "hybrid",
     as_json: JsonOpt = False,
 ) -> None:
-    """Hybrid search (keywords + vectors), merged across minds by normalized score."""
+    """Hybrid search (keywords + vectors), merged across minds by normalized score.
 
-    async def act(hm: Any) -> list[dict[str, Any]]:
-        return list(await hm.recall(query, limit=limit, scope=scope, workspace=workspace,
-                                    profile=profile, since=since, until=until, lanes=lanes,
-                                    explain=explain))
+    With --json: a list of results, each the frame (id, frame_type, gop_id, t, content,
+    importance, source, created_at, recorded_at, metadata), score in [0, 1], rrf, relevance,
+    final, from and conflict. `from` names where it came from: personal, workspace:<id>, or
+    external:<name> for a document of the external source that `--scope all` asks when
+    HIVE_MIND_EXTERNAL_URL is set and local memory has too little (its id is the document's,
+    its frame fields without a value are null). When a workspace and the external source
+    disagree ("approved" vs "rejected"), `conflict` holds the note on the results it concerns
+    (else null); the human output prints it after the table. An external source that fails
+    is a warning on stderr, never a failed recall."""
 
-    results = with_facade(ctx, act)
+    async def act(hm: Any) -> dict[str, Any]:
+        return dict(await hm.recall_detail(
+            query, limit=limit, scope=scope, workspace=workspace, profile=profile, since=since,
+            until=until, lanes=lanes, explain=explain))
+
+    detail = with_facade(ctx, act)
+    results: list[dict[str, Any]] = detail["results"]
+    external_error = (detail.get("external") or {}).get("error")
+    if external_error:
+        typer.echo(f"hive-mind: warning: {printable(external_error)}", err=True)
 
     def human(c: Console) -> None:
         if not results:
             c.print(f'No memories found for query: "{printable(query)}"', markup=False)
-            return
-        if explain:
+        elif explain:
             c.print(explain_table(results))
-            return
-        c.print(table(
-            f"{len(results)} result(s)", ["score", "id", "from", "importance", "created_at",
-                                          "content"],
-            ([f"{r['score']:.3f}", r["id"], r["from"], r["importance"], r["created_at"],
-              r["content"]] for r in results),
-            limits={"content": 200}))
+        else:
+            c.print(table(
+                f"{len(results)} result(s)", ["score", "id", "from", "importance",
+                                              "created_at", "content"],
+                ([f"{r['score']:.3f}", r["id"], r["from"], r["importance"], r["created_at"],
+                  r["content"]] for r in results),
+                limits={"content": 200}))
+        for conflict in detail.get("conflicts") or []:
+            c.print(Text(f"! {printable(conflict['note'])}", style="yellow"))
 
     output(as_json, results, human)
 
@@ -130,11 +146,15 @@ def _num(value: float | None) -> str | None:
     return None if value is None else f"{value:.4f}"
 
 
+EXPLAIN_KEYS = ("keyword_rank", "vector_rank", "fused", "session", "neighbour", "match",
+                "speaker_match", "time_match", "relevance", "final")
+
+
 def explain_table(results: list[dict[str, Any]]) -> Table:
     """``recall --explain``: one row per result with the numbers its rank came from."""
     rows = []
     for rank, r in enumerate(results, 1):
-        e = r["explain"]
+        e = r["explain"] or dict.fromkeys(EXPLAIN_KEYS)  # an external document: no lanes
         match = _num(e["match"])
         if match is not None:
             match += "".join(f" {name}" for name, on in (("speaker", e["speaker_match"]),

@@ -63,8 +63,11 @@ def render_status(c: Console, report: dict[str, Any]) -> None:
     queue = {k: q.get(k) for k in ("depth", "in_progress", "dead_letters")}
     if q.get("error"):
         queue["error"] = q["error"]
-    c.print(Panel(Group(kv_table("Embedder", embedder), kv_table("Queue", queue)),
-                  title=f"hive-mind status ({report.get('mode')})", title_align="left"))
+    parts = [kv_table("Embedder", embedder), kv_table("Queue", queue)]
+    if report.get("external"):
+        parts.append(kv_table("External source", report["external"]))
+    c.print(Panel(Group(*parts), title=f"hive-mind status ({report.get('mode')})",
+                  title_align="left"))
     per_mind_dead = q.get("dead_letters_by_mind") or {}
     minds = report.get("minds", [])
     if minds:
