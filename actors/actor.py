@@ -35,6 +35,10 @@ from mind.mind import Mind
 log = logging.getLogger(__name__)
 
 
+SCRUBS_WAL = frozenset({"erase", "compact", "wipe_frames"})
+"""Op kinds that delete frames: the WAL is truncated after their commit (:mod:`mind.forget`)."""
+
+
 class Op(Protocol):
     @property
     def op_id(self) -> str: ...
@@ -203,8 +207,7 @@ class MindActor:
             self.name, len(batch), (time.perf_counter() - started) * 1000,
         )
         committed = [(p.op, result) for p, result, error in outcomes if error is None]
-        if any(op.kind in ("erase", "compact") or getattr(op, "method", "") == "frames.wipe"
-               for op, _ in committed):
+        if any(op.kind in SCRUBS_WAL for op, _ in committed):
             await self.mind.scrub_wal()  # deleted frames' old pages leave the -wal file too
         if self._on_commit is not None and committed:
             try:  # before resolving: a caller that returns finds its follow-ups queued

@@ -1,103 +1,79 @@
-"""The facade's small writes (``MindCall`` ops) and harvest batches, applied by the owner.
+"""The facade's small writes and harvest bookkeeping, applied by the owner: one handler per
+typed op of :mod:`queue_schemas.ops` (identity, awareness, entities, relations, cleanup,
+harvest runs).
 
-Each function runs inside the actor's transaction and savepoint; arguments are validated by
-the mind methods they reach (unknown argument names are a :class:`ValidationError`).
+Each runs inside the actor's transaction and savepoint; the op's fields were checked when it
+was built, the ``mind`` method each one calls checks the values (limits, names, categories,
+modes). SQL lives in those ``mind`` modules, not here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
-
-from mind.cleanup import cleanup_entities, wipe_frames
-from mind.errors import ValidationError
+from actors.results import (
+    AwarenessCleared,
+    AwarenessRemoved,
+    EntitySaved,
+    HarvestFinished,
+    IdentitySet,
+)
+from mind.awareness import AwarenessItem
+from mind.cleanup import EntityCleanup, FramesWiped, cleanup_entities, wipe_frames
 from mind.frame import SaveResult
+from mind.graph import Relation
 from mind.harvest_store import HarvestStore
 from mind.kg_bulk import entity_key, upsert_entities
 from mind.mind import Mind
 from queue_schemas import ops
 
-Call = Callable[..., Awaitable[Any]]
 
-
-async def set_identity(mind: Mind, **fields: Any) -> dict[str, Any]:
+async def set_identity(mind: Mind, op: ops.SetIdentity) -> IdentitySet:
     existed = await mind.identity.exists()
-    identity = await mind.identity.set(**{k: v for k, v in fields.items() if v is not None})
-    return {"action": "updated" if existed else "created", **identity.to_dict()}
+    identity = await mind.identity.set(**op.given())
+    return IdentitySet(created=not existed, identity=identity)
 
 
-async def add_awareness(mind: Mind, *, category: str, content: str, priority: int = 0,
-                        expires_at: str | None = None) -> dict[str, Any]:
-    item = await mind.awareness.add(category, content, priority, expires_at)
-    return item.to_dict()
+async def add_awareness(mind: Mind, op: ops.AddAwareness) -> AwarenessItem:
+    return await mind.awareness.add(op.category, op.content, op.priority, op.expires_at)
 
 
-async def remove_awareness(mind: Mind, *, item_id: int) -> dict[str, Any]:
-    return {"removed": await mind.awareness.remove(item_id), "id": item_id}
+async def remove_awareness(mind: Mind, op: ops.RemoveAwareness) -> AwarenessRemoved:
+    return AwarenessRemoved(await mind.awareness.remove(op.item_id), op.item_id)
 
 
-async def clear_awareness(mind: Mind, *, category: str) -> dict[str, Any]:
-    return {"cleared": await mind.awareness.clear_category(category), "category": category}
+async def clear_awareness(mind: Mind, op: ops.ClearAwareness) -> AwarenessCleared:
+    return AwarenessCleared(await mind.awareness.clear_category(op.category), op.category)
 
 
-async def save_entity(mind: Mind, *, entity_type: str, name: str,
-                      properties: dict[str, Any] | None = None) -> dict[str, Any]:
-    entity, created = await mind.knowledge.upsert_entity(entity_type, name, properties)
-    return {**entity.to_dict(), "created": created, "updated": not created}
+async def save_entity(mind: Mind, op: ops.SaveEntity) -> EntitySaved:
+    entity, created = await mind.knowledge.upsert_entity(op.entity_type, op.name, op.properties)
+    return EntitySaved(entity, created)
 
 
-async def create_relation(mind: Mind, *, source_id: int, target_id: int, relation_type: str,
-                          confidence: float = 1.0,
-                          properties: dict[str, Any] | None = None) -> dict[str, Any]:
-    relation = await mind.knowledge.create_relation(
-        source_id, target_id, relation_type, confidence, properties)
-    return relation.to_dict()
+async def create_relation(mind: Mind, op: ops.CreateRelation) -> Relation:
+    return await mind.knowledge.create_relation(
+        op.source_id, op.target_id, op.relation_type, op.confidence, op.properties)
 
 
-async def entities_cleanup(mind: Mind, *, mode: str) -> dict[str, Any]:
-    return await cleanup_entities(mind.db, mode)
+async def entities_cleanup(mind: Mind, op: ops.CleanupEntities) -> EntityCleanup:
+    return await cleanup_entities(mind.db, op.mode)
 
 
-async def frames_wipe(mind: Mind, *, mode: str) -> dict[str, Any]:
-    return await wipe_frames(mind.db, mode)
+async def frames_wipe(mind: Mind, op: ops.WipeFrames) -> FramesWiped:
+    return await wipe_frames(mind.db, op.mode)
 
 
-async def harvest_finish(
-    mind: Mind, *, run_id: str, source: str, status: str, path: str = "",
-    content_hash: str = "", items: int = 0, frames: int = 0, error: str | None = None,
-    auto_sync: bool | None = None, interval_hours: int | None = None,
-    sync_path: str | None = None,
-) -> dict[str, Any]:
+async def finish_harvest(mind: Mind, op: ops.FinishHarvest) -> HarvestFinished:
     """``path`` is what the run is shown as (a label, a masked URL); only ``sync_path`` (a
     path or URL the server read because its caller named it) becomes re-readable."""
     store = HarvestStore(mind.db)
-    await store.finish(run_id, status=status, error=error, source=source, path=path,
-                       content_hash=content_hash)
-    synced = await store.record_sync(
-        source, items=items, frames=frames, path=sync_path or None, display_name=path or None,
-        content_hash=content_hash if status == "completed" else None,
-        auto_sync=auto_sync, interval_hours=interval_hours)
-    return {"run": await store.run(run_id), "source": synced}
-
-
-CALLS: dict[str, Call] = {
-    "identity.set": set_identity,
-    "awareness.add": add_awareness,
-    "awareness.remove": remove_awareness,
-    "awareness.clear_category": clear_awareness,
-    "entity.save": save_entity,
-    "relation.create": create_relation,
-    "entities.cleanup": entities_cleanup,
-    "frames.wipe": frames_wipe,
-    "harvest.finish": harvest_finish,
-}
-
-
-async def call(mind: Mind, op: ops.MindCall) -> Any:
-    try:
-        return await CALLS[op.method](mind, **op.args)
-    except TypeError as exc:  # unknown or missing argument names
-        raise ValidationError(f"{op.method}: {exc}") from exc
+    await store.finish(op.run_id, status=op.status, error=op.error, source=op.source,
+                       path=op.path, content_hash=op.content_hash)
+    await store.record_sync(
+        op.source, items=op.items, frames=op.frames, path=op.sync_path or None,
+        display_name=op.path or None,
+        content_hash=op.content_hash if op.status == "completed" else None,
+        auto_sync=op.auto_sync, interval_hours=op.interval_hours)
+    return HarvestFinished(op.run_id, op.status)
 
 
 async def harvest_progress(mind: Mind, op: ops.HarvestBatch, results: list[SaveResult]) -> None:
@@ -113,10 +89,7 @@ async def harvest_progress(mind: Mind, op: ops.HarvestBatch, results: list[SaveR
             mind.db, [("concept", name, {"source": op.source}) for _, name in named])
         await mind.knowledge.link_entities_to_frames(
             (ids[entity_key("concept", name)], fid) for fid, name in named)
-    for gop_id, title in op.titles.items():
-        await mind.db.execute(
-            "UPDATE sessions SET summary = ? WHERE gop_id = ? AND summary IS NULL",
-            (title, gop_id))
+    await mind.sessions.title_untitled(op.titles)
     if op.run_id is not None:
         await HarvestStore(mind.db).progress(
             op.run_id, source=op.source, path=op.source_path, content_hash=op.content_hash,

@@ -1,24 +1,45 @@
 """How the owner applies each write-op to its mind (the actor's handler table).
 
-Each handler runs inside the actor's group-commit transaction (in its own savepoint) and
-returns a JSON-able result. Ops come from :mod:`queue_schemas.ops`.
+One handler per op model of :mod:`queue_schemas.ops`, registered by type (:func:`_on`): mypy
+checks that each handler takes its model, and a test that every model has one. Each handler runs
+inside the actor's group-commit transaction (in its own savepoint), calls ``mind`` methods (the
+SQL lives there) and returns a small frozen result type (:mod:`actors.results`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
 from actors.actor import Handler
-from actors.calls import call, harvest_progress
+from actors.calls import (
+    add_awareness,
+    clear_awareness,
+    create_relation,
+    entities_cleanup,
+    finish_harvest,
+    frames_wipe,
+    harvest_progress,
+    remove_awareness,
+    save_entity,
+    set_identity,
+)
+from actors.results import Deduped, FramesSaved, Reconciled, Reembedded, Touched
+from mind import idempotency
 from mind.chunker import MIN_CHUNK_CHARS
-from mind.cognify_apply import FrameIndex, apply_index
+from mind.cognify_apply import ApplyStats, FrameIndex, apply_index
+from mind.compaction import CompactResult
+from mind.errors import HiveMindError
+from mind.forget import Erasure
 from mind.frame import NewFrame
 from mind.kg_dedupe import dedupe_by_name
 from mind.mind import Mind
 from mind.vectors import ChunkSpan
 from queue_schemas import ops
+
+OpT = TypeVar("OpT", bound=ops.OpEnvelope)
 
 
 def to_new_frame(op: ops.NewFrameOp) -> NewFrame:
@@ -41,20 +62,14 @@ def _vector(v: Any) -> np.ndarray:
     return np.frombuffer(v.to_bytes(), dtype="<f4")
 
 
-async def save_frames(mind: Mind, op: ops.SaveFrames | ops.HarvestBatch) -> dict[str, Any]:
+async def save_frames(mind: Mind, op: ops.SaveFrames | ops.HarvestBatch) -> FramesSaved:
     results = await mind.frames.insert_many([to_new_frame(f) for f in op.frames])
     if isinstance(op, ops.HarvestBatch):
         await harvest_progress(mind, op, results)
-    return {
-        "frames": [
-            {"id": r.frame.id, "created": r.created, "upgraded": r.upgraded,
-             "gop_id": r.frame.gop_id, "t": r.frame.t, "content_hash": r.frame.content_hash}
-            for r in results
-        ]
-    }
+    return FramesSaved.of(results)
 
 
-async def apply_index_op(mind: Mind, op: ops.ApplyIndex) -> dict[str, Any]:
+async def apply_index_op(mind: Mind, op: ops.ApplyIndex) -> ApplyStats:
     results = [
         FrameIndex(
             r.frame_id,
@@ -70,54 +85,72 @@ async def apply_index_op(mind: Mind, op: ops.ApplyIndex) -> dict[str, Any]:
         for r in op.results
     ]
     fp = (op.fingerprint.provider, op.fingerprint.model, op.fingerprint.dim)
-    stats = await apply_index(mind.db, fp, results, link_index=await mind.vector_index())
-    return stats.as_dict()
+    return await apply_index(mind.db, fp, results, link_index=await mind.vector_index())
 
 
-async def touch(mind: Mind, op: ops.Touch) -> dict[str, Any]:
+async def touch(mind: Mind, op: ops.Touch) -> Touched:
     await mind.frames.touch(list(op.frame_ids))
-    return {"touched": len(op.frame_ids)}
+    return Touched(len(op.frame_ids))
 
 
-async def erase(mind: Mind, op: ops.Erase) -> dict[str, Any]:
+async def erase(mind: Mind, op: ops.Erase) -> Erasure:
     """Remove a frame and everything derived from it, and entities left with no frame (the
     actor truncates the WAL after the commit: :mod:`mind.forget`)."""
-    return dict(await mind.erase_frame(op.frame_id))
+    return await mind.erase_frame(op.frame_id)
 
 
-async def compact(mind: Mind, op: ops.Compact) -> dict[str, Any]:
+async def compact(mind: Mind, op: ops.Compact) -> CompactResult:
     result = await mind.compact(op.max_temp_age_days, op.max_deprecated_age_days)
-    await mind.db.execute(
-        "DELETE FROM applied_ops WHERE applied_at < strftime('%Y-%m-%dT%H:%M:%fZ','now','-7 days')"
-    )
-    return result.as_dict()
+    await idempotency.forget_old(mind.db)
+    return result
 
 
-async def reconcile(mind: Mind, op: ops.Reconcile) -> dict[str, Any]:
+async def reconcile(mind: Mind, op: ops.Reconcile) -> Reconciled:
     result = await mind.reconcile(chunk_min_chars=MIN_CHUNK_CHARS)
     stale = await mind.outbox.pending(10_000, older_than_seconds=op.grace_seconds)
     await mind.outbox.touch([p.frame_id for p in stale])
-    return {**result.as_dict(), "requeue": [p.frame_id for p in stale]}
+    return Reconciled(result, tuple(p.frame_id for p in stale))
 
 
-async def reembed(mind: Mind, op: ops.Reembed) -> dict[str, Any]:
-    queued = await mind.vectors.reset(op.provider, op.model, op.dim)
-    return {"queued": queued}
+async def reembed(mind: Mind, op: ops.Reembed) -> Reembedded:
+    return Reembedded(await mind.vectors.reset(op.provider, op.model, op.dim))
 
 
-async def dedupe(mind: Mind, op: ops.Dedupe) -> dict[str, Any]:
-    return dict(await dedupe_by_name(mind.db))
+async def dedupe(mind: Mind, op: ops.Dedupe) -> Deduped:
+    result = await dedupe_by_name(mind.db)
+    return Deduped(result["groups"], result["merged"])
 
 
-HANDLERS: dict[str, Handler] = {
-    "save_frames": save_frames,
-    "harvest_batch": save_frames,
-    "apply_index": apply_index_op,
-    "touch": touch,
-    "erase": erase,
-    "compact": compact,
-    "reconcile": reconcile,
-    "reembed_mind": reembed,
-    "dedupe": dedupe,
-    "call": call,
-}
+def _on(model: type[OpT], handle: Callable[[Mind, OpT], Awaitable[object]]
+        ) -> tuple[str, Handler]:
+    """``(kind, handler)``: the handler of one op model; it refuses an op of another type."""
+
+    async def dispatch(mind: Mind, op: Any) -> object:
+        if not isinstance(op, model):
+            raise HiveMindError(f"op kind {op.kind!r} is not a {model.__name__}")
+        return await handle(mind, op)
+
+    return model.kind_name(), dispatch
+
+
+HANDLERS: dict[str, Handler] = dict([
+    _on(ops.SaveFrames, save_frames),
+    _on(ops.HarvestBatch, save_frames),
+    _on(ops.ApplyIndex, apply_index_op),
+    _on(ops.Touch, touch),
+    _on(ops.Erase, erase),
+    _on(ops.Compact, compact),
+    _on(ops.Reconcile, reconcile),
+    _on(ops.Reembed, reembed),
+    _on(ops.Dedupe, dedupe),
+    _on(ops.SetIdentity, set_identity),
+    _on(ops.AddAwareness, add_awareness),
+    _on(ops.RemoveAwareness, remove_awareness),
+    _on(ops.ClearAwareness, clear_awareness),
+    _on(ops.SaveEntity, save_entity),
+    _on(ops.CreateRelation, create_relation),
+    _on(ops.CleanupEntities, entities_cleanup),
+    _on(ops.WipeFrames, frames_wipe),
+    _on(ops.FinishHarvest, finish_harvest),
+])
+"""``{kind: handler}`` for :class:`~actors.actor.MindActor` (kinds are 1:1 with op models)."""

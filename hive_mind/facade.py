@@ -13,13 +13,17 @@ Writes go through each mind's single-writer actor as ops; reads use reader conne
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+import pydantic
 
 from actors.actor import Replayed
 from actors.constants import PERSONAL
-from hive_mind.results import entity_dict, frame_dict, recall_response
+from actors.results import AwarenessRemoved, FramesSaved, expect
+from hive_mind.results import entity_dict, frame_dict, recall_response, write_dict
 from hive_mind.settings import Settings, load_settings
 from hive_mind.workspaces import WorkspaceManager, mind_id
 from mind.bounds import bounded_int, bounded_json, bounded_text, row_id, source_time, tags_input
@@ -36,6 +40,7 @@ from mind.constants import (
 )
 from mind.embeddings.base import fingerprint
 from mind.errors import NotFoundError, ValidationError
+from mind.forget import Erasure
 from mind.frames import MAX_FRAME_CHARS
 from mind.idempotency import keyed_op_id, validate_key
 from mind.ids import validate_id
@@ -53,6 +58,22 @@ CLEANUP_FRAME_MODES = ("compact", "reconcile", "wipe_imports", "wipe_all")
 MAINTENANCE_KINDS = ("compact", "reconcile", "reembed", "dedupe", "sync")
 ENTITY_TYPES = ("person", "project", "concept", "organization", "technology", "tool",
                 "location", "event")
+
+
+OpT = TypeVar("OpT", bound=ops.OpEnvelope)
+
+
+def build_op(factory: Callable[[str], OpT], mind_id: str) -> OpT:
+    """``factory(mind_id)``: a typed write-op (:mod:`queue_schemas.ops`). A wrong argument
+    (name, type, a missing field) is a :class:`ValidationError` naming the op and the field,
+    raised here, before the op reaches a mind's actor."""
+    try:
+        return factory(mind_id)
+    except pydantic.ValidationError as exc:
+        where = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'op'}: {err['msg']}"
+            for err in exc.errors(include_url=False)[:5])
+        raise ValidationError(f"invalid {exc.title}: {where}") from None
 
 
 def _today() -> str:
@@ -135,14 +156,20 @@ class HiveMind:
         await self.resume_pending(ident)
         return await self.runtime.host.reader(ident)
 
-    async def submit(self, workspace: str | None, op_factory: Any) -> Any:
+    async def submit(self, workspace: str | None,
+                     op_factory: Callable[[str], ops.OpEnvelope]) -> Any:
+        """Build the typed write-op for the mind (:func:`build_op`: a wrong argument is refused
+        before any actor sees it) and apply it; returns its result (:mod:`actors.results`)."""
         ident = self.mind_id(workspace)
+        op = build_op(op_factory, ident)
         await self.resume_pending(ident)
-        return await self.runtime.submit(ident, op_factory(ident))
+        return await self.runtime.submit(ident, op)
 
-    async def call(self, workspace: str | None, method: str, **args: Any) -> Any:
-        return await self.submit(
-            workspace, lambda ident: ops.MindCall(mind_id=ident, method=method, args=args))
+    async def apply(self, workspace: str | None,
+                    op_factory: Callable[[str], ops.OpEnvelope]) -> dict[str, Any]:
+        """:meth:`submit`, answered with the result's JSON shape
+        (:func:`hive_mind.results.write_dict`)."""
+        return write_dict(await self.submit(workspace, op_factory))
 
     # -- frames -----------------------------------------------------------------------------
 
@@ -174,14 +201,15 @@ class HiveMind:
         result, replayed = await self._write(
             workspace, lambda ident: ops.SaveFrames(mind_id=ident, frames=[frame]),
             idempotency_key, "save", request)
-        saved = result["frames"][0]
+        saved = (FramesSaved.from_json(result) if replayed
+                 else expect(result, FramesSaved)).frames[0]
         if wait:
             await self.wait_idle()
         reader = await self.reader(workspace)
-        stored = await reader.frames.get(saved["id"])
+        stored = await reader.frames.get(saved.id)
         if stored is None:  # forgotten since (a replay of an old save, or a racing forget)
-            raise NotFoundError(f"frame {saved['id']} was saved but has since been forgotten")
-        return {**frame_dict(stored), "created": saved["created"],
+            raise NotFoundError(f"frame {saved.id} was saved but has since been forgotten")
+        return {**frame_dict(stored), "created": saved.created,
                 "workspace": workspace or PERSONAL, "replayed": replayed}
 
     async def _write(self, workspace: str | None, op_factory: Any, key: str | None,
@@ -209,11 +237,11 @@ class HiveMind:
         """Erase a frame and everything derived from it (vectors, chunks, links, entity
         mentions; entities left without any frame)."""
         row_id(frame_id, "frame id")
-        result = await self.submit(
-            workspace, lambda ident: ops.Erase(mind_id=ident, frame_id=frame_id))
-        if not result["deleted"]:
+        erased = expect(await self.submit(
+            workspace, lambda ident: ops.Erase(mind_id=ident, frame_id=frame_id)), Erasure)
+        if not erased.deleted:
             raise NotFoundError(f"frame {frame_id} not found")
-        return {"id": frame_id, **result}
+        return {"id": frame_id, **write_dict(erased)}
 
     # -- recall -----------------------------------------------------------------------------
 
@@ -311,17 +339,15 @@ class HiveMind:
                           workspace: str | None = None) -> dict[str, Any]:
         if entity_type not in ENTITY_TYPES:
             raise ValidationError(f"type must be one of {list(ENTITY_TYPES)}")
-        result: dict[str, Any] = await self.call(workspace, "entity.save", entity_type=entity_type,
-                                                 name=name, properties=properties or {})
-        return result
+        return await self.apply(workspace, lambda i: ops.SaveEntity(
+            mind_id=i, entity_type=entity_type, name=name, properties=properties or {}))
 
     async def create_relation(self, source_id: int, target_id: int, relation_type: str, *,
                               confidence: float = 1.0, properties: dict[str, Any] | None = None,
                               workspace: str | None = None) -> dict[str, Any]:
-        result: dict[str, Any] = await self.call(
-            workspace, "relation.create", source_id=source_id, target_id=target_id,
-            relation_type=relation_type, confidence=confidence, properties=properties or {})
-        return result
+        return await self.apply(workspace, lambda i: ops.CreateRelation(
+            mind_id=i, source_id=source_id, target_id=target_id, relation_type=relation_type,
+            confidence=confidence, properties=properties or {}))
 
     # -- identity and awareness -------------------------------------------------------------
 
@@ -340,8 +366,7 @@ class HiveMind:
         reader = await self.reader(workspace)
         if not await reader.identity.exists():
             given.setdefault("name", "User")
-        result: dict[str, Any] = await self.call(workspace, "identity.set", **given)
-        return result
+        return await self.apply(workspace, lambda i: ops.SetIdentity(mind_id=i, **given))
 
     async def get_awareness(self, *, category: str | None = None,
                             workspace: str | None = None) -> list[dict[str, Any]]:
@@ -360,26 +385,26 @@ class HiveMind:
             bounded_int(ttl_minutes, "ttl_minutes", 1, MAX_TTL_MINUTES, unit="(10 years)")
             moment = datetime.now(UTC) + timedelta(minutes=ttl_minutes)
             expires = format_ts(moment)
-        args = {"category": category, "content": content, "priority": priority,
-                "expires_at": expires}
         request = {"category": category, "content": content, "priority": priority,
                    "ttl_minutes": ttl_minutes}
-        result, replayed = await self._write(workspace, lambda i: ops.MindCall(
-            mind_id=i, method="awareness.add", args=args), idempotency_key, "awareness.add",
-            request)
-        return {**result, "replayed": replayed}
+        result, replayed = await self._write(workspace, lambda i: ops.AddAwareness(
+            mind_id=i, category=category, content=content, priority=priority,
+            expires_at=expires), idempotency_key, "awareness.add", request)
+        item = dict(result) if replayed else write_dict(result)  # replays: the stored item
+        return {**item, "replayed": replayed}
 
     async def clear_awareness(self, *, item_id: int | None = None, category: str | None = None,
                               workspace: str | None = None) -> dict[str, Any]:
         if item_id is not None:
-            result: dict[str, Any] = await self.call(workspace, "awareness.remove",
-                                                     item_id=item_id)
-            if not result["removed"]:
+            removed = expect(await self.submit(
+                workspace, lambda i: ops.RemoveAwareness(mind_id=i, item_id=item_id)),
+                AwarenessRemoved)
+            if not removed.removed:
                 raise NotFoundError(f"awareness item {item_id} not found")
-            return result
+            return write_dict(removed)
         if category is not None:
-            result = await self.call(workspace, "awareness.clear_category", category=category)
-            return result
+            return await self.apply(
+                workspace, lambda i: ops.ClearAwareness(mind_id=i, category=category))
         raise ValidationError("Provide either an id or category to clear.")
 
     # -- workspaces -------------------------------------------------------------------------
@@ -450,14 +475,13 @@ class HiveMind:
 
     async def _maintain(self, kind: str, workspace: str | None) -> Any:
         if kind == "compact":
-            return await self.submit(workspace, lambda i: ops.Compact(mind_id=i))
+            return await self.apply(workspace, lambda i: ops.Compact(mind_id=i))
         if kind == "dedupe":
-            return await self.submit(workspace, lambda i: ops.Dedupe(mind_id=i))
+            return await self.apply(workspace, lambda i: ops.Dedupe(mind_id=i))
         if kind == "reconcile":
-            result = await self.submit(
+            result = await self.apply(
                 workspace, lambda i: ops.Reconcile(mind_id=i, grace_seconds=0))
             result["requeued"] = await self.runtime.sweep(self.mind_id(workspace))
-            result.pop("requeue", None)
             return result
         if kind == "sync":  # re-harvest auto-sync sources whose interval has passed
             from workers.harvest import harvest_stale
@@ -468,7 +492,7 @@ class HiveMind:
             raise ValidationError("no working embedder to re-embed with: "
                                   f"{embedder.last_error or 'check the embedding settings'}")
         provider, model, dim = fingerprint(embedder)
-        return await self.submit(workspace, lambda i: ops.Reembed(
+        return await self.apply(workspace, lambda i: ops.Reembed(
             mind_id=i, provider=provider, model=model, dim=dim))
 
     async def cleanup_frames(self, mode: str, *, workspace: str | None = None,
@@ -480,19 +504,17 @@ class HiveMind:
                            ("max_deprecated_age_days", max_deprecated_age_days)):
             bounded_int(days, what, 1, MAX_AGE_DAYS, unit="days (100 years)")
         if mode == "compact":
-            result = await self.submit(workspace, lambda i: ops.Compact(
+            result = await self.apply(workspace, lambda i: ops.Compact(
                 mind_id=i, max_temp_age_days=max_temp_age_days,
                 max_deprecated_age_days=max_deprecated_age_days))
             return {"action": mode, **result}
         if mode == "reconcile":
             return {"action": mode, **await self._maintain("reconcile", workspace)}
-        result = await self.call(workspace, "frames.wipe", mode=mode)
-        return dict(result)
+        return await self.apply(workspace, lambda i: ops.WipeFrames(mind_id=i, mode=mode))
 
     async def cleanup_entities(self, mode: str, *, workspace: str | None = None
                                ) -> dict[str, Any]:
-        result: dict[str, Any] = await self.call(workspace, "entities.cleanup", mode=mode)
-        return result
+        return await self.apply(workspace, lambda i: ops.CleanupEntities(mind_id=i, mode=mode))
 
     # -- harvest and ingest -----------------------------------------------------------------
 

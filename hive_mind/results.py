@@ -2,11 +2,30 @@
 
 from __future__ import annotations
 
+from functools import singledispatch
 from typing import Any
 
+from actors.results import (
+    AwarenessCleared,
+    AwarenessRemoved,
+    Deduped,
+    EntitySaved,
+    FramesSaved,
+    HarvestFinished,
+    IdentitySet,
+    Reconciled,
+    Reembedded,
+    Touched,
+)
+from mind.awareness import AwarenessItem
+from mind.cleanup import EntitiesDeduped, EntitiesRetired, EntityAudit, FramesWiped
+from mind.cognify_apply import ApplyStats
 from mind.combined import CombinedResult, CombinedRetrievalResult
+from mind.compaction import CompactResult
 from mind.external import ExternalDocument
+from mind.forget import Erasure
 from mind.frame import Frame
+from mind.graph import Relation
 from mind.knowledge import Entity, KnowledgeGraph
 from mind.search import SearchResult
 
@@ -137,3 +156,124 @@ async def entity_dict(kg: KnowledgeGraph, entity: Entity) -> dict[str, Any]:
                           "confidence": r.confidence} for r in incoming if r.active],
         },
     }
+
+
+# -- write results (actors/results.py) as JSON ------------------------------------------------
+
+@singledispatch
+def write_dict(result: object) -> dict[str, Any]:
+    """The JSON shape of a write-op's result (the op table of :mod:`actors.results`)."""
+    raise TypeError(f"no JSON shape for a {type(result).__name__} result")
+
+
+@write_dict.register
+def _saved_entity(result: EntitySaved) -> dict[str, Any]:
+    return {**result.entity.to_dict(), "created": result.created, "updated": not result.created}
+
+
+@write_dict.register
+def _relation(result: Relation) -> dict[str, Any]:
+    return result.to_dict()
+
+
+@write_dict.register
+def _identity(result: IdentitySet) -> dict[str, Any]:
+    return {"action": "created" if result.created else "updated", **result.identity.to_dict()}
+
+
+@write_dict.register
+def _awareness_item(result: AwarenessItem) -> dict[str, Any]:
+    return result.to_dict()
+
+
+@write_dict.register
+def _awareness_removed(result: AwarenessRemoved) -> dict[str, Any]:
+    return {"removed": result.removed, "id": result.id}
+
+
+@write_dict.register
+def _awareness_cleared(result: AwarenessCleared) -> dict[str, Any]:
+    return {"cleared": result.cleared, "category": result.category}
+
+
+@write_dict.register
+def _entity_audit(result: EntityAudit) -> dict[str, Any]:
+    return {"action": result.action, "total_entities": result.total_entities,
+            "noise_entities": result.noise_entities, "noise_sample": list(result.noise_sample),
+            "duplicate_groups": result.duplicate_groups,
+            "duplicate_sample": [list(group) for group in result.duplicate_sample],
+            "orphan_entities": result.orphan_entities}
+
+
+@write_dict.register
+def _entities_deduped(result: EntitiesDeduped) -> dict[str, Any]:
+    return {"action": result.action, "duplicate_groups": result.duplicate_groups,
+            "entities_merged": result.entities_merged}
+
+
+@write_dict.register
+def _entities_retired(result: EntitiesRetired) -> dict[str, Any]:
+    out: dict[str, Any] = {"action": result.action, "entities_retired": result.entities_retired}
+    if result.relations_retired is not None:
+        out["relations_retired"] = result.relations_retired
+    return out
+
+
+@write_dict.register
+def _frames_wiped(result: FramesWiped) -> dict[str, Any]:
+    erased = result.erased
+    out: dict[str, Any] = {"action": result.action, "frames_deleted": erased.frames,
+                           "entities_erased": erased.entities_erased,
+                           "relations_erased": erased.relations_erased}
+    if result.warning is not None:
+        out["warning"] = result.warning
+    return out
+
+
+@write_dict.register
+def _erasure(result: Erasure) -> dict[str, Any]:
+    return {"deleted": result.deleted, "entities_erased": result.entities_erased,
+            "relations_erased": result.relations_erased}
+
+
+@write_dict.register
+def _compacted(result: CompactResult) -> dict[str, Any]:
+    return dict(result.as_dict())
+
+
+@write_dict.register
+def _reconciled(result: Reconciled) -> dict[str, Any]:
+    """The sweep's report (what it queued again is the caller's to add)."""
+    return dict(result.report.as_dict())
+
+
+@write_dict.register
+def _reembedded(result: Reembedded) -> dict[str, Any]:
+    return {"queued": result.queued}
+
+
+@write_dict.register
+def _deduped(result: Deduped) -> dict[str, Any]:
+    return {"groups": result.groups, "merged": result.merged}
+
+
+@write_dict.register
+def _index_applied(result: ApplyStats) -> dict[str, Any]:
+    return dict(result.as_dict())
+
+
+@write_dict.register
+def _touched(result: Touched) -> dict[str, Any]:
+    return {"touched": result.touched}
+
+
+@write_dict.register
+def _frames_saved(result: FramesSaved) -> dict[str, Any]:
+    return {"frames": [{"id": f.id, "created": f.created, "upgraded": f.upgraded,
+                        "gop_id": f.gop_id, "t": f.t, "content_hash": f.content_hash}
+                       for f in result.frames]}
+
+
+@write_dict.register
+def _harvest_finished(result: HarvestFinished) -> dict[str, Any]:
+    return {"run_id": result.run_id, "status": result.status}

@@ -12,12 +12,13 @@ vectors, chunks, bridge rows and outbox follow the frames; spec f.5).
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal
+from dataclasses import dataclass
+from typing import Final, Literal
 
 from mind.db import Database
 from mind.entity_normalizer import find_duplicates, is_noise_name
 from mind.errors import ValidationError
-from mind.forget import erase_frames
+from mind.forget import Erasure, erase_frames
 from mind.kg_dedupe import dedupe_by_name
 from mind.timeutil import now_iso
 
@@ -34,6 +35,45 @@ _ORPHANS: Final = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class EntityAudit:
+    """``audit``: what ``remove_noise``, ``dedup`` and ``retire_orphans`` would find."""
+
+    total_entities: int
+    noise_entities: int
+    noise_sample: tuple[str, ...]
+    duplicate_groups: int
+    duplicate_sample: tuple[tuple[str, ...], ...]
+    orphan_entities: int
+    action: str = "audit"
+
+
+@dataclass(frozen=True, slots=True)
+class EntitiesDeduped:
+    duplicate_groups: int
+    entities_merged: int
+    action: str = "dedup"
+
+
+@dataclass(frozen=True, slots=True)
+class EntitiesRetired:
+    """``remove_noise``, ``retire_orphans`` and ``wipe_all`` (which also counts relations)."""
+
+    action: str
+    entities_retired: int
+    relations_retired: int | None = None
+
+
+EntityCleanup = EntityAudit | EntitiesDeduped | EntitiesRetired
+
+
+@dataclass(frozen=True, slots=True)
+class FramesWiped:
+    action: str
+    erased: Erasure
+    warning: str | None = None
+
+
 async def _retire(db: Database, ids: list[int]) -> int:
     now = now_iso()
     await db.executemany(
@@ -45,13 +85,12 @@ async def _retire(db: Database, ids: list[int]) -> int:
     return len(ids)
 
 
-async def cleanup_entities(db: Database, mode: str) -> dict[str, Any]:
+async def cleanup_entities(db: Database, mode: str) -> EntityCleanup:
     if mode not in ENTITY_MODES:
         raise ValidationError(f"mode must be one of {list(ENTITY_MODES)}, got {mode!r}")
     if mode == "dedup":
         result = await dedupe_by_name(db)
-        return {"action": mode, "duplicate_groups": result["groups"],
-                "entities_merged": result["merged"]}
+        return EntitiesDeduped(result["groups"], result["merged"])
     async with db.transaction():
         rows = await db.fetchall(_ACTIVE)
         noise = [r for r in rows if is_noise_name(r["name"])]
@@ -59,33 +98,32 @@ async def cleanup_entities(db: Database, mode: str) -> dict[str, Any]:
             groups = [g for g in find_duplicates([(r["name"], r["entity_type"]) for r in rows])
                       if len(g) > 1]
             orphans = await db.fetchall(_ORPHANS)
-            return {
-                "action": mode, "total_entities": len(rows), "noise_entities": len(noise),
-                "noise_sample": [r["name"] for r in noise[:20]],
-                "duplicate_groups": len(groups),
-                "duplicate_sample": [[rows[i]["name"] for i in g] for g in groups[:10]],
-                "orphan_entities": len(orphans),
-            }
+            return EntityAudit(
+                total_entities=len(rows), noise_entities=len(noise),
+                noise_sample=tuple(r["name"] for r in noise[:20]),
+                duplicate_groups=len(groups),
+                duplicate_sample=tuple(tuple(rows[i]["name"] for i in g) for g in groups[:10]),
+                orphan_entities=len(orphans),
+            )
         if mode == "remove_noise":
-            return {"action": mode, "entities_retired": await _retire(db, [r["id"] for r in noise])}
+            return EntitiesRetired(mode, await _retire(db, [r["id"] for r in noise]))
         if mode == "retire_orphans":
             orphans = [r["id"] for r in await db.fetchall(_ORPHANS)]
-            return {"action": mode, "entities_retired": await _retire(db, orphans)}
+            return EntitiesRetired(mode, await _retire(db, orphans))
         relations = await db.fetchval(
             "SELECT count(*) FROM knowledge_relations WHERE valid_to IS NULL")
         retired = await _retire(db, [r["id"] for r in rows])
-        return {"action": mode, "entities_retired": retired, "relations_retired": relations}
+        return EntitiesRetired(mode, retired, int(relations))
 
 
-async def wipe_frames(db: Database, mode: str) -> dict[str, Any]:
+async def wipe_frames(db: Database, mode: str) -> FramesWiped:
     if mode not in FRAME_WIPES:
         raise ValidationError(f"mode must be one of {list(FRAME_WIPES)}, got {mode!r}")
     where = "WHERE source = 'import'" if mode == "wipe_imports" else ""
     async with db.transaction():
         ids = [r[0] for r in await db.fetchall(f"SELECT id FROM memory_frames {where}")]
         erased = await erase_frames(db, ids)  # with their entities and relations (#12 item 5)
-        out: dict[str, Any] = {"action": mode, "frames_deleted": erased.pop("frames"), **erased}
-        if mode == "wipe_all":
-            await db.execute("DELETE FROM sessions")
-            out["warning"] = "every frame and session of this mind was deleted"
-        return out
+        if mode != "wipe_all":
+            return FramesWiped(mode, erased)
+        await db.execute("DELETE FROM sessions")
+        return FramesWiped(mode, erased, "every frame and session of this mind was deleted")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from mind.connection import BUSY_TIMEOUT_MS
 from mind.db import Database
@@ -54,9 +55,21 @@ async def _relations_losing_support(db: Database, frame_ids: set[int]) -> int:
     return len(touched - kept)
 
 
-async def erase_frames(db: Database, frame_ids: Sequence[int]) -> dict[str, int]:
-    """Delete frames with everything derived from them (see the module docstring); returns
-    ``{"frames", "entities_erased", "relations_erased"}``."""
+@dataclass(frozen=True, slots=True)
+class Erasure:
+    """What a forget or a frame wipe deleted."""
+
+    frames: int
+    entities_erased: int
+    relations_erased: int
+
+    @property
+    def deleted(self) -> bool:
+        return self.frames > 0
+
+
+async def erase_frames(db: Database, frame_ids: Sequence[int]) -> Erasure:
+    """Delete frames with everything derived from them (see the module docstring)."""
     ids = sorted({int(i) for i in frame_ids})
     async with db.transaction():
         mentioned = await _select_ids(
@@ -69,14 +82,12 @@ async def erase_frames(db: Database, frame_ids: Sequence[int]) -> dict[str, int]
         relations += await delete_in(db, "knowledge_relations", "source_id", orphans)
         relations += await delete_in(db, "knowledge_relations", "target_id", orphans)
         entities = await delete_in(db, "knowledge_entities", "id", orphans)
-    return {"frames": frames, "entities_erased": entities, "relations_erased": relations}
+    return Erasure(frames, entities, relations)
 
 
-async def erase_frame(db: Database, frame_id: int) -> dict[str, int | bool]:
-    """:func:`erase_frames` of one frame: ``{"deleted", "entities_erased",
-    "relations_erased"}``."""
-    result = await erase_frames(db, [frame_id])
-    return {"deleted": result.pop("frames") > 0, **result}
+async def erase_frame(db: Database, frame_id: int) -> Erasure:
+    """:func:`erase_frames` of one frame (``deleted`` is False when there was none)."""
+    return await erase_frames(db, [frame_id])
 
 
 async def scrub_wal(db: Database) -> bool:

@@ -8,7 +8,7 @@ from typing import Any
 from mind.awareness import AwarenessLayer
 from mind.compaction import CompactResult, compact
 from mind.db import Database
-from mind.forget import erase_frame, scrub_wal
+from mind.forget import Erasure, erase_frame, scrub_wal
 from mind.frames import FrameStore
 from mind.identity import IdentityLayer
 from mind.knowledge import KnowledgeGraph
@@ -77,7 +77,7 @@ class Mind:
         """Use ``other``'s vector index (a writer and a reader of one file need only one)."""
         self._index_owner = other
 
-    async def erase_frame(self, frame_id: int) -> dict[str, int | bool]:
+    async def erase_frame(self, frame_id: int) -> Erasure:
         """Forget a frame and every row derived from it (:mod:`mind.forget`)."""
         return await erase_frame(self.db, frame_id)
 

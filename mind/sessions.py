@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import builtins
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Final, cast
 
@@ -133,6 +133,14 @@ class SessionStore:
             )
             after = int(await self._db.fetchval("SELECT total_changes()", default=0))
         return after - before
+
+    async def title_untitled(self, titles: Mapping[str, str]) -> None:
+        """Give each named session its summary unless it has one (conversation titles of a
+        harvest: a re-import never overwrites a summary)."""
+        if titles:
+            await self._db.executemany(
+                "UPDATE sessions SET summary = ? WHERE gop_id = ? AND summary IS NULL",
+                [(title, gop) for gop, title in titles.items()])
 
     async def close(self, gop_id: str, summary: str | None = None) -> Session:
         gop = validate_id(gop_id)

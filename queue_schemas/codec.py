@@ -10,6 +10,8 @@ Encoding (stdlib ``json``, compact separators, UTF-8, ``ensure_ascii=False``, no
 
 - pydantic models anywhere inside (jobs, ops, results) → ``model_dump(mode="json")``; the
   receiver re-validates with ``parse_job`` / ``parse_op`` (the codec never rebuilds classes);
+- dataclass instances (the owner's op results, ``actors/results.py``) → their fields
+  (``dataclasses.asdict``), so a host's ``apply_op`` result is JSON like everything else;
 - exceptions (arq stores the exception of a failed job as its result) →
   ``{"error": "<type name>", "message": "<str(exc)>"}``, so a failure never breaks the
   serializer; ``Job.result()`` then raises ``arq.jobs.SerializationError`` carrying that dict;
@@ -25,6 +27,7 @@ forgot ``job_serializer`` — raise :class:`PayloadError` (a ``ValueError``) sta
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import json
 import uuid
@@ -44,6 +47,8 @@ def _encode(value: Any) -> Any:
     """``json.dumps`` ``default`` hook: objects JSON does not know natively."""
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
     if isinstance(value, BaseException):
         return {"error": type(value).__name__, "message": str(value)}
     if isinstance(value, datetime):

@@ -16,9 +16,21 @@ kind               meaning
 ``touch``          record that frames were recalled (access count, last accessed)
 ``harvest_batch``  one batch of a bulk import (frames with stable external ids + resume cursor)
 ``erase``          delete one frame and everything derived from it
-``call``           a small facade write: identity, awareness, entity, relation, cleanup,
-                   harvest bookkeeping (``MindCall.method``)
+``set_identity``   create or update the mind's identity (only the fields given)
+``add_awareness``  add one awareness item (category, content, priority, expiry)
+``remove_awareness``  remove one awareness item by id
+``clear_awareness``   remove every awareness item of one category
+``save_entity``    create an entity, or update the active one with that type and name
+``create_relation``   relate two active entities
+``cleanup_entities``  entity cleanup (audit, remove_noise, dedup, retire_orphans, wipe_all)
+``wipe_frames``    delete every imported frame, or every frame and session
+``finish_harvest`` record how a harvest run ended and the source's sync bookkeeping
 =================  ===============================================================================
+
+Each kind is one model with typed fields: a wrong argument name or type is refused when the op
+is built (a pydantic ``ValidationError`` naming the field), before any owner sees it. Value rules
+that belong to the engine (name limits, control characters, categories, modes) are checked once,
+by the ``mind`` method that applies the op.
 """
 
 from __future__ import annotations
@@ -27,7 +39,15 @@ import math
 from collections.abc import Iterable
 from typing import Annotated, ClassVar, Literal, Self
 
-from pydantic import Field, JsonValue, TypeAdapter, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    Field,
+    JsonValue,
+    TypeAdapter,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from queue_schemas.base import Envelope, FrozenModel, kind_registry, resolve
 from queue_schemas.constants import (
@@ -96,6 +116,15 @@ def _check_json(value: JsonValue, where: str, depth: int) -> None:
         _check_json(item, fmt.format(where, key), depth + 1)
 
 
+def _json_object(value: dict[str, JsonValue], info: ValidationInfo) -> dict[str, JsonValue]:
+    _check_json(value, info.field_name or "value", 0)
+    return value
+
+
+JsonObject = Annotated[dict[str, JsonValue], AfterValidator(_json_object)]
+"""A JSON object (metadata, properties): finite numbers, nested at most 32 levels."""
+
+
 # -- frames ----------------------------------------------------------------------------------
 class NewFrameOp(FrozenModel):
     """A frame to write (mirrors ``mind.frame.NewFrame``).
@@ -112,16 +141,10 @@ class NewFrameOp(FrozenModel):
     source: FrameSource = "user_stated"
     base_frame_id: FrameId | None = None
     created_at: Timestamp | None = None
-    metadata: dict[str, JsonValue] = Field(default_factory=dict)
+    metadata: JsonObject = Field(default_factory=dict)
     external_id: ExternalId | None = None
     references: list[FrameId] = Field(default_factory=list)
     dedup: bool = True
-
-    @field_validator("metadata")
-    @classmethod
-    def _finite_metadata(cls, metadata: dict[str, JsonValue]) -> dict[str, JsonValue]:
-        _check_json(metadata, "metadata", 0)
-        return metadata
 
     @model_validator(mode="after")
     def _b_frame_base(self) -> Self:
@@ -283,39 +306,101 @@ class Dedupe(OpEnvelope):
 
 
 # -- small writes from the facade ------------------------------------------------------------
-CallMethod = Literal[
-    "identity.set", "awareness.add", "awareness.remove", "awareness.clear_category",
-    "entity.save", "relation.create", "entities.cleanup", "frames.wipe", "harvest.finish",
-]
+class SetIdentity(OpEnvelope):
+    """Create the identity (``name`` required then) or update the fields given (``None`` =
+    leave unchanged)."""
+
+    kind: Literal["set_identity"] = "set_identity"
+    name: str | None = None
+    role: str | None = None
+    department: str | None = None
+    personality: str | None = None
+    capabilities: str | None = None
+    system_prompt: str | None = None
+
+    def given(self) -> dict[str, str]:
+        """The identity fields this op sets (those not ``None``)."""
+        values = {name: getattr(self, name) for name in type(self).model_fields
+                  if name not in OpEnvelope.model_fields}
+        return {name: value for name, value in values.items() if value is not None}
 
 
-class MindCall(OpEnvelope):
-    """One of the facade's small writes (identity, awareness, entities, cleanup, harvest
-    bookkeeping), applied by the owner like every other op. ``args`` are validated by the mind
-    method that ``method`` names (see ``actors/calls.py``)."""
+class AddAwareness(OpEnvelope):
+    kind: Literal["add_awareness"] = "add_awareness"
+    category: str
+    content: str
+    priority: int = 0
+    expires_at: Timestamp | None = None
 
-    kind: Literal["call"] = "call"
-    method: CallMethod
-    args: dict[str, JsonValue] = Field(default_factory=dict)
 
-    @field_validator("args")
-    @classmethod
-    def _finite_args(cls, args: dict[str, JsonValue]) -> dict[str, JsonValue]:
-        _check_json(args, "args", 0)
-        return args
+class RemoveAwareness(OpEnvelope):
+    kind: Literal["remove_awareness"] = "remove_awareness"
+    item_id: int
+
+
+class ClearAwareness(OpEnvelope):
+    kind: Literal["clear_awareness"] = "clear_awareness"
+    category: str
+
+
+class SaveEntity(OpEnvelope):
+    kind: Literal["save_entity"] = "save_entity"
+    entity_type: str
+    name: str
+    properties: JsonObject = Field(default_factory=dict)
+
+
+class CreateRelation(OpEnvelope):
+    kind: Literal["create_relation"] = "create_relation"
+    source_id: int
+    target_id: int
+    relation_type: str
+    confidence: float = 1.0
+    properties: JsonObject = Field(default_factory=dict)
+
+
+class CleanupEntities(OpEnvelope):
+    kind: Literal["cleanup_entities"] = "cleanup_entities"
+    mode: str
+
+
+class WipeFrames(OpEnvelope):
+    kind: Literal["wipe_frames"] = "wipe_frames"
+    mode: str
+
+
+class FinishHarvest(OpEnvelope):
+    """How a harvest run ended, and the source's sync bookkeeping. ``path`` is what the run is
+    shown as (a label, a masked URL); only ``sync_path`` (a path or URL the server read because
+    its caller named it) becomes re-readable by auto-sync."""
+
+    kind: Literal["finish_harvest"] = "finish_harvest"
+    run_id: Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS)]
+    source: Label
+    status: Literal["completed", "failed"]
+    path: Annotated[str, Field(max_length=4096)] = ""
+    content_hash: Annotated[str, Field(max_length=128)] = ""
+    items: int = Field(default=0, ge=0)
+    frames: int = Field(default=0, ge=0)
+    error: str | None = None
+    auto_sync: bool | None = None
+    interval_hours: int | None = Field(default=None, ge=1)
+    sync_path: Annotated[str, Field(max_length=4096)] | None = None
 
 
 # -- union -----------------------------------------------------------------------------------
 OpModel = (
     SaveFrames | ApplyIndex | Compact | Reconcile | Reembed | Dedupe | Touch | HarvestBatch
-    | Erase | MindCall
+    | Erase | SetIdentity | AddAwareness | RemoveAwareness | ClearAwareness | SaveEntity
+    | CreateRelation | CleanupEntities | WipeFrames | FinishHarvest
 )
 """The plain union of write-op models (for annotations)."""
 AnyOp = Annotated[OpModel, Field(discriminator="kind")]
 """The discriminated union (for pydantic validation)."""
 OP_MODELS: tuple[type[OpEnvelope], ...] = (
     SaveFrames, ApplyIndex, Compact, Reconcile, Reembed, Dedupe, Touch, HarvestBatch, Erase,
-    MindCall,
+    SetIdentity, AddAwareness, RemoveAwareness, ClearAwareness, SaveEntity, CreateRelation,
+    CleanupEntities, WipeFrames, FinishHarvest,
 )
 OP_KINDS = kind_registry(*OP_MODELS)
 _OP_ADAPTER: TypeAdapter[OpModel] = TypeAdapter(AnyOp)

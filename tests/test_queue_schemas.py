@@ -55,6 +55,7 @@ from queue_schemas import (
     deserialize,
     host_queue,
     job_id,
+    ops,
     parse_job,
     parse_op,
     serialize,
@@ -143,6 +144,27 @@ def sample_ops() -> list[Envelope]:
                      frames=[frame], cursor="conv-1:42"),
         HarvestBatch(mind_id="personal", source="universal", conversation_ids=[], frames=[]),
         Erase(mind_id="workspace:acme", frame_id=7),
+        *sample_small_writes(),
+    ]
+
+
+def sample_small_writes() -> list[Envelope]:
+    """One op of each of the facade's small writes."""
+    return [
+        ops.SetIdentity(mind_id="personal", name="Ada", role="engineer"),
+        ops.AddAwareness(mind_id="personal", category="task", content="ship it", priority=3,
+                         expires_at="2030-01-01T00:00:00+01:00"),
+        ops.RemoveAwareness(mind_id="personal", item_id=1),
+        ops.ClearAwareness(mind_id="personal", category="flag"),
+        ops.SaveEntity(mind_id="workspace:acme", entity_type="person", name="Ada",
+                       properties={"team": "core", "langs": ["py", 1.5, None]}),
+        ops.CreateRelation(mind_id="personal", source_id=1, target_id=2,
+                           relation_type="works_on", confidence=0.5),
+        ops.CleanupEntities(mind_id="personal", mode="audit"),
+        ops.WipeFrames(mind_id="personal", mode="wipe_imports"),
+        ops.FinishHarvest(mind_id="personal", run_id="run-1", source="chatgpt",
+                          status="completed", path="export.zip", items=3, frames=9,
+                          auto_sync=True, interval_hours=24),
     ]
 
 
@@ -425,7 +447,12 @@ def test_payload_must_be_an_object(data: object) -> None:
 def test_kinds_are_registered_and_disjoint() -> None:
     assert set(JOB_KINDS) == {"cognify", "reembed"}
     assert set(OP_KINDS) == {"save_frames", "apply_index", "compact", "reconcile",
-                             "reembed_mind", "dedupe", "touch", "harvest_batch", "erase", "call"}
+                             "reembed_mind", "dedupe", "touch", "harvest_batch", "erase",
+                             "set_identity", "add_awareness", "remove_awareness",
+                             "clear_awareness", "save_entity", "create_relation",
+                             "cleanup_entities", "wipe_frames", "finish_harvest"}
+    # the module docstring's op table names every kind
+    assert all(f"``{kind}``" in (ops.__doc__ or "") for kind in OP_KINDS)
     assert not set(JOB_KINDS) & set(OP_KINDS)
     assert len(JOB_MODELS) == len(JOB_KINDS) and len(OP_MODELS) == len(OP_KINDS)
     for model in (*JOB_MODELS, *OP_MODELS):
@@ -928,13 +955,13 @@ async def test_arq_worker_round_trip_with_results_and_failures(arq_pool: Any) ->
     assert TRIPPED == []  # neither unpickled nor executed
 
 
-def test_mind_call_rejects_unknown_methods_and_non_finite_args() -> None:
-    ok = parse_op({"kind": "call", "v": 1, "mind_id": "personal", "op_id": "c1",
-                   "method": "awareness.add", "args": {"category": "task", "content": "x"}})
-    assert ok.kind == "call"
-    with pytest.raises(ValueError, match="method"):
-        parse_op({"kind": "call", "v": 1, "mind_id": "personal", "op_id": "c2",
-                  "method": "os.system", "args": {}})
+def test_small_writes_refuse_the_string_rpc_and_non_finite_properties() -> None:
+    """The old string RPC (``{"kind": "call", "method": …, "args": …}``) is no op any more, and
+    typed ops refuse what JSON cannot carry."""
+    with pytest.raises(UnknownKindError, match="unknown op kind 'call'"):
+        parse_op({"kind": "call", "v": 1, "mind_id": "personal", "op_id": "c1",
+                  "method": "awareness.add", "args": {"category": "task", "content": "x"}})
     with pytest.raises(ValueError, match="finite"):
-        parse_op({"kind": "call", "v": 1, "mind_id": "personal", "op_id": "c3",
-                  "method": "relation.create", "args": {"confidence": float("nan")}})
+        parse_op({"kind": "create_relation", "v": 1, "mind_id": "personal", "op_id": "c3",
+                  "source_id": 1, "target_id": 2, "relation_type": "knows",
+                  "properties": {"weight": float("nan")}})

@@ -39,7 +39,7 @@ async def test_save_then_cognify_indexes_everything(tmp_path: Path) -> None:
             "Project Apollo depends on the Data Platform team.",
             "Bob reports to Alice Johnson since March.",
         ]))
-        assert [f["created"] for f in result["frames"]] == [True, True, True]
+        assert [f.created for f in result.frames] == [True, True, True]
         assert await rt.wait_idle(30)
         c = await counts(tmp_path / "personal.mind")
         assert c["frames"] == 3 and c["pending"] == 0 and c["vectors"] == 3
@@ -83,8 +83,8 @@ async def test_duplicate_job_delivery_changes_nothing(tmp_path: Path) -> None:
         first = await rt.submit("personal", op)
         again = await rt.submit("personal", op)  # same op id: applied once
         fresh = await rt.submit("personal", op.model_copy(update={"op_id": new_op_id()}))
-        assert first["applied"] == 1
-        assert fresh["applied"] == 0 and fresh["stale"] == 1  # no longer pending
+        assert first.applied == 1
+        assert fresh.applied == 0 and fresh.stale == 1  # no longer pending
         assert type(again).__name__ == "Duplicate"
         c = await counts(tmp_path / "personal.mind")
         assert c["vectors"] == 1
@@ -116,7 +116,7 @@ async def test_reconcile_requeues_stale_outbox_rows(tmp_path: Path) -> None:
         await rt.submit("personal", save(["forgotten by the queue"]))
         rt.runner.dispatch = original  # type: ignore[method-assign]
         result = await rt.reconcile("personal", grace_seconds=0)
-        assert len(result["requeue"]) == 1
+        assert len(result.requeue) == 1
         assert await rt.wait_idle(30)
     assert (await counts(tmp_path / "personal.mind"))["vectors"] == 1
 
@@ -151,7 +151,7 @@ async def test_reembed_switches_model_and_reindexes_everything(tmp_path: Path) -
     async with EmbeddedRuntime(cfg) as rt:
         result = await rt.submit("personal", ops.Reembed(mind_id="personal", provider="test",
                                                         model=new_model.model_id, dim=32))
-        assert result["queued"] == 20
+        assert result.queued == 20
         assert await rt.wait_idle(30)
         reader = await rt.host.reader("personal")
         fp = await reader.vectors.fingerprint()

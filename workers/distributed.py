@@ -23,6 +23,7 @@ from arq.connections import ArqRedis
 from actors.actor import CommitHook, Duplicate
 from actors.handlers import HANDLERS
 from actors.host import MindHost
+from actors.results import Reconciled
 from mind.embeddings.chain import EmbeddingProviderChain
 from mind.mind import Mind
 from queue_schemas import jobs, ops
@@ -172,8 +173,8 @@ async def sweep_all(host: MindHost) -> int:
     total = 0
     for mind_id in host.list_minds():
         result = await host.submit(mind_id, ops.Reconcile(mind_id=mind_id, grace_seconds=0))
-        if isinstance(result, dict):
-            total += len(result.get("requeue", []))
+        if isinstance(result, Reconciled):  # else a duplicate: queued when first applied
+            total += len(result.requeue)
     return total
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from actors.actor import Duplicate
+from actors.results import FramesSaved, Reconciled, expect
 from mind.content_hash import hash_frame_content
 from mind.mind import Mind
 from mind.outbox import Outbox
@@ -24,17 +26,16 @@ def _batches(items: list[jobs.CognifyItem], size: int) -> list[list[jobs.Cognify
     return [items[i : i + size] for i in range(0, len(items), size)]
 
 
-def new_frame_items(op: ops.SaveFrames | ops.HarvestBatch, result: dict[str, Any]) -> list[
+def new_frame_items(op: ops.SaveFrames | ops.HarvestBatch, result: FramesSaved) -> list[
     jobs.CognifyItem
 ]:
     items = []
-    for frame_op, saved in zip(op.frames, result["frames"], strict=True):
-        if saved["created"]:
+    for frame_op, saved in zip(op.frames, result.frames, strict=True):
+        if saved.created:
             items.append(
                 jobs.CognifyItem(
-                    frame_id=saved["id"], content=frame_op.content,
-                    content_hash=saved.get("content_hash")
-                    or hash_frame_content(frame_op.content),
+                    frame_id=saved.id, content=frame_op.content,
+                    content_hash=saved.content_hash or hash_frame_content(frame_op.content),
                     importance=frame_op.importance,
                 )
             )
@@ -86,12 +87,14 @@ async def followup_jobs(
     new: list[jobs.CognifyItem] = []
     out: list[Job] = []
     for op, result in committed:
-        if not isinstance(result, dict):  # a duplicate op: its follow-ups were sent before
+        if isinstance(result, Duplicate):  # applied before: its follow-ups were sent then
             continue
         if isinstance(op, ops.SaveFrames | ops.HarvestBatch):
-            new.extend(new_frame_items(op, result))
-        elif isinstance(op, ops.Reconcile) and result.get("requeue"):
-            new.extend(await pending_items(reader, result["requeue"]))
+            new.extend(new_frame_items(op, expect(result, FramesSaved)))
+        elif isinstance(op, ops.Reconcile):
+            requeue = expect(result, Reconciled).requeue
+            if requeue:
+                new.extend(await pending_items(reader, requeue))
         elif isinstance(op, ops.Reembed):
             target = Fingerprint(provider=op.provider, model=op.model, dim=op.dim)
             for part in _batches(await pending_items(reader), batch):

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from actors.host import MindHost
+from actors.results import FramesSaved
 from mind.errors import ValidationError
 from mind.frames import MAX_FRAME_CHARS
 from mind.harvest.errors import HarvestError
@@ -216,9 +217,9 @@ async def harvest(
 
     async def settle(task: asyncio.Task[Any]) -> None:
         result = await task
-        frames = result["frames"] if isinstance(result, dict) else []
-        tally.created += sum(1 for f in frames if f["created"])
-        tally.duplicates += sum(1 for f in frames if not f["created"])
+        frames = result.frames if isinstance(result, FramesSaved) else ()
+        tally.created += sum(1 for f in frames if f.created)
+        tally.duplicates += sum(1 for f in frames if not f.created)
 
     try:
         while True:
@@ -264,13 +265,12 @@ async def harvest(
 async def _record(host: MindHost, mind_id: str, summary: dict[str, Any],
                   options: HarvestOptions, sync_path: str | None,
                   error: str | None = None) -> None:
-    args: dict[str, Any] = {
-        "run_id": summary["run_id"], "source": summary["source"], "status": summary["status"],
-        "path": summary["path"], "sync_path": sync_path, "content_hash": summary["content_hash"],
-        "items": summary["items"], "frames": summary["frames_created"], "error": error,
-        "auto_sync": options.auto_sync, "interval_hours": options.interval_hours,
-    }
-    await host.submit(mind_id, ops.MindCall(mind_id=mind_id, method="harvest.finish", args=args))
+    await host.submit(mind_id, ops.FinishHarvest(
+        mind_id=mind_id, run_id=summary["run_id"], source=summary["source"],
+        status=summary["status"], path=summary["path"], sync_path=sync_path,
+        content_hash=summary["content_hash"], items=summary["items"],
+        frames=summary["frames_created"], error=error, auto_sync=options.auto_sync,
+        interval_hours=options.interval_hours))
 
 
 async def _finish_summary(
