@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-PERSONAL: Final = "personal"
-WORKSPACE_PREFIX: Final = "workspace:"
+# Layout of a data dir (mind ids are vocabulary.ids: "personal", "workspace:<slug>")
 PERSONAL_FILE: Final = "personal.mind"
 WORKSPACES_DIR: Final = "workspaces"
 WORKSPACE_FILE: Final = "workspace.mind"

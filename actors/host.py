@@ -24,32 +24,32 @@ from actors.constants import (
     DEFAULT_MAX_OPEN,
     DEFAULT_MAX_OPS,
     DEFAULT_MAX_WAIT,
-    PERSONAL,
     PERSONAL_FILE,
     WORKSPACE_FILE,
-    WORKSPACE_PREFIX,
     WORKSPACES_DIR,
 )
 from mind.errors import InvalidIdError, NotFoundError
 from mind.ids import validate_slug
 from mind.mind import Mind
+from vocabulary.ids import PERSONAL_MIND, WORKSPACE_PREFIX, split_mind_id
 
 log = logging.getLogger(__name__)
 
 
 def mind_path(data_dir: Path, mind_id: str) -> Path:
     """The file of a mind id; raises InvalidIdError for anything but a valid id."""
-    if mind_id == PERSONAL:
+    try:
+        _, slug = split_mind_id(mind_id)
+    except ValueError as exc:
+        raise InvalidIdError(str(exc)) from None
+    if slug is None:
         return data_dir / PERSONAL_FILE
-    if isinstance(mind_id, str) and mind_id.startswith(WORKSPACE_PREFIX):
-        slug = validate_slug(mind_id[len(WORKSPACE_PREFIX) :])
-        return data_dir / WORKSPACES_DIR / slug / WORKSPACE_FILE
-    raise InvalidIdError(f"invalid mind id {mind_id!r}: use 'personal' or 'workspace:<slug>'")
+    return data_dir / WORKSPACES_DIR / slug / WORKSPACE_FILE
 
 
 def list_minds(data_dir: Path) -> list[str]:
     """Mind ids with a file in the data dir."""
-    ids = [PERSONAL] if (data_dir / PERSONAL_FILE).exists() else []
+    ids = [PERSONAL_MIND] if (data_dir / PERSONAL_FILE).exists() else []
     root = data_dir / WORKSPACES_DIR
     if root.is_dir():
         for child in sorted(root.iterdir()):

@@ -21,27 +21,16 @@ from typing import Any, TypeVar
 import pydantic
 
 from actors.actor import Replayed
-from actors.constants import PERSONAL
 from actors.results import AwarenessRemoved, FramesSaved, expect
 from hive_mind.results import entity_dict, frame_dict, recall_response, write_dict
 from hive_mind.settings import Settings, load_settings
 from hive_mind.workspaces import WorkspaceManager, mind_id
 from mind.bounds import bounded_int, bounded_json, bounded_text, row_id, source_time, tags_input
 from mind.combined import CombinedRetrieval, SearchOptions
-from mind.constants import (
-    AWARENESS_PRIORITY_MAX,
-    DAILY_SAVE_SESSION_PREFIX,
-    MAX_AGE_DAYS,
-    MAX_ENTITY_NAME_CHARS,
-    MAX_JSON_BYTES,
-    MAX_QUERY_CHARS,
-    MAX_SYNC_INTERVAL_HOURS,
-    MAX_TTL_MINUTES,
-)
+from mind.constants import DAILY_SAVE_SESSION_PREFIX
 from mind.embeddings.base import fingerprint
 from mind.errors import NotFoundError, ValidationError
 from mind.forget import Erasure
-from mind.frames import MAX_FRAME_CHARS
 from mind.idempotency import keyed_op_id, validate_key
 from mind.ids import validate_id
 from mind.mind import Mind
@@ -49,15 +38,28 @@ from mind.private_files import make_private_dir
 from mind.search import HybridSearch
 from mind.timeutil import format_ts
 from queue_schemas import ops
+from vocabulary.enums import (
+    ENTITY_TYPES,
+    FRAME_CLEANUP_MODES,
+    MAINTENANCE_KINDS,
+    SCOPES,
+    FrameSource,
+    Importance,
+)
+from vocabulary.ids import PERSONAL_MIND
+from vocabulary.limits import (
+    AWARENESS_PRIORITY_MAX,
+    MAX_AGE_DAYS,
+    MAX_FRAME_CHARS,
+    MAX_JSON_BYTES,
+    MAX_NAME_CHARS,
+    MAX_QUERY_CHARS,
+    MAX_SYNC_INTERVAL_HOURS,
+    MAX_TTL_MINUTES,
+)
 from workers.runtime import EmbeddedRuntime
 
 log = logging.getLogger(__name__)
-
-SCOPES = ("personal", "workspace", "current", "all")
-CLEANUP_FRAME_MODES = ("compact", "reconcile", "wipe_imports", "wipe_all")
-MAINTENANCE_KINDS = ("compact", "reconcile", "reembed", "dedupe", "sync")
-ENTITY_TYPES = ("person", "project", "concept", "organization", "technology", "tool",
-                "location", "event")
 
 
 OpT = TypeVar("OpT", bound=ops.OpEnvelope)
@@ -133,8 +135,8 @@ class HiveMind:
 
     def mind_id(self, workspace: str | None) -> str:
         """``personal`` or ``workspace:<id>`` for an existing workspace (else NotFoundError)."""
-        if workspace is None or workspace == "" or workspace == PERSONAL:
-            return PERSONAL
+        if workspace is None or workspace == "" or workspace == PERSONAL_MIND:
+            return PERSONAL_MIND
         ident = mind_id(workspace)  # validates the slug first: no path tricks
         if not self.workspaces.exists(workspace):
             raise NotFoundError(f'Workspace "{workspace}" not found')
@@ -174,7 +176,8 @@ class HiveMind:
     # -- frames -----------------------------------------------------------------------------
 
     async def save(
-        self, content: str, *, importance: str = "normal", source: str = "agent_inferred",
+        self, content: str, *, importance: Importance = "normal",
+        source: FrameSource = "agent_inferred",
         workspace: str | None = None, session: str | None = None,
         metadata: dict[str, Any] | None = None, wait: bool = False,
         created_at: str | None = None, idempotency_key: str | None = None,
@@ -210,7 +213,7 @@ class HiveMind:
         if stored is None:  # forgotten since (a replay of an old save, or a racing forget)
             raise NotFoundError(f"frame {saved.id} was saved but has since been forgotten")
         return {**frame_dict(stored), "created": saved.created,
-                "workspace": workspace or PERSONAL, "replayed": replayed}
+                "workspace": workspace or PERSONAL_MIND, "replayed": replayed}
 
     async def _write(self, workspace: str | None, op_factory: Any, key: str | None,
                      operation: str, request: dict[str, Any]) -> tuple[Any, bool]:
@@ -329,7 +332,7 @@ class HiveMind:
             raise ValidationError(f"type must be one of {list(ENTITY_TYPES)}")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 200:
             raise ValidationError("limit must be an integer between 1 and 200")
-        bounded_text(query, "query", MAX_ENTITY_NAME_CHARS)
+        bounded_text(query, "query", MAX_NAME_CHARS)
         kg = (await self.reader(workspace)).knowledge
         found = await kg.search_entities(query, limit, entity_type=entity_type)
         return [await entity_dict(kg, e) for e in found]
@@ -470,7 +473,7 @@ class HiveMind:
                    else [workspace])
         out: dict[str, Any] = {}
         for ws in targets:
-            out[ws or PERSONAL] = await self._maintain(kind, ws)
+            out[ws or PERSONAL_MIND] = await self._maintain(kind, ws)
         return {"action": kind, "minds": out}
 
     async def _maintain(self, kind: str, workspace: str | None) -> Any:
@@ -498,8 +501,8 @@ class HiveMind:
     async def cleanup_frames(self, mode: str, *, workspace: str | None = None,
                              max_temp_age_days: int = 30, max_deprecated_age_days: int = 90
                              ) -> dict[str, Any]:
-        if mode not in CLEANUP_FRAME_MODES:
-            raise ValidationError(f"mode must be one of {list(CLEANUP_FRAME_MODES)}")
+        if mode not in FRAME_CLEANUP_MODES:
+            raise ValidationError(f"mode must be one of {list(FRAME_CLEANUP_MODES)}")
         for what, days in (("max_temp_age_days", max_temp_age_days),
                            ("max_deprecated_age_days", max_deprecated_age_days)):
             bounded_int(days, what, 1, MAX_AGE_DAYS, unit="days (100 years)")

@@ -7,17 +7,16 @@ source, detects ingest types, and waits for indexing when asked.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final
 
-from mind.constants import IMPORTANCES, Importance
 from mind.errors import ValidationError
 from mind.harvest.registry import SOURCES, adapter
+from vocabulary.enums import IMPORTANCES, INGEST_TYPES
 from workers.harvest import HarvestOptions, Progress, harvest
 
 if TYPE_CHECKING:
     from hive_mind.facade import HiveMind
 
-INGEST_TYPES: Final = ("auto", "markdown", "plaintext", "pdf", "url")
 _EXTENSIONS: Final = {".pdf": "pdf", ".md": "markdown", ".markdown": "markdown",
                       ".txt": "plaintext", ".text": "plaintext"}
 
@@ -66,7 +65,7 @@ async def run_harvest(
     await hm.resume_pending(mind_id)
     target: Path | str = path if isinstance(path, str) and source in (
         "url", "markdown", "plaintext") else Path(path).expanduser()
-    options = HarvestOptions(importance=cast(Importance, importance), tags=list(tags or []),
+    options = HarvestOptions(importance=importance, tags=list(tags or []),
                              auto_sync=auto_sync, interval_hours=interval_hours, label=label,
                              rereadable=rereadable)
     summary = await harvest(

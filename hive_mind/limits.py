@@ -1,4 +1,4 @@
-"""The engine's input limits (:mod:`mind.constants`, checked by :mod:`mind.bounds`) as pydantic
+"""The engine's input limits (:mod:`vocabulary.limits`, checked by :mod:`mind.bounds`) as pydantic
 field types, so the HTTP request models and the MCP tool schemas announce them (``maximum``,
 ``maxLength`` in OpenAPI / the tool's input schema) and refuse out-of-range values before any
 work (HTTP 422 ``invalid``; an ``invalid`` tool result). The engine checks again: these are the
@@ -10,14 +10,18 @@ from typing import Annotated, Final
 
 from pydantic import Field
 
-from mind.constants import (
+from mind.idempotency import MAX_KEY_CHARS
+from vocabulary.limits import (
     AWARENESS_PRIORITY_MAX,
     INT64_MAX,
     MAX_AGE_DAYS,
     MAX_AWARENESS_CHARS,
-    MAX_ENTITY_NAME_CHARS,
+    MAX_FRAME_CHARS,
     MAX_GROUP_CHARS,
     MAX_ICON_CHARS,
+    MAX_ID_CHARS,
+    MAX_LABEL_CHARS,
+    MAX_NAME_CHARS,
     MAX_PROFILE_TEXT_CHARS,
     MAX_QUERY_CHARS,
     MAX_SHORT_NAME_CHARS,
@@ -26,11 +30,7 @@ from mind.constants import (
     MAX_TAG_CHARS,
     MAX_TAGS,
     MAX_TTL_MINUTES,
-    MAX_TYPE_CHARS,
 )
-from mind.frames import MAX_FRAME_CHARS
-from mind.idempotency import MAX_KEY_CHARS
-from mind.ids import MAX_ID_LENGTH
 
 MAX_PATH_CHARS: Final = 4096  # a server path or URL (harvest, ingest)
 MAX_FILENAME_CHARS: Final = 255
@@ -45,14 +45,14 @@ Priority = Annotated[int, Field(ge=0, le=AWARENESS_PRIORITY_MAX)]
 
 Content = Annotated[str, Field(min_length=1, max_length=MAX_FRAME_CHARS)]
 Query = Annotated[str, Field(max_length=MAX_QUERY_CHARS)]
-SessionId = Annotated[str, Field(max_length=MAX_ID_LENGTH)]
+SessionId = Annotated[str, Field(max_length=MAX_ID_CHARS)]
 Timestamp = Annotated[str, Field(max_length=MAX_TIMESTAMP_CHARS)]
 IdempotencyKey = Annotated[str, Field(min_length=1, max_length=MAX_KEY_CHARS,
                                       pattern=r"^[!-~]+$")]
 """A client's name for one write (printable ASCII, no spaces): :mod:`mind.idempotency`."""
-EntityName = Annotated[str, Field(min_length=1, max_length=MAX_ENTITY_NAME_CHARS)]
-EntityQuery = Annotated[str, Field(max_length=MAX_ENTITY_NAME_CHARS)]
-TypeName = Annotated[str, Field(min_length=1, max_length=MAX_TYPE_CHARS)]
+EntityName = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]
+EntityQuery = Annotated[str, Field(max_length=MAX_NAME_CHARS)]
+TypeName = Annotated[str, Field(min_length=1, max_length=MAX_LABEL_CHARS)]
 ShortName = Annotated[str, Field(max_length=MAX_SHORT_NAME_CHARS)]
 ProfileText = Annotated[str, Field(max_length=MAX_PROFILE_TEXT_CHARS)]
 SystemPrompt = Annotated[str, Field(max_length=MAX_SYSTEM_PROMPT_CHARS)]

@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import anyio
 import pydantic
@@ -50,16 +50,24 @@ from hive_mind.server_reads import ingest as client_ingest
 from hive_mind.server_reads import refuse
 from mind.errors import HiveMindError, NotFoundError, ValidationError
 from mind.harvest.errors import safe_reason
+from vocabulary.enums import (
+    AgentImportance,
+    AgentSource,
+    AwarenessCategory,
+    ConversationSource,
+    EntityCleanupMode,
+    EntityType,
+    FrameCleanupMode,
+    IngestImportance,
+    IngestType,
+    RecallProfile,
+    ToolScope,
+)
 
 log = logging.getLogger(__name__)
 
 GetFacade = Callable[[], Awaitable[Any]]
 
-Importance = Literal["critical", "important", "normal", "temporary"]
-Source = Literal["user_stated", "tool_verified", "agent_inferred", "system"]
-EntityType = Literal["person", "project", "concept", "organization", "technology", "tool",
-                     "location", "event"]
-Category = Literal["task", "action", "pending", "flag"]
 Workspace = Annotated[str | None, Field(
     description="Workspace id (from list_workspaces / create_workspace). Omit for the personal "
                 "mind. Unknown ids are an error, never created implicitly.")]
@@ -184,10 +192,10 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         same idempotency_key.""")
     async def save_memory(
         content: Annotated[Content, Field(description="The memory text, self-contained.")],
-        importance: Annotated[Importance, Field(
+        importance: Annotated[AgentImportance, Field(
             description="critical: must never be lost; temporary: may be pruned after 30 "
                         "days.")] = "normal",
-        source: Annotated[Source, Field(
+        source: Annotated[AgentSource, Field(
             description="Where the fact came from: the user said it, a tool verified it, you "
                         "inferred it, or the system.")] = "agent_inferred",
         workspace: Workspace = None,
@@ -220,12 +228,12 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         query: Annotated[Query, Field(description="What to look for, in plain words.")],
         limit: Annotated[int, Field(ge=1, le=100, description="Maximum results.")] = 10,
         workspace: Workspace = None,
-        scope: Annotated[Literal["current", "personal", "all"] | None, Field(
+        scope: Annotated[ToolScope | None, Field(
             description="personal: the personal mind; current: the given workspace (or the "
                         "default workspace); all: personal plus every workspace (and the "
                         "external source, if one is configured). Default: the workspace when "
                         "one is given, else personal.")] = None,
-        profile: Annotated[Literal["balanced", "recent", "important", "connected"], Field(
+        profile: Annotated[RecallProfile, Field(
             description="Ranking profile.")] = "balanced",
         explain: Annotated[bool, Field(
             description="Add each result's `explain` object: keyword/vector lane ranks "
@@ -351,7 +359,8 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         Returns a JSON list of {id, category, content, priority, expires_at, created_at} or a
         sentence when there are none.""")
     async def get_awareness(
-        category: Annotated[Category | None, Field(description="Only this category.")] = None,
+        category: Annotated[AwarenessCategory | None, Field(
+            description="Only this category.")] = None,
     ) -> str:
         mind = await get_facade()
         items = await mind.get_awareness(category=category)
@@ -365,7 +374,7 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         dropped when full. Returns JSON {id, category, content, priority, expires_at,
         replayed}.""")
     async def set_awareness(
-        category: Annotated[Category, Field(description="task, action, pending or flag.")],
+        category: Annotated[AwarenessCategory, Field(description="task, action, pending or flag.")],
         content: Annotated[AwarenessText, Field(description="The item text.")],
         priority: Annotated[int, Field(ge=0, le=10, description="0-10, higher first.")] = 0,
         ttl_minutes: Annotated[TtlMinutes | None, Field(
@@ -383,7 +392,7 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         sentence saying what was removed.""")
     async def clear_awareness(
         id: Annotated[RowId | None, Field(description="The item id.")] = None,
-        category: Annotated[Category | None, Field(
+        category: Annotated[AwarenessCategory | None, Field(
             description="Clear every item of this category.")] = None,
     ) -> str:
         mind = await get_facade()
@@ -426,7 +435,7 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         directory on the server's disk). Re-importing the same data is idempotent. Returns a
         JSON summary (items, frames_created, duplicates_skipped, ...).""")
     async def harvest_import(
-        source: Annotated[Literal["chatgpt", "claude", "claude-code", "gemini", "universal"],
+        source: Annotated[ConversationSource,
                           Field(description="The export's format.")],
         data: Annotated[str | list[Any] | dict[str, Any] | None, Field(
             description="The export's JSON content.")] = None,
@@ -478,9 +487,9 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         frames_created, duplicates_skipped, ...).""")
     async def ingest_source(
         content: Annotated[str, Field(description="A file path, a URL or the text itself.")],
-        type_hint: Annotated[Literal["markdown", "plaintext", "pdf", "url", "auto"], Field(
+        type_hint: Annotated[IngestType, Field(
             description="Force the content type.")] = "auto",
-        importance: Annotated[Literal["critical", "important", "normal"], Field(
+        importance: Annotated[IngestImportance, Field(
             description="Importance of the created memories.")] = "normal",
         tags: Annotated[Tags | None, Field(description="Labels to attach.")] = None,
         workspace: Workspace = None,
@@ -497,7 +506,7 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         wipe_imports: delete every imported memory; wipe_all: delete EVERY memory and session of
         the mind (irreversible; only on explicit user request). Returns JSON counts.""")
     async def cleanup_frames(
-        mode: Annotated[Literal["compact", "wipe_imports", "wipe_all", "reconcile"],
+        mode: Annotated[FrameCleanupMode,
                         Field(description="What to do.")],
         workspace: Workspace = None,
         max_temp_age_days: Annotated[AgeDays, Field(description="compact only.")] = 30,
@@ -516,7 +525,7 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         retire_orphans: retire entities with no relation and no memory; wipe_all: retire every
         entity and relation (only on explicit user request). Returns JSON counts.""")
     async def cleanup_entities(
-        mode: Annotated[Literal["audit", "remove_noise", "dedup", "retire_orphans", "wipe_all"],
+        mode: Annotated[EntityCleanupMode,
                         Field(description="What to do.")],
         workspace: Workspace = None,
     ) -> str:

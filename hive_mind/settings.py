@@ -110,10 +110,6 @@ class Settings(BaseSettings):
         default=COGNIFY_BATCH_FRAMES, ge=1,
         description="frames per cognify job (small: short index transactions between saves)",
     )
-    link_related: bool = Field(default=True, description="compute related-frame links on indexing")
-    outbox_grace_seconds: float = Field(
-        default=600.0, ge=0, description="reconcile re-queues frames pending longer than this",
-    )
 
     maintenance_hour: int = Field(
         default=3, ge=0, le=23, description="nightly maintenance time (UTC hour)",

@@ -24,15 +24,15 @@ import unicodedata
 from pathlib import Path
 from typing import Any, Final
 
-from actors.constants import WORKSPACE_FILE, WORKSPACE_PREFIX, WORKSPACES_DIR
+from actors.constants import WORKSPACE_FILE, WORKSPACE_META, WORKSPACES_DIR
 from mind.bounds import name_text
-from mind.constants import MAX_GROUP_CHARS, MAX_ICON_CHARS, MAX_SHORT_NAME_CHARS
 from mind.errors import ConflictError, InvalidIdError, NotFoundError, ValidationError
 from mind.ids import validate_slug
 from mind.private_files import make_private_dir, write_private_text
 from mind.timeutil import now_iso
+from vocabulary.ids import workspace_mind_id
+from vocabulary.limits import MAX_GROUP_CHARS, MAX_ICON_CHARS, MAX_SHORT_NAME_CHARS
 
-META_FILE: Final = "workspace.json"
 INDEX_FILE: Final = "workspaces-meta.json"
 LIMITS: Final = {"name": MAX_SHORT_NAME_CHARS, "group": MAX_GROUP_CHARS,
                  "icon": MAX_ICON_CHARS, "model": MAX_SHORT_NAME_CHARS}
@@ -49,7 +49,7 @@ def slugify(name: str) -> str:
 
 
 def mind_id(workspace_id: str) -> str:
-    return WORKSPACE_PREFIX + validate_slug(workspace_id)
+    return workspace_mind_id(validate_slug(workspace_id))
 
 
 def clean_field(key: str, value: object) -> str | None:
@@ -76,12 +76,12 @@ class WorkspaceManager:
 
     def exists(self, workspace_id: str) -> bool:
         try:
-            return (self._dir(workspace_id) / META_FILE).is_file()
+            return (self._dir(workspace_id) / WORKSPACE_META).is_file()
         except InvalidIdError:
             return False
 
     def get(self, workspace_id: str) -> dict[str, Any]:
-        path = self._dir(workspace_id) / META_FILE
+        path = self._dir(workspace_id) / WORKSPACE_META
         if not path.is_file():
             raise NotFoundError(f'Workspace "{workspace_id}" not found')
         data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
@@ -94,7 +94,7 @@ class WorkspaceManager:
         out = []
         for child in sorted(self.root.iterdir()):
             try:
-                if (child / META_FILE).is_file():
+                if (child / WORKSPACE_META).is_file():
                     out.append(self.get(validate_slug(child.name)))
             except (InvalidIdError, ValueError):
                 continue
@@ -120,7 +120,7 @@ class WorkspaceManager:
         folder = self._dir(slug)
         make_private_dir(folder)
         meta: dict[str, Any] = {"id": slug, "name": clean, **fields, "created": now_iso()}
-        _write_json(folder / META_FILE, meta)
+        _write_json(folder / WORKSPACE_META, meta)
         return meta
 
     def update(self, workspace_id: str, **fields: Any) -> dict[str, Any]:
@@ -131,12 +131,12 @@ class WorkspaceManager:
         for key, value in fields.items():
             if value is not None:
                 meta[key] = clean_field(key, value)
-        _write_json(self._dir(workspace_id) / META_FILE, meta)
+        _write_json(self._dir(workspace_id) / WORKSPACE_META, meta)
         return meta
 
     def delete(self, workspace_id: str) -> bool:
         folder = self._dir(workspace_id)
-        if not (folder / META_FILE).is_file():
+        if not (folder / WORKSPACE_META).is_file():
             raise NotFoundError(f'Workspace "{workspace_id}" not found')
         shutil.rmtree(folder)
         if self.default() == workspace_id:

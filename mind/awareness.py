@@ -30,18 +30,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Final, cast
 
 from mind.bounds import bounded_json, bounded_text, row_id
-from mind.constants import (
-    AWARENESS_CATEGORIES,
-    AWARENESS_MAX_ITEMS,
-    INT64_MAX,
-    MAX_AWARENESS_CHARS,
-    MAX_JSON_BYTES,
-    AwarenessCategory,
-)
+from mind.constants import AWARENESS_MAX_ITEMS
 from mind.db import Database
 from mind.errors import NotFoundError, ValidationError
 from mind.jsonfields import dump_object, load_object
 from mind.timeutil import normalize_ts, now_iso
+from vocabulary.enums import AWARENESS_CATEGORIES, AwarenessCategory
+from vocabulary.limits import INT64_MAX, MAX_AWARENESS_CHARS, MAX_JSON_BYTES
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ refuses the same values with the same :class:`ValidationError` (HTTP 400 ``inval
   what a caller creates in the knowledge graph (no self-relations) and to ingest tags.
 
 Messages name the field and its limit, never echo the (possibly huge) value. The limits
-themselves live in :mod:`mind.constants`.
+themselves live in :mod:`vocabulary.limits`.
 """
 
 from __future__ import annotations
@@ -27,35 +27,25 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
-from mind.constants import (
-    INT64_MAX,
-    MAX_ENTITY_NAME_CHARS,
-    MAX_JSON_BYTES,
-    MAX_TAG_CHARS,
-    MAX_TAGS,
-    MAX_TYPE_CHARS,
-)
 from mind.entity_normalizer import confidence_arg
 from mind.errors import InvalidTimestampError, ValidationError
 from mind.timeutil import format_ts, parse_iso
+from vocabulary.limits import (
+    INT64_MAX,
+    MAX_JSON_BYTES,
+    MAX_LABEL_CHARS,
+    MAX_NAME_CHARS,
+    MAX_TAG_CHARS,
+    MAX_TAGS,
+    shown,
+)
 
 UNSAFE_IN_NAMES: Final = re.compile(
     "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
     "\ud800-\udfff]"
 )
-_SHOWN: Final = 40  # characters of a refused value quoted in a message
 EARLIEST_SOURCE_TIME: Final = datetime(1900, 1, 1, tzinfo=UTC)
 SOURCE_TIME_AHEAD: Final = timedelta(days=1)  # clock skew between a client and this host
-
-
-def shown(value: object) -> str:
-    """A refused value as quoted in a message: short, whatever its size."""
-    if isinstance(value, int) and value.bit_length() > 128:  # repr may even refuse it
-        return f"an integer of {value.bit_length():,} bits"
-    if isinstance(value, str) and len(value) > _SHOWN:
-        return f"{value[:_SHOWN]!r}… ({len(value):,} characters)"
-    text = repr(value)
-    return text if len(text) <= _SHOWN else f"{text[:_SHOWN]}…"
 
 
 def bounded_int(value: object, what: str, lo: int, hi: int, *, unit: str = "") -> int:
@@ -111,20 +101,20 @@ def bounded_json(value: Mapping[str, Any] | None, what: str, limit: int) -> None
 def entity_input(entity_type: object, name: object,
                  properties: Mapping[str, Any] | None = None) -> None:
     """What a caller may create as an entity: a type and a name that are names
-    (:func:`name_text`, :data:`MAX_TYPE_CHARS` / :data:`MAX_ENTITY_NAME_CHARS`) and properties
+    (:func:`name_text`, :data:`MAX_LABEL_CHARS` / :data:`MAX_NAME_CHARS`) and properties
     within :data:`MAX_JSON_BYTES`."""
-    name_text(entity_type, "entity type", MAX_TYPE_CHARS)
-    name_text(name, "entity name", MAX_ENTITY_NAME_CHARS)
+    name_text(entity_type, "entity type", MAX_LABEL_CHARS)
+    name_text(name, "entity name", MAX_NAME_CHARS)
     bounded_json(properties, "entity properties", MAX_JSON_BYTES)
 
 
 def relation_input(source_id: object, target_id: object, relation_type: object,
                    confidence: object, properties: Mapping[str, Any] | None = None) -> None:
     """What a caller may create as a relation: two row ids, a type that is a name
-    (:data:`MAX_TYPE_CHARS`), a confidence in [0, 1], properties within
+    (:data:`MAX_LABEL_CHARS`), a confidence in [0, 1], properties within
     :data:`MAX_JSON_BYTES`, and two different entities (none is related to itself)."""
     source, target = row_id(source_id, "source_id"), row_id(target_id, "target_id")
-    name_text(relation_type, "relation type", MAX_TYPE_CHARS)
+    name_text(relation_type, "relation type", MAX_LABEL_CHARS)
     confidence_arg(confidence)
     bounded_json(properties, "relation properties", MAX_JSON_BYTES)
     if source == target:

@@ -13,7 +13,7 @@ vectors, chunks, bridge rows and outbox follow the frames; spec f.5).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final
 
 from mind.db import Database
 from mind.entity_normalizer import find_duplicates, is_noise_name
@@ -21,11 +21,8 @@ from mind.errors import ValidationError
 from mind.forget import Erasure, erase_frames
 from mind.kg_dedupe import dedupe_by_name
 from mind.timeutil import now_iso
+from vocabulary.enums import ENTITY_CLEANUP_MODES, FRAME_WIPES
 
-EntityMode = Literal["audit", "remove_noise", "dedup", "retire_orphans", "wipe_all"]
-FrameWipe = Literal["wipe_imports", "wipe_all"]
-ENTITY_MODES: Final = ("audit", "remove_noise", "dedup", "retire_orphans", "wipe_all")
-FRAME_WIPES: Final = ("wipe_imports", "wipe_all")
 _ACTIVE: Final = "SELECT id, entity_type, name FROM knowledge_entities WHERE valid_to IS NULL"
 _ORPHANS: Final = (
     "SELECT id FROM knowledge_entities e WHERE valid_to IS NULL "
@@ -86,8 +83,8 @@ async def _retire(db: Database, ids: list[int]) -> int:
 
 
 async def cleanup_entities(db: Database, mode: str) -> EntityCleanup:
-    if mode not in ENTITY_MODES:
-        raise ValidationError(f"mode must be one of {list(ENTITY_MODES)}, got {mode!r}")
+    if mode not in ENTITY_CLEANUP_MODES:
+        raise ValidationError(f"mode must be one of {list(ENTITY_CLEANUP_MODES)}, got {mode!r}")
     if mode == "dedup":
         result = await dedupe_by_name(db)
         return EntitiesDeduped(result["groups"], result["merged"])

@@ -36,13 +36,12 @@ from typing import Literal
 from mind.external import ExternalDocument, ExternalSource, ExternalSourceError
 from mind.redact import mask_text
 from mind.search import HybridSearch, Lanes, Profile, SearchResponse, SearchResult
+from vocabulary.ids import WORKSPACE_PREFIX
 
 log = logging.getLogger(__name__)
 
 ResultSource = Literal["workspace", "personal", "external"]
 Polarity = Literal["positive", "negative"]
-PERSONAL = "personal"
-WORKSPACE_PREFIX = "workspace:"
 EXTERNAL_PREFIX = "external:"
 CONCURRENCY = 8  # minds searched at once (each search already overlaps its two lanes)
 LOCAL_COVERAGE_MIN_COUNT = 3

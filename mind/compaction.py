@@ -14,17 +14,12 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from mind.constants import (
-    COMPACT_DEPRECATED_DAYS,
-    COMPACT_MERGE_SEPARATOR,
-    COMPACT_PFRAME_KEEP,
-    COMPACT_PFRAME_THRESHOLD,
-    COMPACT_TEMP_DAYS,
-)
+from mind.constants import COMPACT_MERGE_SEPARATOR, COMPACT_PFRAME_KEEP, COMPACT_PFRAME_THRESHOLD
 from mind.content_hash import hash_frame_content
 from mind.db import Database
 from mind.sqlutil import delete_in
 from mind.timeutil import days_ago_iso
+from vocabulary.limits import COMPACT_DEPRECATED_DAYS, COMPACT_TEMP_DAYS
 
 NOT_IMPORTED = "source <> 'import' AND external_id IS NULL"
 

@@ -1,47 +1,17 @@
-"""Names shared across the engine: tables, meta keys, enumerations and limits."""
+"""Names of the engine: virtual-table names, meta keys, ranks and engine defaults.
+
+Enumerations and limits are the shared vocabulary (:mod:`vocabulary.enums`,
+:mod:`vocabulary.limits`), so ``queue_schemas`` and the front door read the same values.
+"""
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Final
 
-FrameType = Literal["I", "P", "B"]
-Importance = Literal["critical", "important", "normal", "temporary", "deprecated"]
-FrameSource = Literal[
-    "user_stated",
-    "tool_verified",
-    "agent_inferred",
-    "import",
-    "system",
-    "personal",
-    "workspace",
-    "team_sync",
-]
-SessionStatus = Literal["active", "closed", "archived"]
-AwarenessCategory = Literal["task", "action", "pending", "flag"]
+from vocabulary.enums import IMPORTANCES
 
-FRAME_TYPES: Final = ("I", "P", "B")
-IMPORTANCES: Final = ("critical", "important", "normal", "temporary", "deprecated")
-FRAME_SOURCES: Final = (
-    "user_stated",
-    "tool_verified",
-    "agent_inferred",
-    "import",
-    "system",
-    "personal",
-    "workspace",
-    "team_sync",
-)
-SESSION_STATUSES: Final = ("active", "closed", "archived")
-AWARENESS_CATEGORIES: Final = ("task", "action", "pending", "flag")
-
-# Higher rank wins when a duplicate save upgrades an existing frame.
-IMPORTANCE_RANK: Final = {
-    "deprecated": 0,
-    "temporary": 1,
-    "normal": 2,
-    "important": 3,
-    "critical": 4,
-}
+# Higher rank wins when a duplicate save upgrades an existing frame: deprecated 0 … critical 4.
+IMPORTANCE_RANK: Final = {name: rank for rank, name in enumerate(reversed(IMPORTANCES))}
 IMPORTANCE_MULTIPLIER: Final = {
     "critical": 2.0,
     "important": 1.5,
@@ -52,15 +22,10 @@ IMPORTANCE_MULTIPLIER: Final = {
 
 AWARENESS_MAX_ITEMS: Final = 10
 
-# Tables
-T_META: Final = "meta"
-T_MIGRATIONS: Final = "schema_migrations"
-T_FRAMES: Final = "memory_frames"
+# Virtual tables (FTS5, sqlite-vec) named in f-string SQL
 T_FRAMES_FTS: Final = "memory_frames_fts"
 T_FRAMES_VEC: Final = "memory_frames_vec"
-T_CHUNKS: Final = "memory_frame_chunks"
 T_CHUNKS_VEC: Final = "memory_frame_chunks_vec"
-T_OUTBOX: Final = "pending_index"
 
 # Meta keys
 META_SCHEMA_VERSION: Final = "schema_version"
@@ -71,9 +36,7 @@ META_EMBED_MODEL: Final = "embedding_model"
 META_EMBED_DIM: Final = "embedding_dim"
 HASH_SEMANTICS: Final = "hm-stripped"
 
-# Compaction defaults (original engine)
-COMPACT_TEMP_DAYS: Final = 30
-COMPACT_DEPRECATED_DAYS: Final = 90
+# Compaction defaults (original engine); the age limits are in vocabulary.limits
 COMPACT_PFRAME_THRESHOLD: Final = 10
 COMPACT_PFRAME_KEEP: Final = 5
 COMPACT_MERGE_SEPARATOR: Final = "\n---\n"
@@ -84,24 +47,3 @@ SQL_IN_CHUNK: Final = 500
 # session of the saves that name none: one per day, "save:<YYYY-MM-DD>" (hive_mind.facade);
 # not a conversation, so it lends no graph proximity to its frames (mind.graph)
 DAILY_SAVE_SESSION_PREFIX: Final = "save:"
-
-# -- limits of caller input (docs/security.md, "Limits"; checked by mind.bounds) -------------
-# Integers: every id is an SQLite INTEGER; durations stay inside the calendar datetime can do.
-INT64_MAX: Final = 2**63 - 1  # largest frame / entity / relation / awareness item id
-MAX_TTL_MINUTES: Final = 3653 * 24 * 60  # awareness ttl: 10 years
-MAX_AGE_DAYS: Final = 36_525  # compaction ages (max_temp_age_days, …): 100 years
-MAX_SYNC_INTERVAL_HOURS: Final = 3653 * 24  # harvest auto-sync interval: 10 years
-AWARENESS_PRIORITY_MAX: Final = 10  # priority 0-10 at every public surface (spec d)
-# Text, in characters (str length). Names refuse control and bidi characters (mind.bounds).
-MAX_QUERY_CHARS: Final = 10_000  # recall query
-MAX_ENTITY_NAME_CHARS: Final = 500  # = queue_schemas MAX_NAME_CHARS; entity search query too
-MAX_TYPE_CHARS: Final = 100  # entity and relation types (= queue_schemas MAX_LABEL_CHARS)
-MAX_SHORT_NAME_CHARS: Final = 200  # identity name/role/department, workspace name and model
-MAX_GROUP_CHARS: Final = 100  # workspace group
-MAX_ICON_CHARS: Final = 32  # workspace icon (an emoji sequence)
-MAX_PROFILE_TEXT_CHARS: Final = 16_384  # identity personality, capabilities
-MAX_SYSTEM_PROMPT_CHARS: Final = 65_536  # identity system_prompt
-MAX_AWARENESS_CHARS: Final = 4_096  # awareness item content
-MAX_JSON_BYTES: Final = 65_536  # metadata / properties of one frame, entity, relation, item
-MAX_TAGS: Final = 32  # ingest tags: how many
-MAX_TAG_CHARS: Final = 100  # ingest tags: each

@@ -26,9 +26,9 @@ URL ingest's public-address guard — but what it answers is bounded like any in
 request takes at most ``timeout`` seconds (not per read), the answer at most
 :data:`MAX_RESPONSE_BYTES` (read as a stream, never buffered beyond that), redirects are not
 followed, results beyond ``limit`` are ignored, ``content`` is cut at
-:data:`MAX_CONTENT_CHARS`, ``title``, ``id`` and ``type`` at :data:`MAX_LABEL_CHARS` (with
+:data:`MAX_CONTENT_CHARS`, ``title``, ``id`` and ``type`` at :data:`MAX_TITLE_CHARS` (with
 ``…``), and a ``url`` longer than :data:`MAX_URL_CHARS` or ``metadata`` larger than
-:data:`~mind.constants.MAX_JSON_BYTES` makes the answer unusable.
+:data:`~vocabulary.limits.MAX_JSON_BYTES` makes the answer unusable.
 """
 
 from __future__ import annotations
@@ -43,14 +43,14 @@ from typing import Any, Protocol
 import httpx
 
 from mind.bounds import bounded_json
-from mind.constants import MAX_JSON_BYTES
 from mind.errors import HiveMindError, ValidationError
 from mind.redact import mask_text, mask_url
+from vocabulary.limits import MAX_JSON_BYTES
 
 EXCERPT_CHARS = 200
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 MAX_CONTENT_CHARS = 20_000
-MAX_LABEL_CHARS = 500
+MAX_TITLE_CHARS = 500
 MAX_URL_CHARS = 4_096
 
 
@@ -98,7 +98,7 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _text(item: dict[str, Any], key: str, index: int, limit: int = MAX_LABEL_CHARS) -> str:
+def _text(item: dict[str, Any], key: str, index: int, limit: int = MAX_TITLE_CHARS) -> str:
     value = item.get(key)
     if not isinstance(value, str):
         raise ValueError(f"results[{index}].{key} must be a string")
@@ -129,7 +129,7 @@ def parse_documents(payload: Any, limit: int) -> list[ExternalDocument]:
             bounded_json(metadata, f"results[{index}].metadata", MAX_JSON_BYTES)
             documents.append(
                 ExternalDocument(
-                    document_id=_cut(str(raw_id), MAX_LABEL_CHARS),
+                    document_id=_cut(str(raw_id), MAX_TITLE_CHARS),
                     title=_text(item, "title", index),
                     content=_text(item, "content", index, MAX_CONTENT_CHARS),
                     score=item.get("score"),  # type: ignore[arg-type]  # validated by the class

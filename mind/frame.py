@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from mind.constants import FrameSource, FrameType, Importance
 from mind.jsonfields import load_object
+from vocabulary.enums import FrameSource, FrameType, Importance
 
 FRAME_COLUMNS = (
     "id, frame_type, gop_id, t, base_frame_id, content, importance, source, access_count, "

@@ -14,14 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from mind.constants import (
-    FRAME_SOURCES,
-    FRAME_TYPES,
-    IMPORTANCE_RANK,
-    IMPORTANCES,
-    FrameSource,
-    Importance,
-)
+from mind.constants import IMPORTANCE_RANK
 from mind.content_hash import hash_frame_content
 from mind.errors import NotFoundError, ValidationError
 from mind.frame import Frame, NewFrame, SaveResult
@@ -31,8 +24,8 @@ from mind.jsonfields import dump_object
 from mind.search_context import context_sql
 from mind.sqlutil import chunked, delete_in, placeholders
 from mind.timeutil import normalize_ts, now_iso
-
-MAX_FRAME_CHARS = 2_000_000
+from vocabulary.enums import FRAME_SOURCES, FRAME_TYPES, IMPORTANCES, FrameSource, Importance
+from vocabulary.limits import frame_text
 
 _INSERT = (
     "INSERT INTO memory_frames(id, frame_type, gop_id, t, base_frame_id, content, importance, "
@@ -43,22 +36,11 @@ _INSERT = (
 
 
 def validate_content(content: object) -> str:
-    if not isinstance(content, str):
-        raise ValidationError(f"frame content must be text, got {type(content).__name__}")
-    if not content.strip():
-        raise ValidationError("frame content is empty")
-    if len(content) > MAX_FRAME_CHARS:
-        raise ValidationError(
-            f"frame content is {len(content):,} characters; the limit is {MAX_FRAME_CHARS:,} "
-            "(split the document before saving)"
-        )
-    if "\x00" in content:
-        raise ValidationError("frame content contains NUL bytes (binary data is not text)")
+    """Frame content by the rule of :func:`vocabulary.limits.frame_text`."""
     try:
-        content.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValidationError(f"frame content is not valid Unicode text: {exc.reason}") from None
-    return content
+        return frame_text(content)
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from None
 
 
 def _validate(item: NewFrame) -> None:

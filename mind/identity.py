@@ -20,14 +20,10 @@ from dataclasses import asdict, dataclass
 from typing import Any, Final
 
 from mind.bounds import bounded_text, name_text
-from mind.constants import (
-    MAX_PROFILE_TEXT_CHARS,
-    MAX_SHORT_NAME_CHARS,
-    MAX_SYSTEM_PROMPT_CHARS,
-)
 from mind.db import Database
 from mind.errors import ConflictError, NotFoundError, ValidationError
 from mind.timeutil import now_iso
+from vocabulary.limits import MAX_PROFILE_TEXT_CHARS, MAX_SHORT_NAME_CHARS, MAX_SYSTEM_PROMPT_CHARS
 
 # Public field name -> column name. The only source of column names in SQL text (f.19).
 FIELDS: Final[dict[str, str]] = {

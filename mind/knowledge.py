@@ -16,7 +16,6 @@ from typing import Any
 
 from mind import graph
 from mind.bounds import entity_input, name_text, relation_input
-from mind.constants import MAX_ENTITY_NAME_CHARS
 from mind.db import Database, Row
 from mind.entity_normalizer import (
     Props,
@@ -40,6 +39,7 @@ from mind.graph import Direction, Relation
 from mind.sqlutil import chunked as chunks
 from mind.sqlutil import placeholders
 from mind.timeutil import normalize_ts, now_iso
+from vocabulary.limits import MAX_NAME_CHARS
 
 __all__ = ["Entity", "KnowledgeGraph", "Relation"]
 
@@ -144,7 +144,7 @@ class KnowledgeGraph:
                             properties: Mapping[str, Any] | None = None) -> Entity:
         """Rename and/or replace the properties wholesale (validated); sets ``recorded_at``."""
         if name is not None:
-            name_text(name, "entity name", MAX_ENTITY_NAME_CHARS)
+            name_text(name, "entity name", MAX_NAME_CHARS)
         clean = None if name is None else text_arg(name, "entity name")
         async with self._db.transaction():
             entity = await self.get_entity(entity_id)

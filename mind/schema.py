@@ -16,15 +16,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mind.constants import (
+from mind.search_context import ROW_CONTEXT
+from mind.timeutil import SQL_NOW
+from vocabulary.enums import (
     AWARENESS_CATEGORIES,
     FRAME_SOURCES,
     FRAME_TYPES,
     IMPORTANCES,
     SESSION_STATUSES,
 )
-from mind.search_context import ROW_CONTEXT
-from mind.timeutil import SQL_NOW
 
 
 def _in(values: tuple[str, ...]) -> str:

@@ -32,7 +32,7 @@ import math
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -78,11 +78,12 @@ from mind.sqlutil import escape_like
 from mind.text_query import fts_match_expression, query_terms
 from mind.vector_index import VectorIndex
 from mind.vectors import VectorStore
+from vocabulary.enums import RecallLanes, RecallProfile
 
 log = logging.getLogger(__name__)
 
-Profile = Literal["balanced", "recent", "important", "connected"]
-Lanes = Literal["hybrid", "keyword", "vector"]
+Profile = RecallProfile
+Lanes = RecallLanes
 MAX_LIMIT = 1000
 RERANK_POOL = 30
 # Each lane draws this many candidates whatever the limit, so the first k results of

@@ -28,11 +28,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Final, cast
 
-from mind.constants import SESSION_STATUSES, SessionStatus
 from mind.db import Database
 from mind.errors import ConflictError, NotFoundError, ValidationError
 from mind.ids import validate_id
 from mind.timeutil import now_iso
+from vocabulary.enums import SESSION_STATUSES, SessionStatus
 
 _BASE36: Final = "0123456789abcdefghijklmnopqrstuvwxyz"
 _SUFFIX_LEN: Final = 6

@@ -1,73 +1,48 @@
-"""One timestamp format everywhere: UTC ISO-8601 with millisecond precision and a ``Z``.
-
-``2026-11-30T03:20:49.123Z`` sorts lexicographically in time order, so SQL can compare the
-strings directly. Caller-supplied timestamps must be strict ISO-8601 with a timezone; they are
-converted to UTC and re-rendered in this format.
+"""Timestamps in the engine: the one format of :mod:`vocabulary.timestamps` (UTC ISO-8601 with
+millisecond precision and a ``Z``: ``2026-11-30T03:20:49.123Z``), raising the engine's
+:class:`~mind.errors.InvalidTimestampError`, plus what only the engine needs (stored legacy
+values, ``since``/``until`` window bounds, ages).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
+from typing import TypeVar
 
 from mind.errors import InvalidTimestampError
+from vocabulary import timestamps
+from vocabulary.timestamps import DATE_RE, SQL_NOW, is_strict_iso, now_iso
 
-# SQL expression producing the same format as now_iso(), for column defaults.
-SQL_NOW = "(strftime('%Y-%m-%dT%H:%M:%fZ','now'))"
+__all__ = ["SQL_NOW", "days_ago_iso", "format_ts", "is_strict_iso", "normalize_ts", "now_iso",
+           "parse_iso", "parse_stored", "window_bound"]
 
-_STRICT_ISO = re.compile(
-    r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:?\d{2})$"
-)
-_DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+A = TypeVar("A")
+T = TypeVar("T")
+
+
+def _checked(rule: Callable[[A], T], value: A) -> T:
+    try:
+        return rule(value)
+    except ValueError as exc:
+        raise InvalidTimestampError(str(exc)) from None
 
 
 def format_ts(moment: datetime) -> str:
-    """Render an aware datetime in the house format."""
-    if moment.tzinfo is None:
-        raise InvalidTimestampError("naive datetime: a timezone is required")
-    utc = moment.astimezone(UTC)
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
-
-
-def now_iso() -> str:
-    return format_ts(datetime.now(UTC))
-
-
-def is_strict_iso(value: object) -> bool:
-    return isinstance(value, str) and _STRICT_ISO.match(value) is not None
+    """Render an aware datetime in the house format (a naive one is refused)."""
+    return _checked(timestamps.format_ts, moment)
 
 
 def parse_iso(value: str) -> datetime:
     """Parse a strict ISO-8601 timestamp with a timezone into an aware UTC datetime."""
-    if not is_strict_iso(value):
-        raise InvalidTimestampError(
-            f"invalid timestamp {value!r}: expected ISO-8601 like 2024-05-01T12:00:00Z"
-        )
-    text = value
-    frac = re.search(r"\.(\d+)", text)
-    if frac and len(frac.group(1)) > 6:  # datetime takes at most microseconds
-        text = text.replace(frac.group(0), "." + frac.group(1)[:6])
-    text = text.replace("Z", "+00:00")
-    if re.search(r"[+-]\d{4}$", text):
-        text = text[:-2] + ":" + text[-2:]
-    try:
-        return datetime.fromisoformat(text).astimezone(UTC)
-    except ValueError as exc:
-        raise InvalidTimestampError(f"invalid timestamp {value!r}: {exc}") from None
-
-
-_HOUSE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
+    return _checked(timestamps.parse_iso, value)
 
 
 def normalize_ts(value: str) -> str:
     """Validate a caller timestamp and return it in the house format."""
-    if isinstance(value, str) and _HOUSE.fullmatch(value):  # already canonical: check ranges
-        try:
-            datetime.fromisoformat(value[:-1])
-            return value
-        except ValueError as exc:
-            raise InvalidTimestampError(f"invalid timestamp {value!r}: {exc}") from None
-    return format_ts(parse_iso(value))
+    return _checked(timestamps.normalize_ts, value)
 
 
 def parse_stored(value: str) -> datetime:
@@ -87,7 +62,7 @@ def window_bound(value: str, *, end: bool) -> str:
     A date-only bound covers the whole day: ``since`` starts at 00:00:00.000 and ``until``
     ends at 23:59:59.999 of that day.
     """
-    if _DATE_ONLY.match(value):
+    if DATE_RE.fullmatch(value):
         try:
             day = date.fromisoformat(value)
         except ValueError as exc:

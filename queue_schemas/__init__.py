@@ -1,8 +1,9 @@
 """Pydantic models of every job payload and write-op, with schema versions, and the JSON codec
-used as arq's job serializer (no pickle anywhere). Depends only on pydantic and the stdlib.
+used as arq's job serializer (no pickle anywhere). Depends only on pydantic and the stdlib-only
+vocabulary leaf (:mod:`vocabulary`: id rules, timestamp format, enumerations, limits).
 
-Modules: ``constants`` (queue names, Redis keys, job ids), ``ids`` (mind/op/host id rules),
-``fields`` (annotated field types, timestamps), ``errors``, ``base`` (``Envelope`` with version
+Modules: ``constants`` (queue names, Redis keys, job ids), ``fields`` (the vocabulary's rules as
+annotated field types), ``errors``, ``base`` (``Envelope`` with version
 checks and upgrade hooks), ``vector`` (``Vector``, ``Fingerprint``), ``jobs`` (worker jobs),
 ``ops`` (write-ops applied by a mind's owner), ``codec`` (``serialize`` / ``deserialize``).
 """
@@ -14,12 +15,10 @@ from queue_schemas.constants import (
     DEAD_LETTERS_KEY,
     HOST_QUEUE_PREFIX,
     KEY_PREFIX,
-    MAINTENANCE_QUEUE,
     host_queue,
     job_id,
 )
 from queue_schemas.errors import PayloadError, SchemaVersionError, UnknownKindError
-from queue_schemas.ids import split_mind_id, validate_mind_id, workspace_mind_id
 from queue_schemas.jobs import (
     AnyJob,
     CognifyItem,
@@ -59,13 +58,13 @@ from queue_schemas.ops import (
     parse_op,
 )
 from queue_schemas.vector import Fingerprint, Vector
+from vocabulary.ids import split_mind_id, validate_mind_id, workspace_mind_id
 
 __all__ = [
     "COGNIFY_QUEUE",
     "DEAD_LETTERS_KEY",
     "HOST_QUEUE_PREFIX",
     "KEY_PREFIX",
-    "MAINTENANCE_QUEUE",
     "AddAwareness",
     "AnyJob",
     "AnyOp",

@@ -30,7 +30,8 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from queue_schemas.errors import PayloadError, SchemaVersionError, UnknownKindError
-from queue_schemas.fields import MindId, OpId, Timestamp, now_iso
+from queue_schemas.fields import MindId, OpId, Timestamp
+from vocabulary.timestamps import now_iso
 
 
 class FrozenModel(BaseModel):

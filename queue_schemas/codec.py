@@ -37,8 +37,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from queue_schemas.errors import PayloadError
-from queue_schemas.fields import format_ts
 from queue_schemas.vector import Vector
+from vocabulary.timestamps import format_ts
 
 _NOT_OURS = "not a hive-mind JSON job payload"
 

@@ -1,60 +1,31 @@
-"""Queue names, Redis keys, enumerations and limits of the job/op schemas.
+"""Queue names, Redis keys and job ids of the job/op schemas.
 
 Queues (arq ``queue_name``):
 
 - :data:`COGNIFY_QUEUE` — stateless embedding/cognify workers (any machine, never open a mind).
 - :data:`HOST_QUEUE_PREFIX` + host id — the owning mind host's queue of write-ops
   (index results coming back from workers, maintenance ops); see :func:`host_queue`.
-- :data:`MAINTENANCE_QUEUE` — long-running maintenance fan-out, kept apart from the cognify
-  queue because arq's crash-redelivery delay is the longest timeout in a worker + 10 s.
 
-The enumerations mirror ``mind/constants.py`` (``queue_schemas`` may not import ``mind``); a test
-keeps them equal.
+Enumerations, limits and id rules are the shared vocabulary (:mod:`vocabulary`), not repeated
+here.
 """
 
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Final, Literal
+from typing import Final
 
-from queue_schemas.ids import ID_PART_RE, KIND_RE, validate_host_id, validate_mind_id
+from vocabulary.ids import ID_PART_RE, KIND_RE, validate_host_id, validate_mind_id
+from vocabulary.limits import MAX_ID_CHARS
 
 # -- queues and keys -------------------------------------------------------------------------
 COGNIFY_QUEUE: Final = "hive-mind:cognify"
 HOST_QUEUE_PREFIX: Final = "hive-mind:host:"
-MAINTENANCE_QUEUE: Final = "hive-mind:maintenance"
 
 KEY_PREFIX: Final = "hm:"
 DEAD_LETTERS_KEY: Final = KEY_PREFIX + "dead-letters"
 
-# -- enumerations (mirror mind/constants.py) -------------------------------------------------
-FrameType = Literal["I", "P", "B"]
-Importance = Literal["critical", "important", "normal", "temporary", "deprecated"]
-FrameSource = Literal[
-    "user_stated",
-    "tool_verified",
-    "agent_inferred",
-    "import",
-    "system",
-    "personal",
-    "workspace",
-    "team_sync",
-]
-
-# -- limits ----------------------------------------------------------------------------------
-MAX_FRAME_CHARS: Final = 2_000_000  # same as mind/frames.py
-MAX_ID_CHARS: Final = 200  # gop ids (mind/ids.py)
-MAX_EXTERNAL_ID_CHARS: Final = 512
-MAX_VECTOR_DIM: Final = 16_384
-MAX_ITEMS_PER_JOB: Final = 10_000  # cognify / reembed items in one job
-MAX_FRAMES_PER_OP: Final = 10_000  # save_frames / harvest_batch frames in one op
-MAX_IDS_PER_OP: Final = 100_000  # touch frame ids, harvest conversation ids
-MAX_NAME_CHARS: Final = 500  # entity names, relation endpoints
-MAX_LABEL_CHARS: Final = 100  # entity / relation types, providers, harvest sources
-
-# -- maintenance defaults (original engine; mind/constants.py) -------------------------------
-COMPACT_TEMP_DAYS: Final = 30
-COMPACT_DEPRECATED_DAYS: Final = 90
+# -- maintenance defaults --------------------------------------------------------------------
 RECONCILE_GRACE_SECONDS: Final = 600
 
 

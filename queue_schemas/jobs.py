@@ -18,10 +18,11 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, TypeAdapter, field_validator
 
 from queue_schemas.base import Envelope, FrozenModel, kind_registry, resolve
-from queue_schemas.constants import MAX_ITEMS_PER_JOB, Importance
 from queue_schemas.errors import PayloadError
 from queue_schemas.fields import ContentHash, FrameId, FrameText
 from queue_schemas.vector import Fingerprint
+from vocabulary.enums import Importance
+from vocabulary.limits import MAX_ITEMS_PER_JOB
 
 
 class JobEnvelope(Envelope):

@@ -50,21 +50,7 @@ from pydantic import (
 )
 
 from queue_schemas.base import Envelope, FrozenModel, kind_registry, resolve
-from queue_schemas.constants import (
-    COMPACT_DEPRECATED_DAYS,
-    COMPACT_TEMP_DAYS,
-    MAX_FRAMES_PER_OP,
-    MAX_ID_CHARS,
-    MAX_IDS_PER_OP,
-    MAX_ITEMS_PER_JOB,
-    MAX_LABEL_CHARS,
-    MAX_NAME_CHARS,
-    MAX_VECTOR_DIM,
-    RECONCILE_GRACE_SECONDS,
-    FrameSource,
-    FrameType,
-    Importance,
-)
+from queue_schemas.constants import RECONCILE_GRACE_SECONDS
 from queue_schemas.fields import (
     Confidence,
     ContentHash,
@@ -77,6 +63,18 @@ from queue_schemas.fields import (
     Timestamp,
 )
 from queue_schemas.vector import Fingerprint, Vector
+from vocabulary.enums import FrameSource, FrameType, Importance
+from vocabulary.limits import (
+    COMPACT_DEPRECATED_DAYS,
+    COMPACT_TEMP_DAYS,
+    MAX_FRAMES_PER_OP,
+    MAX_ID_CHARS,
+    MAX_IDS_PER_OP,
+    MAX_ITEMS_PER_JOB,
+    MAX_LABEL_CHARS,
+    MAX_NAME_CHARS,
+    MAX_VECTOR_DIM,
+)
 
 
 class OpEnvelope(Envelope):

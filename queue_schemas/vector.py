@@ -25,7 +25,7 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import core_schema
 
 from queue_schemas.base import FrozenModel
-from queue_schemas.constants import MAX_ID_CHARS, MAX_LABEL_CHARS, MAX_VECTOR_DIM
+from vocabulary.limits import MAX_ID_CHARS, MAX_LABEL_CHARS, MAX_VECTOR_DIM
 
 _BIG_ENDIAN = sys.byteorder == "big"
 

@@ -29,8 +29,8 @@ from mind.embeddings.testing import TestEmbedder
 from mind.errors import EmbeddingDimMismatchError, ValidationError
 from mind.external import (
     MAX_CONTENT_CHARS,
-    MAX_LABEL_CHARS,
     MAX_RESPONSE_BYTES,
+    MAX_TITLE_CHARS,
     ExternalDocument,
     ExternalSourceError,
     HttpExternalSource,
@@ -339,7 +339,7 @@ async def test_http_source_protocol_details_and_bounds(server: FakeSearchServer)
     assert len(docs) == 100  # a source answering 500 results gives at most the limit
     doc = docs[0]
     assert len(doc.content) == MAX_CONTENT_CHARS and doc.content.endswith("…")
-    assert {len(doc.title), len(doc.document_id), len(doc.document_type)} == {MAX_LABEL_CHARS}
+    assert {len(doc.title), len(doc.document_id), len(doc.document_type)} == {MAX_TITLE_CHARS}
     with pytest.raises(ValidationError):
         HttpExternalSource("ftp://example")
     with pytest.raises(ValidationError):

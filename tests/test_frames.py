@@ -8,7 +8,8 @@ from mind.content_hash import hash_frame_content
 from mind.db import Database
 from mind.errors import InvalidIdError, InvalidTimestampError, NotFoundError, ValidationError
 from mind.frame import NewFrame
-from mind.frames import MAX_FRAME_CHARS, FrameStore
+from mind.frames import FrameStore
+from vocabulary.limits import MAX_FRAME_CHARS
 
 
 @pytest.fixture

@@ -11,17 +11,16 @@ from pathlib import Path
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from actors.constants import PERSONAL
 from actors.host import mind_path
-from mind.constants import T_FRAMES, T_OUTBOX
+from vocabulary.ids import PERSONAL_MIND
 
 SAVES = 300
 
 
 def _counts(data_dir: Path) -> tuple[int, int]:
-    with sqlite3.connect(f"file:{mind_path(data_dir, PERSONAL)}?mode=ro", uri=True) as db:
-        frames = db.execute(f"SELECT count(*) FROM {T_FRAMES}").fetchone()[0]
-        pending = db.execute(f"SELECT count(*) FROM {T_OUTBOX}").fetchone()[0]
+    with sqlite3.connect(f"file:{mind_path(data_dir, PERSONAL_MIND)}?mode=ro", uri=True) as db:
+        frames = db.execute("SELECT count(*) FROM memory_frames").fetchone()[0]
+        pending = db.execute("SELECT count(*) FROM pending_index").fetchone()[0]
     return int(frames), int(pending)
 
 

@@ -19,14 +19,12 @@ import pytest
 from pydantic import BaseModel, TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
 
-import mind.constants as mind_constants
 import queue_schemas
 from queue_schemas import (
     COGNIFY_QUEUE,
     DEAD_LETTERS_KEY,
     HOST_QUEUE_PREFIX,
     KEY_PREFIX,
-    MAINTENANCE_QUEUE,
     AnyJob,
     AnyOp,
     ApplyIndex,
@@ -63,9 +61,9 @@ from queue_schemas import (
     validate_mind_id,
     workspace_mind_id,
 )
-from queue_schemas import constants as qc
 from queue_schemas.jobs import JOB_KINDS, JOB_MODELS
 from queue_schemas.ops import OP_KINDS, OP_MODELS
+from vocabulary.limits import MAX_VECTOR_DIM
 
 HASH_A = "a" * 64
 HASH_B = "0123456789abcdef" * 4
@@ -172,7 +170,6 @@ def sample_small_writes() -> list[Envelope]:
 def test_queue_names_and_keys() -> None:
     assert COGNIFY_QUEUE == "hive-mind:cognify"
     assert HOST_QUEUE_PREFIX == "hive-mind:host:"
-    assert MAINTENANCE_QUEUE == "hive-mind:maintenance"
     assert KEY_PREFIX == "hm:"
     assert DEAD_LETTERS_KEY == "hm:dead-letters"
     assert host_queue("host-1") == "hive-mind:host:host-1"
@@ -214,22 +211,12 @@ def test_job_id_rejects(args: tuple[Any, ...]) -> None:
         job_id(*args)
 
 
-def test_enumerations_mirror_the_engine() -> None:
-    from typing import get_args
-
-    assert get_args(qc.FrameType) == mind_constants.FRAME_TYPES
-    assert get_args(qc.Importance) == mind_constants.IMPORTANCES
-    assert get_args(qc.FrameSource) == mind_constants.FRAME_SOURCES
-    assert qc.COMPACT_TEMP_DAYS == mind_constants.COMPACT_TEMP_DAYS
-    assert qc.COMPACT_DEPRECATED_DAYS == mind_constants.COMPACT_DEPRECATED_DAYS
-
-
-def test_queue_schemas_imports_only_pydantic_and_stdlib() -> None:
+def test_queue_schemas_imports_only_pydantic_the_vocabulary_and_stdlib() -> None:
     import ast
     import pathlib
     import sys
 
-    allowed = {"pydantic", "pydantic_core", "queue_schemas", "__future__"}
+    allowed = {"pydantic", "pydantic_core", "queue_schemas", "vocabulary", "__future__"}
     package = pathlib.Path(queue_schemas.__file__).parent
     for path in package.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
@@ -731,7 +718,7 @@ def test_vector_round_trips_exactly() -> None:
         (b"\x00\x00\x80", "not a whole number"),
         (3.0, "must be a base64 string"),
         ({"dim": 1}, "must be a base64 string"),
-        (base64.b64encode(bytes(4 * (qc.MAX_VECTOR_DIM + 1))).decode(), "the limit is"),
+        (base64.b64encode(bytes(4 * (MAX_VECTOR_DIM + 1))).decode(), "the limit is"),
     ],
 )
 def test_invalid_vectors(value: object, message: str) -> None:

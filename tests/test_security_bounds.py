@@ -21,12 +21,11 @@ import httpx
 import pytest
 
 from hive_mind.facade import HiveMind
-from mind import constants as C
 from mind.bounds import name_text, shown
 from mind.errors import ValidationError
-from queue_schemas import constants as QC
 from tests.http_server import running_server, server_settings
 from tests.procs import ROOT
+from vocabulary import limits as C
 
 HUGE = 99999999999999999999999  # the id from the issue: above 2**63
 RLO = "\u202e"  # RIGHT-TO-LEFT OVERRIDE
@@ -246,7 +245,7 @@ FACADE_REFUSALS: list[tuple[str, dict[str, Any], str]] = [
     ("create_workspace", {"name": "Team", "group": "x" * 5_000_000}, "workspace group"),
     ("create_workspace", {"name": f"a{RLO}b"}, "workspace name"),
     ("recall", {"query": "x" * (C.MAX_QUERY_CHARS + 1)}, "query"),
-    ("search_entities", {"query": "x" * (C.MAX_ENTITY_NAME_CHARS + 1)}, "query"),
+    ("search_entities", {"query": "x" * (C.MAX_NAME_CHARS + 1)}, "query"),
     ("save", {"content": "x" * 2_000_001}, "content"),
     ("save", {"content": "x", "session": "s" * 201}, "session"),
     ("save", {"content": "x", "metadata": {"k": "x" * C.MAX_JSON_BYTES}}, "metadata"),
@@ -271,9 +270,9 @@ async def test_facade_self_relation_and_limits_that_hold(hm: HiveMind) -> None:
     bob = await hm.save_entity("person", "Bob")
     with pytest.raises(ValidationError, match="itself"):
         await hm.create_relation(bob["id"], bob["id"], "knows")
-    carol = await hm.save_entity("person", "C" * C.MAX_ENTITY_NAME_CHARS)
-    relation = await hm.create_relation(bob["id"], carol["id"], "k" * C.MAX_TYPE_CHARS)
-    assert relation["relation_type"] == "k" * C.MAX_TYPE_CHARS
+    carol = await hm.save_entity("person", "C" * C.MAX_NAME_CHARS)
+    relation = await hm.create_relation(bob["id"], carol["id"], "k" * C.MAX_LABEL_CHARS)
+    assert relation["relation_type"] == "k" * C.MAX_LABEL_CHARS
     identity = await hm.set_identity(name="N" * C.MAX_SHORT_NAME_CHARS, role="",
                                      system_prompt="p" * C.MAX_SYSTEM_PROMPT_CHARS)
     assert len(identity["system_prompt"]) == C.MAX_SYSTEM_PROMPT_CHARS
@@ -340,9 +339,3 @@ def test_refused_values_are_never_echoed_whole() -> None:
     assert len(shown("x" * 1_000_000)) < 80 and "1,000,000" in shown("x" * 1_000_000)
     assert shown(10**5000).startswith("an integer of")  # repr() itself would refuse it
     assert shown(HUGE) == str(HUGE)
-
-
-def test_limits_agree_with_the_queue_schemas() -> None:
-    assert C.MAX_ENTITY_NAME_CHARS == QC.MAX_NAME_CHARS
-    assert C.MAX_TYPE_CHARS == QC.MAX_LABEL_CHARS
-    assert C.INT64_MAX == 2**63 - 1

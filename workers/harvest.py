@@ -24,14 +24,14 @@ from typing import Any, Final
 from actors.host import MindHost
 from actors.results import FramesSaved
 from mind.errors import ValidationError
-from mind.frames import MAX_FRAME_CHARS
 from mind.harvest.errors import HarvestError
 from mind.harvest.registry import adapter
 from mind.harvest.types import HarvestItem, stable_id
 from mind.harvest_store import HarvestStore
 from mind.redact import has_secrets, mask_text
 from queue_schemas import ops
-from queue_schemas.constants import MAX_EXTERNAL_ID_CHARS, MAX_FRAMES_PER_OP, Importance
+from vocabulary.enums import Importance
+from vocabulary.limits import MAX_EXTERNAL_ID_CHARS, MAX_FRAME_CHARS, MAX_FRAMES_PER_OP
 from workers.harvest_input import RAW_TEXT_LABEL, fingerprint_target
 
 log = logging.getLogger(__name__)

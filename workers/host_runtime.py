@@ -19,12 +19,11 @@ from actors.handlers import HANDLERS
 from actors.host import MindHost
 from mind.embeddings.chain import EmbeddingProviderChain
 from queue_schemas import ops
+from workers.constants import OUTBOX_POLL_SECONDS
 from workers.distributed import enqueue_job, host_hook
 from workers.followups import outbox_jobs
 from workers.queue import QueueConfig, connect
 from workers.runtime import RuntimeConfig
-
-IDLE_POLL_SECONDS = 0.1
 
 
 class HostRuntime:
@@ -79,7 +78,7 @@ class HostRuntime:
                 return True
             if deadline is not None and time.monotonic() > deadline:
                 return False
-            await asyncio.sleep(IDLE_POLL_SECONDS)
+            await asyncio.sleep(OUTBOX_POLL_SECONDS)
 
     async def close(self) -> None:
         await self.host.close()

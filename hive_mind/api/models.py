@@ -6,7 +6,7 @@ the same everywhere."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
@@ -33,18 +33,19 @@ from hive_mind.limits import (
     TtlMinutes,
     TypeName,
 )
-from mind.constants import AwarenessCategory, FrameSource, Importance
-from mind.search import Lanes, Profile
-
-Scope = Literal["personal", "workspace", "current", "all"]
-EntityType = Literal["person", "project", "concept", "organization", "technology", "tool",
-                     "location", "event"]
-MaintenanceKind = Literal["compact", "reconcile", "reembed", "dedupe"]
-FrameCleanupMode = Literal["compact", "reconcile", "wipe_imports", "wipe_all"]
-EntityCleanupMode = Literal["audit", "remove_noise", "dedup", "retire_orphans", "wipe_all"]
-HarvestSource = Literal["chatgpt", "claude", "claude-code", "gemini", "markdown", "plaintext",
-                        "pdf", "url", "universal"]
-IngestType = Literal["auto", "markdown", "plaintext", "pdf", "url"]
+from vocabulary.enums import (
+    AwarenessCategory,
+    EntityCleanupMode,
+    EntityType,
+    FrameCleanupMode,
+    FrameSource,
+    HarvestSource,
+    Importance,
+    IngestType,
+    RecallLanes,
+    RecallProfile,
+    Scope,
+)
 
 WORKSPACE = Field(default=None, description="workspace id; empty = the personal mind")
 
@@ -77,13 +78,14 @@ class RecallRequest(Body):
     limit: int = Field(default=10, ge=1, le=100)
     scope: Scope | None = None
     workspace: str | None = WORKSPACE
-    profile: Profile = "balanced"
+    profile: RecallProfile = "balanced"
     since: Timestamp | None = Field(default=None,
                                    description="ISO-8601 lower bound of created_at")
     until: Timestamp | None = Field(default=None,
                                    description="ISO-8601 upper bound of created_at")
     catch_up: bool | None = None
-    lanes: Lanes = Field(default="hybrid", description="hybrid, or one lane alone (debugging)")
+    lanes: RecallLanes = Field(default="hybrid",
+                               description="hybrid, or one lane alone (debugging)")
     touch: bool = Field(default=True, description="false: leave the hits' access counts alone")
     explain: bool = Field(default=False, description="add each result's `explain` object: lane "
                           "ranks, fused score and every re-score factor")

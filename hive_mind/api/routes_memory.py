@@ -12,12 +12,12 @@ from hive_mind.api.idempotency import KeyHeader, mark_replay, request_key
 from hive_mind.api.models import (
     ERROR_RESPONSES,
     EntityRequest,
-    EntityType,
     RecallRequest,
     RelationRequest,
     SaveRequest,
 )
-from mind.constants import INT64_MAX, MAX_ENTITY_NAME_CHARS
+from vocabulary.enums import EntityType
+from vocabulary.limits import INT64_MAX, MAX_NAME_CHARS
 
 router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
 FrameId = Annotated[int, Path(ge=1, le=INT64_MAX, description="frame id")]
@@ -76,7 +76,7 @@ async def catch_up(hm: Facade, limit: Annotated[int, Query(ge=1, le=100)] = 10,
 
 @router.get("/entities", tags=["knowledge graph"], summary="Search entities by name")
 async def search_entities(
-    hm: Facade, query: Annotated[str, Query(max_length=MAX_ENTITY_NAME_CHARS,
+    hm: Facade, query: Annotated[str, Query(max_length=MAX_NAME_CHARS,
                                             description="name or part of it")] = "",
     entity_type: Annotated[EntityType | None, Query(alias="type")] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 20, workspace: WorkspaceQuery = None,

@@ -17,7 +17,8 @@ from hive_mind.api.models import (
     WorkspaceCreate,
     WorkspaceUpdate,
 )
-from mind.constants import INT64_MAX, AwarenessCategory
+from vocabulary.enums import AwarenessCategory
+from vocabulary.limits import INT64_MAX
 
 router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
 # ``:path`` so an encoded slash (``%2e%2e%2fx``) reaches the facade's slug check (400

@@ -13,10 +13,7 @@ from hive_mind.api.models import (
     CleanupEntitiesRequest,
     CleanupFramesRequest,
     HarvestRequest,
-    HarvestSource,
     IngestRequest,
-    IngestType,
-    MaintenanceKind,
     MaintenanceRequest,
 )
 from hive_mind.api.uploads import temp_input
@@ -24,8 +21,8 @@ from hive_mind.harvest import run_harvest, run_ingest
 from hive_mind.limits import IntervalHours, Tags
 from hive_mind.server_reads import ingest as client_ingest
 from hive_mind.server_reads import refuse
-from mind.constants import Importance
 from mind.errors import ValidationError
+from vocabulary.enums import HarvestSource, Importance, IngestType, MaintenanceKind
 
 router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
 
@@ -103,7 +100,7 @@ async def ingest_upload(
 
 
 @router.post("/maintenance/{kind}", tags=["maintenance"],
-             summary="compact, reconcile, reembed or dedupe one mind (or all)")
+             summary="compact, reconcile, reembed, dedupe or sync one mind (or all)")
 async def maintenance(kind: Annotated[MaintenanceKind, Path()], hm: Facade,
                       body: MaintenanceRequest | None = None) -> dict[str, Any]:
     body = body or MaintenanceRequest()

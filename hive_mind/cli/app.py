@@ -7,7 +7,7 @@ Global options override the environment (``HIVE_MIND_*`` and ``.env``, read by
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Final, Literal, get_args
 
 import typer
 
@@ -18,13 +18,12 @@ from hive_mind.cli import maintenance as maintenance_cmds
 from hive_mind.cli import memory as memory_cmds
 from hive_mind.cli import ops as ops_cmds
 from hive_mind.cli import workspace as workspace_cmds
-from hive_mind.cli.common import CliState, choice, configure_cli_logging
+from hive_mind.cli.common import CliState, configure_cli_logging
+from hive_mind.settings import Provider
 
-PROVIDERS = ("auto", "inprocess", "ollama", "openai", "voyage", "litellm", "test", "mock")
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
-
-ProvidersT = choice(PROVIDERS)
-LogLevelsT = choice(LOG_LEVELS)
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
+PROVIDERS: Final = get_args(Provider)
+LOG_LEVELS: Final = get_args(LogLevel)
 
 HELP = """Persistent memory for AI agents.
 
@@ -55,14 +54,14 @@ def global_options(
     host_id: Annotated[str | None, typer.Option(
         "--host-id", metavar="ID",
         help="This mind host's queue id (env HIVE_MIND_HOST_ID, default local).")] = None,
-    embedding_provider: Annotated[ProvidersT | None, typer.Option(
+    embedding_provider: Annotated[Provider | None, typer.Option(
         "--embedding-provider", metavar="NAME",
         help="Embedding provider: " + "|".join(PROVIDERS)
              + " (env HIVE_MIND_EMBEDDING_PROVIDER, default auto).")] = None,
-    log_level: Annotated[LogLevelsT | None, typer.Option(
+    log_level: Annotated[LogLevel | None, typer.Option(
         "--log-level", case_sensitive=False, metavar="LEVEL",
-        help="Log level on stderr: DEBUG|INFO|WARNING|ERROR "
-             "(default WARNING; INFO for serve and worker).")] = None,
+        help="Log level on stderr: " + "|".join(LOG_LEVELS)
+             + " (default WARNING; INFO for serve and worker).")] = None,
     debug: Annotated[bool, typer.Option(
         "--debug", metavar="", help="Show a traceback for unexpected errors.")] = False,
 ) -> None:

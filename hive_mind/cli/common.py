@@ -12,9 +12,9 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -41,12 +41,6 @@ IdempotencyKeyOpt = Annotated[str | None, typer.Option(
          "result and writes nothing, even after a crash; the same key with other arguments "
          "is an error. Use it to retry after an error that says the write may have been "
          "applied.")]
-
-
-def choice(values: Sequence[str]) -> Any:
-    """A ``Literal`` of the allowed values: Typer turns it into a choice (one-line error
-    listing the allowed values on a bad one)."""
-    return Literal[tuple(values)]
 
 
 # -- global state ---------------------------------------------------------------------------
@@ -89,7 +83,7 @@ def state(ctx: typer.Context) -> CliState:
 class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
     """Logs to whatever ``sys.stderr`` is right now (tests swap it per test)."""
 
-    @property  # type: ignore[override]
+    @property
     def stream(self) -> object:
         return sys.stderr
 

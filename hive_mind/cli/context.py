@@ -11,16 +11,14 @@ from hive_mind.cli.common import (
     IdempotencyKeyOpt,
     JsonOpt,
     WorkspaceOpt,
-    choice,
     kv_table,
     output,
     table,
     with_facade,
 )
-from mind.constants import AWARENESS_CATEGORIES, AWARENESS_PRIORITY_MAX, INT64_MAX, MAX_TTL_MINUTES
 from mind.errors import ValidationError
-
-AwarenessCategoriesT = choice(AWARENESS_CATEGORIES)
+from vocabulary.enums import AWARENESS_CATEGORIES, AwarenessCategory
+from vocabulary.limits import AWARENESS_PRIORITY_MAX, INT64_MAX, MAX_TTL_MINUTES
 
 identity_app = typer.Typer(help="Show or change the agent's identity.", no_args_is_help=True)
 awareness_app = typer.Typer(help="Short-lived working context: tasks, actions, pending items, "
@@ -81,7 +79,7 @@ def identity_set(
 @awareness_app.command("get")
 def awareness_get(
     ctx: typer.Context,
-    category: Annotated[AwarenessCategoriesT | None, typer.Option(
+    category: Annotated[AwarenessCategory | None, typer.Option(
         "--category", "-c", metavar="CATEGORY",
         help=f"Only this category: {CATEGORY_HELP}.")] = None,
     workspace: WorkspaceOpt = None,
@@ -108,7 +106,7 @@ def awareness_get(
 @awareness_app.command("set")
 def awareness_set(
     ctx: typer.Context,
-    category: Annotated[AwarenessCategoriesT, typer.Argument(
+    category: Annotated[AwarenessCategory, typer.Argument(
         metavar="CATEGORY",
         help=f"Category: {CATEGORY_HELP}.")],
     content: Annotated[str, typer.Argument(help="What to keep in mind.")],
@@ -140,7 +138,7 @@ def awareness_clear(
     ctx: typer.Context,
     item_id: Annotated[int | None, typer.Option(
         "--id", min=1, max=INT64_MAX, metavar="ID", help="Remove this item.")] = None,
-    category: Annotated[AwarenessCategoriesT | None, typer.Option(
+    category: Annotated[AwarenessCategory | None, typer.Option(
         "--category", "-c", metavar="CATEGORY",
         help=f"Remove every item of this category: {CATEGORY_HELP}.")] = None,
     workspace: WorkspaceOpt = None,

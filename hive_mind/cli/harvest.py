@@ -12,7 +12,6 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from hive_mind.cli.common import (
     JsonOpt,
     WorkspaceOpt,
-    choice,
     err_console,
     kv_table,
     output,
@@ -20,8 +19,7 @@ from hive_mind.cli.common import (
     with_facade,
 )
 from mind.harvest.registry import SOURCES
-
-SourcesT = choice(SOURCES)
+from vocabulary.enums import HarvestSource
 
 app = typer.Typer(help="Import conversation exports and documents.", no_args_is_help=True)
 
@@ -83,7 +81,7 @@ class HarvestProgress:
 @app.command("import")
 def harvest_import(
     ctx: typer.Context,
-    source: Annotated[SourcesT, typer.Argument(
+    source: Annotated[HarvestSource, typer.Argument(
         metavar="SOURCE",
         help="Export format: " + "|".join(SOURCES) + ".")],
     path: Annotated[str, typer.Argument(

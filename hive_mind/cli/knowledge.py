@@ -10,17 +10,14 @@ from rich.console import Console
 from hive_mind.cli.common import (
     JsonOpt,
     WorkspaceOpt,
-    choice,
     kv_table,
     output,
     parse_properties,
     table,
     with_facade,
 )
-from hive_mind.facade import ENTITY_TYPES
-from mind.constants import INT64_MAX
-
-EntityTypesT = choice(ENTITY_TYPES)
+from vocabulary.enums import ENTITY_TYPES, EntityType
+from vocabulary.limits import INT64_MAX
 
 app = typer.Typer(help="Search and edit the knowledge graph (entities and relations).",
                   no_args_is_help=True)
@@ -35,7 +32,7 @@ PropertiesOpt = Annotated[str | None, typer.Option(
 def search(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(help="Name (or part of it) to look for.")],
-    entity_type: Annotated[EntityTypesT | None, typer.Option(
+    entity_type: Annotated[EntityType | None, typer.Option(
         "--type", metavar="TYPE",
         help="Only this type: " + "|".join(ENTITY_TYPES) + ".")] = None,
     limit: Annotated[int, typer.Option(
@@ -67,7 +64,7 @@ def search(
 @app.command("save")
 def save(
     ctx: typer.Context,
-    entity_type: Annotated[EntityTypesT, typer.Argument(
+    entity_type: Annotated[EntityType, typer.Argument(
         metavar="TYPE",
         help="Entity type: " + "|".join(ENTITY_TYPES) + ".")],
     name: Annotated[str, typer.Argument(help="Entity name.")],

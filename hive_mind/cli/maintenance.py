@@ -9,6 +9,7 @@ from rich.console import Console
 
 from hive_mind.cli.common import JsonOpt, WorkspaceOpt, output, table, with_facade
 from mind.errors import ValidationError
+from vocabulary.enums import MaintenanceKind
 
 app = typer.Typer(help="Run maintenance on one mind (--workspace ID, default personal) or on "
                        "every mind (--all).", no_args_is_help=True)
@@ -16,7 +17,7 @@ app = typer.Typer(help="Run maintenance on one mind (--workspace ID, default per
 AllOpt = Annotated[bool, typer.Option(
     "--all", metavar="", help="Every mind: the personal mind and all workspaces.")]
 
-KINDS = {
+KINDS: dict[MaintenanceKind, str] = {  # one command per kind (tests/test_vocabulary.py)
     "compact": "Prune old temporary/deprecated frames and merge P-frames into their I-frame.",
     "reconcile": "Repair FTS and vector indexes and re-queue frames still waiting for indexing.",
     "reembed": "Re-embed every frame with the current embedding model (after a model change).",

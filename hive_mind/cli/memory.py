@@ -13,37 +13,36 @@ from hive_mind.cli.common import (
     IdempotencyKeyOpt,
     JsonOpt,
     WorkspaceOpt,
-    choice,
     kv_table,
     output,
     printable,
     table,
     with_facade,
 )
-from mind.constants import FRAME_SOURCES, IMPORTANCES
-
-SCOPES = ("personal", "workspace", "current", "all")
-PROFILES = ("balanced", "recent", "important", "connected")
-LANES = ("hybrid", "keyword", "vector")
-INGEST_TYPES = ("auto", "markdown", "plaintext", "pdf", "url")
-INGEST_IMPORTANCES = ("critical", "important", "normal")
-
-ImportancesT = choice(IMPORTANCES)
-FrameSourcesT = choice(FRAME_SOURCES)
-ScopesT = choice(SCOPES)
-ProfilesT = choice(PROFILES)
-LanesT = choice(LANES)
-IngestTypesT = choice(INGEST_TYPES)
-IngestImportancesT = choice(INGEST_IMPORTANCES)
+from vocabulary.enums import (
+    FRAME_SOURCES,
+    IMPORTANCES,
+    INGEST_IMPORTANCES,
+    INGEST_TYPES,
+    RECALL_LANES,
+    RECALL_PROFILES,
+    FrameSource,
+    Importance,
+    IngestImportance,
+    IngestType,
+    RecallLanes,
+    RecallProfile,
+    Scope,
+)
 
 
 def save(
     ctx: typer.Context,
     text: Annotated[str, typer.Argument(help="The memory to save (one frame).")],
-    importance: Annotated[ImportancesT, typer.Option(
+    importance: Annotated[Importance, typer.Option(
         "--importance", "-i", metavar="LEVEL",
         help="How much it matters: " + "|".join(IMPORTANCES) + ".")] = "normal",
-    source: Annotated[FrameSourcesT, typer.Option(
+    source: Annotated[FrameSource, typer.Option(
         "--source", metavar="SOURCE",
         help="Where it came from: " + "|".join(FRAME_SOURCES) + ".")] = "user_stated",
     session: Annotated[str | None, typer.Option(
@@ -80,14 +79,14 @@ def recall(
     query: Annotated[str, typer.Argument(help="What to look for (plain words; any characters).")],
     limit: Annotated[int, typer.Option(
         "--limit", "-n", min=1, max=100, help="Maximum number of results (1-100).")] = 10,
-    scope: Annotated[ScopesT | None, typer.Option(
+    scope: Annotated[Scope | None, typer.Option(
         "--scope", metavar="SCOPE",
         help="personal|workspace|all (`current` = workspace). Default: workspace when "
              "--workspace is given, else personal.")] = None,
     workspace: WorkspaceOpt = None,
-    profile: Annotated[ProfilesT, typer.Option(
+    profile: Annotated[RecallProfile, typer.Option(
         "--profile", metavar="PROFILE",
-        help="Scoring profile: " + "|".join(PROFILES) + ".")] = "balanced",
+        help="Scoring profile: " + "|".join(RECALL_PROFILES) + ".")] = "balanced",
     since: Annotated[str | None, typer.Option(
         "--since", metavar="TIME", help="Only frames created at/after this ISO-8601 time.")] = None,
     until: Annotated[str | None, typer.Option(
@@ -96,9 +95,10 @@ def recall(
         "--explain", help="Show why each result ranked where it did: each lane's rank, the "
                           "fused score and every re-score factor (with --json: an `explain` "
                           "object per result).")] = False,
-    lanes: Annotated[LanesT, typer.Option(
+    lanes: Annotated[RecallLanes, typer.Option(
         "--lanes", metavar="LANES",
-        help="Search " + "|".join(LANES) + " (one lane alone is for debugging).")] = "hybrid",
+        help="Search " + "|".join(RECALL_LANES) + " (one lane alone is for debugging)."
+    )] = "hybrid",
     as_json: JsonOpt = False,
 ) -> None:
     """Hybrid search (keywords + vectors), merged across minds by normalized score.
@@ -175,10 +175,10 @@ def ingest(
     ctx: typer.Context,
     content: Annotated[str, typer.Argument(
         metavar="PATH|URL|TEXT", help="A file path, an http(s) URL, or raw text.")],
-    type_hint: Annotated[IngestTypesT, typer.Option(
+    type_hint: Annotated[IngestType, typer.Option(
         "--type", metavar="TYPE",
         help="Content type: " + "|".join(INGEST_TYPES) + " (auto-detected by default).")] = "auto",
-    importance: Annotated[IngestImportancesT, typer.Option(
+    importance: Annotated[IngestImportance, typer.Option(
         "--importance", "-i", metavar="LEVEL",
         help="Importance of the frames: " + "|".join(INGEST_IMPORTANCES) + ".")] = "normal",
     tags: Annotated[list[str] | None, typer.Option(

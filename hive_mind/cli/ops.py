@@ -233,7 +233,7 @@ def mcp(ctx: typer.Context) -> None:
         if exc.name != "hive_mind.mcp_server":
             raise
         raise ConfigurationError("the MCP server is not available in this build") from None
-    _call(run_stdio(settings, log_level=state(ctx).log_level or "WARNING"))
+    run_stdio(settings, log_level=state(ctx).log_level or "WARNING")
 
 
 def _mode(settings: Settings) -> str:

@@ -11,15 +11,12 @@ from typing import Final, cast
 
 from mind.harvest.errors import HarvestError
 from mind.harvest.types import HarvestItem
+from vocabulary.enums import HARVEST_SOURCES
 
 Parse = Callable[[Path | str], Iterator[HarvestItem]]
 
-MODULES: Final = {
-    "chatgpt": "chatgpt", "claude": "claude", "claude-code": "claude_code", "gemini": "gemini",
-    "markdown": "markdown", "plaintext": "plaintext", "pdf": "pdf", "url": "url",
-    "universal": "universal",
-}
-SOURCES: Final = tuple(MODULES)
+SOURCES: Final = HARVEST_SOURCES
+MODULES: Final = {source: source.replace("-", "_") for source in SOURCES}  # mind.harvest.<module>
 
 
 def adapter(source: str) -> Parse:

@@ -1,0 +1,66 @@
+"""The enumerations, each written once as a ``Literal`` type; its tuple of values is derived
+from it (``get_args``), and a narrower surface's subset is a ``Literal`` nested in the wider
+one where the order allows, so pydantic (HTTP, MCP), Typer (CLI), the engine's checks and the
+schema's CHECK constraints all read the same values. The tuples keep the order of the
+``Literal``: the schema's constraint text is built from them, so reordering one changes the
+text of newly created minds' tables.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal, get_args
+
+FrameType = Literal["I", "P", "B"]
+
+IngestImportance = Literal["critical", "important", "normal"]  # ingest (spec d)
+AgentImportance = Literal[IngestImportance, "temporary"]  # MCP save_memory (spec d)
+Importance = Literal[AgentImportance, "deprecated"]
+
+# Frame sources, in the order of the schema's CHECK constraint (mind/schema.py); what an agent
+# may claim over MCP save_memory (spec d) is a subset (tests/test_vocabulary.py).
+FrameSource = Literal["user_stated", "tool_verified", "agent_inferred", "import", "system",
+                      "personal", "workspace", "team_sync"]
+AgentSource = Literal["user_stated", "tool_verified", "agent_inferred", "system"]
+
+SessionStatus = Literal["active", "closed", "archived"]
+AwarenessCategory = Literal["task", "action", "pending", "flag"]
+EntityType = Literal["person", "project", "concept", "organization", "technology", "tool",
+                     "location", "event"]
+
+Scope = Literal["personal", "workspace", "current", "all"]
+ToolScope = Literal["current", "personal", "all"]  # MCP recall_memory (spec d): a subset
+RecallProfile = Literal["balanced", "recent", "important", "connected"]
+RecallLanes = Literal["hybrid", "keyword", "vector"]
+
+HarvestSource = Literal["chatgpt", "claude", "claude-code", "gemini", "markdown", "plaintext",
+                        "pdf", "url", "universal"]  # the adapters of mind/harvest/registry.py
+ConversationSource = Literal["chatgpt", "claude", "claude-code", "gemini", "universal"]
+DocumentSource = Literal["markdown", "plaintext", "pdf", "url"]  # the rest: ingest's types
+IngestType = Literal["auto", DocumentSource]
+
+FrameWipe = Literal["wipe_imports", "wipe_all"]
+FrameCleanupMode = Literal["compact", "reconcile", FrameWipe]
+EntityCleanupMode = Literal["audit", "remove_noise", "dedup", "retire_orphans", "wipe_all"]
+MaintenanceKind = Literal["compact", "reconcile", "reembed", "dedupe", "sync"]
+
+FRAME_TYPES: Final[tuple[FrameType, ...]] = get_args(FrameType)
+INGEST_IMPORTANCES: Final[tuple[IngestImportance, ...]] = get_args(IngestImportance)
+AGENT_IMPORTANCES: Final[tuple[AgentImportance, ...]] = get_args(AgentImportance)
+IMPORTANCES: Final[tuple[Importance, ...]] = get_args(Importance)
+AGENT_SOURCES: Final[tuple[AgentSource, ...]] = get_args(AgentSource)
+FRAME_SOURCES: Final[tuple[FrameSource, ...]] = get_args(FrameSource)
+SESSION_STATUSES: Final[tuple[SessionStatus, ...]] = get_args(SessionStatus)
+AWARENESS_CATEGORIES: Final[tuple[AwarenessCategory, ...]] = get_args(AwarenessCategory)
+ENTITY_TYPES: Final[tuple[EntityType, ...]] = get_args(EntityType)
+TOOL_SCOPES: Final[tuple[ToolScope, ...]] = get_args(ToolScope)
+SCOPES: Final[tuple[Scope, ...]] = get_args(Scope)
+RECALL_PROFILES: Final[tuple[RecallProfile, ...]] = get_args(RecallProfile)
+RECALL_LANES: Final[tuple[RecallLanes, ...]] = get_args(RecallLanes)
+CONVERSATION_SOURCES: Final[tuple[ConversationSource, ...]] = get_args(ConversationSource)
+DOCUMENT_SOURCES: Final[tuple[DocumentSource, ...]] = get_args(DocumentSource)
+HARVEST_SOURCES: Final[tuple[HarvestSource, ...]] = get_args(HarvestSource)
+INGEST_TYPES: Final[tuple[IngestType, ...]] = get_args(IngestType)
+FRAME_WIPES: Final[tuple[FrameWipe, ...]] = get_args(FrameWipe)
+FRAME_CLEANUP_MODES: Final[tuple[FrameCleanupMode, ...]] = get_args(FrameCleanupMode)
+ENTITY_CLEANUP_MODES: Final[tuple[EntityCleanupMode, ...]] = get_args(EntityCleanupMode)
+MAINTENANCE_KINDS: Final[tuple[MaintenanceKind, ...]] = get_args(MaintenanceKind)
