@@ -21,7 +21,8 @@ from typing import Any, TypeVar
 import pydantic
 
 from actors.actor import Replayed
-from actors.results import AwarenessRemoved, FramesSaved, expect
+from actors.results import AwarenessRemoved, FramesSaved, Reconciled, expect
+from hive_mind.harvest import IngestSummary, harvest_into, ingest_into
 from hive_mind.results import entity_dict, frame_dict, recall_response, write_dict
 from hive_mind.settings import Settings, load_settings
 from hive_mind.workspaces import WorkspaceManager, mind_id
@@ -57,6 +58,9 @@ from vocabulary.limits import (
     MAX_SYNC_INTERVAL_HOURS,
     MAX_TTL_MINUTES,
 )
+from workers.harvest import harvest_stale
+from workers.harvest_summary import HarvestSummary, Progress
+from workers.protocol import Runtime
 from workers.runtime import EmbeddedRuntime
 
 log = logging.getLogger(__name__)
@@ -83,11 +87,10 @@ def _today() -> str:
 
 
 class HiveMind:
-    def __init__(self, settings: Settings, runtime: Any) -> None:
+    def __init__(self, settings: Settings, runtime: Runtime) -> None:
         self.settings = settings
         self.runtime = runtime
         self.workspaces = WorkspaceManager(settings.data_dir)
-        self._swept: set[str] = set()
         self.external = settings.external_source()  # asked by scope-all recalls
 
     # -- lifecycle --------------------------------------------------------------------------
@@ -112,6 +115,10 @@ class HiveMind:
         runtime = await HostRuntime.connect(settings.runtime_config(), settings.queue_config())
         return cls(settings, runtime)
 
+    async def readiness(self) -> dict[str, bool]:
+        """What ``/readyz`` checks beyond the facade itself (distributed: Redis answers)."""
+        return await self.runtime.ready_checks()
+
     @property
     def mode(self) -> str:
         return "embedded" if self.settings.embedded else "distributed"
@@ -129,7 +136,7 @@ class HiveMind:
 
     async def wait_idle(self, timeout: float | None = None) -> bool:
         """Wait until background indexing caused by this process has been applied."""
-        return bool(await self.runtime.wait_idle(timeout))
+        return await self.runtime.wait_idle(timeout)
 
     # -- minds ------------------------------------------------------------------------------
 
@@ -144,19 +151,18 @@ class HiveMind:
 
     async def resume_pending(self, ident: str) -> None:
         """On first use of a mind in this process, re-queue what its outbox still holds
-        (indexing that a crashed or killed process never finished)."""
-        if ident in self._swept:
-            return
-        self._swept.add(ident)
-        if self.runtime.host.exists(ident):
-            queued = await self.runtime.sweep(ident)
-            if queued:
-                log.info("mind %s: re-queued %d frames left pending", ident, queued)
+        (indexing that a crashed or killed process never finished): once per mind per process,
+        counting the startup sweep of ``serve`` (:meth:`workers.protocol.Runtime.resume`)."""
+        await self.runtime.resume(ident)
 
-    async def reader(self, workspace: str | None) -> Mind:
+    async def _resolve(self, workspace: str | None) -> str:
+        """The mind id of ``workspace`` (validated, existing), resumed on first use."""
         ident = self.mind_id(workspace)
         await self.resume_pending(ident)
-        return await self.runtime.host.reader(ident)
+        return ident
+
+    async def reader(self, workspace: str | None) -> Mind:
+        return await self.runtime.reader(await self._resolve(workspace))
 
     async def submit(self, workspace: str | None,
                      op_factory: Callable[[str], ops.OpEnvelope]) -> Any:
@@ -262,9 +268,8 @@ class HiveMind:
         return [None, *(w["id"] for w in self.workspaces.list())]
 
     async def _searcher(self, workspace: str | None) -> HybridSearch:
-        ident = self.mind_id(workspace)
-        await self.resume_pending(ident)
-        reader = await self.runtime.host.reader(ident)
+        ident = await self._resolve(workspace)
+        reader = await self.runtime.reader(ident)
         embedder = await self.runtime.embedder_ready()
 
         async def touch(ids: list[int]) -> None:
@@ -424,7 +429,7 @@ class HiveMind:
                                workspace_id: str | None = None) -> dict[str, Any]:
         meta = self.workspaces.create(name, group=group, icon=icon, model=model,
                                       workspace_id=workspace_id)
-        await self.runtime.host.reader(mind_id(meta["id"]))  # create the mind file now
+        await self.runtime.reader(mind_id(meta["id"]))  # create the mind file now
         return meta
 
     async def get_workspace(self, workspace: str) -> dict[str, Any]:
@@ -436,7 +441,7 @@ class HiveMind:
 
     async def delete_workspace(self, workspace: str) -> dict[str, Any]:
         ident = self.mind_id(workspace)
-        await self.runtime.host.close_mind(ident)
+        await self.runtime.close_mind(ident)
         self.workspaces.delete(workspace)
         return {"deleted": workspace}
 
@@ -481,15 +486,13 @@ class HiveMind:
             return await self.apply(workspace, lambda i: ops.Compact(mind_id=i))
         if kind == "dedupe":
             return await self.apply(workspace, lambda i: ops.Dedupe(mind_id=i))
-        if kind == "reconcile":
-            result = await self.apply(
-                workspace, lambda i: ops.Reconcile(mind_id=i, grace_seconds=0))
-            result["requeued"] = await self.runtime.sweep(self.mind_id(workspace))
-            return result
+        if kind == "reconcile":  # its commit hook queues the pending frames it found, once
+            found = expect(await self.submit(
+                workspace, lambda i: ops.Reconcile(mind_id=i, grace_seconds=0)), Reconciled)
+            return {**write_dict(found), "requeued": len(found.requeue)}
         if kind == "sync":  # re-harvest auto-sync sources whose interval has passed
-            from workers.harvest import harvest_stale
-
-            return {"synced": await harvest_stale(self.runtime.host, self.mind_id(workspace))}
+            synced = await harvest_stale(self.runtime, await self._resolve(workspace))
+            return {"synced": [outcome.as_dict() for outcome in synced]}
         embedder = await self.runtime.embedder_ready()
         if embedder.degraded:
             raise ValidationError("no working embedder to re-embed with: "
@@ -522,18 +525,31 @@ class HiveMind:
     # -- harvest and ingest -----------------------------------------------------------------
 
     async def harvest(self, source: str, path: str | Path, *, workspace: str | None = None,
-                      progress: Any = None, auto_sync: bool | None = None,
+                      progress: Progress | None = None, auto_sync: bool | None = None,
                       sync_interval_hours: int | None = None, wait: bool = True,
                       label: str | None = None) -> dict[str, Any]:
-        """Import an export (chat history, documents) into a mind; see :mod:`hive_mind.harvest`."""
-        from hive_mind.harvest import run_harvest
+        """Import an export (chat history, documents) into a mind; see :mod:`hive_mind.harvest`.
+        ``progress`` receives :class:`~workers.harvest_summary.ProgressEvent` values."""
+        summary = await self.run_harvest(
+            source, path, workspace=workspace, progress=progress, auto_sync=auto_sync,
+            sync_interval_hours=sync_interval_hours, wait=wait, label=label)
+        return summary.as_dict()
 
+    async def run_harvest(
+        self, source: str, path: str | Path, *, workspace: str | None = None,
+        progress: Progress | None = None, auto_sync: bool | None = None,
+        sync_interval_hours: int | None = None, wait: bool = True, importance: str = "normal",
+        tags: list[str] | None = None, label: str | None = None, rereadable: bool | None = None,
+    ) -> HarvestSummary:
+        """:meth:`harvest` with every option (the HTTP routes': ``rereadable`` and a ``label``
+        for a path the client named), answered with the typed summary."""
         if sync_interval_hours is not None:
             bounded_int(sync_interval_hours, "sync_interval_hours", 1, MAX_SYNC_INTERVAL_HOURS,
                         unit="hours (10 years)")
-        return await run_harvest(self, source, path, workspace=workspace, progress=progress,
-                                 auto_sync=auto_sync, interval_hours=sync_interval_hours,
-                                 wait=wait, label=label)
+        return await harvest_into(
+            self.runtime, await self._resolve(workspace), source, path, workspace=workspace,
+            progress=progress, auto_sync=auto_sync, interval_hours=sync_interval_hours,
+            wait=wait, importance=importance, tags=tags, label=label, rereadable=rereadable)
 
     async def harvest_sources(self, *, workspace: str | None = None) -> list[dict[str, Any]]:
         from mind.harvest_store import HarvestStore
@@ -544,14 +560,24 @@ class HiveMind:
                      tags: list[str] | None = None, workspace: str | None = None,
                      wait: bool = True) -> dict[str, Any]:
         """Ingest a file path, a URL or raw text (markdown, plaintext, pdf, url)."""
-        from hive_mind.harvest import run_ingest
+        summary = await self.run_ingest(content, type_hint=type_hint, importance=importance,
+                                        tags=tags, workspace=workspace, wait=wait)
+        return summary.as_dict()
 
-        return await run_ingest(self, content, type_hint=type_hint, importance=importance,
-                                tags=tags_input(tags), workspace=workspace, wait=wait)
+    async def run_ingest(self, content: str, *, type_hint: str = "auto",
+                         importance: str = "normal", tags: list[str] | None = None,
+                         workspace: str | None = None, wait: bool = True,
+                         label: str | None = None) -> IngestSummary:
+        """:meth:`ingest` answered with the typed summary; ``label``: ``content`` is a private
+        copy (a temp file: an upload, a client's text) shown under this name."""
+        return await ingest_into(
+            self.runtime, await self._resolve(workspace), content, workspace=workspace,
+            type_hint=type_hint, importance=importance, tags=tags_input(tags), wait=wait,
+            label=label)
 
     # -- status -----------------------------------------------------------------------------
 
     async def status(self, *, probe: bool = True) -> dict[str, Any]:
         from hive_mind.status import collect
 
-        return await collect(self.settings, probe=probe)
+        return await collect(self.settings, self.runtime, probe=probe)

@@ -1,24 +1,52 @@
-"""Facade glue for harvest (chat exports, documents) and ingest (a path, a URL or raw text).
+"""Harvest (chat exports, documents) and ingest (a path, a URL or raw text) into one mind.
 
-The driver itself is :mod:`workers.harvest`; this module picks the mind, validates the
-source, detects ingest types, and waits for indexing when asked.
+The front of the harvest slice: the facade resolves the mind and hands over its runtime;
+this module validates the source, detects ingest types, runs the driver
+(:mod:`workers.harvest`) and waits for indexing when asked. Results are typed
+(:class:`~workers.harvest_summary.HarvestSummary`, :class:`IngestSummary`); the facade turns
+them into dicts at the interface edge.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from mind.errors import ValidationError
 from mind.harvest.registry import SOURCES, adapter
 from vocabulary.enums import IMPORTANCES, INGEST_TYPES
-from workers.harvest import HarvestOptions, Progress, harvest
-
-if TYPE_CHECKING:
-    from hive_mind.facade import HiveMind
+from vocabulary.ids import PERSONAL_MIND
+from workers.harvest import HarvestOptions, harvest
+from workers.harvest_summary import HarvestSummary, Progress
+from workers.protocol import Runtime
 
 _EXTENSIONS: Final = {".pdf": "pdf", ".md": "markdown", ".markdown": "markdown",
                       ".txt": "plaintext", ".text": "plaintext"}
+
+
+@dataclass(frozen=True, slots=True)
+class IngestSummary:
+    """What an ingest reports (the ``ingest_source`` tool's and ``POST /v1/ingest``'s JSON)."""
+
+    source_type: str
+    items_parsed: int
+    frames_created: int
+    duplicates_skipped: int
+    pending_index: int
+    status: str
+    workspace: str
+    tags: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "source_type": self.source_type, "items_parsed": self.items_parsed,
+            "frames_created": self.frames_created, "duplicates_skipped": self.duplicates_skipped,
+            "pending_index": self.pending_index, "status": self.status,
+            "workspace": self.workspace}
+        if self.tags:
+            out["tags"] = list(self.tags)
+        return out
 
 
 def detect_type(content: str) -> str:
@@ -47,13 +75,16 @@ def detect_text_type(text: str) -> str:
     return "plaintext"
 
 
-async def run_harvest(
-    hm: HiveMind, source: str, path: str | Path, *, workspace: str | None = None,
-    progress: Progress | None = None, auto_sync: bool | None = None,
-    interval_hours: int | None = None, wait: bool = True, importance: str = "normal",
-    tags: list[str] | None = None, label: str | None = None, rereadable: bool | None = None,
-) -> dict[str, Any]:
-    """``label``: what the import is shown as; a labelled ``path`` is taken for a private copy
+async def harvest_into(
+    runtime: Runtime, mind_id: str, source: str, path: str | Path, *,
+    workspace: str | None = None, progress: Progress | None = None,
+    auto_sync: bool | None = None, interval_hours: int | None = None, wait: bool = True,
+    importance: str = "normal", tags: list[str] | None = None, label: str | None = None,
+    rereadable: bool | None = None,
+) -> HarvestSummary:
+    """Import ``path`` into ``mind_id`` (``workspace`` names it in the summary).
+
+    ``label``: what the import is shown as; a labelled ``path`` is taken for a private copy
     (a temp file) that auto-sync cannot read again, unless ``rereadable`` (the caller named
     ``path`` itself and shows it under another name)."""
     if source not in SOURCES:
@@ -61,25 +92,22 @@ async def run_harvest(
                               f"{', '.join(SOURCES)}")
     if importance not in IMPORTANCES:
         raise ValidationError(f"importance must be one of {list(IMPORTANCES)}")
-    mind_id = hm.mind_id(workspace)
-    await hm.resume_pending(mind_id)
     target: Path | str = path if isinstance(path, str) and source in (
         "url", "markdown", "plaintext") else Path(path).expanduser()
     options = HarvestOptions(importance=importance, tags=list(tags or []),
                              auto_sync=auto_sync, interval_hours=interval_hours, label=label,
                              rereadable=rereadable)
     summary = await harvest(
-        hm.runtime.host, mind_id, source, target, options=options, progress=progress,
-        wait_idle=hm.runtime.wait_idle if wait else None, parse=adapter(source))
-    summary["workspace"] = workspace or "personal"
-    return summary
+        runtime, mind_id, source, target, options=options, progress=progress,
+        wait_idle=runtime.wait_idle if wait else None, parse=adapter(source))
+    return replace(summary, workspace=workspace or PERSONAL_MIND)
 
 
-async def run_ingest(
-    hm: HiveMind, content: str, *, type_hint: str = "auto", importance: str = "normal",
-    tags: list[str], workspace: str | None = None, wait: bool = True,
-    label: str | None = None,
-) -> dict[str, Any]:
+async def ingest_into(
+    runtime: Runtime, mind_id: str, content: str, *, workspace: str | None = None,
+    type_hint: str = "auto", importance: str = "normal", tags: list[str] | None = None,
+    wait: bool = True, label: str | None = None,
+) -> IngestSummary:
     """``label``: ``content`` is a private copy (a temp file) shown under this name."""
     if not isinstance(content, str) or not content.strip():
         raise ValidationError("content must be a path, a URL or non-empty text")
@@ -88,13 +116,10 @@ async def run_ingest(
     kind = detect_type(content) if type_hint == "auto" else type_hint
     target = content.strip() if kind in ("url", "pdf") or "\n" not in content.strip() \
         else content
-    summary = await run_harvest(hm, kind, target, workspace=workspace, wait=wait,
-                                importance=importance, tags=tags, label=label)
-    out = {"source_type": kind, "items_parsed": summary["items"],
-           "frames_created": summary["frames_created"],
-           "duplicates_skipped": summary["duplicates_skipped"],
-           "pending_index": summary.get("pending_index", 0), "status": summary["status"],
-           "workspace": summary["workspace"]}
-    if tags:
-        out["tags"] = tags
-    return out
+    summary = await harvest_into(runtime, mind_id, kind, target, workspace=workspace,
+                                 wait=wait, importance=importance, tags=tags, label=label)
+    return IngestSummary(
+        source_type=kind, items_parsed=summary.items, frames_created=summary.frames_created,
+        duplicates_skipped=summary.duplicates_skipped,
+        pending_index=summary.pending_index or 0, status=summary.status,
+        workspace=summary.workspace or PERSONAL_MIND, tags=tuple(tags or ()))

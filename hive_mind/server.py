@@ -1,11 +1,13 @@
 """``hive-mind serve``: the HTTP API (uvicorn) and, in distributed mode, the host's write-op
-consumer (arq) in one event loop, sharing one facade and therefore one MindHost (one writer
-per mind file in this process).
+consumer (arq) in one event loop, sharing one facade and therefore one runtime (one writer
+per mind file in this process: the consumer's settings come from the runtime,
+:meth:`workers.protocol.Runtime.consumer_settings`).
 
-Start: open the facade → start the arq host worker (its startup sweeps every outbox) → serve
-HTTP. Stop (SIGTERM / SIGINT, or the server failing): uvicorn finishes in-flight requests →
-the worker stops taking jobs, lets running ones finish for ``WORKER_GRACE_SECONDS`` and cancels
-the rest (arq re-delivers them; op ids make that harmless) → the facade closes the minds.
+Start: open the facade → start the arq host worker (its startup sweeps every outbox, once:
+the runtime then sends nothing again on a mind's first use) → serve HTTP. Stop (SIGTERM /
+SIGINT, or the server failing): uvicorn finishes in-flight requests → the worker stops taking
+jobs, lets running ones finish for ``WORKER_GRACE_SECONDS`` and cancels the rest (arq
+re-delivers them; op ids make that harmless) → the facade closes the minds.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ import logging
 import signal
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import uvicorn
 from arq.worker import Worker
@@ -24,7 +25,6 @@ from arq.worker import Worker
 from hive_mind.settings import Settings
 from mind.errors import ConfigurationError
 from workers.arq_worker import make_worker
-from workers.distributed import host_settings
 
 log = logging.getLogger(__name__)
 WORKER_GRACE_SECONDS = 10.0
@@ -33,11 +33,8 @@ WORKER_GRACE_SECONDS = 10.0
 class HostWorker:
     """The arq consumer of this host's queue, run as a task of the current event loop."""
 
-    def __init__(self, settings: Settings, host: Any) -> None:
-        cls = host_settings(settings.queue_config(), settings.runtime_config(),
-                            hour=settings.maintenance_hour, minute=settings.maintenance_minute,
-                            host=host)
-        self.worker: Worker = make_worker(cls, handle_signals=False)
+    def __init__(self, settings_cls: type) -> None:
+        self.worker: Worker = make_worker(settings_cls, handle_signals=False)
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -82,8 +79,10 @@ async def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8765, *
     facade = await HiveMind.open(settings)
     worker: HostWorker | None = None
     try:
-        if not settings.embedded:
-            worker = HostWorker(settings, facade.runtime.host)
+        consumer = facade.runtime.consumer_settings(hour=settings.maintenance_hour,
+                                                    minute=settings.maintenance_minute)
+        if consumer is not None:
+            worker = HostWorker(consumer)
             worker.start()
         app = create_app(settings, facade, bind_host=host)
         server = uvicorn.Server(uvicorn.Config(

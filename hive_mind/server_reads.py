@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hive_mind.harvest import detect_text_type, run_ingest
+from hive_mind.harvest import detect_text_type
 from mind.errors import HiveMindError
 
 _PATHISH = re.compile(r"^(?:~|/|\\|\.\.?[/\\]|[A-Za-z]:[/\\]|file:)", re.I)
@@ -83,9 +83,9 @@ async def ingest_text(hm: Any, content: str, type_hint: str, **options: Any) -> 
         target = Path(folder) / f"text-{digest}{suffix}"
         await asyncio.to_thread(target.write_text, content, "utf-8")
         # shown as "inline:text", never as the temp path (and never re-read by auto-sync)
-        result: dict[str, Any] = await run_ingest(hm, str(target), type_hint=kind,
-                                                  label="inline:text", **options)
-    return result
+        summary = await hm.run_ingest(str(target), type_hint=kind, label="inline:text",
+                                      **options)
+    return dict(summary.as_dict())
 
 
 async def ingest(hm: Any, content: str, type_hint: str, *, server_reads: bool,

@@ -1,47 +1,53 @@
 """``hive-mind status``: embedder, queue and per-mind index state, plus the configuration.
 
+Everything is read through the process's runtime (:class:`workers.protocol.Runtime`): the
+minds it has open through their own readers (the others through a short-lived read-only
+connection, without opening an actor), the embedder it loaded (probed only when asked), and
+the numbers of its own job queue — the in-process runner's depth, running jobs and dead
+letters in embedded mode, Redis's in distributed mode.
+
 Nothing here shows a secret: the configuration is :meth:`Settings.redacted`, and error texts
 (which may quote a provider or Redis URL) go through :func:`mind.redact.mask_text`."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from actors.host import list_minds, mind_path
 from hive_mind.settings import Settings
-from mind.embeddings.chain import EmbeddingProviderChain
-from mind.errors import HiveMindError
 from mind.external import ExternalSourceError
 from mind.mind import Mind
 from mind.redact import mask_text, mask_url
-from queue_schemas.constants import DEAD_LETTERS_KEY
-from workers.queue import connect, queue_status
+from workers.host_runtime import HostRuntime
+from workers.protocol import Runtime
 
 
-async def minds_status(settings: Settings) -> list[dict[str, Any]]:
+async def mind_status(mind_id: str, mind: Mind) -> dict[str, Any]:
+    vectors = await mind.vectors.counts()
+    return {
+        "id": mind_id,
+        "frames": await mind.frames.count(),
+        "pending_index": await mind.outbox.count(),
+        "vectors": vectors["frame_vectors"],
+        "entities": await mind.knowledge.get_entity_count(),
+    }
+
+
+async def minds_status(runtime: Runtime) -> list[dict[str, Any]]:
     out = []
-    for mind_id in list_minds(settings.data_dir):
-        async with await Mind.open(mind_path(settings.data_dir, mind_id), readonly=True) as m:
-            vectors = await m.vectors.counts()
-            out.append({
-                "id": mind_id,
-                "frames": await m.frames.count(),
-                "pending_index": await m.outbox.count(),
-                "vectors": vectors["frame_vectors"],
-                "entities": await m.knowledge.get_entity_count(),
-            })
+    for mind_id in runtime.list_minds():
+        async with runtime.inspect(mind_id) as mind:
+            out.append(await mind_status(mind_id, mind))
     return out
 
 
-async def embedder_status(settings: Settings, *, probe: bool) -> dict[str, Any]:
-    cfg = settings.embedding_config()
+async def embedder_status(settings: Settings, runtime: Runtime, *, probe: bool
+                          ) -> dict[str, Any]:
+    """The runtime's own embedder (started now if it was not yet, when ``probe``)."""
     if not probe:
+        cfg = settings.embedding_config()
         return {"provider": cfg.provider, "model": cfg.model, "dimensions": None,
                 "degraded": None, "probed": False}
-    async with EmbeddingProviderChain(cfg) as chain:
-        await chain.start()
-        status = chain.status()
+    status = (await runtime.embedder_ready()).status()
     return {"provider": status["provider"], "model": status["model"],
             "dimensions": status["dimensions"], "degraded": status["degraded"],
             "last_error": mask_text(str(status["last_error"])) if status.get("last_error")
@@ -66,39 +72,24 @@ async def external_status(settings: Settings, *, probe: bool) -> dict[str, Any] 
     return out
 
 
-async def dead_letters_by_mind(redis: Any) -> dict[str, int]:
-    """How many dead-lettered jobs each mind has (the list is capped, so this is cheap)."""
-    counts: dict[str, int] = {}
-    for raw in await redis.lrange(DEAD_LETTERS_KEY, 0, -1):
-        try:
-            mind = json.loads(raw).get("mind_id") or "unknown"
-        except (ValueError, AttributeError):
-            mind = "unknown"
-        counts[mind] = counts.get(mind, 0) + 1
-    return counts
-
-
-async def collect(settings: Settings, *, probe: bool = True) -> dict[str, Any]:
-    queue: dict[str, Any]
-    if settings.redis_url:
-        try:
-            redis = await connect(settings.redis_url)
-            try:
-                queue = await queue_status(redis, [settings.host_id])
-                queue["dead_letters_by_mind"] = await dead_letters_by_mind(redis)
-            finally:
-                await redis.aclose()
-        except HiveMindError as exc:
-            queue = {"depth": None, "in_progress": None, "dead_letters": None,
-                     "error": mask_text(str(exc))}  # e.g. a Redis URL with a password
-    else:
-        queue = {"depth": 0, "in_progress": 0, "dead_letters": 0, "mode": "embedded",
-                 "dead_letters_by_mind": {}}
+async def collect(settings: Settings, runtime: Runtime, *, probe: bool = True
+                  ) -> dict[str, Any]:
     return {
         "mode": "embedded" if settings.embedded else "distributed",
-        "embedder": await embedder_status(settings, probe=probe),
+        "embedder": await embedder_status(settings, runtime, probe=probe),
         "external": await external_status(settings, probe=probe),
-        "queue": queue,
-        "minds": await minds_status(settings),
+        "queue": await runtime.queue_status(),
+        "minds": await minds_status(runtime),
         "config": settings.redacted(),
     }
+
+
+async def unreachable_queue_report(settings: Settings, *, probe: bool = True) -> dict[str, Any]:
+    """``status`` of a distributed data dir while Redis is unreachable (the facade cannot open):
+    the minds and the embedder as usual, the queue as the error — ops scripts still get their
+    JSON."""
+    runtime = HostRuntime.unconnected(settings.runtime_config(), settings.queue_config())
+    try:
+        return await collect(settings, runtime, probe=probe)
+    finally:
+        await runtime.close()

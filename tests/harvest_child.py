@@ -14,8 +14,8 @@ from hive_mind.facade import HiveMind
 
 async def main(data_dir: str, source: str, path: str) -> None:
     async with await HiveMind.open(data_dir=data_dir, embedding_provider="test") as hm:
-        summary = await hm.harvest(source, path, progress=lambda e: print(json.dumps(e),
-                                                                            flush=True))
+        summary = await hm.harvest(
+            source, path, progress=lambda e: print(json.dumps(e.as_dict()), flush=True))
         print(json.dumps({"summary": summary}), flush=True)
 
 

@@ -73,11 +73,14 @@ def subprocess_cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProce
 
 
 def frames_in(data_dir: Path) -> int:
-    from hive_mind.settings import load_settings
-    from hive_mind.status import minds_status
+    from mind.mind import Mind
 
-    minds = asyncio.run(minds_status(load_settings(data_dir=data_dir)))
-    return sum(m["frames"] for m in minds)
+    async def count(path: Path) -> int:
+        async with await Mind.open(path, readonly=True) as mind:
+            return await mind.frames.count()
+
+    files = [data_dir / "personal.mind", *sorted(data_dir.glob("workspaces/*/*.mind"))]
+    return sum(asyncio.run(count(f)) for f in files if f.exists())
 
 
 # -- save / recall ----------------------------------------------------------------------------

@@ -56,16 +56,16 @@ def export(tmp_path: Path) -> Path:
 
 
 async def run(rt: EmbeddedRuntime, export: Path, gen, **kw):  # type: ignore[no-untyped-def]
-    return await harvest(rt.host, "personal", "universal", export, parse=lambda _t: gen,
+    return await harvest(rt, "personal", "universal", export, parse=lambda _t: gen,
                          options=HarvestOptions(batch_frames=kw.pop("batch", 2000)),
                          wait_idle=rt.wait_idle, **kw)
 
 
 async def test_frames_sessions_and_provenance(runtime: EmbeddedRuntime, export: Path) -> None:
     summary = await run(runtime, export, items(5))
-    assert summary["status"] == "completed"
-    assert summary["items"] == 5 and summary["frames_created"] == 15
-    assert summary["pending_index"] == 0  # waited for cognify
+    assert summary.status == "completed"
+    assert summary.items == 5 and summary.frames_created == 15
+    assert summary.pending_index == 0  # waited for cognify
     mind = await runtime.host.reader("personal")
     frame = await mind.frames.get_by_external_id(
         f"universal:{stable_id('test', 'conv-2')}:m2-1")
@@ -90,11 +90,11 @@ async def test_reimport_is_idempotent_and_newer_export_adds_only_new(
 ) -> None:
     await run(runtime, export, items(4))
     again = await run(runtime, export, items(4))
-    assert again["status"] == "unchanged" and again["frames_created"] == 0
+    assert again.status == "unchanged" and again.frames_created == 0
     export.write_text("version 2")  # a newer export: 2 more conversations
     newer = await run(runtime, export, items(6))
-    assert newer["status"] == "completed"
-    assert newer["frames_created"] == 6 and newer["duplicates_skipped"] == 12
+    assert newer.status == "completed"
+    assert newer.frames_created == 6 and newer.duplicates_skipped == 12
     mind = await runtime.host.reader("personal")
     assert await mind.frames.count() == 18
     source = await HarvestStore(mind.db).source("universal")
@@ -108,11 +108,11 @@ async def test_error_keeps_committed_batches_and_resume_continues(
     with pytest.raises(HarvestError, match=r"export.json, conversation 7: unexpected end") as err:
         await run(runtime, export, items(10, fail_at=7), batch=6)
     partial = err.value.summary  # type: ignore[attr-defined]
-    assert partial["status"] == "failed"
+    assert partial.status == "failed"
     mind = await runtime.host.reader("personal")
     committed = await mind.frames.count()
     assert committed == 21  # items 0-6 (batches of two items, then the last one)
-    run_row = await HarvestStore(mind.db).run(partial["run_id"])
+    run_row = await HarvestStore(mind.db).run(partial.run_id)
     assert run_row is not None and run_row["status"] == "failed"
     assert run_row["items_done"] == 7 and "conversation 7" in run_row["error"]
 
@@ -124,11 +124,11 @@ async def test_error_keeps_committed_batches_and_resume_continues(
             yield item
 
     resumed = await run(runtime, export, counting(), batch=6)
-    assert resumed["resumed_from"] == 7
-    assert resumed["items"] == 3 and resumed["frames_created"] == 9
-    assert resumed["duplicates_skipped"] == 0  # skipped items were never re-sent
+    assert resumed.resumed_from == 7
+    assert resumed.items == 3 and resumed.frames_created == 9
+    assert resumed.duplicates_skipped == 0  # skipped items were never re-sent
     assert await mind.frames.count() == 30
-    assert (await HarvestStore(mind.db).run(partial["run_id"]))["status"] == "completed"
+    assert (await HarvestStore(mind.db).run(partial.run_id))["status"] == "completed"
 
 
 async def test_long_message_stays_whole_and_oversized_is_a_clear_error(
@@ -150,7 +150,7 @@ async def test_long_message_stays_whole_and_oversized_is_a_clear_error(
 
 async def test_item_with_more_turns_than_one_op(runtime: EmbeddedRuntime, export: Path) -> None:
     summary = await run(runtime, export, items(3, turns=7), batch=4)
-    assert summary["items"] == 3 and summary["frames_created"] == 21
+    assert summary.items == 3 and summary.frames_created == 21
     mind = await runtime.host.reader("personal")
     for n in range(3):
         gop = f"harvest:universal:{stable_id('test', f'conv-{n}')}"
@@ -170,7 +170,7 @@ async def test_auto_sync_reharvests_stale_sources(tmp_path: Path) -> None:
         assert (await hm.maintenance("sync"))["minds"]["personal"]["synced"] == []  # not due
         from mind.db import Database
 
-        db = await Database.open(hm.runtime.host.path("personal"))  # age it: a second writer
+        db = await Database.open(tmp_path / "d" / "personal.mind")  # age it: a second writer
         await db.execute("UPDATE harvest_sources SET last_synced_at = '2020-01-01T00:00:00.000Z'")
         await db.close()
         export.write_text("# Garden\n\nThe tomatoes need water on Tuesdays.\n\n"

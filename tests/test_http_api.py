@@ -67,16 +67,11 @@ def test_healthz_and_readyz(api: httpx.Client) -> None:
 
 
 def test_readyz_503_when_not_ready(data: Path, tmp_path: Path) -> None:
-    class Redis:
-        async def ping(self) -> bool:
-            raise ConnectionError("redis is down")
-
-    class Runtime:
-        redis = Redis()
-
     class Stub:  # a distributed-mode facade whose data dir vanished and whose Redis is down
         settings = server_settings(tmp_path / "gone" / "data", redis_url="redis://nowhere:1/0")
-        runtime = Runtime()
+
+        async def readiness(self) -> dict[str, bool]:  # what its runtime answers (see
+            return {"redis": False}  # tests/test_runtime_contract.py for a real one)
 
         async def close(self) -> None:
             pass

@@ -8,12 +8,15 @@
   ``harvest_sync`` of stale auto-sync sources, with per-day ids: a double cron fire runs
   nothing twice), and enqueues cognify jobs after
   each commit. On start it sweeps every mind's outbox, so work lost with a crash or a Redis
-  flush is re-sent.
+  flush is re-sent — once: in ``serve`` the sweep is the facade runtime's
+  (:meth:`workers.host_runtime.HostRuntime.consumer_settings`), which then sweeps no mind
+  again on its first use.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,7 +24,6 @@ from arq import cron
 from arq.connections import ArqRedis
 
 from actors.actor import CommitHook, Duplicate
-from actors.handlers import HANDLERS
 from actors.host import MindHost
 from actors.results import Reconciled
 from mind.embeddings.chain import EmbeddingProviderChain
@@ -33,8 +35,9 @@ from workers.batcher import EmbeddingBatcher
 from workers.cognify import run_index_job
 from workers.constants import COGNIFY_BATCH_FRAMES, IDLE_POLL_SECONDS
 from workers.followups import followup_jobs
+from workers.protocol import MindAccess
 from workers.queue import QueueConfig, guarded, redis_settings
-from workers.runtime import RuntimeConfig
+from workers.runtime import RuntimeConfig, open_host
 
 log = logging.getLogger(__name__)
 
@@ -144,7 +147,7 @@ async def harvest_sync(ctx: dict[str, Any], payload: dict[str, Any]) -> dict[str
 
     mind_id = str(payload.get("mind_id", ""))
     results = await harvest_stale(ctx["host"], mind_id)
-    return {"mind_id": mind_id, "synced": [r.get("status") for r in results]}
+    return {"mind_id": mind_id, "synced": [r.status for r in results]}
 
 
 async def maintenance_now(ctx: dict[str, Any], payload: dict[str, Any]) -> dict[str, int]:
@@ -168,11 +171,12 @@ def host_hook(redis_of: dict[str, Any], batch: int = COGNIFY_BATCH_FRAMES) -> An
     return hook
 
 
-async def sweep_all(host: MindHost) -> int:
-    """Re-send every mind's pending outbox rows (reconcile with no grace period)."""
+async def sweep_all(minds: MindAccess, mind_ids: Iterable[str]) -> int:
+    """Re-send the pending outbox rows of ``mind_ids`` (reconcile with no grace period: the
+    commit hook queues what the op found)."""
     total = 0
-    for mind_id in host.list_minds():
-        result = await host.submit(mind_id, ops.Reconcile(mind_id=mind_id, grace_seconds=0))
+    for mind_id in mind_ids:
+        result = await minds.submit(mind_id, ops.Reconcile(mind_id=mind_id, grace_seconds=0))
         if isinstance(result, Reconciled):  # else a duplicate: queued when first applied
             total += len(result.requeue)
     return total
@@ -180,26 +184,26 @@ async def sweep_all(host: MindHost) -> int:
 
 def host_settings(queue: QueueConfig, runtime: RuntimeConfig, *, hour: int = 3,
                   minute: int = 17, holder: dict[str, Any] | None = None,
-                  host: MindHost | None = None) -> type:
+                  host: MindHost | None = None,
+                  startup_sweep: Callable[[], Awaitable[int]] | None = None) -> type:
     """``holder`` receives the MindHost, so the entry point can release it if arq's own
     shutdown fails (arq 0.28 can raise CancelledError from ``close()`` before ``on_shutdown``).
 
     ``host``: an existing MindHost to apply the ops with (``hive-mind serve`` shares the one of
-    its facade, so a mind file has one writer per process); its owner closes it, not this
-    worker. Without it the worker opens and closes its own."""
+    its facade's runtime, so a mind file has one writer per process); its owner closes it, not
+    this worker, and ``startup_sweep`` is its owner's sweep (once per mind per process).
+    Without them the worker opens and closes its own host and sweeps every mind."""
     shared = host
 
     async def startup(ctx: dict[str, Any]) -> None:
-        host = shared if shared is not None else MindHost(
-            runtime.data_dir, HANDLERS, max_open=runtime.max_open_minds,
-            idle_seconds=runtime.idle_close_seconds, actor_settings=runtime.actor,
-            on_commit=host_hook({"redis": ctx["redis"]}, runtime.cognify_batch),
-        )
+        host = shared if shared is not None else open_host(
+            runtime, host_hook({"redis": ctx["redis"]}, runtime.cognify_batch))
         ctx["host"] = host
         ctx["host_id"] = queue.host_id
         if holder is not None:
             holder["host"] = host
-        swept = await sweep_all(host)
+        swept = await (startup_sweep() if startup_sweep is not None
+                       else sweep_all(host, host.list_minds()))
         log.info("host %s up; re-sent %d pending frames", queue.host_id, swept)
 
     async def shutdown(ctx: dict[str, Any]) -> None:

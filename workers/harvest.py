@@ -9,6 +9,11 @@ actor's commit hook, so the embedding micro-batcher fills while the import runs.
 Resumable: a run is keyed by (source, path, content hash); each batch advances the run's
 ``items_done`` in the same transaction as its frames, so a restarted import skips exactly the
 items already committed. Idempotent: every frame has a stable ``external_id``.
+
+It reads and writes through a :class:`~workers.protocol.MindAccess` — the process's runtime
+(so ``wait_idle`` covers what a harvest wrote, in both modes) or, in a host process's own
+maintenance jobs, its ``MindHost`` — and reports typed values
+(:mod:`workers.harvest_summary`).
 """
 
 from __future__ import annotations
@@ -17,11 +22,10 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
-from actors.host import MindHost
 from actors.results import FramesSaved
 from mind.errors import ValidationError
 from mind.harvest.errors import HarvestError
@@ -33,10 +37,11 @@ from queue_schemas import ops
 from vocabulary.enums import Importance
 from vocabulary.limits import MAX_EXTERNAL_ID_CHARS, MAX_FRAME_CHARS, MAX_FRAMES_PER_OP
 from workers.harvest_input import RAW_TEXT_LABEL, fingerprint_target
+from workers.harvest_summary import HarvestSummary, Progress, ProgressEvent, SyncOutcome
+from workers.protocol import MindAccess
 
 log = logging.getLogger(__name__)
 
-Progress = Callable[[dict[str, Any]], None]
 BATCH_FRAMES: Final = 2_000
 IN_FLIGHT: Final = 3
 POLL_SECONDS: Final = 0.25
@@ -169,11 +174,11 @@ class _Reader:
 
 
 async def harvest(
-    host: MindHost, mind_id: str, source: str, target: Path | str, *,
+    minds: MindAccess, mind_id: str, source: str, target: Path | str, *,
     options: HarvestOptions | None = None, progress: Progress | None = None,
     wait_idle: Callable[[float | None], Awaitable[bool]] | None = None,
     parse: Callable[[Path | str], Iterator[HarvestItem]] | None = None,
-) -> dict[str, Any]:
+) -> HarvestSummary:
     """Import ``target`` with the ``source`` adapter into ``mind_id``; returns a summary.
 
     A :class:`HarvestError` is raised after the batches before it were committed and the
@@ -197,18 +202,15 @@ async def harvest(
     # no content hash (a URL): every run is new, nothing to resume or to call unchanged
     salt = "" if content_hash else str(time.time_ns())
     run_id = stable_id("harvest-run", source, path_label, content_hash, salt)[:32]
-    store = HarvestStore((await host.reader(mind_id)).db)
+    store = HarvestStore((await minds.reader(mind_id)).db)
     previous = await store.run(run_id)
-    summary: dict[str, Any] = {
-        "source": source, "path": path_label, "mind": mind_id, "run_id": run_id,
-        "content_hash": content_hash, "status": "running", "items": 0, "frames_created": 0,
-        "duplicates_skipped": 0, "resumed_from": 0,
-    }
+    summary = HarvestSummary(source=source, path=path_label, mind=mind_id, run_id=run_id,
+                             content_hash=content_hash)
     if previous is not None and previous["status"] == "completed":
-        summary.update(status="unchanged", items=0)
-        return await _finish_summary(host, mind_id, summary, started, progress, wait_idle)
+        return await _finish_summary(minds, replace(summary, status="unchanged"), started,
+                                     progress, wait_idle)
     skip = int(previous["items_done"]) if previous is not None else 0
-    summary["resumed_from"] = skip
+    summary = replace(summary, resumed_from=skip)
     tally = _Tally()
     reader = _Reader(iter(parse(target)), skip, options)
     pending: list[asyncio.Task[Any]] = []
@@ -229,14 +231,14 @@ async def harvest(
                     mind_id=mind_id, conversation_ids=batch.conversations, frames=batch.frames,
                     titles=batch.titles, items=batch.items,
                     cursor=str(skip + tally.items + batch.items), **common)
-                pending.append(asyncio.ensure_future(host.submit(mind_id, op)))
+                pending.append(asyncio.ensure_future(minds.submit(mind_id, op)))
                 tally.items += batch.items
                 tally.turns += len(batch.frames)
             while len(pending) >= max(1, options.in_flight) or (batch.done and pending):
                 await settle(pending.pop(0))
             if progress:
-                progress({"phase": "parse", "items": skip + tally.items,
-                          "frames_written": tally.created, "duplicates": tally.duplicates})
+                progress(ProgressEvent("parse", skip + tally.items, tally.created,
+                                       duplicates=tally.duplicates))
             if batch.done:
                 break
         if reader.error is not None:
@@ -248,74 +250,75 @@ async def harvest(
             except Exception:
                 log.exception("harvest batch failed while stopping")
         error = naming.scrub(str(exc))
-        summary.update(status="failed", error=error, items=tally.items,
-                       frames_created=tally.created, duplicates_skipped=tally.duplicates)
-        await _record(host, mind_id, summary, options, sync_path, error=error)
+        summary = replace(summary, status="failed", error=error, items=tally.items,
+                          frames_created=tally.created, duplicates_skipped=tally.duplicates)
+        await _record(minds, summary, options, sync_path)
         if isinstance(exc, HarvestError):
             clean = naming.clean(exc)
             clean.summary = summary  # type: ignore[attr-defined]
             raise clean from None
         raise
-    summary.update(status="completed", items=tally.items, frames_created=tally.created,
-                   duplicates_skipped=tally.duplicates)
-    await _record(host, mind_id, summary, options, sync_path)
-    return await _finish_summary(host, mind_id, summary, started, progress, wait_idle)
+    summary = replace(summary, status="completed", items=tally.items,
+                      frames_created=tally.created, duplicates_skipped=tally.duplicates)
+    await _record(minds, summary, options, sync_path)
+    return await _finish_summary(minds, summary, started, progress, wait_idle)
 
 
-async def _record(host: MindHost, mind_id: str, summary: dict[str, Any],
-                  options: HarvestOptions, sync_path: str | None,
-                  error: str | None = None) -> None:
-    await host.submit(mind_id, ops.FinishHarvest(
-        mind_id=mind_id, run_id=summary["run_id"], source=summary["source"],
-        status=summary["status"], path=summary["path"], sync_path=sync_path,
-        content_hash=summary["content_hash"], items=summary["items"],
-        frames=summary["frames_created"], error=error, auto_sync=options.auto_sync,
+async def _record(minds: MindAccess, summary: HarvestSummary, options: HarvestOptions,
+                  sync_path: str | None) -> None:
+    await minds.submit(summary.mind, ops.FinishHarvest(
+        mind_id=summary.mind, run_id=summary.run_id, source=summary.source,
+        status="failed" if summary.status == "failed" else "completed",
+        path=summary.path, sync_path=sync_path,
+        content_hash=summary.content_hash, items=summary.items,
+        frames=summary.frames_created, error=summary.error, auto_sync=options.auto_sync,
         interval_hours=options.interval_hours))
 
 
 async def _finish_summary(
-    host: MindHost, mind_id: str, summary: dict[str, Any], started: float,
-    progress: Progress | None, wait_idle: Callable[[float | None], Awaitable[bool]] | None,
-) -> dict[str, Any]:
-    reader = await host.reader(mind_id)
+    minds: MindAccess, summary: HarvestSummary, started: float, progress: Progress | None,
+    wait_idle: Callable[[float | None], Awaitable[bool]] | None,
+) -> HarvestSummary:
+    reader = await minds.reader(summary.mind)
+
+    def event(phase: Literal["index", "done"], pending: int) -> ProgressEvent:
+        return ProgressEvent(phase, summary.items, summary.frames_created, pending_index=pending)
+
     if wait_idle is not None:
         waiter = asyncio.ensure_future(wait_idle(None))
         while not waiter.done():
             if progress:
-                progress({"phase": "index", "items": summary["items"],
-                          "frames_written": summary["frames_created"],
-                          "pending_index": await reader.outbox.count()})
+                progress(event("index", await reader.outbox.count()))
             await asyncio.wait({waiter}, timeout=POLL_SECONDS)
         await waiter
-    summary["pending_index"] = await reader.outbox.count()
-    summary["elapsed_seconds"] = round(time.monotonic() - started, 3)
+    summary = replace(summary, pending_index=await reader.outbox.count(),
+                      elapsed_seconds=round(time.monotonic() - started, 3))
     if progress:
-        progress({"phase": "done", "items": summary["items"],
-                  "frames_written": summary["frames_created"],
-                  "pending_index": summary["pending_index"]})
+        progress(event("done", summary.pending_index or 0))
     return summary
 
 
-async def harvest_stale(host: MindHost, mind_id: str) -> list[dict[str, Any]]:
+async def harvest_stale(minds: MindAccess, mind_id: str) -> list[SyncOutcome]:
     """Re-harvest every auto-sync source of a mind whose interval has passed (maintenance).
 
     Only ``source_path`` is read again: the path or URL a local user, or a client allowed
     server reads, named itself (never a label; see :class:`_Naming`). A due source without
     one (recorded before schema 10, which cleared every older path) is reported as skipped."""
-    store = HarvestStore((await host.reader(mind_id)).db)
-    out: list[dict[str, Any]] = []
+    store = HarvestStore((await minds.reader(mind_id)).db)
+    out: list[SyncOutcome] = []
     for row in await store.stale():
-        path = row["source_path"]
+        source, path = str(row["source"]), row["source_path"]
         if not path:
-            out.append({"source": row["source"], "status": "skipped", "reason": NOT_SYNCABLE})
+            out.append(SyncOutcome(source, "skipped", reason=NOT_SYNCABLE))
             continue
-        target: Path | str = path if row["source"] == "url" else Path(path)
+        target: Path | str = path if source == "url" else Path(path)
         try:
-            out.append(await harvest(host, mind_id, row["source"], target))
+            summary = await harvest(minds, mind_id, source, target)
         except Exception as exc:
-            log.exception("auto-sync of %s for %s failed", row["source"], mind_id)
-            out.append({"source": row["source"], "status": "failed",
-                        "error": mask_text(str(exc))})
+            log.exception("auto-sync of %s for %s failed", source, mind_id)
+            out.append(SyncOutcome(source, "failed", error=mask_text(str(exc))))
+            continue
+        out.append(SyncOutcome(source, summary.status, summary=summary))
     return out
 
 

@@ -1,70 +1,72 @@
 """The mind-host runtime of the distributed mode: actors here, embeddings on Redis workers.
 
-Same surface as :class:`workers.runtime.EmbeddedRuntime` (``host``, ``submit``, ``sweep``,
-``wait_idle``, ``embedder_ready``, ``close``) so the facade does not care which one it drives.
-Commits enqueue cognify jobs to Redis; index results come back through the host's own queue
-(consumed by ``hive-mind serve``). The embedder here only embeds *queries* for recall.
-``wait_idle`` polls the outbox of the minds this process wrote to until it is empty.
+Implements :class:`workers.protocol.Runtime` like :class:`workers.runtime.EmbeddedRuntime`, so
+the facade does not care which one it drives. Commits enqueue cognify jobs to Redis; index
+results come back through the host's own queue (consumed by ``hive-mind serve``, whose arq
+settings :meth:`HostRuntime.consumer_settings` gives: they share this runtime's host, and its
+startup sweep counts as this process's one sweep of each mind). The embedder here only embeds
+*queries* for recall. ``wait_idle`` polls the outbox of the minds this process wrote to —
+saves, harvests and maintenance alike, since they all go through :meth:`submit` — until it is
+empty.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from typing import Any
 
 from arq.connections import ArqRedis
+from redis.exceptions import RedisError
 
-from actors.handlers import HANDLERS
-from actors.host import MindHost
-from mind.embeddings.chain import EmbeddingProviderChain
-from queue_schemas import ops
+from mind.errors import HiveMindError
+from mind.redact import mask_text
+from queue_schemas import jobs
 from workers.constants import OUTBOX_POLL_SECONDS
-from workers.distributed import enqueue_job, host_hook
-from workers.followups import outbox_jobs
-from workers.queue import QueueConfig, connect
-from workers.runtime import RuntimeConfig
+from workers.distributed import enqueue_job, host_hook, host_settings, sweep_all
+from workers.queue import QueueConfig, connect, queue_status
+from workers.runtime import HostedRuntime, RuntimeConfig
+
+REDIS_TIMEOUT = 2.0  # a readiness probe's patience with Redis
+
+log = logging.getLogger(__name__)
 
 
-class HostRuntime:
+class HostRuntime(HostedRuntime):
     def __init__(self, config: RuntimeConfig, queue: QueueConfig, redis: ArqRedis) -> None:
-        self.config = config
+        super().__init__(config, host_hook({"redis": redis}, config.cognify_batch))
         self.queue = queue
         self.redis = redis
-        self.embedder = EmbeddingProviderChain(config.embedding)
-        self.host = MindHost(
-            config.data_dir, HANDLERS, max_open=config.max_open_minds,
-            idle_seconds=config.idle_close_seconds, actor_settings=config.actor,
-            on_commit=host_hook({"redis": redis}, config.cognify_batch),
-        )
         self._written: set[str] = set()
-        self._ready: asyncio.Task[Any] | None = None
 
     @classmethod
     async def connect(cls, config: RuntimeConfig, queue: QueueConfig) -> HostRuntime:
         return cls(config, queue, await connect(queue.redis_url))
 
-    async def embedder_ready(self) -> EmbeddingProviderChain:
-        if self._ready is None:
-            self._ready = asyncio.ensure_future(self.embedder.start())
-        await asyncio.shield(self._ready)
-        return self.embedder
+    @classmethod
+    def unconnected(cls, config: RuntimeConfig, queue: QueueConfig) -> HostRuntime:
+        """The runtime of a report made while Redis is unreachable (``status``): its client
+        connects on first use, so :meth:`queue_status` answers with the error."""
+        return cls(config, queue, ArqRedis.from_url(queue.redis_url,
+                                                    socket_connect_timeout=REDIS_TIMEOUT))
 
     async def submit(self, mind_id: str, op: Any, *, create: bool = True) -> Any:
         result = await self.host.submit(mind_id, op, create=create)
         self._written.add(mind_id)
         return result
 
-    async def sweep(self, mind_id: str) -> int:
-        reader = await self.host.reader(mind_id, create=False)
-        queued = await outbox_jobs(reader, mind_id, self.config.cognify_batch)
-        for job in queued:
-            await enqueue_job(self.redis, job)
-        return sum(len(job.items) for job in queued)
+    async def _dispatch(self, job: jobs.CognifyJob) -> None:
+        await enqueue_job(self.redis, job)
 
-    async def reconcile(self, mind_id: str, grace_seconds: int = 0) -> Any:
-        return await self.submit(mind_id, ops.Reconcile(mind_id=mind_id,
-                                                        grace_seconds=grace_seconds), create=False)
+    async def resume_all(self) -> int:
+        """At the start of ``serve``: reconcile every mind not swept yet (its commit hook
+        re-sends the whole outbox); the first use of a mind afterwards sends nothing again."""
+        return await sweep_all(self, self.claim(self.list_minds()))
+
+    def consumer_settings(self, *, hour: int, minute: int) -> type | None:
+        return host_settings(self.queue, self.config, hour=hour, minute=minute,
+                             host=self.host, startup_sweep=self.resume_all)
 
     async def wait_idle(self, timeout: float | None = None) -> bool:
         """Wait until the outbox of every mind written here is empty (workers caught up)."""
@@ -79,6 +81,19 @@ class HostRuntime:
             if deadline is not None and time.monotonic() > deadline:
                 return False
             await asyncio.sleep(OUTBOX_POLL_SECONDS)
+
+    async def queue_status(self) -> dict[str, Any]:
+        try:
+            return await queue_status(self.redis, [self.queue.host_id])
+        except (RedisError, OSError, HiveMindError) as exc:  # e.g. a Redis URL with a password
+            return {"depth": None, "in_progress": None, "dead_letters": None,
+                    "error": mask_text(str(exc))}
+
+    async def ready_checks(self) -> dict[str, bool]:
+        try:
+            return {"redis": bool(await asyncio.wait_for(self.redis.ping(), REDIS_TIMEOUT))}
+        except Exception:  # any failure to answer is "not ready"
+            return {"redis": False}
 
     async def close(self) -> None:
         await self.host.close()

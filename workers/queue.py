@@ -112,4 +112,17 @@ async def queue_status(redis: ArqRedis, host_ids: list[str]) -> dict[str, Any]:
     dead = int(await redis.llen(DEAD_LETTERS_KEY))  # type: ignore[misc]
     recent = [json.loads(x) for x in await redis.lrange(DEAD_LETTERS_KEY, 0, 9)]  # type: ignore[misc]
     return {"depth": sum(depth.values()), "queues": depth, "in_progress": in_progress,
-            "dead_letters": dead, "recent_dead_letters": recent}
+            "dead_letters": dead, "dead_letters_by_mind": await dead_letters_by_mind(redis),
+            "recent_dead_letters": recent}
+
+
+async def dead_letters_by_mind(redis: ArqRedis) -> dict[str, int]:
+    """How many dead-lettered jobs each mind has (the list is capped, so this is cheap)."""
+    counts: dict[str, int] = {}
+    for raw in await redis.lrange(DEAD_LETTERS_KEY, 0, -1):  # type: ignore[misc]
+        try:
+            mind = json.loads(raw).get("mind_id") or "unknown"
+        except (ValueError, AttributeError):
+            mind = "unknown"
+        counts[mind] = counts.get(mind, 0) + 1
+    return counts

@@ -22,6 +22,7 @@ from workers.constants import RETRY_BACKOFF_SECONDS, RUNNER_CONCURRENCY
 log = logging.getLogger(__name__)
 
 JobFn = Callable[[Any], Awaitable[None]]
+RECENT_DEAD_LETTERS = 10  # shown by status, as many as the Redis queue shows
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +68,16 @@ class InProcessRunner:
     @property
     def in_progress(self) -> int:
         return self._active
+
+    def status(self, recent: int = RECENT_DEAD_LETTERS) -> dict[str, Any]:
+        """The numbers ``status`` shows, in the shape of the Redis queue's
+        (:func:`workers.queue.queue_status`): newest dead letters first."""
+        by_mind: dict[str, int] = {}
+        for letter in self.dead_letters:
+            by_mind[letter.mind_id] = by_mind.get(letter.mind_id, 0) + 1
+        return {"depth": self.depth, "in_progress": self.in_progress,
+                "dead_letters": len(self.dead_letters), "dead_letters_by_mind": by_mind,
+                "recent_dead_letters": [d.as_dict() for d in self.dead_letters[::-1][:recent]]}
 
     def _start(self) -> None:
         if not self._workers:

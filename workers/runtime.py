@@ -6,12 +6,18 @@ the commit hook plans cognify jobs → the runner executes them (extraction + ba
 → the resulting ``ApplyIndex`` op goes back through the same actor. ``wait_idle()`` returns
 once all of that has settled; ``sweep()`` re-queues whatever the outbox still holds (startup,
 and after a crash).
+
+:class:`HostedRuntime` is what this runtime shares with the distributed
+:class:`~workers.host_runtime.HostRuntime` (the contract is :class:`workers.protocol.Runtime`),
+and :func:`open_host` is the one place a ``MindHost`` is built.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +37,8 @@ from workers.runner import InProcessRunner
 
 log = logging.getLogger(__name__)
 
+HookFactory = Callable[[str, Mind], CommitHook]
+
 
 @dataclass
 class RuntimeConfig:
@@ -47,37 +55,110 @@ class RuntimeConfig:
     cognify_batch: int = COGNIFY_BATCH_FRAMES
 
 
-class EmbeddedRuntime:
-    def __init__(self, config: RuntimeConfig) -> None:
+def open_host(config: RuntimeConfig, on_commit: HookFactory) -> MindHost:
+    """The ``MindHost`` of a process: the data dir's minds with the configured limits, each
+    commit followed by ``on_commit`` (which queues the cognify work the commit caused)."""
+    return MindHost(
+        config.data_dir, HANDLERS, max_open=config.max_open_minds,
+        idle_seconds=config.idle_close_seconds, actor_settings=config.actor,
+        on_commit=on_commit,
+    )
+
+
+class HostedRuntime:
+    """The parts of the runtime contract both runtimes share: the host, the embedder, reads,
+    sweeping the outbox into the runtime's own queue (``_dispatch``), once per mind per start."""
+
+    def __init__(self, config: RuntimeConfig, on_commit: HookFactory) -> None:
         self.config = config
         self.embedder = EmbeddingProviderChain(config.embedding)
+        self.host = open_host(config, on_commit)
+        self._embedder_started: asyncio.Task[Any] | None = None
+        self._resumed: set[str] = set()
+
+    async def _dispatch(self, job: jobs.CognifyJob) -> None:
+        raise NotImplementedError
+
+    async def embedder_ready(self) -> EmbeddingProviderChain:
+        """Probe the provider chain once (loading the model can take seconds)."""
+        if self._embedder_started is None:
+            self._embedder_started = asyncio.ensure_future(self.embedder.start())
+        await asyncio.shield(self._embedder_started)
+        return self.embedder
+
+    # -- minds ------------------------------------------------------------------------------
+
+    async def submit(self, mind_id: str, op: Any, *, create: bool = True) -> Any:
+        return await self.host.submit(mind_id, op, create=create)
+
+    async def reader(self, mind_id: str, *, create: bool = True) -> Mind:
+        return await self.host.reader(mind_id, create=create)
+
+    def exists(self, mind_id: str) -> bool:
+        return self.host.exists(mind_id)
+
+    def list_minds(self) -> list[str]:
+        return self.host.list_minds()
+
+    async def close_mind(self, mind_id: str) -> None:
+        await self.host.close_mind(mind_id)
+
+    @asynccontextmanager
+    async def inspect(self, mind_id: str) -> AsyncIterator[Mind]:
+        """The host's reader of an open mind; else a read-only connection for this look only
+        (a report over every mind must not open an actor per mind and churn the LRU)."""
+        if mind_id in self.host.open_ids:
+            yield await self.host.reader(mind_id, create=False)
+            return
+        async with await Mind.open(self.host.path(mind_id), readonly=True) as mind:
+            yield mind
+
+    # -- recovery ---------------------------------------------------------------------------
+
+    async def sweep(self, mind_id: str) -> int:
+        """Queue cognify jobs for everything the mind's outbox still holds."""
+        reader = await self.host.reader(mind_id, create=False)
+        queued = await outbox_jobs(reader, mind_id, self.config.cognify_batch)
+        for job in queued:
+            await self._dispatch(job)
+        return sum(len(job.items) for job in queued)
+
+    def claim(self, mind_ids: Iterable[str]) -> list[str]:
+        """The minds not yet swept by this process, marked as swept from now on."""
+        fresh = [m for m in mind_ids if m not in self._resumed]
+        self._resumed.update(fresh)
+        return fresh
+
+    async def resume(self, mind_id: str) -> int:
+        """On first use of a mind in this process, re-queue what its outbox still holds
+        (indexing that a crashed or killed process never finished); afterwards nothing."""
+        if not self.claim([mind_id]) or not self.exists(mind_id):
+            return 0
+        queued = await self.sweep(mind_id)
+        if queued:
+            log.info("mind %s: re-queued %d frames left pending", mind_id, queued)
+        return queued
+
+    async def reconcile(self, mind_id: str, grace_seconds: int = 0) -> Any:
+        op = ops.Reconcile(mind_id=mind_id, grace_seconds=grace_seconds)
+        return await self.submit(mind_id, op, create=False)
+
+    def consumer_settings(self, *, hour: int, minute: int) -> type | None:
+        return None
+
+
+class EmbeddedRuntime(HostedRuntime):
+    def __init__(self, config: RuntimeConfig) -> None:
+        super().__init__(config, self._hook)
         self.batcher = EmbeddingBatcher(
             self.embedder,
             max_items=config.batcher_max_items,
             max_tokens=config.batcher_max_tokens,
             max_wait=config.batcher_max_wait,
         )
-        self.host = MindHost(
-            config.data_dir, HANDLERS, max_open=config.max_open_minds,
-            idle_seconds=config.idle_close_seconds, actor_settings=config.actor,
-            on_commit=self._hook,
-        )
         self.runner = InProcessRunner(
             self._execute, concurrency=config.concurrency, max_tries=config.max_tries
         )
-        self._embedder_ready: asyncio.Task[Any] | None = None
-
-    async def embedder_ready(self) -> EmbeddingProviderChain:
-        """Probe the provider chain once (loading the model can take seconds)."""
-        if self._embedder_ready is None:
-            self._embedder_ready = asyncio.ensure_future(self.embedder.start())
-        await asyncio.shield(self._embedder_ready)
-        return self.embedder
-
-    # -- writes -----------------------------------------------------------------------------
-
-    async def submit(self, mind_id: str, op: Any, *, create: bool = True) -> Any:
-        return await self.host.submit(mind_id, op, create=create)
 
     def _hook(self, mind_id: str, reader: Mind) -> CommitHook:
         async def after_commit(committed: list[tuple[Any, Any]]) -> None:
@@ -88,6 +169,9 @@ class EmbeddedRuntime:
 
         return after_commit
 
+    async def _dispatch(self, job: jobs.CognifyJob) -> None:
+        await self.runner.dispatch(job)
+
     async def _execute(self, job: jobs.CognifyJob | jobs.ReembedJob) -> None:
         embedder = await self.embedder_ready()
         if embedder.degraded:
@@ -97,23 +181,17 @@ class EmbeddedRuntime:
         op = await run_index_job(job, self.batcher)
         await self.host.submit(job.mind_id, op, create=False)
 
-    # -- recovery and waiting ---------------------------------------------------------------
-
-    async def sweep(self, mind_id: str) -> int:
-        """Queue cognify jobs for everything the mind's outbox still holds."""
-        reader = await self.host.reader(mind_id, create=False)
-        queued = await outbox_jobs(reader, mind_id, self.config.cognify_batch)
-        for job in queued:
-            await self.runner.dispatch(job)
-        return sum(len(job.items) for job in queued)
-
-    async def reconcile(self, mind_id: str, grace_seconds: int = 0) -> Any:
-        op = ops.Reconcile(mind_id=mind_id, grace_seconds=grace_seconds)
-        return await self.submit(mind_id, op, create=False)
+    # -- waiting and reporting --------------------------------------------------------------
 
     async def wait_idle(self, timeout: float | None = None) -> bool:
         """Wait until queued jobs ran and their results were committed."""
         return await self.runner.wait_idle(timeout)
+
+    async def queue_status(self) -> dict[str, Any]:
+        return {**self.runner.status(), "mode": "embedded"}
+
+    async def ready_checks(self) -> dict[str, bool]:
+        return {}
 
     async def close(self) -> None:
         await self.runner.close()

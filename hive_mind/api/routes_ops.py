@@ -17,7 +17,6 @@ from hive_mind.api.models import (
     MaintenanceRequest,
 )
 from hive_mind.api.uploads import temp_input
-from hive_mind.harvest import run_harvest, run_ingest
 from hive_mind.limits import IntervalHours, Tags
 from hive_mind.server_reads import ingest as client_ingest
 from hive_mind.server_reads import refuse
@@ -37,9 +36,10 @@ async def harvest(body: HarvestRequest, hm: Facade, server_reads: ServerReads) -
     options: dict[str, Any] = {"workspace": body.workspace, "auto_sync": body.auto_sync,
                                "wait": body.wait}
     if body.path is not None:  # the one case auto-sync may read again: the client named it
-        return await run_harvest(hm, body.source, body.path, label=body.label,
-                                 rereadable=True, interval_hours=body.sync_interval_hours,
-                                 **options)
+        summary = await hm.run_harvest(body.source, body.path, label=body.label,
+                                       rereadable=True,
+                                       sync_interval_hours=body.sync_interval_hours, **options)
+        return dict(summary.as_dict())
     # inline data: a private temp copy shown under the label (display only, never re-read)
     async with temp_input(body.source, body.filename, data=body.data) as target:
         result: dict[str, Any] = await hm.harvest(
@@ -94,9 +94,10 @@ async def ingest_upload(
     wait: Annotated[bool, Form()] = True,
 ) -> dict[str, Any]:
     async with temp_input(type_hint, file.filename, upload=file) as target:
-        return await run_ingest(hm, str(target), type_hint=type_hint, importance=importance,
-                                tags=tags or [], workspace=workspace, wait=wait,
-                                label=f"upload:{file.filename or 'document'}")
+        summary = await hm.run_ingest(str(target), type_hint=type_hint, importance=importance,
+                                      tags=tags or [], workspace=workspace, wait=wait,
+                                      label=f"upload:{file.filename or 'document'}")
+    return dict(summary.as_dict())
 
 
 @router.post("/maintenance/{kind}", tags=["maintenance"],

@@ -20,6 +20,7 @@ from hive_mind.cli.common import (
 )
 from mind.harvest.registry import SOURCES
 from vocabulary.enums import HarvestSource
+from workers.harvest_summary import ProgressEvent
 
 app = typer.Typer(help="Import conversation exports and documents.", no_args_is_help=True)
 
@@ -27,16 +28,15 @@ app = typer.Typer(help="Import conversation exports and documents.", no_args_is_
 class HarvestProgress:
     """The facade's progress callback drawn as a rich progress bar on stderr.
 
-    Events: ``{"phase": "parse"|"index"|"done", "items", "frames_written", "frames_indexed",
-    "pending_index"}``. Three rows: items parsed, frames written, frames indexed (the last one
-    has a total once parsing is done, so it fills up while the embeddings are applied).
+    Events: :class:`~workers.harvest_summary.ProgressEvent` (phase ``parse``, ``index`` or
+    ``done``). Three rows: items parsed, frames written, frames indexed (the last one has a
+    total once parsing is done, so it fills up while the embeddings are applied).
     """
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
         self.progress: Progress | None = None
         self.tasks: dict[str, Any] = {}
-        self.last: dict[str, Any] = {}
 
     def __enter__(self) -> HarvestProgress:
         if self.enabled:
@@ -55,18 +55,13 @@ class HarvestProgress:
         if self.progress is not None:
             self.progress.stop()
 
-    def __call__(self, event: dict[str, Any]) -> None:
-        self.last = dict(event)
+    def __call__(self, event: ProgressEvent) -> None:
         if self.progress is None:
             return
-        items = int(event.get("items") or 0)
-        written = int(event.get("frames_written") or 0)
-        pending = int(event.get("pending_index") or 0)
-        phase = event.get("phase")
-        if event.get("frames_indexed") is not None:
-            indexed = int(event["frames_indexed"])
-        else:  # written frames no longer in the outbox are indexed
-            indexed = max(0, written - pending) if phase in ("index", "done") else 0
+        items, written, phase = event.items, event.frames_written, event.phase
+        pending = event.pending_index or 0
+        # written frames no longer in the outbox are indexed
+        indexed = max(0, written - pending) if phase in ("index", "done") else 0
         p, t = self.progress, self.tasks
         p.update(t["items"], completed=items, total=items if phase != "parse" else None)
         p.update(t["written"], completed=written, total=written if phase != "parse" else None)

@@ -25,6 +25,7 @@ from hive_mind.cli.common import (
 )
 from hive_mind.settings import Settings
 from mind.errors import ConfigurationError, HiveMindError
+from workers.queue import QueueUnavailableError
 
 log = logging.getLogger("hive_mind.cli")
 
@@ -40,16 +41,18 @@ def status(
 ) -> None:
     """Embedder, queue depth and dead letters, per-mind frames and index lag, and the
     effective configuration (secrets masked)."""
+    async def report_of(hm: Any) -> dict[str, Any]:  # the runtime's own numbers, or the server's
+        return dict(await hm.status(probe=not no_probe))
+
     settings = state(ctx).settings()
-    if settings.url:
-        async def remote(hm: Any) -> dict[str, Any]:
-            return dict(await hm.status(probe=not no_probe))
+    try:
+        report = with_facade(ctx, report_of)
+    except QueueUnavailableError:  # Redis is down: still the minds, and the queue's error
+        if settings.url:
+            raise
+        from hive_mind.status import unreachable_queue_report
 
-        report = with_facade(ctx, remote)
-    else:
-        from hive_mind.status import collect
-
-        report = run(collect(settings, probe=not no_probe))
+        report = run(unreachable_queue_report(settings, probe=not no_probe))
     output(as_json, report, lambda c: render_status(c, report))
 
 

@@ -1,0 +1,81 @@
+"""What a harvest reports: its summary, its progress events, and an auto-sync's outcome.
+
+Typed between the layers (driver → :mod:`hive_mind.harvest` → facade); turned into dicts only
+at the interface edge by ``as_dict`` — the JSON shapes the CLI, HTTP API and MCP tools print:
+
+- summary: ``source, path, mind, run_id, content_hash, status, items, frames_created,
+  duplicates_skipped, resumed_from`` then ``error`` (a failed run), ``pending_index`` and
+  ``elapsed_seconds`` (a finished run) and ``workspace`` (set by the facade);
+- progress: ``{"phase": "parse", "items", "frames_written", "duplicates"}`` while parsing,
+  ``{"phase": "index"|"done", "items", "frames_written", "pending_index"}`` afterwards;
+- auto-sync: the run's summary, or ``{"source", "status": "skipped", "reason"}`` /
+  ``{"source", "status": "failed", "error"}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+RunStatus = Literal["running", "completed", "unchanged", "failed"]
+Phase = Literal["parse", "index", "done"]
+
+
+def _without_none(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if v is not None}
+
+
+@dataclass(frozen=True, slots=True)
+class HarvestSummary:
+    source: str
+    path: str
+    mind: str
+    run_id: str
+    content_hash: str
+    status: RunStatus = "running"
+    items: int = 0
+    frames_created: int = 0
+    duplicates_skipped: int = 0
+    resumed_from: int = 0
+    error: str | None = None
+    pending_index: int | None = None
+    elapsed_seconds: float | None = None
+    workspace: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return _without_none(asdict(self))
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressEvent:
+    phase: Phase
+    items: int
+    frames_written: int
+    duplicates: int | None = None
+    """While parsing: frames already stored (skipped)."""
+    pending_index: int | None = None
+    """While indexing and when done: frames still waiting for their vectors."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return _without_none(asdict(self))
+
+
+Progress = Callable[[ProgressEvent], None]
+
+
+@dataclass(frozen=True, slots=True)
+class SyncOutcome:
+    """One auto-sync source of a maintenance ``sync``: re-harvested, skipped or failed."""
+
+    source: str
+    status: str
+    summary: HarvestSummary | None = None
+    reason: str | None = None
+    error: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        if self.summary is not None:
+            return self.summary.as_dict()
+        return _without_none({"source": self.source, "status": self.status,
+                              "reason": self.reason, "error": self.error})

@@ -1,0 +1,76 @@
+"""The runtime contract: what the facade, the status report, ``serve`` and the harvest driver
+may ask of a runtime — and nothing else (nobody outside ``workers/`` reaches into its
+``MindHost``).
+
+Two runtimes implement it: :class:`workers.runtime.EmbeddedRuntime` (actors, embedder and an
+in-process job runner in this process) and :class:`workers.host_runtime.HostRuntime` (actors
+here, embeddings on Redis workers). Both build their ``MindHost`` with
+:func:`workers.runtime.open_host`, the one place a host is made.
+
+=====================  ==========================================================================
+method                 contract
+=====================  ==========================================================================
+``submit``             apply a write-op through the mind's actor; its follow-up work is this
+                       process's to wait for (``wait_idle``)
+``reader``             the mind's read-only connection (``create``: make the file if missing)
+``inspect``            a reader for a report that must not open an actor: the host's own when the
+                       mind is open, else a short-lived read-only connection
+``exists``             the mind has a file; ``list_minds`` every mind with one
+``close_mind``         stop the mind's actor and close its connections (workspace delete)
+``sweep``              queue cognify jobs for everything the mind's outbox holds
+``resume``             ``sweep`` once per mind per process start (a no-op afterwards)
+``wait_idle``          the indexing this process caused has been applied (False on timeout)
+``embedder_ready``     the provider chain, started once (loading a model can take seconds)
+``queue_status``       depth, in-progress and dead letters of this runtime's job queue
+``ready_checks``       what readiness needs beyond the facade (distributed: Redis answers)
+``consumer_settings``  the arq settings of this host's own write-op queue (``serve`` runs them);
+                       ``None`` for a runtime without one
+``close``              release everything; nothing hangs process exit
+=====================  ==========================================================================
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol
+
+from mind.embeddings.chain import EmbeddingProviderChain
+from mind.mind import Mind
+from queue_schemas.ops import OpEnvelope
+
+
+class MindAccess(Protocol):
+    """Reads and writes of minds by id: what the harvest driver needs. A ``MindHost`` is one
+    (the host process's maintenance jobs), a :class:`Runtime` is one (everything else)."""
+
+    async def reader(self, mind_id: str, *, create: bool = True) -> Mind: ...
+
+    async def submit(self, mind_id: str, op: OpEnvelope, *, create: bool = True) -> Any: ...
+
+
+class Runtime(MindAccess, Protocol):
+    """The whole contract (table in the module docstring)."""
+
+    def exists(self, mind_id: str) -> bool: ...
+
+    def list_minds(self) -> list[str]: ...
+
+    def inspect(self, mind_id: str) -> AbstractAsyncContextManager[Mind]: ...
+
+    async def close_mind(self, mind_id: str) -> None: ...
+
+    async def sweep(self, mind_id: str) -> int: ...
+
+    async def resume(self, mind_id: str) -> int: ...
+
+    async def wait_idle(self, timeout: float | None = None) -> bool: ...
+
+    async def embedder_ready(self) -> EmbeddingProviderChain: ...
+
+    async def queue_status(self) -> dict[str, Any]: ...
+
+    async def ready_checks(self) -> dict[str, bool]: ...
+
+    def consumer_settings(self, *, hour: int, minute: int) -> type | None: ...
+
+    async def close(self) -> None: ...
