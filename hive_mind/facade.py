@@ -575,6 +575,38 @@ class HiveMind:
             type_hint=type_hint, importance=importance, tags=tags_input(tags), wait=wait,
             label=label)
 
+    # -- jobs -------------------------------------------------------------------------------
+
+    async def jobs(self) -> dict[str, Any]:
+        """Queued, running and failed (dead-lettered) jobs, per mind (:mod:`workers.jobs_admin`)."""
+        from workers.jobs_admin import jobs_report
+
+        return await jobs_report(self.runtime)
+
+    async def retry_jobs(self, dead_letter_id: str | None = None, *,
+                         all_failed: bool = False) -> dict[str, Any]:
+        """Run one dead letter again, or every one (``all_failed``)."""
+        from workers.jobs_admin import retry
+
+        return await retry(self.runtime, dead_letter_id, all_failed=all_failed)
+
+    async def drop_jobs(self, dead_letter_id: str | None = None, *,
+                        all_failed: bool = False) -> dict[str, Any]:
+        """Forget one dead letter, or every one (``all_failed``)."""
+        from workers.jobs_admin import drop
+
+        return await drop(self.runtime, dead_letter_id, all_failed=all_failed)
+
+    async def nightly_maintenance(self) -> dict[str, Any]:
+        """Today's scheduled maintenance now, in this process: the configured tasks of every
+        mind not opted out, minus what a process on this data dir ran today already
+        (:mod:`workers.schedule`; for a systemd timer or cron when no ``serve``/``mcp`` runs)."""
+        from workers.scheduler import run_scheduled
+
+        run = await run_scheduled(self.runtime, self.settings.schedule_config(),
+                                  self.settings.data_dir)
+        return run.as_dict()
+
     # -- status -----------------------------------------------------------------------------
 
     async def status(self, *, probe: bool = True) -> dict[str, Any]:

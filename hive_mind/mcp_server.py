@@ -4,7 +4,8 @@
   resources ``memory://personal/stats``, ``memory://identity``, ``memory://awareness`` and the
   template ``memory://workspace/{id}`` (all ``application/json``).
 - :func:`run_stdio` — blocking entry point of ``hive-mind mcp`` / ``python -m
-  hive_mind.mcp_server``: opens one facade lazily, serves stdio; when the client closes stdin
+  hive_mind.mcp_server``: opens one facade lazily, runs the nightly maintenance in embedded
+  mode (:mod:`hive_mind.schedule`), serves stdio; when the client closes stdin
   it waits (at most ``DRAIN_SECONDS``, cut short by SIGTERM/SIGINT) for the indexing its own
   saves caused, so the next reader finds them indexed, then closes the facade. Work left at
   the bound stays in the mind's outbox and is re-queued on the next open.
@@ -41,6 +42,7 @@ from hive_mind.mcp_tools import (
     register_tools,
     validation_text,
 )
+from hive_mind.schedule import start_schedule
 from hive_mind.settings import Settings, load_settings
 from mind.errors import HiveMindError, InvalidIdError, NotFoundError
 
@@ -202,10 +204,12 @@ def run_stdio(settings: Settings | None = None, *, log_level: str = "WARNING",
     """Serve MCP over stdin/stdout until the client closes stdin (blocking), then drain."""
     logging.basicConfig(stream=sys.stderr, level=getattr(logging, log_level.upper(), 30),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    facade = LazyFacade(settings or load_settings())
+    settings = settings or load_settings()
+    facade = LazyFacade(settings)
     server = build_server(facade)
 
     async def main() -> None:
+        schedule = start_schedule(settings, facade)  # the nightly maintenance (embedded)
         try:
             async with anyio.create_task_group() as tg:
                 if sys.platform != "win32":
@@ -215,6 +219,8 @@ def run_stdio(settings: Settings | None = None, *, log_level: str = "WARNING",
             await _drain(facade, drain_seconds)
         finally:
             with anyio.CancelScope(shield=True):
+                if schedule is not None:
+                    await schedule.stop()
                 await facade.close()
 
     anyio.run(main)

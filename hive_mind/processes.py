@@ -72,7 +72,7 @@ def run_mind_host(settings: Settings, *, burst: bool = False) -> None:
     holder: dict[str, Any] = {}
     cls = host_settings(
         settings.queue_config(), settings.runtime_config(),
-        hour=settings.maintenance_hour, minute=settings.maintenance_minute, holder=holder,
+        schedule=settings.schedule_config(), holder=holder,
     )
     try:
         make_worker(cls, burst=burst).run()

@@ -28,7 +28,7 @@ import httpx
 
 from hive_mind.api.codes import RemoteError, ServerUnavailableError, exception_for
 from hive_mind.settings import Settings
-from mind.errors import ConfigurationError
+from mind.errors import ConfigurationError, ValidationError
 
 DEFAULT_TIMEOUT = 600.0  # harvests with wait=True answer when indexing is done
 # Failures before the request left this machine: nothing can have been applied.
@@ -375,6 +375,37 @@ class RemoteHiveMind:
             return await self._upload("/v1/ingest/upload", local, fields)
         result: dict[str, Any] = await self._call("POST", "/v1/ingest",
                                                   json={**fields, "content": content})
+        return result
+
+    # -- jobs -------------------------------------------------------------------------------
+
+    async def jobs(self) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call("GET", "/v1/jobs")
+        return result
+
+    async def _dead_letters(self, method: str, dead_letter_id: str | None, all_failed: bool,
+                            one: str, every: str) -> dict[str, Any]:
+        if (dead_letter_id is None) == (not all_failed):
+            raise ValidationError("give one dead letter id or all_failed=True, not both")
+        if dead_letter_id is not None:
+            path = one.format(_segment(dead_letter_id))
+            result: dict[str, Any] = await self._call(method, path)
+        else:
+            result = await self._call(method, every, params={"all": "true"})
+        return result
+
+    async def retry_jobs(self, dead_letter_id: str | None = None, *,
+                         all_failed: bool = False) -> dict[str, Any]:
+        return await self._dead_letters("POST", dead_letter_id, all_failed,
+                                        "/v1/jobs/{}/retry", "/v1/jobs/retry")
+
+    async def drop_jobs(self, dead_letter_id: str | None = None, *,
+                        all_failed: bool = False) -> dict[str, Any]:
+        return await self._dead_letters("DELETE", dead_letter_id, all_failed,
+                                        "/v1/jobs/{}", "/v1/jobs")
+
+    async def nightly_maintenance(self) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call("POST", "/v1/jobs/nightly")
         return result
 
     # -- status -----------------------------------------------------------------------------

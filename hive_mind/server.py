@@ -3,11 +3,13 @@ consumer (arq) in one event loop, sharing one facade and therefore one runtime (
 per mind file in this process: the consumer's settings come from the runtime,
 :meth:`workers.protocol.Runtime.consumer_settings`).
 
-Start: open the facade → start the arq host worker (its startup sweeps every outbox, once:
+Start: open the facade → start the nightly maintenance (embedded mode; in distributed mode the
+arq worker's cron runs it) → start the arq host worker (its startup sweeps every outbox, once:
 the runtime then sends nothing again on a mind's first use) → serve HTTP. Stop (SIGTERM /
 SIGINT, or the server failing): uvicorn finishes in-flight requests → the worker stops taking
 jobs, lets running ones finish for ``WORKER_GRACE_SECONDS`` and cancels the rest (arq
-re-delivers them; op ids make that harmless) → the facade closes the minds.
+re-delivers them; op ids make that harmless) → the schedule stops (a task cut short is run
+again the next night) → the facade closes the minds.
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ import logging
 import signal
 import sys
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import uvicorn
 from arq.worker import Worker
 
+from hive_mind.schedule import start_schedule
 from hive_mind.settings import Settings
 from mind.errors import ConfigurationError
 from workers.arq_worker import make_worker
@@ -78,9 +82,13 @@ async def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8765, *
     settings = settings.model_copy(update={"url": None})  # the server is never a client
     facade = await HiveMind.open(settings)
     worker: HostWorker | None = None
+
+    async def facade_of() -> Any:
+        return facade
+
+    schedule = start_schedule(settings, facade_of)  # embedded: the nightly maintenance here
     try:
-        consumer = facade.runtime.consumer_settings(hour=settings.maintenance_hour,
-                                                    minute=settings.maintenance_minute)
+        consumer = facade.runtime.consumer_settings(settings.schedule_config())
         if consumer is not None:
             worker = HostWorker(consumer)
             worker.start()
@@ -96,6 +104,8 @@ async def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8765, *
         if reporter is not None:
             reporter.cancel()
     finally:
+        if schedule is not None:
+            await schedule.stop()
         if worker is not None:
             await worker.stop()
         await facade.close()

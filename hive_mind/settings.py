@@ -20,9 +20,11 @@ from mind.embeddings.registry import EmbeddingConfig
 from mind.errors import ConfigurationError, ValidationError
 from mind.external import HttpExternalSource
 from mind.redact import mask_text, mask_url
+from vocabulary.ids import PERSONAL_MIND, validate_slug, workspace_mind_id
 from workers.constants import COGNIFY_BATCH_FRAMES
 from workers.queue import QueueConfig
 from workers.runtime import RuntimeConfig
+from workers.schedule import TASKS, MaintenanceTask, ScheduleConfig
 
 Provider = Literal["auto", "inprocess", "ollama", "openai", "voyage", "litellm", "test", "mock"]
 
@@ -116,6 +118,20 @@ class Settings(BaseSettings):
     )
     maintenance_minute: int = Field(
         default=17, ge=0, le=59, description="nightly maintenance time (minute)",
+    )
+    maintenance_enabled: bool = Field(
+        default=True,
+        description="run the nightly maintenance: in serve and mcp processes (embedded), the "
+                    "host's cron (distributed)",
+    )
+    maintenance_tasks: Annotated[list[MaintenanceTask], NoDecode] = Field(
+        default_factory=lambda: list(TASKS),
+        description="the nightly tasks, comma-separated: compact, reconcile, harvest_sync",
+    )
+    maintenance_skip_workspaces: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="workspace ids the nightly maintenance leaves out, comma-separated "
+                    "(personal = the personal mind)",
     )
 
     api_token: SecretStr | None = Field(
@@ -222,11 +238,20 @@ class Settings(BaseSettings):
         except ValidationError as exc:
             raise ConfigurationError(str(exc)) from None
 
-    @field_validator("api_allowed_hosts", "api_allowed_origins", mode="before")
+    @field_validator("api_allowed_hosts", "api_allowed_origins", "maintenance_tasks",
+                     "maintenance_skip_workspaces", mode="before")
     @classmethod
     def _comma_list(cls, value: Any) -> Any:
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("maintenance_skip_workspaces")
+    @classmethod
+    def _workspace_ids(cls, value: list[str]) -> list[str]:
+        for ident in value:
+            if ident != PERSONAL_MIND:
+                validate_slug(ident, "workspace id in HIVE_MIND_MAINTENANCE_SKIP_WORKSPACES")
         return value
 
     @property
@@ -290,6 +315,15 @@ class Settings(BaseSettings):
             max_tries=self.job_max_tries,
             cognify_batch=self.cognify_batch_frames,
         )
+
+    def schedule_config(self) -> ScheduleConfig:
+        """The nightly maintenance (:mod:`workers.schedule`)."""
+        skip = {PERSONAL_MIND if ident == PERSONAL_MIND else workspace_mind_id(ident)
+                for ident in self.maintenance_skip_workspaces}
+        return ScheduleConfig(enabled=self.maintenance_enabled, hour=self.maintenance_hour,
+                              minute=self.maintenance_minute,
+                              tasks=tuple(dict.fromkeys(self.maintenance_tasks)),
+                              skip_minds=frozenset(skip))
 
     def queue_config(self) -> QueueConfig:
         if not self.redis_url:

@@ -19,6 +19,7 @@ from mind.mind import Mind
 from mind.redact import mask_text, mask_url
 from workers.host_runtime import HostRuntime
 from workers.protocol import Runtime
+from workers.scheduler import schedule_status
 
 
 async def mind_status(mind_id: str, mind: Mind) -> dict[str, Any]:
@@ -80,6 +81,7 @@ async def collect(settings: Settings, runtime: Runtime, *, probe: bool = True
         "external": await external_status(settings, probe=probe),
         "queue": await runtime.queue_status(),
         "minds": await minds_status(runtime),
+        "schedule": schedule_status(settings.schedule_config(), settings.data_dir),
         "config": settings.redacted(),
     }
 

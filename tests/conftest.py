@@ -3,6 +3,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -38,14 +39,28 @@ def real_model() -> Iterator[InProcessEmbedder]:
 REDIS_URL = os.environ.get("HIVE_MIND_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
 
-@pytest.fixture
-async def redis() -> AsyncIterator[Any]:
+def redis_db_url(db: int) -> str:
+    """The test Redis with another db number (a test file's own, flushed freely)."""
+    return f"{REDIS_URL.rsplit('/', 1)[0]}/{db}"
+
+
+@asynccontextmanager
+async def flushed_redis(url: str = REDIS_URL) -> AsyncIterator[Any]:
+    """A pool on ``url``, its db flushed before and after; the test is skipped without Redis."""
     try:
-        pool = await connect(REDIS_URL)
+        pool = await connect(url)
         await pool.ping()
     except Exception as exc:  # make test starts a Redis; plain pytest may not have one
-        pytest.skip(f"no Redis at {REDIS_URL}: {exc}")
+        pytest.skip(f"no Redis at {url}: {exc}")
     await pool.flushdb()
-    yield pool
-    await pool.flushdb()
-    await pool.aclose()
+    try:
+        yield pool
+    finally:
+        await pool.flushdb()
+        await pool.aclose()
+
+
+@pytest.fixture
+async def redis() -> AsyncIterator[Any]:
+    async with flushed_redis() as pool:
+        yield pool

@@ -56,8 +56,7 @@ async def queued_frames(redis: Any) -> Counter[int]:
 
 def consumer(hm: HiveMind, settings: Settings) -> type:
     """The arq settings of the host's own queue, as ``serve`` gets them from its runtime."""
-    cls = hm.runtime.consumer_settings(hour=settings.maintenance_hour,
-                                       minute=settings.maintenance_minute)
+    cls = hm.runtime.consumer_settings(settings.schedule_config())
     assert cls is not None
     return cls
 

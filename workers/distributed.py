@@ -4,11 +4,12 @@
   never opens a mind file; each cognify job becomes an ``ApplyIndex`` op enqueued to the owning
   host's queue with the op id as job id.
 * **host** (``hive-mind serve``): owns the mind files; consumes its own queue of write-ops
-  (``apply_op``), runs the nightly maintenance fan-out (per-mind ``compact``, ``reconcile`` and
-  ``harvest_sync`` of stale auto-sync sources, with per-day ids: a double cron fire runs
-  nothing twice), and enqueues cognify jobs after
-  each commit. On start it sweeps every mind's outbox, so work lost with a crash or a Redis
-  flush is re-sent — once: in ``serve`` the sweep is the facade runtime's
+  (``apply_op``), runs the nightly maintenance fan-out (the schedule of
+  :mod:`workers.schedule`, shared with the embedded processes: per-mind ``compact``,
+  ``reconcile`` and ``harvest_sync`` of stale auto-sync sources, with per-day ids and claims: a
+  double cron fire runs nothing twice), and enqueues cognify jobs after each commit. On start
+  it sweeps every mind's outbox, so work lost with a crash or a Redis flush is re-sent — once:
+  in ``serve`` the sweep is the facade runtime's
   (:meth:`workers.host_runtime.HostRuntime.consumer_settings`), which then sweeps no mind
   again on its first use.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,14 +32,17 @@ from mind.embeddings.chain import EmbeddingProviderChain
 from mind.mind import Mind
 from queue_schemas import jobs, ops
 from queue_schemas.codec import deserialize, serialize
-from queue_schemas.constants import COGNIFY_QUEUE, host_queue, job_id
+from queue_schemas.constants import COGNIFY_QUEUE, host_queue
 from workers.batcher import EmbeddingBatcher
+from workers.claims import ClaimStore
 from workers.cognify import run_index_job
 from workers.constants import COGNIFY_BATCH_FRAMES, IDLE_POLL_SECONDS
 from workers.followups import followup_jobs
 from workers.protocol import MindAccess
 from workers.queue import QueueConfig, guarded, redis_settings
 from workers.runtime import RuntimeConfig, open_host
+from workers.schedule import DailyJob, ScheduleConfig
+from workers.scheduler import run_day
 
 log = logging.getLogger(__name__)
 
@@ -49,10 +54,11 @@ async def enqueue_job(redis: ArqRedis, job: jobs.CognifyJob | jobs.ReembedJob) -
     )
 
 
-async def enqueue_op(redis: ArqRedis, host_id: str, op: Any) -> None:
+async def enqueue_op(redis: ArqRedis, host_id: str, op: Any, *,
+                     defer: float | None = None) -> None:
     await redis.enqueue_job(
         "apply_op", op.model_dump(mode="json"), _job_id=op.op_id, _queue_name=host_queue(host_id),
-        _expires=7 * 24 * 3600,
+        _expires=7 * 24 * 3600, _defer_by=defer,
     )
 
 
@@ -85,7 +91,8 @@ def worker_settings(queue: QueueConfig, runtime: RuntimeConfig) -> type:
             await ctx["embedder"].close()
 
     return _settings_class("CognifyWorkerSettings", queue, COGNIFY_QUEUE, startup, shutdown, {
-        "functions": [guarded(cognify, "cognify", queue.max_tries, queue.retry_backoff)],
+        "functions": [guarded(cognify, "cognify", queue.max_tries, queue.retry_backoff,
+                              queue=COGNIFY_QUEUE)],
         "queue_read_limit": max(queue.max_jobs * 5, 200),
     })
 
@@ -123,22 +130,28 @@ async def apply_op(ctx: dict[str, Any], payload: dict[str, Any]) -> Any:
 
 
 async def maintenance_fanout(ctx: dict[str, Any]) -> dict[str, int]:
-    """Enqueue today's compact + reconcile for every mind; per-day ids make it idempotent."""
+    """Enqueue today's scheduled jobs (:mod:`workers.schedule`: the configured tasks of every
+    mind not skipped, per-day ids, claimed once per data dir), mind ``i`` deferred by
+    ``i × pause_seconds`` so the host does not run every mind's maintenance at once."""
     host: MindHost = ctx["host"]
-    today = datetime.now(UTC).date()
-    sent = 0
-    for mind_id in host.list_minds():
-        for op in (
-            ops.Compact(op_id=job_id("compact", mind_id, today), mind_id=mind_id),
-            ops.Reconcile(op_id=job_id("reconcile", mind_id, today), mind_id=mind_id),
-        ):
-            await enqueue_op(ctx["redis"], ctx["host_id"], op)
-            sent += 1
-        await ctx["redis"].enqueue_job(  # re-harvest stale auto-sync sources, once a day
-            "harvest_sync", {"mind_id": mind_id}, _job_id=job_id("harvest_sync", mind_id, today),
-            _queue_name=host_queue(ctx["host_id"]), _expires=24 * 3600)
-        sent += 1
-    return {"enqueued": sent}
+    schedule: ScheduleConfig = ctx.get("schedule") or ScheduleConfig()
+    minds = [m for m in host.list_minds() if m not in schedule.skip_minds]
+    delay = {mind: index * schedule.pause_seconds for index, mind in enumerate(minds)}
+
+    async def enqueue(job: DailyJob) -> dict[str, Any]:
+        defer = delay[job.mind_id] or None
+        op = job.op()
+        if op is not None:
+            await enqueue_op(ctx["redis"], ctx["host_id"], op, defer=defer)
+        else:
+            await ctx["redis"].enqueue_job(
+                "harvest_sync", {"mind_id": job.mind_id}, _job_id=job.job_id,
+                _queue_name=host_queue(ctx["host_id"]), _expires=24 * 3600, _defer_by=defer)
+        return {"deferred_seconds": defer or 0}
+
+    run = await run_day(datetime.now(UTC).date(), minds, replace(schedule, pause_seconds=0),
+                        ClaimStore(host.data_dir), enqueue, done="enqueued")
+    return {"enqueued": run.ran}
 
 
 async def harvest_sync(ctx: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
@@ -182,24 +195,30 @@ async def sweep_all(minds: MindAccess, mind_ids: Iterable[str]) -> int:
     return total
 
 
-def host_settings(queue: QueueConfig, runtime: RuntimeConfig, *, hour: int = 3,
-                  minute: int = 17, holder: dict[str, Any] | None = None,
+def host_settings(queue: QueueConfig, runtime: RuntimeConfig, *,
+                  holder: dict[str, Any] | None = None,
                   host: MindHost | None = None,
-                  startup_sweep: Callable[[], Awaitable[int]] | None = None) -> type:
+                  startup_sweep: Callable[[], Awaitable[int]] | None = None,
+                  schedule: ScheduleConfig | None = None) -> type:
     """``holder`` receives the MindHost, so the entry point can release it if arq's own
     shutdown fails (arq 0.28 can raise CancelledError from ``close()`` before ``on_shutdown``).
 
     ``host``: an existing MindHost to apply the ops with (``hive-mind serve`` shares the one of
     its facade's runtime, so a mind file has one writer per process); its owner closes it, not
     this worker, and ``startup_sweep`` is its owner's sweep (once per mind per process).
-    Without them the worker opens and closes its own host and sweeps every mind."""
+    Without them the worker opens and closes its own host and sweeps every mind.
+
+    ``schedule``: the nightly maintenance (default: 03:17 UTC, every task, every mind);
+    disabled, no cron runs."""
     shared = host
+    schedule = schedule or ScheduleConfig()
 
     async def startup(ctx: dict[str, Any]) -> None:
         host = shared if shared is not None else open_host(
             runtime, host_hook({"redis": ctx["redis"]}, runtime.cognify_batch))
         ctx["host"] = host
         ctx["host_id"] = queue.host_id
+        ctx["schedule"] = schedule
         if holder is not None:
             holder["host"] = host
         swept = await (startup_sweep() if startup_sweep is not None
@@ -212,11 +231,10 @@ def host_settings(queue: QueueConfig, runtime: RuntimeConfig, *, hour: int = 3,
 
     return _settings_class("MindHostSettings", queue, host_queue(queue.host_id), startup,
                            shutdown, {
-        "functions": [
-            guarded(apply_op, "apply_op", queue.max_tries, queue.retry_backoff),
-            guarded(maintenance_now, "maintenance_now", queue.max_tries, queue.retry_backoff),
-            guarded(harvest_sync, "harvest_sync", queue.max_tries, queue.retry_backoff),
-        ],
-        "cron_jobs": [cron(maintenance_fanout, hour=hour, minute=minute, unique=True,
-                           keep_result=3600, name="maintenance_cron")],
+        "functions": [guarded(fn, fn.__name__, queue.max_tries, queue.retry_backoff,
+                              queue=host_queue(queue.host_id))
+                      for fn in (apply_op, maintenance_now, harvest_sync)],
+        "cron_jobs": [cron(maintenance_fanout, hour=schedule.hour, minute=schedule.minute,
+                           unique=True, keep_result=3600, name="maintenance_cron")]
+        if schedule.enabled else [],
     })

@@ -27,6 +27,7 @@ from workers.constants import OUTBOX_POLL_SECONDS
 from workers.distributed import enqueue_job, host_hook, host_settings, sweep_all
 from workers.queue import QueueConfig, connect, queue_status
 from workers.runtime import HostedRuntime, RuntimeConfig
+from workers.schedule import ScheduleConfig
 
 REDIS_TIMEOUT = 2.0  # a readiness probe's patience with Redis
 
@@ -64,9 +65,9 @@ class HostRuntime(HostedRuntime):
         re-sends the whole outbox); the first use of a mind afterwards sends nothing again."""
         return await sweep_all(self, self.claim(self.list_minds()))
 
-    def consumer_settings(self, *, hour: int, minute: int) -> type | None:
-        return host_settings(self.queue, self.config, hour=hour, minute=minute,
-                             host=self.host, startup_sweep=self.resume_all)
+    def consumer_settings(self, schedule: ScheduleConfig) -> type | None:
+        return host_settings(self.queue, self.config, schedule=schedule, host=self.host,
+                             startup_sweep=self.resume_all)
 
     async def wait_idle(self, timeout: float | None = None) -> bool:
         """Wait until the outbox of every mind written here is empty (workers caught up)."""

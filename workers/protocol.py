@@ -37,6 +37,7 @@ from typing import Any, Protocol
 from mind.embeddings.chain import EmbeddingProviderChain
 from mind.mind import Mind
 from queue_schemas.ops import OpEnvelope
+from workers.schedule import ScheduleConfig
 
 
 class MindAccess(Protocol):
@@ -71,6 +72,6 @@ class Runtime(MindAccess, Protocol):
 
     async def ready_checks(self) -> dict[str, bool]: ...
 
-    def consumer_settings(self, *, hour: int, minute: int) -> type | None: ...
+    def consumer_settings(self, schedule: ScheduleConfig) -> type | None: ...
 
     async def close(self) -> None: ...

@@ -17,14 +17,14 @@ from arq import Retry
 from arq.connections import ArqRedis, RedisSettings, create_pool
 
 from mind.errors import HiveMindError
-from mind.timeutil import now_iso
+from mind.redact import mask_text
 from queue_schemas.codec import deserialize, serialize
 from queue_schemas.constants import COGNIFY_QUEUE, DEAD_LETTERS_KEY, host_queue
 from queue_schemas.errors import PayloadError
+from workers.dead_letters import record_redis
 
 log = logging.getLogger(__name__)
 
-DEAD_LETTERS_KEPT = 10_000
 JobFunction = Callable[[dict[str, Any], dict[str, Any]], Awaitable[Any]]
 
 
@@ -65,35 +65,28 @@ def mask(url: str) -> str:
     return url
 
 
-async def record_dead_letter(
-    redis: ArqRedis, *, job_id: str, function: str, payload: Any, error: str, tries: int
-) -> None:
-    mind_id = payload.get("mind_id") if isinstance(payload, dict) else None
-    entry = {"job_id": job_id, "function": function, "mind_id": mind_id, "error": error,
-             "tries": tries, "at": now_iso()}
-    await redis.lpush(DEAD_LETTERS_KEY, json.dumps(entry))  # type: ignore[misc]
-    await redis.ltrim(DEAD_LETTERS_KEY, 0, DEAD_LETTERS_KEPT - 1)  # type: ignore[misc]
+def guarded(fn: JobFunction, name: str, max_tries: int, backoff: float, *,
+            queue: str | None = None) -> JobFunction:
+    """Retry transient failures with back-off; dead-letter bad payloads and exhausted jobs
+    (with their payload, so ``hive-mind jobs retry`` can send them to ``queue`` again)."""
 
-
-def guarded(fn: JobFunction, name: str, max_tries: int, backoff: float) -> JobFunction:
-    """Retry transient failures with back-off; dead-letter bad payloads and exhausted jobs."""
+    async def dead_letter(ctx: dict[str, Any], payload: Any, error: str, tries: int) -> None:
+        await record_redis(ctx["redis"], job_id=str(ctx.get("job_id", "?")), function=name,
+                           queue=queue, payload=payload, error=mask_text(error), tries=tries)
 
     async def run(ctx: dict[str, Any], payload: dict[str, Any]) -> Any:
         tries = int(ctx.get("job_try", 1))
         try:
             return await fn(ctx, payload)
         except PayloadError as exc:  # a payload we must never execute: no retries
-            await record_dead_letter(ctx["redis"], job_id=ctx.get("job_id", "?"), function=name,
-                                     payload=payload, error=f"PayloadError: {exc}", tries=tries)
+            await dead_letter(ctx, payload, f"PayloadError: {exc}", tries)
             log.error("job %s %s rejected: %s", name, ctx.get("job_id"), exc)
             return {"rejected": str(exc)}
         except Exception as exc:
             if tries >= max_tries:
                 log.exception("job %s %s failed for good after %d tries", name,
                               ctx.get("job_id"), tries)
-                await record_dead_letter(ctx["redis"], job_id=ctx.get("job_id", "?"),
-                                         function=name, payload=payload,
-                                         error=f"{type(exc).__name__}: {exc}", tries=tries)
+                await dead_letter(ctx, payload, f"{type(exc).__name__}: {exc}", tries)
                 return {"failed": str(exc)}
             log.warning("job %s %s failed (try %d): %s", name, ctx.get("job_id"), tries, exc)
             raise Retry(defer=backoff * tries) from exc

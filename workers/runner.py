@@ -3,8 +3,10 @@
 Jobs go into an asyncio queue; ``concurrency`` consumer tasks run them (they share the
 micro-batcher, so texts of many jobs meet in one ``embed_batch``). A failing job is retried
 with a linear back-off up to ``max_tries``; after that it is kept as a dead letter (and its
-frames stay in the outbox, where a later reconcile finds them). ``wait_idle`` returns when
-nothing is queued or running — the CLI waits for the work it caused before exiting.
+frames stay in the outbox, where a later reconcile finds them), handed to ``on_dead_letter``
+(the embedded runtime persists it in the data dir: :mod:`workers.dead_letters`). ``wait_idle``
+returns when nothing is queued or running — the CLI waits for the work it caused before
+exiting. ``waiting_jobs``/``running_jobs`` are what ``hive-mind jobs`` lists.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from mind.timeutil import now_iso
@@ -33,10 +36,14 @@ class DeadLetter:
     error: str
     tries: int
     at: str
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"job_id": self.job_id, "kind": self.kind, "mind_id": self.mind_id,
-                "error": self.error, "tries": self.tries, "at": self.at}
+        return {"id": self.id, "job_id": self.job_id, "kind": self.kind,
+                "mind_id": self.mind_id, "error": self.error, "tries": self.tries, "at": self.at}
+
+
+OnDeadLetter = Callable[[DeadLetter, Any], None]
 
 
 class InProcessRunner:
@@ -47,8 +54,12 @@ class InProcessRunner:
         concurrency: int = RUNNER_CONCURRENCY,
         max_tries: int = 5,
         backoff: float = RETRY_BACKOFF_SECONDS,
+        on_dead_letter: OnDeadLetter | None = None,
     ) -> None:
         self._execute = execute
+        self.on_dead_letter = on_dead_letter
+        self._waiting: dict[int, Any] = {}  # queued or waiting for a retry, by id(job)
+        self._running: dict[int, Any] = {}
         self._queue: asyncio.Queue[tuple[Any, int]] = asyncio.Queue()
         self._concurrency = concurrency
         self._max_tries = max_tries
@@ -68,6 +79,18 @@ class InProcessRunner:
     @property
     def in_progress(self) -> int:
         return self._active
+
+    def waiting_jobs(self) -> list[Any]:
+        """Jobs queued or waiting for a retry."""
+        return list(self._waiting.values())
+
+    def running_jobs(self) -> list[Any]:
+        return list(self._running.values())
+
+    def forget(self, dead_letter_ids: set[str] | None) -> None:
+        """Remove dead letters (``None``: all) after a retry or drop."""
+        self.dead_letters = [] if dead_letter_ids is None else \
+            [d for d in self.dead_letters if d.id not in dead_letter_ids]
 
     def status(self, recent: int = RECENT_DEAD_LETTERS) -> dict[str, Any]:
         """The numbers ``status`` shows, in the shape of the Redis queue's
@@ -89,11 +112,14 @@ class InProcessRunner:
     async def dispatch(self, job: Any) -> None:
         self._start()
         self._idle.clear()
+        self._waiting[id(job)] = job
         self._queue.put_nowait((job, 1))
 
     async def _consume(self) -> None:
         while True:
             job, attempt = await self._queue.get()
+            self._waiting.pop(id(job), None)
+            self._running[id(job)] = job
             self._active += 1
             started = time.perf_counter()
             try:
@@ -104,6 +130,7 @@ class InProcessRunner:
             except Exception as exc:
                 self._failed(job, attempt, exc)
             finally:
+                self._running.pop(id(job), None)
                 self._active -= 1
                 self._queue.task_done()
                 self._maybe_idle()
@@ -111,12 +138,17 @@ class InProcessRunner:
     def _failed(self, job: Any, attempt: int, exc: Exception) -> None:
         if attempt >= self._max_tries:
             log.exception("job %s %s failed for good after %d tries", job.kind, job.op_id, attempt)
-            self.dead_letters.append(
-                DeadLetter(job.op_id, job.kind, job.mind_id, f"{type(exc).__name__}: {exc}",
-                           attempt, now_iso())
-            )
+            letter = DeadLetter(job.op_id, job.kind, job.mind_id,
+                                f"{type(exc).__name__}: {exc}", attempt, now_iso())
+            self.dead_letters.append(letter)
+            if self.on_dead_letter is not None:
+                try:
+                    self.on_dead_letter(letter, job)
+                except Exception:
+                    log.exception("could not record dead letter %s", letter.id)
             return
         log.warning("job %s %s failed (try %d): %s", job.kind, job.op_id, attempt, exc)
+        self._waiting[id(job)] = job
         self._pending_retries += 1
         delay = self._backoff * attempt
         asyncio.get_running_loop().call_later(delay, self._retry, job, attempt + 1)

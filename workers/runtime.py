@@ -32,8 +32,10 @@ from queue_schemas import jobs, ops
 from workers.batcher import EmbeddingBatcher
 from workers.cognify import run_index_job
 from workers.constants import COGNIFY_BATCH_FRAMES, RUNNER_CONCURRENCY
+from workers.dead_letters import persist_to
 from workers.followups import followup_jobs, outbox_jobs
 from workers.runner import InProcessRunner
+from workers.schedule import ScheduleConfig
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +145,7 @@ class HostedRuntime:
         op = ops.Reconcile(mind_id=mind_id, grace_seconds=grace_seconds)
         return await self.submit(mind_id, op, create=False)
 
-    def consumer_settings(self, *, hour: int, minute: int) -> type | None:
+    def consumer_settings(self, schedule: ScheduleConfig) -> type | None:
         return None
 
 
@@ -157,7 +159,8 @@ class EmbeddedRuntime(HostedRuntime):
             max_wait=config.batcher_max_wait,
         )
         self.runner = InProcessRunner(
-            self._execute, concurrency=config.concurrency, max_tries=config.max_tries
+            self._execute, concurrency=config.concurrency, max_tries=config.max_tries,
+            on_dead_letter=persist_to(config.data_dir),  # shared with the data dir's processes
         )
 
     def _hook(self, mind_id: str, reader: Mind) -> CommitHook:

@@ -20,7 +20,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from hive_mind.api import errors, health, routes_memory, routes_mind, routes_ops
+from hive_mind.api import errors, health, routes_jobs, routes_memory, routes_mind, routes_ops
 from hive_mind.api.exposure import api_token, check_exposure
 from hive_mind.api.guard import HostOriginMiddleware, host_policy
 from hive_mind.api.mcp_mount import mount_mcp
@@ -69,6 +69,7 @@ def create_app(settings: Settings, facade: Any = None, *, mcp: bool = True,
     app.include_router(routes_memory.router)
     app.include_router(routes_mind.router)
     app.include_router(routes_ops.router)
+    app.include_router(routes_jobs.router)
     if mcp:
         lifespan_of = mount_mcp(app, bind_host, server_reads=app.state.server_reads)
         if lifespan_of is not None:

@@ -13,6 +13,7 @@ import typer
 
 from hive_mind.cli import context as context_cmds
 from hive_mind.cli import harvest as harvest_cmds
+from hive_mind.cli import jobs as jobs_cmds
 from hive_mind.cli import knowledge as knowledge_cmds
 from hive_mind.cli import maintenance as maintenance_cmds
 from hive_mind.cli import memory as memory_cmds
@@ -80,4 +81,5 @@ app.add_typer(context_cmds.identity_app, name="identity")
 app.add_typer(context_cmds.awareness_app, name="awareness")
 app.add_typer(workspace_cmds.app, name="workspace")
 app.add_typer(maintenance_cmds.app, name="maintenance")
+app.add_typer(jobs_cmds.app, name="jobs")
 ops_cmds.register(app)

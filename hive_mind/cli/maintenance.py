@@ -1,4 +1,5 @@
-"""``maintenance compact|reconcile|reembed|dedupe|sync``: per-mind upkeep, on one mind or on all."""
+"""``maintenance compact|reconcile|reembed|dedupe|sync``: per-mind upkeep, on one mind or on all;
+``maintenance nightly``: the day's scheduled maintenance (:mod:`workers.schedule`)."""
 
 from __future__ import annotations
 
@@ -62,3 +63,19 @@ def _make(kind: str, doc: str) -> Any:
 
 for _kind, _doc in KINDS.items():
     app.command(_kind)(_make(_kind, _doc))
+
+
+@app.command("nightly")
+def nightly(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """Run today's scheduled maintenance now (HIVE_MIND_MAINTENANCE_TASKS on every mind but
+    HIVE_MIND_MAINTENANCE_SKIP_WORKSPACES), skipping what a process on this data dir already
+    ran today: for a systemd timer or cron when no `serve` or `mcp` runs the schedule."""
+
+    async def act(hm: Any) -> dict[str, Any]:
+        return dict(await hm.nightly_maintenance())
+
+    result = with_facade(ctx, act, writes=True)
+    failed = ", ".join(result.get("failed") or []) or "-"
+    output(as_json, result, lambda c: c.print(table(
+        f"nightly maintenance {result.get('day')}", ["ran", "skipped (ran elsewhere)", "failed"],
+        [[result.get("ran"), result.get("skipped"), failed]])))

@@ -80,10 +80,29 @@ def render_status(c: Console, report: dict[str, Any]) -> None:
                         m.get("entities"), per_mind_dead.get(m.get("id"), 0)] for m in minds)))
     else:
         c.print("No minds yet.")
+    if report.get("schedule"):
+        render_schedule(c, report["schedule"])
     for entry in q.get("recent_dead_letters") or []:
         c.print(printable(f"dead letter {entry.get('job_id')} ({entry.get('mind_id')}): "
                           f"{entry.get('error')}"), markup=False, style="red")
     c.print(kv_table("Configuration (secrets masked)", report.get("config", {})))
+
+
+def render_schedule(c: Console, schedule: dict[str, Any]) -> None:
+    """The nightly maintenance: when, what, and the last run of each task."""
+    when = (f"{schedule.get('time_utc')} UTC, next {schedule.get('next_run')}"
+            if schedule.get("enabled") else "disabled (HIVE_MIND_MAINTENANCE_ENABLED)")
+    rows = []
+    for task in schedule.get("tasks", []):
+        last = (schedule.get("last_runs") or {}).get(task)
+        rows.append([task, "-" if not last else last.get("day"),
+                     "-" if not last else last.get("finished_at") or last.get("started_at"),
+                     "-" if not last else ", ".join(
+                         f"{k}={last[k]}" for k in ("ok", "enqueued", "running", "failed")
+                         if k in last)])
+    c.print(table(f"Nightly maintenance: {when}; skipped: "
+                  f"{', '.join(schedule.get('skip') or []) or 'none'}",
+                  ["task", "last day", "last run", "minds"], rows))
 
 
 # -- processes ------------------------------------------------------------------------------
