@@ -71,7 +71,6 @@ GetFacade = Callable[[], Awaitable[Any]]
 Workspace = Annotated[str | None, Field(
     description="Workspace id (from list_workspaces / create_workspace). Omit for the personal "
                 "mind. Unknown ids are an error, never created implicitly.")]
-
 Key = Annotated[IdempotencyKey | None, Field(
     description="Any unique string (e.g. a UUID) naming this write: repeating the call with the "
                 "same key returns the first result and writes nothing twice (replayed=true); "
@@ -211,7 +210,6 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         out = _pick(saved, ("id", "content", "importance", "source", "created_at"))
         return dumps({**out, "workspace": workspace or "personal",
                       "created": saved.get("created"), "replayed": saved.get("replayed", False)})
-
 
     @tool(READ, """Search long-term memory (keyword + semantic hybrid search) before answering
         questions about the user, past work or earlier decisions. Returns a JSON list of

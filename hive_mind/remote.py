@@ -10,7 +10,6 @@ timeout) is :class:`WriteOutcomeUnknownError`: it may have been applied. ``save`
 ``set_awareness`` always send an idempotency key (the caller's, or a fresh one) and name it in
 that error, so repeating the write with that key is exactly-once.
 
-
 Files: ``harvest``/``ingest`` upload a path that exists on this machine (a directory is zipped
 first); anything else (URLs, raw text, paths only the server has) is sent as is.
 """
@@ -164,7 +163,6 @@ class RemoteHiveMind:
             "POST", path, json={**body, "idempotency_key": key}, retry=retry_hint(key))
         return result
 
-
     async def get_frame(self, frame_id: int, *, workspace: str | None = None
                         ) -> dict[str, Any]:
         result: dict[str, Any] = await self._call(
@@ -257,7 +255,6 @@ class RemoteHiveMind:
         return await self._keyed_post("/v1/awareness", {
             "category": category, "content": content, "priority": priority,
             "ttl_minutes": ttl_minutes, "workspace": workspace}, idempotency_key)
-
 
     async def clear_awareness(self, *, item_id: int | None = None, category: str | None = None,
                               workspace: str | None = None) -> dict[str, Any]:

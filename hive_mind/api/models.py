@@ -72,7 +72,6 @@ class SaveRequest(Body):
         "same key with a different request is a 409 conflict. Remembered 7 days, per mind")
 
 
-
 class RecallRequest(Body):
     query: Query
     limit: int = Field(default=10, ge=1, le=100)
@@ -127,7 +126,6 @@ class AwarenessRequest(Body):
         default=None, description="names this write (or the Idempotency-Key header): a retry "
         "with the same key returns the first item (`replayed` true) and adds nothing; the same "
         "key with a different request is a 409 conflict. Remembered 7 days, per mind")
-
 
 
 class WorkspaceCreate(Body):

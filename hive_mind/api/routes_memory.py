@@ -37,8 +37,6 @@ async def save_memory(body: SaveRequest, hm: Facade, response: Response,
     return mark_replay(response, frame)
 
 
-
-
 @router.get("/memories/{frame_id}", tags=["memories"], summary="One frame by id")
 async def get_memory(frame_id: FrameId, hm: Facade,
                      workspace: WorkspaceQuery = None) -> dict[str, Any]:

@@ -57,8 +57,6 @@ async def set_awareness(body: AwarenessRequest, hm: Facade, response: Response,
     return mark_replay(response, result)
 
 
-
-
 @router.delete("/awareness", tags=["awareness"],
                summary="Remove one item (id) or every item of a category")
 async def clear_awareness(
