@@ -7,7 +7,7 @@ them in **one** ``BEGIN IMMEDIATE`` transaction with a savepoint per op, so one 
 fails alone. Futures resolve only after ``COMMIT`` (acknowledged means durable). Every op has an
 ``op_id``; an op id already recorded in ``applied_ops`` is not applied again (at-least-once
 delivery becomes exactly-once effect); an op named by a client's idempotency key gets its first
-result back (``Replayed``) or a conflict (:mod:`mind.idempotency`). The mailbox is bounded:
+result back (``Replayed``) or a conflict (:mod:`mind.storage.idempotency`). The mailbox is bounded:
 submitters wait when it is full. After each commit, before the futures resolve, an
 ``on_commit`` hook sees the applied ops and their results (it enqueues follow-up work such as
 cognify jobs; its failures are logged, the outbox covers them).
@@ -28,15 +28,16 @@ from actors.constants import (
     DEFAULT_MAX_WAIT,
     DEFAULT_MAX_WEIGHT,
 )
-from mind import idempotency
 from mind.errors import HiveMindError, StorageError
 from mind.mind import Mind
+from mind.storage import idempotency
 
 log = logging.getLogger(__name__)
 
 
 SCRUBS_WAL = frozenset({"erase", "compact", "wipe_frames"})
-"""Op kinds that delete frames: the WAL is truncated after their commit (:mod:`mind.forget`)."""
+"""Op kinds that delete frames: the WAL is truncated after their commit
+(:mod:`mind.frames.forget`)."""
 
 
 class Op(Protocol):
@@ -66,7 +67,7 @@ class Duplicate:
 
 @dataclass(frozen=True, slots=True)
 class Replayed(Duplicate):
-    """Result of a keyed op (an idempotency key, :mod:`mind.idempotency`) applied before:
+    """Result of a keyed op (an idempotency key, :mod:`mind.storage.idempotency`) applied before:
     ``result`` is what the first application returned."""
 
     result: Any

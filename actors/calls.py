@@ -17,11 +17,11 @@ from actors.results import (
     IdentitySet,
 )
 from mind.awareness import AwarenessItem
-from mind.cleanup import EntityCleanup, FramesWiped, cleanup_entities, wipe_frames
-from mind.frame import SaveResult
-from mind.graph import Relation
-from mind.harvest_store import HarvestStore
-from mind.kg_bulk import entity_key, upsert_entities
+from mind.frames.cleanup import EntityCleanup, FramesWiped, cleanup_entities, wipe_frames
+from mind.frames.model import SaveResult
+from mind.harvest.store import HarvestStore
+from mind.knowledge.bulk import entity_key, upsert_entities
+from mind.knowledge.graph import Relation
 from mind.mind import Mind
 from queue_schemas import ops
 

@@ -27,16 +27,16 @@ from actors.calls import (
     set_identity,
 )
 from actors.results import Deduped, FramesSaved, Reconciled, Reembedded, Touched
-from mind import idempotency
-from mind.chunker import MIN_CHUNK_CHARS
-from mind.cognify_apply import ApplyStats, FrameIndex, apply_index
-from mind.compaction import CompactResult
 from mind.errors import HiveMindError
-from mind.forget import Erasure
-from mind.frame import NewFrame
-from mind.kg_dedupe import dedupe_by_name
+from mind.frames.compaction import CompactResult
+from mind.frames.forget import Erasure
+from mind.frames.model import NewFrame
+from mind.knowledge.cognify_apply import ApplyStats, FrameIndex, apply_index
+from mind.knowledge.dedupe import dedupe_by_name
 from mind.mind import Mind
-from mind.vectors import ChunkSpan
+from mind.retrieval.chunker import MIN_CHUNK_CHARS
+from mind.retrieval.vectors import ChunkSpan
+from mind.storage import idempotency
 from queue_schemas import ops
 
 OpT = TypeVar("OpT", bound=ops.OpEnvelope)
@@ -95,7 +95,7 @@ async def touch(mind: Mind, op: ops.Touch) -> Touched:
 
 async def erase(mind: Mind, op: ops.Erase) -> Erasure:
     """Remove a frame and everything derived from it, and entities left with no frame (the
-    actor truncates the WAL after the commit: :mod:`mind.forget`)."""
+    actor truncates the WAL after the commit: :mod:`mind.frames.forget`)."""
     return await mind.erase_frame(op.frame_id)
 
 

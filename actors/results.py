@@ -1,8 +1,9 @@
 """What the owner returns after applying a write-op: small frozen result types.
 
 A handler (:mod:`actors.handlers`) returns one of these (or a ``mind`` result type such as
-:class:`~mind.compaction.CompactResult`, :class:`~mind.identity.Identity`,
-:class:`~mind.cleanup.FramesWiped`) to the code that submitted the op: the facade, the commit hook
+:class:`~mind.frames.compaction.CompactResult`, :class:`~mind.identity.Identity`,
+:class:`~mind.frames.cleanup.FramesWiped`) to the code that submitted the op: the facade, the
+commit hook
 that queues follow-up work (:mod:`workers.followups`), a harvest. They are read by attribute;
 only the interface edge (:mod:`hive_mind.results`) turns them into the JSON shapes of
 DESIGN §6.
@@ -12,10 +13,10 @@ op kind                result
 =====================  =================================================================
 ``save_frames``        :class:`FramesSaved`
 ``harvest_batch``      :class:`FramesSaved`
-``apply_index``        :class:`mind.cognify_apply.ApplyStats`
+``apply_index``        :class:`mind.knowledge.cognify_apply.ApplyStats`
 ``touch``              :class:`Touched`
-``erase``              :class:`mind.forget.Erasure`
-``compact``            :class:`mind.compaction.CompactResult`
+``erase``              :class:`mind.frames.forget.Erasure`
+``compact``            :class:`mind.frames.compaction.CompactResult`
 ``reconcile``          :class:`Reconciled`
 ``reembed_mind``       :class:`Reembedded`
 ``dedupe``             :class:`Deduped`
@@ -24,9 +25,9 @@ op kind                result
 ``remove_awareness``   :class:`AwarenessRemoved`
 ``clear_awareness``    :class:`AwarenessCleared`
 ``save_entity``        :class:`EntitySaved`
-``create_relation``    :class:`mind.graph.Relation`
-``cleanup_entities``   :data:`mind.cleanup.EntityCleanup`
-``wipe_frames``        :class:`mind.cleanup.FramesWiped`
+``create_relation``    :class:`mind.knowledge.graph.Relation`
+``cleanup_entities``   :data:`mind.frames.cleanup.EntityCleanup`
+``wipe_frames``        :class:`mind.frames.cleanup.FramesWiped`
 ``finish_harvest``     :class:`HarvestFinished`
 =====================  =================================================================
 
@@ -40,10 +41,10 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from mind.errors import HiveMindError
-from mind.frame import SaveResult
+from mind.frames.model import SaveResult
 from mind.identity import Identity
-from mind.knowledge import Entity
-from mind.reconcile import ReconcileResult
+from mind.knowledge.store import Entity
+from mind.retrieval.reconcile import ReconcileResult
 
 T = TypeVar("T")
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from common import write_section
 
-from mind.frame import NewFrame
+from mind.frames.model import NewFrame
 from mind.mind import Mind
 
 WORDS = (

@@ -16,7 +16,7 @@ REPORT = ROOT / "docs" / "benchmarks.md"
 
 
 def machine() -> str:
-    from mind.connection import driver
+    from mind.storage.connection import driver
 
     cpu = platform.processor() or platform.machine()
     try:

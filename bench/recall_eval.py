@@ -48,8 +48,8 @@ from typing import Any
 
 from common import ROOT, write_section
 
-from mind import conversation
-from mind.conversation import DEFAULT_SIGNALS, LANES_ONLY, Signals
+from mind.retrieval import conversation
+from mind.retrieval.conversation import DEFAULT_SIGNALS, LANES_ONLY, Signals
 from mind.harvest.types import stable_id
 
 

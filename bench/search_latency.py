@@ -26,13 +26,13 @@ from pathlib import Path
 import numpy as np
 from common import write_section
 
-from mind.db import Database
+from mind.storage.db import Database
 from mind.embeddings.base import TargetDimEmbedder
 from mind.embeddings.inprocess import InProcessEmbedder
-from mind.frame import NewFrame
+from mind.frames.model import NewFrame
 from mind.mind import Mind
-from mind.search import HybridSearch
-from mind.vector_index import VectorIndex
+from mind.retrieval.search import HybridSearch
+from mind.retrieval.vector_index import VectorIndex
 
 QUERIES = 100
 

@@ -3,7 +3,7 @@
 Measures, on N random unit vectors (384 dims) in sqlite-vec 0.1.9: flat float KNN, a `bit`
 coarse KNN (k candidates) followed by float re-scoring, the cost of fetching the candidates'
 float vectors back from vec0 by rowid, and the recall@20 the quantized pass keeps — next to
-the exact NumPy product used by `mind.vector_index`. Random vectors are the hard case for
+the exact NumPy product used by `mind.retrieval.vector_index`. Random vectors are the hard case for
 binary quantization; they are used because latency does not depend on meaning.
 
     .venv/bin/python bench/vec_quantized_probe.py [--n 100000]
@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 from common import write_section
 
-from mind.connection import connect_sync
+from mind.storage.connection import connect_sync
 
 D = 384
 
@@ -65,7 +65,7 @@ def main() -> None:
                          f"{len(truth & top) / 20:.2f}"))
         c.close()
     ms, _ = timed(lambda: np.argpartition(-(x @ q), 20)[:20])
-    rows.append(("exact NumPy product (mind.vector_index)", ms, "1.00"))
+    rows.append(("exact NumPy product (mind.retrieval.vector_index)", ms, "1.00"))
     for name, ms, rec in rows:
         print(f"{name:<55} {ms:8.1f} ms  recall@20 {rec}")
     table = "\n".join(f"| {name} | {ms:.1f} ms | {rec} |" for name, ms, rec in rows)
@@ -77,7 +77,7 @@ The issue asked for a coarse quantized pass with float re-scoring if the flat sc
 slow. In sqlite-vec 0.1.9 the `bit` KNN itself costs tens of milliseconds here and reading
 candidates' float vectors back by rowid scans whole 1,024-vector chunks, so the quantized
 pass is both slower and lossy. The vec0 tables stay the durable store; queries use an exact
-in-memory index (`mind/vector_index.py`) kept fresh through `vector_log`.
+in-memory index (`mind/retrieval/vector_index.py`) kept fresh through `vector_log`.
 
 | vector lane | time per query | recall@20 |
 |---|---:|---:|

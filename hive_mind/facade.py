@@ -27,16 +27,16 @@ from hive_mind.results import entity_dict, frame_dict, recall_response, write_di
 from hive_mind.settings import Settings, load_settings
 from hive_mind.workspaces import WorkspaceManager, mind_id
 from mind.bounds import bounded_int, bounded_json, bounded_text, row_id, source_time, tags_input
-from mind.combined import CombinedRetrieval, SearchOptions
 from mind.constants import DAILY_SAVE_SESSION_PREFIX
 from mind.embeddings.base import fingerprint
 from mind.errors import NotFoundError, ValidationError
-from mind.forget import Erasure
-from mind.idempotency import keyed_op_id, validate_key
+from mind.frames.forget import Erasure
 from mind.ids import validate_id
 from mind.mind import Mind
-from mind.private_files import make_private_dir
-from mind.search import HybridSearch
+from mind.retrieval.combined import CombinedRetrieval, SearchOptions
+from mind.retrieval.search import HybridSearch
+from mind.storage.idempotency import keyed_op_id, validate_key
+from mind.storage.private_files import make_private_dir
 from mind.timeutil import format_ts
 from queue_schemas import ops
 from vocabulary.enums import (
@@ -195,7 +195,7 @@ class HiveMind:
         ``idempotency_key``: a retry with the same key returns the first save's frame
         (``replayed`` true) and writes nothing, even after a restart; the same key with other
         content, importance, source, metadata or ``created_at`` is a ``ConflictError``
-        (:mod:`mind.idempotency`)."""
+        (:mod:`mind.storage.idempotency`)."""
         if not isinstance(content, str) or not content.strip():
             raise ValidationError("content must be non-empty text")
         bounded_text(content, "content", MAX_FRAME_CHARS)
@@ -224,7 +224,8 @@ class HiveMind:
     async def _write(self, workspace: str | None, op_factory: Any, key: str | None,
                      operation: str, request: dict[str, Any]) -> tuple[Any, bool]:
         """Submit a write; with an idempotency ``key`` its op id is the key's
-        (:func:`mind.idempotency.keyed_op_id` over ``operation`` and the caller's ``request``),
+        (:func:`mind.storage.idempotency.keyed_op_id` over ``operation`` and the caller's
+        ``request``),
         so a retry gets the first result back. Returns (result, replayed)."""
         if key is None:
             return await self.submit(workspace, op_factory), False
@@ -300,7 +301,7 @@ class HiveMind:
         until: str | None = None, catch_up: bool | None = None, lanes: str = "hybrid",
         touch: bool = True, explain: bool = False,
     ) -> dict[str, Any]:
-        """A recall through :class:`mind.combined.CombinedRetrieval`, answered as ``POST
+        """A recall through :class:`mind.retrieval.combined.CombinedRetrieval`, answered as ``POST
         /v1/recall`` answers: ``{results, count, conflicts, external}``
         (:func:`hive_mind.results.recall_response`). Scope ``all`` searches the personal mind
         and every workspace and, when ``HIVE_MIND_EXTERNAL_URL`` is set and local results are
@@ -552,7 +553,7 @@ class HiveMind:
             wait=wait, importance=importance, tags=tags, label=label, rereadable=rereadable)
 
     async def harvest_sources(self, *, workspace: str | None = None) -> list[dict[str, Any]]:
-        from mind.harvest_store import HarvestStore
+        from mind.harvest.store import HarvestStore
 
         return await HarvestStore((await self.reader(workspace)).db).sources()
 

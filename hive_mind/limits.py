@@ -10,7 +10,7 @@ from typing import Annotated, Final
 
 from pydantic import Field
 
-from mind.idempotency import MAX_KEY_CHARS
+from mind.storage.idempotency import MAX_KEY_CHARS
 from vocabulary.limits import (
     AWARENESS_PRIORITY_MAX,
     INT64_MAX,
@@ -49,7 +49,7 @@ SessionId = Annotated[str, Field(max_length=MAX_ID_CHARS)]
 Timestamp = Annotated[str, Field(max_length=MAX_TIMESTAMP_CHARS)]
 IdempotencyKey = Annotated[str, Field(min_length=1, max_length=MAX_KEY_CHARS,
                                       pattern=r"^[!-~]+$")]
-"""A client's name for one write (printable ASCII, no spaces): :mod:`mind.idempotency`."""
+"""A client's name for one write (printable ASCII, no spaces): :mod:`mind.storage.idempotency`."""
 EntityName = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]
 EntityQuery = Annotated[str, Field(max_length=MAX_NAME_CHARS)]
 TypeName = Annotated[str, Field(min_length=1, max_length=MAX_LABEL_CHARS)]

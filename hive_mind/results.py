@@ -18,16 +18,16 @@ from actors.results import (
     Touched,
 )
 from mind.awareness import AwarenessItem
-from mind.cleanup import EntitiesDeduped, EntitiesRetired, EntityAudit, FramesWiped
-from mind.cognify_apply import ApplyStats
-from mind.combined import CombinedResult, CombinedRetrievalResult
-from mind.compaction import CompactResult
-from mind.external import ExternalDocument
-from mind.forget import Erasure
-from mind.frame import Frame
-from mind.graph import Relation
-from mind.knowledge import Entity, KnowledgeGraph
-from mind.search import SearchResult
+from mind.frames.cleanup import EntitiesDeduped, EntitiesRetired, EntityAudit, FramesWiped
+from mind.frames.compaction import CompactResult
+from mind.frames.forget import Erasure
+from mind.frames.model import Frame
+from mind.knowledge.cognify_apply import ApplyStats
+from mind.knowledge.graph import Relation
+from mind.knowledge.store import Entity, KnowledgeGraph
+from mind.retrieval.combined import CombinedResult, CombinedRetrievalResult
+from mind.retrieval.external import ExternalDocument
+from mind.retrieval.search import SearchResult
 
 FRAME_FIELDS = ("id", "frame_type", "gop_id", "t", "content", "importance", "source",
                 "created_at", "recorded_at", "metadata")

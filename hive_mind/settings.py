@@ -18,8 +18,8 @@ from actors.host import ActorSettings
 from mind.bounds import name_text
 from mind.embeddings.registry import EmbeddingConfig
 from mind.errors import ConfigurationError, ValidationError
-from mind.external import HttpExternalSource
 from mind.redact import mask_text, mask_url
+from mind.retrieval.external import HttpExternalSource
 from vocabulary.ids import PERSONAL_MIND, validate_slug, workspace_mind_id
 from workers.constants import COGNIFY_BATCH_FRAMES
 from workers.queue import QueueConfig
@@ -169,8 +169,9 @@ class Settings(BaseSettings):
 
     external_url: str | None = Field(
         default=None,
-        description="an external knowledge source (JSON protocol of mind/external.py) that "
-                    "scope-all recalls ask when local memory has too little; unset = none",
+        description="an external knowledge source (JSON protocol of "
+                    "mind/retrieval/external.py) that scope-all recalls ask when local memory "
+                    "has too little; unset = none",
     )
     external_token: SecretStr | None = Field(
         default=None, description="bearer token sent to the external source; masked in status",

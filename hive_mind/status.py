@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from hive_mind.settings import Settings
-from mind.external import ExternalSourceError
 from mind.mind import Mind
 from mind.redact import mask_text, mask_url
+from mind.retrieval.external import ExternalSourceError
 from workers.host_runtime import HostRuntime
 from workers.protocol import Runtime
 from workers.scheduler import schedule_status

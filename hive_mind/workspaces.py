@@ -28,7 +28,7 @@ from actors.constants import WORKSPACE_FILE, WORKSPACE_META, WORKSPACES_DIR
 from mind.bounds import name_text
 from mind.errors import ConflictError, InvalidIdError, NotFoundError, ValidationError
 from mind.ids import validate_slug
-from mind.private_files import make_private_dir, write_private_text
+from mind.storage.private_files import make_private_dir, write_private_text
 from mind.timeutil import now_iso
 from vocabulary.ids import workspace_mind_id
 from vocabulary.limits import MAX_GROUP_CHARS, MAX_ICON_CHARS, MAX_SHORT_NAME_CHARS

@@ -31,9 +31,9 @@ from typing import Any, Final, cast
 
 from mind.bounds import bounded_json, bounded_text, row_id
 from mind.constants import AWARENESS_MAX_ITEMS
-from mind.db import Database
 from mind.errors import NotFoundError, ValidationError
-from mind.jsonfields import dump_object, load_object
+from mind.storage.db import Database
+from mind.storage.jsonfields import dump_object, load_object
 from mind.timeutil import normalize_ts, now_iso
 from vocabulary.enums import AWARENESS_CATEGORIES, AwarenessCategory
 from vocabulary.limits import INT64_MAX, MAX_AWARENESS_CHARS, MAX_JSON_BYTES

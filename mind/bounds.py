@@ -27,8 +27,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
-from mind.entity_normalizer import confidence_arg
 from mind.errors import InvalidTimestampError, ValidationError
+from mind.knowledge.normalizer import confidence_arg
 from mind.timeutil import format_ts, parse_iso
 from vocabulary.limits import (
     INT64_MAX,

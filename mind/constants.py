@@ -45,5 +45,5 @@ COMPACT_MERGE_SEPARATOR: Final = "\n---\n"
 SQL_IN_CHUNK: Final = 500
 
 # session of the saves that name none: one per day, "save:<YYYY-MM-DD>" (hive_mind.facade);
-# not a conversation, so it lends no graph proximity to its frames (mind.graph)
+# not a conversation, so it lends no graph proximity to its frames (mind.knowledge.graph)
 DAILY_SAVE_SESSION_PREFIX: Final = "save:"

@@ -17,7 +17,8 @@
     ├── EmbeddingError              a provider failed (mind/embeddings/base.py)
     │   └── ProviderNotConfigured
     ├── TierError, QuotaExceeded    embedding tier gating and monthly quota (embeddings/quota.py)
-    ├── ExternalSourceError         the optional external knowledge source (mind/external.py)
+    ├── ExternalSourceError         the optional external knowledge source
+    (mind/retrieval/external.py)
     ├── ActorClosedError            a write reached a mind that is shutting down (actors/)
     └── QueueUnavailableError       Redis cannot be reached (workers/queue.py)
 

@@ -20,8 +20,8 @@ from dataclasses import asdict, dataclass
 from typing import Any, Final
 
 from mind.bounds import bounded_text, name_text
-from mind.db import Database
 from mind.errors import ConflictError, NotFoundError, ValidationError
+from mind.storage.db import Database
 from mind.timeutil import now_iso
 from vocabulary.limits import MAX_PROFILE_TEXT_CHARS, MAX_SHORT_NAME_CHARS, MAX_SYSTEM_PROMPT_CHARS
 

@@ -6,19 +6,19 @@ from pathlib import Path
 from typing import Any
 
 from mind.awareness import AwarenessLayer
-from mind.compaction import CompactResult, compact
-from mind.db import Database
-from mind.forget import Erasure, erase_frame, scrub_wal
-from mind.frames import FrameStore
+from mind.frames.compaction import CompactResult, compact
+from mind.frames.forget import Erasure, erase_frame, scrub_wal
+from mind.frames.outbox import Outbox
+from mind.frames.sessions import SessionStore
+from mind.frames.store import FrameStore
 from mind.identity import IdentityLayer
-from mind.knowledge import KnowledgeGraph
-from mind.migrate import migrate
-from mind.outbox import Outbox
-from mind.private_files import make_private_dir
-from mind.reconcile import ReconcileResult, reconcile_indexes
-from mind.sessions import SessionStore
-from mind.vector_index import VectorIndex
-from mind.vectors import VectorStore
+from mind.knowledge.store import KnowledgeGraph
+from mind.retrieval.reconcile import ReconcileResult, reconcile_indexes
+from mind.retrieval.vector_index import VectorIndex
+from mind.retrieval.vectors import VectorStore
+from mind.storage.db import Database
+from mind.storage.migrate import migrate
+from mind.storage.private_files import make_private_dir
 
 
 class Mind:
@@ -78,7 +78,7 @@ class Mind:
         self._index_owner = other
 
     async def erase_frame(self, frame_id: int) -> Erasure:
-        """Forget a frame and every row derived from it (:mod:`mind.forget`)."""
+        """Forget a frame and every row derived from it (:mod:`mind.frames.forget`)."""
         return await erase_frame(self.db, frame_id)
 
     async def scrub_wal(self) -> bool:

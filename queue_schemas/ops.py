@@ -125,7 +125,7 @@ JsonObject = Annotated[dict[str, JsonValue], AfterValidator(_json_object)]
 
 # -- frames ----------------------------------------------------------------------------------
 class NewFrameOp(FrozenModel):
-    """A frame to write (mirrors ``mind.frame.NewFrame``).
+    """A frame to write (mirrors ``mind.frames.model.NewFrame``).
 
     ``created_at`` is the source time (imports keep theirs; ``None`` = now on apply).
     ``dedup`` applies to I-frames without an ``external_id``; frames with an ``external_id`` are

@@ -11,9 +11,9 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing may download weights in tests
 
-from mind.db import Database
 from mind.embeddings.inprocess import InProcessEmbedder
-from mind.migrate import migrate
+from mind.storage.db import Database
+from mind.storage.migrate import migrate
 from workers.queue import connect
 
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from mind.embeddings.registry import EmbeddingConfig
-from mind.search import HybridSearch
+from mind.retrieval.search import HybridSearch
 from queue_schemas import ops
 from workers.runtime import EmbeddedRuntime, RuntimeConfig
 

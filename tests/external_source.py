@@ -1,4 +1,4 @@
-"""A real local HTTP server speaking the external-source protocol of ``mind/external.py``."""
+"""A real local HTTP server speaking the external-source protocol of ``mind/retrieval/external.py``."""
 
 from __future__ import annotations
 

@@ -7,8 +7,8 @@ import pytest
 
 from mind.awareness import AwarenessItem, AwarenessLayer, parse_metadata, render_awareness
 from mind.constants import AWARENESS_MAX_ITEMS
-from mind.db import Database
 from mind.errors import InvalidTimestampError, NotFoundError, ValidationError
+from mind.storage.db import Database
 from mind.timeutil import format_ts
 
 PAST = "2000-01-01T00:00:00Z"

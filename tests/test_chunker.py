@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from mind.chunker import chunk_text
+from mind.retrieval.chunker import chunk_text
 
 
 def test_short_text_is_one_chunk() -> None:

@@ -19,12 +19,12 @@ import pytest
 import pytest_asyncio
 
 from hive_mind.facade import HiveMind
-from mind.db import Database
 from mind.embeddings.inprocess import InProcessEmbedder
-from mind.frame import NewFrame
-from mind.frames import FrameStore
-from mind.indexer import index_pending
-from mind.search import HybridSearch
+from mind.frames.model import NewFrame
+from mind.frames.store import FrameStore
+from mind.retrieval.indexer import index_pending
+from mind.retrieval.search import HybridSearch
+from mind.storage.db import Database
 
 NOTES = 200
 VAGUE_RECALLS = 38

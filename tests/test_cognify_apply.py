@@ -4,13 +4,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mind.cognify_apply import FrameIndex, apply_index
-from mind.db import Database
 from mind.embeddings.testing import TestEmbedder
-from mind.frames import FrameStore
-from mind.knowledge import KnowledgeGraph
-from mind.vector_index import VectorIndex
-from mind.vectors import ChunkSpan, VectorStore
+from mind.frames.store import FrameStore
+from mind.knowledge.cognify_apply import FrameIndex, apply_index
+from mind.knowledge.store import KnowledgeGraph
+from mind.retrieval.vector_index import VectorIndex
+from mind.retrieval.vectors import ChunkSpan, VectorStore
+from mind.storage.db import Database
 
 EMB = TestEmbedder(dimensions=32)
 FP = ("test", EMB.model_id, 32)

@@ -1,5 +1,5 @@
-"""CombinedRetrieval (mind/combined.py) over real mind files and a real local HTTP server
-speaking the external-source protocol (mind/external.py): attribution, the merge that keeps
+"""CombinedRetrieval (mind/retrieval/combined.py) over real mind files and a real local HTTP server
+speaking the external-source protocol (mind/retrieval/external.py): attribution, the merge that keeps
 every mind's order, the coverage gate, conflict notes, failures and the bounds of what the
 source may answer."""
 
@@ -13,7 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from mind.combined import (
+from mind.embeddings.testing import TestEmbedder
+from mind.errors import EmbeddingDimMismatchError, ValidationError
+from mind.frames.model import NewFrame
+from mind.frames.store import FrameStore
+from mind.retrieval.combined import (
     CombinedResult,
     CombinedRetrieval,
     CombinedRetrievalResult,
@@ -24,10 +28,7 @@ from mind.combined import (
     should_query_external,
     status_signals,
 )
-from mind.db import Database
-from mind.embeddings.testing import TestEmbedder
-from mind.errors import EmbeddingDimMismatchError, ValidationError
-from mind.external import (
+from mind.retrieval.external import (
     MAX_CONTENT_CHARS,
     MAX_RESPONSE_BYTES,
     MAX_TITLE_CHARS,
@@ -35,11 +36,10 @@ from mind.external import (
     ExternalSourceError,
     HttpExternalSource,
 )
-from mind.frame import NewFrame
-from mind.frames import FrameStore
-from mind.indexer import index_pending
-from mind.migrate import migrate
-from mind.search import HybridSearch
+from mind.retrieval.indexer import index_pending
+from mind.retrieval.search import HybridSearch
+from mind.storage.db import Database
+from mind.storage.migrate import migrate
 from tests.external_source import DOC, Behaviour, FakeSearchServer
 
 EMB = TestEmbedder(dimensions=128)

@@ -1,11 +1,11 @@
 from __future__ import annotations
 
-from mind.compaction import compact
-from mind.db import Database
-from mind.frame import NewFrame
-from mind.frames import FrameStore
+from mind.frames.compaction import compact
+from mind.frames.model import NewFrame
+from mind.frames.store import FrameStore
+from mind.retrieval.vectors import ChunkSpan, VectorStore
+from mind.storage.db import Database
 from mind.timeutil import days_ago_iso
-from mind.vectors import ChunkSpan, VectorStore
 
 
 async def age(db: Database, frame_id: int, days: float) -> None:

@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from mind import connection
-from mind.db import Database
 from mind.errors import ConfigurationError, StorageError
-from mind.frames import FrameStore
-from mind.migrate import migrate
+from mind.frames.store import FrameStore
+from mind.storage import connection
+from mind.storage.db import Database
+from mind.storage.migrate import migrate
 
 
 async def test_pragmas_and_extensions(db: Database) -> None:

@@ -4,7 +4,7 @@ import hashlib
 
 import pytest
 
-from mind.content_hash import hash_frame_content, strip_hm_prefix
+from mind.frames.content_hash import hash_frame_content, strip_hm_prefix
 
 
 @pytest.mark.parametrize(

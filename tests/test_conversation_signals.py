@@ -1,4 +1,4 @@
-"""Conversation signals (mind/conversation.py) as pure functions, then through HybridSearch on a
+"""Conversation signals (mind/retrieval/conversation.py) as pure functions, then through HybridSearch on a
 real mind file with the real embedding model: time named in the query, the answer that follows
 a question, speakers, and the bound on graph proximity. Each integration test also runs with the
 signal switched off, to show that the signal — not the lanes — does the work."""
@@ -11,7 +11,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from mind.conversation import (
+from mind.embeddings.inprocess import InProcessEmbedder
+from mind.frames.model import Frame, NewFrame
+from mind.frames.store import FrameStore
+from mind.knowledge.store import KnowledgeGraph
+from mind.retrieval.conversation import (
     DEFAULT_SIGNALS,
     Signals,
     named_speakers,
@@ -19,15 +23,11 @@ from mind.conversation import (
     session_bonus,
     speaker_of,
 )
-from mind.db import Database
-from mind.embeddings.inprocess import InProcessEmbedder
-from mind.frame import Frame, NewFrame
-from mind.frames import FrameStore
-from mind.indexer import index_pending
-from mind.knowledge import KnowledgeGraph
-from mind.scoring import RRF_K
-from mind.search import HybridSearch, SearchResult
-from mind.text_query import query_terms, tokenize
+from mind.retrieval.indexer import index_pending
+from mind.retrieval.scoring import RRF_K
+from mind.retrieval.search import HybridSearch, SearchResult
+from mind.retrieval.text_query import query_terms, tokenize
+from mind.storage.db import Database
 from mind.timeutil import format_ts
 
 # -- pure functions ----------------------------------------------------------------------------

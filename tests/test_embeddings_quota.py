@@ -7,7 +7,6 @@ from datetime import UTC, datetime
 
 import pytest
 
-from mind.db import Database
 from mind.embeddings import (
     TIERS,
     EmbeddingConfig,
@@ -20,6 +19,7 @@ from mind.embeddings import (
 )
 from mind.embeddings.quota import UNLIMITED, provider_allowed, year_month
 from mind.errors import HiveMindError, ValidationError
+from mind.storage.db import Database
 from tests.test_embeddings_http import KEY, FakeServer, Handler, closed_port, protocol
 
 UPGRADE = "https://example.test/upgrade"

@@ -5,7 +5,8 @@ from typing import Any
 
 import pytest
 
-from mind.entity_normalizer import (
+from mind.errors import ValidationError
+from mind.knowledge.normalizer import (
     ALIAS_GROUPS,
     STOP_TOKENS,
     TECH_ALLOWLIST,
@@ -27,7 +28,6 @@ from mind.entity_normalizer import (
     seen_count,
     text_arg,
 )
-from mind.errors import ValidationError
 
 
 @pytest.mark.parametrize(

@@ -2,9 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from mind.entity_normalizer import STOP_TOKENS, normalize_entity_name
 from mind.errors import ValidationError
-from mind.extraction import (
+from mind.knowledge.extraction import (
     AMBIGUOUS_TECH,
     JUNK_WORDS,
     MAX_CO_OCCURRENCE_PAIRS,
@@ -17,7 +16,8 @@ from mind.extraction import (
     extract_relations,
     name_words,
 )
-from mind.relation_patterns import find_mentions, match_gap
+from mind.knowledge.normalizer import STOP_TOKENS, normalize_entity_name
+from mind.knowledge.relation_patterns import find_mentions, match_gap
 
 P, ORG, J, C, L, T = "person", "organization", "project", "concept", "location", "technology"
 

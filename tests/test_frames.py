@@ -4,11 +4,11 @@ import asyncio
 
 import pytest
 
-from mind.content_hash import hash_frame_content
-from mind.db import Database
 from mind.errors import InvalidIdError, InvalidTimestampError, NotFoundError, ValidationError
-from mind.frame import NewFrame
-from mind.frames import FrameStore
+from mind.frames.content_hash import hash_frame_content
+from mind.frames.model import NewFrame
+from mind.frames.store import FrameStore
+from mind.storage.db import Database
 from vocabulary.limits import MAX_FRAME_CHARS
 
 
@@ -270,7 +270,7 @@ async def test_concurrent_writers_on_one_connection_keep_t_gap_free(frames: Fram
 async def test_bulk_inserted_frames_are_searchable_and_fts_consistent(
     frames: FrameStore, db: Database
 ) -> None:
-    from mind.reconcile import fts_consistent
+    from mind.retrieval.reconcile import fts_consistent
 
     await frames.create_i_frame("g", "existing zebra")
     res = await frames.insert_many([NewFrame(f"s{i % 3}", f"note {i} about zebra") for i in range(50)])

@@ -4,12 +4,12 @@ from typing import Any
 
 import pytest
 
-from mind import graph
-from mind.db import Database
 from mind.errors import ValidationError
-from mind.graph import bfs, bfs_distances, frame_distances_from_entities
-from mind.graph import traverse as traverse_ids
-from mind.knowledge import KnowledgeGraph
+from mind.knowledge import graph
+from mind.knowledge.graph import bfs, bfs_distances, frame_distances_from_entities
+from mind.knowledge.graph import traverse as traverse_ids
+from mind.knowledge.store import KnowledgeGraph
+from mind.storage.db import Database
 from mind.timeutil import now_iso
 from tests.test_knowledge import add_frames
 
@@ -159,7 +159,7 @@ async def test_get_relations_both_directions(db: Database, kg: KnowledgeGraph) -
 
 
 async def test_session_proximity_reaches_the_frames_of_a_named_conversation(db: Database) -> None:
-    from mind.graph import with_session_proximity
+    from mind.knowledge.graph import with_session_proximity
     from mind.timeutil import now_iso
 
     now = now_iso()

@@ -10,8 +10,8 @@ import pytest
 
 from mind.embeddings.registry import EmbeddingConfig
 from mind.harvest.errors import HarvestError
+from mind.harvest.store import HarvestStore
 from mind.harvest.types import HarvestItem, Turn, stable_id
-from mind.harvest_store import HarvestStore
 from workers.harvest import HarvestOptions, harvest
 from workers.runtime import EmbeddedRuntime, RuntimeConfig
 
@@ -168,7 +168,7 @@ async def test_auto_sync_reharvests_stale_sources(tmp_path: Path) -> None:
         (source,) = await hm.harvest_sources()
         assert source["auto_sync"] and source["source_path"] == str(export.resolve())
         assert (await hm.maintenance("sync"))["minds"]["personal"]["synced"] == []  # not due
-        from mind.db import Database
+        from mind.storage.db import Database
 
         db = await Database.open(tmp_path / "d" / "personal.mind")  # age it: a second writer
         await db.execute("UPDATE harvest_sources SET last_synced_at = '2020-01-01T00:00:00.000Z'")

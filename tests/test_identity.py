@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from mind.db import Database
 from mind.errors import ConflictError, NotFoundError, ValidationError
 from mind.identity import Identity, IdentityLayer, render_identity
+from mind.storage.db import Database
 
 
 @pytest.fixture

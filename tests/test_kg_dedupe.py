@@ -4,10 +4,10 @@ from typing import Any
 
 import pytest
 
-from mind import kg_dedupe
-from mind.db import Database
-from mind.kg_dedupe import dedupe_by_name, merge_properties, pick_survivor, repoint
-from mind.knowledge import KnowledgeGraph
+from mind.knowledge import dedupe as kg_dedupe
+from mind.knowledge.dedupe import dedupe_by_name, merge_properties, pick_survivor, repoint
+from mind.knowledge.store import KnowledgeGraph
+from mind.storage.db import Database
 from tests.test_knowledge import active_relation_rows, add_frames
 
 

@@ -4,9 +4,9 @@ from typing import Any
 
 import pytest
 
-from mind.db import Database
 from mind.errors import InvalidTimestampError, NotFoundError, ValidationError
-from mind.knowledge import KnowledgeGraph
+from mind.knowledge.store import KnowledgeGraph
+from mind.storage.db import Database
 from mind.timeutil import days_ago_iso, is_strict_iso, now_iso
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from hive_mind.facade import HiveMind
-from mind.db import Database
 from mind.embeddings.registry import EmbeddingConfig
 from mind.mind import Mind
+from mind.storage.db import Database
 from queue_schemas.constants import host_queue
 from tests.conftest import REDIS_URL
 from workers.arq_worker import make_worker

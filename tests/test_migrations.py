@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from mind.db import Database
 from mind.errors import MigrationError
-from mind.frames import FrameStore
+from mind.frames.store import FrameStore
 from mind.identity import IdentityLayer
-from mind.migrate import current_version, migrate
-from mind.schema import LATEST_VERSION, MIGRATIONS
+from mind.storage.db import Database
+from mind.storage.migrate import current_version, migrate
+from mind.storage.schema import LATEST_VERSION, MIGRATIONS
 from tests.data.make_fixtures import schema_dump
 
 DATA = Path(__file__).parent / "data"
@@ -102,8 +102,8 @@ async def test_file_from_newer_version_is_refused(tmp_path: Path) -> None:
 
 
 async def test_failed_migration_rolls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from mind import migrate as migrate_mod
-    from mind.schema import Migration
+    from mind.storage import migrate as migrate_mod
+    from mind.storage.schema import Migration
 
     broken = (
         *MIGRATIONS,

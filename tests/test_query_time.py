@@ -1,4 +1,4 @@
-"""Time named in a query (mind/query_time.py): which windows a phrase opens, and their edges.
+"""Time named in a query (mind/retrieval/query_time.py): which windows a phrase opens, and their edges.
 
 ``now`` is fixed at Thursday 2024-03-14 15:00 UTC so every relative phrase has one answer.
 """
@@ -9,7 +9,7 @@ from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 
-from mind.query_time import TimeWindow, in_windows, time_windows
+from mind.retrieval.query_time import TimeWindow, in_windows, time_windows
 
 NOW = datetime(2024, 3, 14, 15, 0, tzinfo=UTC)  # a Thursday
 D = date

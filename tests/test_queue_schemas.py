@@ -590,7 +590,7 @@ def test_metadata_nesting_within_limits_is_fine() -> None:
 
 
 def test_new_frame_defaults_mirror_the_engine() -> None:
-    from mind.frame import NewFrame
+    from mind.frames.model import NewFrame
 
     op = NewFrameOp(gop_id="g", content="c")
     engine = NewFrame(gop_id="g", content="c")

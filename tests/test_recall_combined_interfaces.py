@@ -4,7 +4,7 @@ subprocesses), MCP ``recall_memory`` (the SDK's client over stdio), HTTP ``/v1/r
 ``serve`` over a socket), the Python facade and client — and ``status`` shows the source.
 
 The external source is a real HTTP server on 127.0.0.1 speaking the protocol of
-``mind/external.py`` (``tests/external_source.py``). The scenario is the issue's: a workspace
+``mind/retrieval/external.py`` (``tests/external_source.py``). The scenario is the issue's: a workspace
 says the Acme contract was approved, the company wiki says it was rejected.
 """
 

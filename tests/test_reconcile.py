@@ -1,9 +1,9 @@
 from __future__ import annotations
 
-from mind.db import Database
-from mind.frames import FrameStore
-from mind.reconcile import fts_consistent, reconcile_indexes
-from mind.vectors import VectorStore
+from mind.frames.store import FrameStore
+from mind.retrieval.reconcile import fts_consistent, reconcile_indexes
+from mind.retrieval.vectors import VectorStore
+from mind.storage.db import Database
 
 
 async def test_fts_drift_is_detected_and_rebuilt(db: Database) -> None:

@@ -7,7 +7,7 @@ import pytest
 
 from mind.embeddings.registry import EmbeddingConfig
 from mind.mind import Mind
-from mind.search import HybridSearch
+from mind.retrieval.search import HybridSearch
 from queue_schemas import ops
 from queue_schemas.base import new_op_id
 from workers.runtime import EmbeddedRuntime, RuntimeConfig

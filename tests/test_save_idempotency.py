@@ -35,9 +35,9 @@ from actors.handlers import HANDLERS
 from actors.host import mind_path
 from hive_mind.facade import HiveMind
 from hive_mind.remote import RemoteHiveMind, WriteOutcomeUnknownError
-from mind import idempotency
 from mind.errors import ConflictError, InvalidTimestampError, ValidationError
 from mind.mind import Mind
+from mind.storage import idempotency
 from queue_schemas import ops
 from tests.http_server import running_server, server_settings
 from tests.procs import ROOT, kill9, spawn, stop

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from hive_mind.facade import HiveMind
-from mind.db import Database
 from mind.embeddings.registry import EmbeddingConfig
 from mind.mind import Mind
+from mind.storage.db import Database
 from queue_schemas.constants import host_queue
 from tests.conftest import flushed_redis, redis_db_url
 from tests.procs import ROOT, eventually, spawn, stop

@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from mind.scoring import (
+from mind.retrieval.scoring import (
     NO_RESCORE,
     PROFILES,
     RRF_K,

@@ -5,15 +5,15 @@ from collections.abc import AsyncIterator, Sequence
 import numpy as np
 import pytest
 
-from mind.db import Database
 from mind.embeddings.testing import MockEmbedder, TestEmbedder
 from mind.errors import EmbeddingDimMismatchError, EmbeddingFingerprintError
-from mind.frame import NewFrame
-from mind.frames import FrameStore
-from mind.indexer import index_pending
-from mind.knowledge import KnowledgeGraph
-from mind.search import HybridSearch
-from mind.vectors import VectorStore
+from mind.frames.model import NewFrame
+from mind.frames.store import FrameStore
+from mind.knowledge.store import KnowledgeGraph
+from mind.retrieval.indexer import index_pending
+from mind.retrieval.search import HybridSearch
+from mind.retrieval.vectors import VectorStore
+from mind.storage.db import Database
 
 EMB = TestEmbedder(dimensions=128)
 
@@ -265,7 +265,7 @@ async def test_invalid_options_are_clear_errors(search: HybridSearch) -> None:
 
 async def test_query_vector_dimension_checked_by_index(db: Database) -> None:
     from mind.errors import VectorError
-    from mind.vector_index import VectorIndex
+    from mind.retrieval.vector_index import VectorIndex
 
     await save(db, "anything")
     index = VectorIndex(db.path, 128)

@@ -1,4 +1,4 @@
-"""The keyword index's context column (mind.search_context): source date in words and the previous
+"""The keyword index's context column (mind.retrieval.search_context): source date in words and the previous
 turn, kept true by triggers when turns are edited or forgotten."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ import sqlite3
 
 import pytest
 
-from mind.db import Database
-from mind.frame import NewFrame
-from mind.frames import FrameStore
-from mind.search_context import CONTEXT_CHARS, date_words_sql
+from mind.frames.model import NewFrame
+from mind.frames.store import FrameStore
+from mind.retrieval.search_context import CONTEXT_CHARS, date_words_sql
+from mind.storage.db import Database
 
 
 async def context(db: Database, frame_id: int) -> str:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from mind.db import Database
 from mind.embeddings.inprocess import InProcessEmbedder
-from mind.frame import NewFrame
-from mind.frames import FrameStore
-from mind.indexer import index_pending
-from mind.search import HybridSearch
-from mind.text_query import query_terms, tokenize
+from mind.frames.model import NewFrame
+from mind.frames.store import FrameStore
+from mind.retrieval.indexer import index_pending
+from mind.retrieval.search import HybridSearch
+from mind.retrieval.text_query import query_terms, tokenize
+from mind.storage.db import Database
 
 FACTS = [
     "The veterinarian said my dog needs surgery on its hind leg next Tuesday.",

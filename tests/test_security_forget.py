@@ -18,13 +18,13 @@ import numpy as np
 import pytest
 
 from hive_mind.facade import HiveMind
-from mind.cognify_apply import FrameIndex, apply_index
-from mind.db import Database
-from mind.forget import erase_frame
-from mind.frames import FrameStore
-from mind.kg_dedupe import dedupe_by_name
-from mind.knowledge import KnowledgeGraph
-from mind.migrate import migrate
+from mind.frames.forget import erase_frame
+from mind.frames.store import FrameStore
+from mind.knowledge.cognify_apply import FrameIndex, apply_index
+from mind.knowledge.dedupe import dedupe_by_name
+from mind.knowledge.store import KnowledgeGraph
+from mind.storage.db import Database
+from mind.storage.migrate import migrate
 from tests.procs import ROOT
 
 SECRET = "Bob Smith is secretly married to Carol White"
@@ -238,7 +238,7 @@ async def test_migration_9_backfills_sources_and_drops_what_old_forgets_left(
 
 
 def _latest() -> int:
-    from mind.schema import LATEST_VERSION
+    from mind.storage.schema import LATEST_VERSION
     return LATEST_VERSION
 
 

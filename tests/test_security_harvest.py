@@ -36,13 +36,13 @@ import pytest
 from hive_mind.facade import HiveMind
 from hive_mind.processes import QUIET_LOGGERS, mask_logged_urls
 from hive_mind.settings import Settings
-from mind.db import Database
 from mind.errors import ValidationError
 from mind.harvest import netguard
 from mind.harvest.errors import HarvestError, safe_reason
 from mind.harvest.registry import adapter
-from mind.migrate import migrate
 from mind.redact import RedactingFilter, has_secrets, mask_text, mask_url
+from mind.storage.db import Database
+from mind.storage.migrate import migrate
 from tests.http_server import running_server, server_settings
 from tests.procs import ROOT
 

@@ -5,9 +5,9 @@ import re
 
 import pytest
 
-from mind.db import Database
 from mind.errors import InvalidIdError, NotFoundError, ValidationError
-from mind.sessions import Session, SessionStore, new_gop_id, validate_id
+from mind.frames.sessions import Session, SessionStore, new_gop_id, validate_id
+from mind.storage.db import Database
 
 GOP_RE = re.compile(r"^session:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z:[0-9a-z]{6}$")
 

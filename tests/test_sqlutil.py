@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from mind.sqlutil import chunked, escape_like, placeholders, split_statements
+from mind.storage.sqlutil import chunked, escape_like, placeholders, split_statements
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from mind.text_query import fts_match_expression, query_terms, tokenize
+from mind.retrieval.text_query import fts_match_expression, query_terms, tokenize
 
 
 @pytest.mark.parametrize(

@@ -5,10 +5,10 @@ import math
 import numpy as np
 import pytest
 
-from mind.db import Database
 from mind.errors import EmbeddingDimMismatchError, EmbeddingFingerprintError, VectorError
-from mind.frames import FrameStore
-from mind.vectors import ChunkSpan, VectorStore
+from mind.frames.store import FrameStore
+from mind.retrieval.vectors import ChunkSpan, VectorStore
+from mind.storage.db import Database
 
 
 @pytest.fixture

@@ -43,7 +43,7 @@ from mind import timeutil
 from mind.constants import IMPORTANCE_MULTIPLIER, IMPORTANCE_RANK
 from mind.errors import InvalidIdError, InvalidTimestampError, ValidationError
 from mind.harvest.registry import MODULES, SOURCES
-from mind.schema import CORE
+from mind.storage.schema import CORE
 from queue_schemas import ops
 from tests.http_server import running_server, server_settings
 from tests.procs import ROOT
@@ -154,7 +154,7 @@ def test_good_ids_pass_everywhere() -> None:
 @pytest.mark.parametrize("bad", ["", "  ", "bin\x00ary", "bad \ud800 surrogate",
                                  "x" * (limits.MAX_FRAME_CHARS + 1)])
 def test_frame_text_is_refused_alike(bad: str) -> None:
-    from mind.frames import validate_content
+    from mind.frames.store import validate_content
 
     with pytest.raises(ValidationError):
         validate_content(bad)

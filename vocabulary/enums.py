@@ -16,7 +16,8 @@ IngestImportance = Literal["critical", "important", "normal"]  # ingest (spec d)
 AgentImportance = Literal[IngestImportance, "temporary"]  # MCP save_memory (spec d)
 Importance = Literal[AgentImportance, "deprecated"]
 
-# Frame sources, in the order of the schema's CHECK constraint (mind/schema.py); what an agent
+# Frame sources, in the order of the schema's CHECK constraint (mind/storage/schema.py); what an
+# agent
 # may claim over MCP save_memory (spec d) is a subset (tests/test_vocabulary.py).
 FrameSource = Literal["user_stated", "tool_verified", "agent_inferred", "import", "system",
                       "personal", "workspace", "team_sync"]

@@ -26,7 +26,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any, Final
 
-from mind.private_files import PRIVATE_FILE, make_private_dir
+from mind.storage.private_files import PRIVATE_FILE, make_private_dir
 from mind.timeutil import now_iso
 from vocabulary.ids import validate_mind_id
 

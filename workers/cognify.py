@@ -13,11 +13,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mind.content_hash import hash_frame_content
 from mind.embeddings.base import Embedder
 from mind.errors import EmbeddingFingerprintError
-from mind.extraction import ExtractedEntity, extract_entities, extract_relations, name_words
-from mind.indexer import EmbedItem, plan_embeddings
+from mind.frames.content_hash import hash_frame_content
+from mind.knowledge.extraction import (
+    ExtractedEntity,
+    extract_entities,
+    extract_relations,
+    name_words,
+)
+from mind.retrieval.indexer import EmbedItem, plan_embeddings
 from queue_schemas import jobs, ops
 from queue_schemas.vector import Fingerprint, Vector
 from workers.batcher import EmbeddingBatcher

@@ -32,8 +32,8 @@ from typing import Any, Final
 from arq.connections import ArqRedis
 
 from mind.errors import ValidationError
-from mind.private_files import PRIVATE_FILE, make_private_dir
 from mind.redact import mask_text
+from mind.storage.private_files import PRIVATE_FILE, make_private_dir
 from mind.timeutil import now_iso
 from queue_schemas.constants import DEAD_LETTERS_KEY, KEY_PREFIX
 

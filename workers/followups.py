@@ -12,9 +12,9 @@ from typing import Any
 
 from actors.actor import Duplicate
 from actors.results import FramesSaved, Reconciled, expect
-from mind.content_hash import hash_frame_content
+from mind.frames.content_hash import hash_frame_content
+from mind.frames.outbox import Outbox
 from mind.mind import Mind
-from mind.outbox import Outbox
 from queue_schemas import jobs, ops
 from queue_schemas.vector import Fingerprint
 from workers.constants import COGNIFY_BATCH_FRAMES

@@ -30,8 +30,8 @@ from actors.results import FramesSaved
 from mind.errors import ValidationError
 from mind.harvest.errors import HarvestError
 from mind.harvest.registry import adapter
+from mind.harvest.store import HarvestStore
 from mind.harvest.types import HarvestItem, stable_id
-from mind.harvest_store import HarvestStore
 from mind.redact import has_secrets, mask_text
 from queue_schemas import ops
 from vocabulary.enums import Importance

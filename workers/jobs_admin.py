@@ -23,8 +23,8 @@ from arq.constants import in_progress_key_prefix, job_key_prefix
 from arq.jobs import deserialize_job
 
 from mind.errors import HiveMindError, NotFoundError, ValidationError
+from mind.frames.outbox import Outbox
 from mind.mind import Mind
-from mind.outbox import Outbox
 from queue_schemas import jobs
 from queue_schemas.codec import deserialize
 from queue_schemas.constants import COGNIFY_QUEUE, DEAD_LETTERS_KEY, HOST_QUEUE_PREFIX, host_queue

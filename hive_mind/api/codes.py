@@ -93,7 +93,7 @@ CLASSES: Final[dict[str, str]] = {
     "embedding_error": "mind.embeddings.base:EmbeddingError",
     "tier_forbidden": "mind.embeddings.quota:TierError",
     "quota_exceeded": "mind.embeddings.quota:QuotaExceeded",
-    "external_source": "mind.external:ExternalSourceError",
+    "external_source": "mind.retrieval.external:ExternalSourceError",
     "harvest_input": "mind.harvest.errors:HarvestError",
     "actor_closed": "actors.actor:ActorClosedError",
     "queue_unavailable": "workers.queue:QueueUnavailableError",

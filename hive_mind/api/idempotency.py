@@ -1,4 +1,5 @@
-"""Idempotency keys over HTTP (:mod:`mind.idempotency`): the body's ``idempotency_key`` field or
+"""Idempotency keys over HTTP (:mod:`mind.storage.idempotency`): the body's ``idempotency_key``
+field or
 the standard ``Idempotency-Key`` header names a write; a replayed answer carries
 ``Idempotent-Replayed: true`` (same body shape and status as the first answer)."""
 
@@ -9,7 +10,7 @@ from typing import Annotated, Any
 from fastapi import Header, Response
 
 from mind.errors import ValidationError
-from mind.idempotency import MAX_KEY_CHARS
+from mind.storage.idempotency import MAX_KEY_CHARS
 
 KeyHeader = Annotated[str | None, Header(
     alias="Idempotency-Key", min_length=1, max_length=MAX_KEY_CHARS, pattern=r"^[!-~]+$",

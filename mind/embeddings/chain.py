@@ -19,7 +19,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mind.db import Database
 from mind.embeddings.base import (
     Embedder,
     EmbeddingError,
@@ -38,6 +37,7 @@ from mind.embeddings.registry import (
     ProviderNotConfigured,
 )
 from mind.embeddings.testing import MockEmbedder
+from mind.storage.db import Database
 from mind.timeutil import now_iso
 
 log = logging.getLogger(__name__)

@@ -23,8 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from mind.db import Database
 from mind.errors import HiveMindError, ValidationError
+from mind.storage.db import Database
 from mind.timeutil import now_iso
 
 log = logging.getLogger(__name__)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from mind.db import Database
-from mind.migrate import migrate
+from mind.storage.db import Database
+from mind.storage.migrate import migrate
 
 HERE = Path(__file__).parent
 

@@ -1,0 +1,77 @@
+"""The ``pending_index`` outbox: frames whose derived indexes (vectors, chunks, entities) are
+not yet built. Rows are written in the same transaction as the frame, so the mind file itself
+is the source of truth for "what still needs indexing"; queues are only transport.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mind.storage.db import Database
+from mind.storage.sqlutil import delete_in
+from mind.timeutil import days_ago_iso, now_iso
+
+
+@dataclass(frozen=True, slots=True)
+class PendingItem:
+    frame_id: int
+    reason: str
+    enqueued_at: str
+    attempts: int
+    last_error: str | None
+
+
+class Outbox:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def count(self) -> int:
+        return int(await self._db.fetchval("SELECT COUNT(*) FROM pending_index", default=0))
+
+    async def pending(
+        self, limit: int = 500, *, older_than_seconds: float | None = None, after_id: int = 0
+    ) -> list[PendingItem]:
+        """Oldest-first pending rows; ``older_than_seconds`` keeps only stale ones."""
+        sql = (
+            "SELECT frame_id, reason, enqueued_at, attempts, last_error FROM pending_index "
+            "WHERE frame_id > ?"
+        )
+        params: list[object] = [after_id]
+        if older_than_seconds is not None:
+            sql += " AND enqueued_at <= ?"
+            params.append(days_ago_iso(older_than_seconds / 86400))
+        sql += " ORDER BY frame_id LIMIT ?"
+        params.append(limit)
+        return [PendingItem(*r) for r in await self._db.fetchall(sql, params)]
+
+    async def enqueue(self, frame_ids: Sequence[int], reason: str = "requeue") -> int:
+        now = now_iso()
+        async with self._db.transaction():
+            return await self._db.executemany(
+                "INSERT OR REPLACE INTO pending_index(frame_id, reason, enqueued_at, attempts) "
+                "SELECT id, ?, ?, 0 FROM memory_frames WHERE id = ?",
+                [(reason, now, fid) for fid in frame_ids],
+            )
+
+    async def clear(self, frame_ids: Sequence[int]) -> int:
+        async with self._db.transaction():
+            return await delete_in(self._db, "pending_index", "frame_id", frame_ids)
+
+    async def touch(self, frame_ids: Sequence[int]) -> None:
+        """Mark rows as re-sent now (the reconcile sweep does this when it re-enqueues)."""
+        now = now_iso()
+        async with self._db.transaction():
+            await self._db.executemany(
+                "UPDATE pending_index SET enqueued_at = ?, attempts = attempts + 1 "
+                "WHERE frame_id = ?",
+                [(now, fid) for fid in frame_ids],
+            )
+
+    async def mark_failed(self, frame_id: int, error: str) -> None:
+        async with self._db.transaction():
+            await self._db.execute(
+                "UPDATE pending_index SET attempts = attempts + 1, last_error = ? "
+                "WHERE frame_id = ?",
+                (error[:2000], frame_id),
+            )

@@ -1,0 +1,112 @@
+"""Read-side queries over frames; usable on the writer or on a read-only connection."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from mind.frames.model import FRAME_COLUMNS, Frame
+from mind.storage.db import Database
+from mind.storage.sqlutil import chunked, placeholders
+from mind.timeutil import window_bound
+
+_SELECT = f"SELECT {FRAME_COLUMNS} FROM memory_frames"
+
+
+class FrameQueries:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def _frames(self, sql: str, params: Sequence[Any] = ()) -> list[Frame]:
+        return [Frame.from_row(r) for r in await self._db.fetchall(sql, params)]
+
+    async def get(self, frame_id: int) -> Frame | None:
+        rows = await self._frames(f"{_SELECT} WHERE id = ?", (frame_id,))
+        return rows[0] if rows else None
+
+    async def get_many(self, frame_ids: Sequence[int]) -> dict[int, Frame]:
+        out: dict[int, Frame] = {}
+        ids = list(dict.fromkeys(frame_ids))
+        for part in chunked(ids):
+            sql = f"{_SELECT} WHERE id IN ({placeholders(len(part))})"
+            for frame in await self._frames(sql, part):
+                out[frame.id] = frame
+        return out
+
+    async def get_by_external_id(self, external_id: str) -> Frame | None:
+        rows = await self._frames(f"{_SELECT} WHERE external_id = ?", (external_id,))
+        return rows[0] if rows else None
+
+    async def get_latest_i_frame(self, gop_id: str) -> Frame | None:
+        rows = await self._frames(
+            f"{_SELECT} WHERE gop_id = ? AND frame_type = 'I' ORDER BY t DESC LIMIT 1", (gop_id,)
+        )
+        return rows[0] if rows else None
+
+    async def get_p_frames_since_last_i(self, gop_id: str) -> list[Frame]:
+        return await self._frames(
+            f"{_SELECT} WHERE gop_id = ? AND frame_type = 'P' AND t > COALESCE("
+            "(SELECT MAX(t) FROM memory_frames WHERE gop_id = ? AND frame_type = 'I'), -1) "
+            "ORDER BY t",
+            (gop_id, gop_id),
+        )
+
+    async def get_gop_frames(self, gop_id: str) -> list[Frame]:
+        return await self._frames(f"{_SELECT} WHERE gop_id = ? ORDER BY t", (gop_id,))
+
+    async def reconstruct_state(self, gop_id: str) -> tuple[Frame | None, list[Frame]]:
+        """Current state of a session: its latest I-frame and the P-frames after it."""
+        return await self.get_latest_i_frame(gop_id), await self.get_p_frames_since_last_i(gop_id)
+
+    async def get_recent(self, limit: int = 50) -> list[Frame]:
+        return await self._frames(f"{_SELECT} ORDER BY id DESC LIMIT ?", (limit,))
+
+    async def get_recent_filtered(
+        self, limit: int = 50, since: str | None = None, until: str | None = None
+    ) -> list[Frame]:
+        """Newest frames whose ``created_at`` lies in [since, until] (date-only = whole day)."""
+        clauses, params = time_window_clause(since, until)
+        where = f" WHERE {clauses}" if clauses else ""
+        return await self._frames(
+            f"{_SELECT}{where} ORDER BY created_at DESC, id DESC LIMIT ?", (*params, limit)
+        )
+
+    async def get_b_frame_references(self, frame_id: int) -> list[int]:
+        rows = await self._db.fetchall(
+            "SELECT ref_frame_id FROM frame_references WHERE frame_id = ? ORDER BY position",
+            (frame_id,),
+        )
+        return [r[0] for r in rows]
+
+    async def count(self) -> int:
+        return int(await self._db.fetchval("SELECT COUNT(*) FROM memory_frames", default=0))
+
+    async def get_stats(self) -> dict[str, Any]:
+        by_type = {
+            r[0]: r[1]
+            for r in await self._db.fetchall(
+                "SELECT frame_type, COUNT(*) FROM memory_frames GROUP BY frame_type"
+            )
+        }
+        by_importance = {
+            r[0]: r[1]
+            for r in await self._db.fetchall(
+                "SELECT importance, COUNT(*) FROM memory_frames GROUP BY importance"
+            )
+        }
+        return {"total": sum(by_type.values()), "by_type": by_type, "by_importance": by_importance}
+
+
+def time_window_clause(
+    since: str | None, until: str | None, column: str = "created_at"
+) -> tuple[str, list[str]]:
+    """SQL condition + params for an inclusive created_at window (``column`` is ours, not input)."""
+    parts: list[str] = []
+    params: list[str] = []
+    if since:
+        parts.append(f"{column} >= ?")
+        params.append(window_bound(since, end=False))
+    if until:
+        parts.append(f"{column} <= ?")
+        params.append(window_bound(until, end=True))
+    return " AND ".join(parts), params

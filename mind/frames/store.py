@@ -1,0 +1,379 @@
+"""FrameStore: writes of I/P/B frames (engine-spec a.3, with f.5–f.8 and f.20 fixed).
+
+Every write keeps the derived indexes consistent through the schema's triggers and foreign
+keys: FTS rows follow inserts/updates/deletes, a content change drops the frame's chunks and
+vectors and puts it back in the ``pending_index`` outbox, a delete cascades to chunks, vectors,
+the entity bridge, B-frame references and the outbox, and nulls dependants' ``base_frame_id``.
+
+Bulk writes (:meth:`FrameStore.insert_many`) cost a fixed handful of statements per batch:
+ids are assigned inside the write transaction, rows go in with ``executemany``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from mind.constants import IMPORTANCE_RANK
+from mind.errors import NotFoundError, ValidationError
+from mind.frames.content_hash import hash_frame_content
+from mind.frames.model import Frame, NewFrame, SaveResult
+from mind.frames.queries import FrameQueries
+from mind.ids import validate_id
+from mind.retrieval.search_context import context_sql
+from mind.storage.jsonfields import dump_object
+from mind.storage.sqlutil import chunked, delete_in, placeholders
+from mind.timeutil import normalize_ts, now_iso
+from vocabulary.enums import FRAME_SOURCES, FRAME_TYPES, IMPORTANCES, FrameSource, Importance
+from vocabulary.limits import frame_text
+
+_INSERT = (
+    "INSERT INTO memory_frames(id, frame_type, gop_id, t, base_frame_id, content, importance, "
+    "source, access_count, created_at, recorded_at, last_accessed, content_hash, metadata, "
+    "external_id, search_context) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,0,?9,?10,?11,?12,?13,?14,"
+    f"{context_sql('?9', '?3', '?4')})"
+)
+
+
+def validate_content(content: object) -> str:
+    """Frame content by the rule of :func:`vocabulary.limits.frame_text`."""
+    try:
+        return frame_text(content)
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from None
+
+
+def _validate(item: NewFrame) -> None:
+    validate_id(item.gop_id)
+    validate_content(item.content)
+    if item.frame_type not in FRAME_TYPES:
+        raise ValidationError(f"frame_type must be one of {FRAME_TYPES}, got {item.frame_type!r}")
+    if item.importance not in IMPORTANCES:
+        raise ValidationError(f"importance must be one of {IMPORTANCES}, got {item.importance!r}")
+    if item.source not in FRAME_SOURCES:
+        raise ValidationError(f"source must be one of {FRAME_SOURCES}, got {item.source!r}")
+    if item.frame_type == "B" and item.base_frame_id is None:
+        raise ValidationError("a B-frame needs a base_frame_id")
+    if item.external_id is not None and not (0 < len(item.external_id) <= 512):
+        raise ValidationError("external_id must be 1..512 characters")
+
+
+class FrameStore(FrameQueries):
+    """Writer-side frame operations (reads are inherited from :class:`FrameQueries`)."""
+
+    # -- create -----------------------------------------------------------------------------
+
+    async def create_i_frame(
+        self,
+        gop_id: str,
+        content: str,
+        importance: Importance = "normal",
+        source: FrameSource = "user_stated",
+        created_at: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> SaveResult:
+        item = NewFrame(gop_id, content, "I", importance, source, None, created_at, metadata)
+        return (await self.insert_many([item]))[0]
+
+    async def create_p_frame(
+        self,
+        gop_id: str,
+        content: str,
+        base_frame_id: int | None = None,
+        importance: Importance = "normal",
+        source: FrameSource = "user_stated",
+        created_at: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Frame:
+        item = NewFrame(
+            gop_id, content, "P", importance, source, base_frame_id, created_at, metadata
+        )
+        return (await self.insert_many([item]))[0].frame
+
+    async def create_b_frame(
+        self,
+        gop_id: str,
+        description: str,
+        base_frame_id: int,
+        references: Sequence[int],
+        source: FrameSource = "user_stated",
+    ) -> Frame:
+        item = NewFrame(
+            gop_id, description, "B", "normal", source, base_frame_id, references=list(references)
+        )
+        return (await self.insert_many([item]))[0].frame
+
+    async def insert_many(self, items: Sequence[NewFrame]) -> list[SaveResult]:
+        """Write many frames in one transaction; results align with ``items``."""
+        for item in items:
+            _validate(item)
+        if not items:
+            return []
+        async with self._db.transaction():
+            return await _BatchWriter(self, items).run()
+
+    # -- modify -----------------------------------------------------------------------------
+
+    async def touch(self, frame_ids: Sequence[int]) -> None:
+        """Record an access (recall hit or duplicate save) on each frame."""
+        now = now_iso()
+        async with self._db.transaction():
+            await self._db.executemany(
+                "UPDATE memory_frames SET access_count = access_count + 1, last_accessed = ? "
+                "WHERE id = ?",
+                [(now, fid) for fid in frame_ids],
+            )
+
+    async def update(
+        self,
+        frame_id: int,
+        content: str | None = None,
+        importance: Importance | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Frame:
+        """Change a frame; a content change re-queues it for indexing (triggers)."""
+        if importance is not None and importance not in IMPORTANCES:
+            raise ValidationError(f"importance must be one of {IMPORTANCES}, got {importance!r}")
+        async with self._db.transaction():
+            current = await self.get(frame_id)
+            if current is None:
+                raise NotFoundError(f"frame {frame_id} not found")
+            new_content = current.content if content is None else validate_content(content)
+            await self._db.execute(
+                "UPDATE memory_frames SET content = ?, content_hash = ?, importance = ?, "
+                "metadata = ? WHERE id = ?",
+                (
+                    new_content,
+                    hash_frame_content(new_content),
+                    importance or current.importance,
+                    dump_object(current.metadata if metadata is None else metadata),
+                    frame_id,
+                ),
+            )
+            updated = await self.get(frame_id)
+        assert updated is not None
+        return updated
+
+    async def delete(self, frame_id: int) -> bool:
+        """Delete a frame and everything derived from it. True iff it existed."""
+        async with self._db.transaction():
+            _, count = await self._db.execute("DELETE FROM memory_frames WHERE id = ?", (frame_id,))
+        return count > 0
+
+    async def delete_many(self, frame_ids: Sequence[int]) -> int:
+        async with self._db.transaction():
+            return await delete_in(self._db, "memory_frames", "id", frame_ids)
+
+    async def delete_by_content_prefix(self, prefix: str) -> int:
+        """Delete frames whose content starts with ``prefix`` (exact, case-sensitive)."""
+        if not prefix:
+            raise ValidationError("prefix must not be empty")
+        async with self._db.transaction():
+            _, n = await self._db.execute(
+                "DELETE FROM memory_frames WHERE substr(content, 1, ?) = ?", (len(prefix), prefix)
+            )
+        return n
+
+
+class _BatchWriter:
+    """One bulk insert inside an open transaction."""
+
+    def __init__(self, store: FrameStore, items: Sequence[NewFrame]) -> None:
+        self.store = store
+        self.db = store._db
+        self.items = items
+        self.now = now_iso()
+        self.hashes = [hash_frame_content(i.content) for i in items]
+
+    async def _lookup(self, column: str, keys: Sequence[str]) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for part in chunked(list(dict.fromkeys(keys))):
+            rows = await self.db.fetchall(
+                f"SELECT {column}, MAX(id) FROM memory_frames "
+                f"WHERE {column} IN ({placeholders(len(part))}) GROUP BY {column}",
+                part,
+            )
+            found.update({r[0]: r[1] for r in rows})
+        return found
+
+    async def run(self) -> list[SaveResult]:
+        items = self.items
+        dedup_keys = [h for i, h in zip(items, self.hashes, strict=True) if _dedups(i)]
+        by_hash = await self._lookup("content_hash", dedup_keys) if dedup_keys else {}
+        ext_keys = [i.external_id for i in items if i.external_id]
+        by_ext = await self._lookup("external_id", ext_keys) if ext_keys else {}
+        gops = list(dict.fromkeys(i.gop_id for i in items))
+        await self.db.executemany(
+            "INSERT OR IGNORE INTO sessions(gop_id) VALUES (?)", [(g,) for g in gops]
+        )
+        next_t = await self._next_t(gops)
+        latest_i = await self._latest_i(gops) if _needs_base(items) else {}
+        next_id = await self._next_id()
+
+        rows: list[tuple[Any, ...]] = []
+        refs: list[tuple[int, int, int]] = []
+        results: list[SaveResult | int] = []  # int = id of an existing frame to fetch
+        hits: dict[int, list[Importance]] = {}
+        for item, digest in zip(items, self.hashes, strict=True):
+            existing = by_ext.get(item.external_id) if item.external_id else None
+            if existing is None and _dedups(item):
+                existing = by_hash.get(digest)
+                if existing is not None:
+                    hits.setdefault(existing, []).append(item.importance)
+            if existing is not None:
+                results.append(existing)
+                continue
+            fid = next_id
+            next_id += 1
+            base = item.base_frame_id
+            if item.frame_type == "P" and base is None:
+                base = latest_i.get(item.gop_id)
+                if base is None:
+                    raise ValidationError(
+                        f"P-frame in session {item.gop_id!r} has no base and no I-frame to follow"
+                    )
+            if item.frame_type == "I":
+                latest_i[item.gop_id] = fid
+            t = next_t.get(item.gop_id, 0)
+            next_t[item.gop_id] = t + 1
+            created = normalize_ts(item.created_at) if item.created_at else self.now
+            rows.append(
+                (
+                    fid,
+                    item.frame_type,
+                    item.gop_id,
+                    t,
+                    base,
+                    item.content,
+                    item.importance,
+                    item.source,
+                    created,
+                    self.now,
+                    self.now,
+                    digest,
+                    dump_object(item.metadata),
+                    item.external_id,
+                )
+            )
+            refs.extend(
+                (fid, ref, pos) for pos, ref in enumerate(dict.fromkeys(item.references or []))
+            )
+            if item.external_id:
+                by_ext[item.external_id] = fid
+            if _dedups(item):
+                by_hash[digest] = fid
+            results.append(SaveResult(_frame_from_row(rows[-1], item.metadata), created=True))
+
+        await self._check_bases(rows)
+        if rows:
+            await self.db.executemany(_INSERT, rows)
+            await self.db.execute(
+                "INSERT INTO memory_frames_fts(rowid, content, search_context) "
+                "SELECT id, content, search_context FROM memory_frames WHERE id BETWEEN ? AND ?",
+                (rows[0][0], rows[-1][0]),
+            )
+            await self.db.executemany(
+                "INSERT OR IGNORE INTO pending_index(frame_id, reason, enqueued_at) "
+                "VALUES (?, 'new', ?)",
+                [(r[0], self.now) for r in rows],
+            )
+        if refs:
+            await self._check_refs(refs)
+            await self.db.executemany(
+                "INSERT OR IGNORE INTO frame_references(frame_id, ref_frame_id, position) "
+                "VALUES (?,?,?)",
+                refs,
+            )
+        return await self._resolve(results, hits)
+
+    async def _next_t(self, gops: list[str]) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for part in chunked(gops):
+            rows = await self.db.fetchall(
+                "SELECT gop_id, MAX(t) FROM memory_frames "
+                f"WHERE gop_id IN ({placeholders(len(part))}) GROUP BY gop_id",
+                part,
+            )
+            out.update({r[0]: r[1] + 1 for r in rows})
+        return out
+
+    async def _latest_i(self, gops: list[str]) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for part in chunked(gops):
+            rows = await self.db.fetchall(
+                "SELECT gop_id, id, MAX(t) FROM memory_frames WHERE frame_type = 'I' "
+                f"AND gop_id IN ({placeholders(len(part))}) GROUP BY gop_id",
+                part,
+            )
+            out.update({r[0]: r[1] for r in rows})
+        return out
+
+    async def _next_id(self) -> int:
+        seq = await self.db.fetchval(
+            "SELECT seq FROM sqlite_sequence WHERE name = 'memory_frames'", default=0
+        )
+        top = await self.db.fetchval("SELECT MAX(id) FROM memory_frames", default=0)
+        return int(max(seq, top)) + 1
+
+    async def _check_bases(self, rows: list[tuple[Any, ...]]) -> None:
+        new_ids = {r[0] for r in rows}
+        wanted = sorted({r[4] for r in rows if r[4] is not None and r[4] not in new_ids})
+        await self._require_frames(wanted, "base frame")
+
+    async def _check_refs(self, refs: list[tuple[int, int, int]]) -> None:
+        new_ids = {r[0] for r in refs}
+        await self._require_frames(sorted({r[1] for r in refs if r[1] not in new_ids}), "reference")
+
+    async def _require_frames(self, ids: list[int], what: str) -> None:
+        if not ids:
+            return
+        found = set((await self.store.get_many(ids)).keys())
+        missing = [i for i in ids if i not in found]
+        if missing:
+            raise NotFoundError(f"{what} {missing[0]} not found")
+
+    async def _resolve(
+        self, results: list[SaveResult | int], hits: dict[int, list[Importance]]
+    ) -> list[SaveResult]:
+        existing_ids = [r for r in results if isinstance(r, int)]
+        existing = await self.store.get_many(existing_ids) if existing_ids else {}
+        upgraded: set[int] = set()
+        for fid, importances in hits.items():
+            frame = existing[fid]
+            best = max(importances, key=IMPORTANCE_RANK.__getitem__)
+            if IMPORTANCE_RANK[best] > IMPORTANCE_RANK[frame.importance]:
+                frame.importance = best
+                upgraded.add(fid)
+            frame.access_count += len(importances)
+            frame.last_accessed = self.now
+        if hits:
+            await self.db.executemany(
+                "UPDATE memory_frames SET access_count = access_count + ?, last_accessed = ?, "
+                "importance = ? WHERE id = ?",
+                [
+                    (len(imps), self.now, existing[fid].importance, fid)
+                    for fid, imps in hits.items()
+                ],
+            )
+        out: list[SaveResult] = []
+        for r in results:
+            if isinstance(r, SaveResult):
+                out.append(r)
+            else:
+                out.append(SaveResult(existing[r], created=False, upgraded=r in upgraded))
+        return out
+
+
+def _dedups(item: NewFrame) -> bool:
+    return item.frame_type == "I" and item.dedup and not item.external_id
+
+
+def _needs_base(items: Sequence[NewFrame]) -> bool:
+    return any(i.frame_type == "P" and i.base_frame_id is None for i in items)
+
+
+def _frame_from_row(row: tuple[Any, ...], metadata: dict[str, Any] | None) -> Frame:
+    """The new frame as written (``metadata`` is the caller's dict, not re-parsed JSON)."""
+    (fid, ftype, gop, t, base, content, imp, src, created, recorded, last, digest, _, ext) = row
+    return Frame(fid, ftype, gop, t, base, content, imp, src, 0, created, recorded, last, digest,
+                 dict(metadata or {}), ext)

@@ -1,0 +1,140 @@
+"""Harvest bookkeeping in the mind file: sources (spec c.10, seed §11) and resumable runs.
+
+- ``harvest_sources``: one row per source name with counters that accumulate over syncs, the
+  last content hash and auto-sync settings. ``display_name`` is what the last import was shown
+  as (a client's label, ``upload:<name>``, a path, a masked URL: display only). ``source_path``
+  is the only thing ever read again: the path or URL the server read because a local user or a
+  client allowed server reads named it; labelled imports (inline data, uploads) leave it as it
+  was. ``stale()`` lists auto-sync sources whose interval has passed (the maintenance cron
+  re-harvests them from ``source_path``). Schema 10 cleared every ``source_path`` recorded
+  before this rule (a label could have become one), so older files fail closed.
+- ``harvest_runs``: one row per (source, path, content hash). Each committed batch advances the
+  run's ``items_done`` and ``cursor`` *in the same transaction as its frames*, so an
+  interrupted import resumes exactly after the last committed batch. Its ``source_path`` is
+  display only (the label or path the summary shows).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from mind.errors import ValidationError
+from mind.storage.db import Database
+from mind.timeutil import now_iso
+
+_SOURCE_COLUMNS: Final = (
+    "source, display_name, source_path, last_synced_at, items_imported, frames_created, "
+    "auto_sync, sync_interval_hours, last_content_hash, created_at"
+)
+_RUN_COLUMNS: Final = (
+    "run_id, source, source_path, content_hash, status, items_done, frames_created, cursor, "
+    "error, started_at, updated_at, finished_at"
+)
+MAX_ERROR_CHARS: Final = 2000
+
+
+def _source_row(row: Any) -> dict[str, Any]:
+    out = dict(row)
+    out["auto_sync"] = bool(out["auto_sync"])
+    return out
+
+
+class HarvestStore:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    # -- sources ----------------------------------------------------------------------------
+
+    async def sources(self) -> list[dict[str, Any]]:
+        rows = await self._db.fetchall(
+            f"SELECT {_SOURCE_COLUMNS} FROM harvest_sources "
+            "ORDER BY last_synced_at IS NULL, last_synced_at DESC, source")
+        return [_source_row(r) for r in rows]
+
+    async def source(self, source: str) -> dict[str, Any] | None:
+        row = await self._db.fetchone(
+            f"SELECT {_SOURCE_COLUMNS} FROM harvest_sources WHERE source = ?", (source,))
+        return None if row is None else _source_row(row)
+
+    async def record_sync(
+        self, source: str, *, items: int, frames: int, path: str | None = None,
+        display_name: str | None = None, content_hash: str | None = None,
+        auto_sync: bool | None = None, interval_hours: int | None = None,
+    ) -> dict[str, Any]:
+        """Upsert the source and add this sync's counters (they accumulate, spec c.10).
+
+        ``path``: a path or URL auto-sync may read again (``None`` keeps the one recorded);
+        ``display_name``: what this import is shown as."""
+        if interval_hours is not None and interval_hours < 1:
+            raise ValidationError("sync interval must be at least 1 hour")
+        now = now_iso()
+        await self._db.execute(
+            "INSERT INTO harvest_sources(source, display_name, source_path, last_synced_at, "
+            "items_imported, frames_created, auto_sync, sync_interval_hours, last_content_hash) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(source) DO UPDATE SET "
+            "display_name = coalesce(?, display_name), source_path = coalesce(?, source_path), "
+            "last_synced_at = excluded.last_synced_at, "
+            "items_imported = items_imported + excluded.items_imported, "
+            "frames_created = frames_created + excluded.frames_created, "
+            "auto_sync = coalesce(?, auto_sync), "
+            "sync_interval_hours = coalesce(?, sync_interval_hours), "
+            "last_content_hash = coalesce(?, last_content_hash)",
+            (source, display_name or source, path, now, items, frames, int(bool(auto_sync)),
+             interval_hours or 24, content_hash, display_name, path,
+             None if auto_sync is None else int(auto_sync), interval_hours, content_hash),
+        )
+        found = await self.source(source)
+        assert found is not None
+        return found
+
+    async def stale(self, now: str | None = None) -> list[dict[str, Any]]:
+        """Auto-sync sources never synced or whose interval has passed."""
+        rows = await self._db.fetchall(
+            f"SELECT {_SOURCE_COLUMNS} FROM harvest_sources WHERE auto_sync = 1 AND "
+            "(last_synced_at IS NULL OR strftime('%Y-%m-%dT%H:%M:%fZ', last_synced_at, "
+            "'+' || sync_interval_hours || ' hours') <= ?) ORDER BY source",
+            (now or now_iso(),))
+        return [_source_row(r) for r in rows]
+
+    # -- runs -------------------------------------------------------------------------------
+
+    async def run(self, run_id: str) -> dict[str, Any] | None:
+        row = await self._db.fetchone(
+            f"SELECT {_RUN_COLUMNS} FROM harvest_runs WHERE run_id = ?", (run_id,))
+        return None if row is None else dict(row)
+
+    async def runs(self, limit: int = 50) -> list[dict[str, Any]]:
+        rows = await self._db.fetchall(
+            f"SELECT {_RUN_COLUMNS} FROM harvest_runs ORDER BY updated_at DESC LIMIT ?", (limit,))
+        return [dict(r) for r in rows]
+
+    async def progress(
+        self, run_id: str, *, source: str, path: str, content_hash: str, items: int,
+        frames: int, cursor: str | None,
+    ) -> None:
+        """Advance a run by one committed batch (creates the run on its first batch)."""
+        now = now_iso()
+        await self._db.execute(
+            "INSERT INTO harvest_runs(run_id, source, source_path, content_hash, items_done, "
+            "frames_created, cursor, started_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(run_id) DO UPDATE SET items_done = items_done + excluded.items_done, "
+            "frames_created = frames_created + excluded.frames_created, "
+            "cursor = excluded.cursor, status = 'running', error = NULL, "
+            "updated_at = excluded.updated_at",
+            (run_id, source, path, content_hash, items, frames, cursor, now, now),
+        )
+
+    async def finish(self, run_id: str, *, status: str, error: str | None = None,
+                     source: str = "", path: str = "", content_hash: str = "") -> None:
+        if status not in ("completed", "failed"):
+            raise ValidationError("a run finishes as completed or failed")
+        now = now_iso()
+        await self._db.execute(
+            "INSERT INTO harvest_runs(run_id, source, source_path, content_hash, status, error, "
+            "started_at, updated_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(run_id) DO UPDATE SET status = excluded.status, "
+            "error = excluded.error, updated_at = excluded.updated_at, "
+            "finished_at = excluded.finished_at",
+            (run_id, source, path, content_hash, status,
+             None if error is None else error[:MAX_ERROR_CHARS], now, now, now),
+        )

@@ -1,0 +1,175 @@
+"""Apply cognify results to a mind (the owner's half of the cognify pipeline, seed §6).
+
+Workers compute, per frame: the whole-frame vector, chunk vectors, extracted entities and
+relations. The mind's owner applies them here, in the caller's transaction:
+
+* results only apply to frames still **pending** in the outbox with the **same content hash**
+  — a redelivered or stale result (the frame was edited or already indexed) changes nothing,
+  so at-least-once delivery has exactly-once effect;
+* vectors are upserted, chunks replaced, entities upserted by normalized name + type and bridged
+  to the frame — every one of them: a name extracted under two types is two entities, both
+  bridged, so erasing the frame finds both — ``co_occurs_with`` (0.8, never between two types of
+  one name) and semantic relations created without duplicates, each recording the frame that
+  supports it (``relation_sources``: forgetting the frame removes what only it supported);
+* related frames are linked by vector similarity (``frame_links``, :func:`_link`): the whole
+  batch's vectors against the mind's in-memory vector index in one matrix product, keeping the
+  :data:`LINK_LIMIT` nearest frames with cosine ≥ :data:`LINK_MIN_SIMILARITY`. This is the one
+  link implementation: the search-based ``MemoryLinker`` it replaced ran a full hybrid search
+  per frame (41× slower for a 64-frame batch in a 2,000-frame mind, 56× at 20,000; 2-core AMD
+  EPYC) and its rank-based score linked *something* even in a mind where nothing is alike,
+  while a cosine threshold means "alike";
+* the frame's outbox row is cleared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any, Protocol
+
+import numpy as np
+
+from mind.frames.outbox import Outbox
+from mind.knowledge.bulk import DerivedRelation, entity_key, put_relations, upsert_entities
+from mind.retrieval.vector_index import VectorIndex
+from mind.retrieval.vectors import ChunkSpan, VectorStore
+from mind.storage.db import Database
+from mind.storage.sqlutil import chunked, placeholders
+
+CO_OCCURRENCE = "co_occurs_with"
+CO_OCCURRENCE_CONFIDENCE = 0.8
+MAX_ENTITIES_PER_FRAME = 20
+LINK_LIMIT = 5
+LINK_MIN_SIMILARITY = 0.5
+
+
+class EntityLike(Protocol):
+    name: str
+    entity_type: str
+    confidence: float
+
+
+class RelationLike(Protocol):
+    source: str
+    target: str
+    relation_type: str
+    confidence: float
+
+
+@dataclass(frozen=True, slots=True)
+class FrameIndex:
+    frame_id: int
+    content_hash: str
+    vector: np.ndarray
+    chunks: Sequence[tuple[ChunkSpan, np.ndarray]] = ()
+    entities: Sequence[Any] = ()  # EntityLike
+    relations: Sequence[Any] = ()  # RelationLike
+
+
+@dataclass(slots=True)
+class ApplyStats:
+    applied: int = 0
+    stale: int = 0
+    chunks: int = 0
+    entities: int = 0
+    relations: int = 0
+    links: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return {k: getattr(self, k) for k in self.__slots__}
+
+
+async def pending_hashes(db: Database, frame_ids: Sequence[int]) -> dict[int, str]:
+    """Frames that still await indexing, with their current content hash."""
+    out: dict[int, str] = {}
+    for part in chunked(list(frame_ids)):
+        rows = await db.fetchall(
+            "SELECT f.id, f.content_hash FROM memory_frames f JOIN pending_index p "
+            f"ON p.frame_id = f.id WHERE f.id IN ({placeholders(len(part))})",
+            part,
+        )
+        out.update({r[0]: r[1] for r in rows})
+    return out
+
+
+async def apply_index(
+    db: Database,
+    fingerprint: tuple[str, str, int],
+    results: Sequence[FrameIndex],
+    *,
+    link_index: VectorIndex | None = None,
+) -> ApplyStats:
+    stats = ApplyStats()
+    async with db.transaction():
+        current = await pending_hashes(db, [r.frame_id for r in results])
+        fresh = [r for r in results if current.get(r.frame_id) == r.content_hash]
+        stats.stale = len(results) - len(fresh)
+        if not fresh:
+            return stats
+        store = VectorStore(db)
+        await store.ensure_fingerprint(*fingerprint)
+        await store.upsert_frame_vectors([(r.frame_id, r.vector) for r in fresh])
+        for r in fresh:
+            if r.chunks:
+                spans, vecs = [c for c, _ in r.chunks], [v for _, v in r.chunks]
+                stats.chunks += await store.replace_chunks(r.frame_id, spans, vecs)
+        stats.entities, stats.relations = await _apply_graph(db, fresh)
+        if link_index is not None:
+            stats.links = await _link(db, link_index, fresh)
+        await Outbox(db).clear([r.frame_id for r in fresh])
+        stats.applied = len(fresh)
+    return stats
+
+
+async def _apply_graph(db: Database, results: Sequence[FrameIndex]) -> tuple[int, int]:
+    """Entities, bridge rows and relations of a whole batch in a few bulk statements."""
+    per_frame: list[list[tuple[str, str, dict[str, Any]]]] = []
+    for r in results:
+        per_frame.append([
+            (e.entity_type, e.name, {"source": "cognify", "confidence": float(e.confidence)})
+            for e in list(r.entities)[:MAX_ENTITIES_PER_FRAME]
+        ])
+    ids = await upsert_entities(db, [item for items in per_frame for item in items])
+    bridge: list[tuple[int, int]] = []
+    relations: list[DerivedRelation] = []
+    for r, items in zip(results, per_frame, strict=True):
+        keys = [entity_key(etype, name) for etype, name, _ in items]
+        # semantic relations name their ends without a type: the last type seen, as before
+        by_name = {name.casefold(): ids[key] for (_, name, _), key in zip(items, keys, strict=True)}
+        name_of = {ids[key]: key[0] for key in keys}
+        frame_entities = list(name_of)
+        bridge.extend((eid, r.frame_id) for eid in frame_entities)
+        relations.extend(
+            (a, b, CO_OCCURRENCE, CO_OCCURRENCE_CONFIDENCE, {"source": "cognify"}, r.frame_id)
+            for a, b in combinations(frame_entities, 2)
+            if name_of[a] != name_of[b]
+        )
+        for rel in r.relations:
+            src, tgt = by_name.get(rel.source.casefold()), by_name.get(rel.target.casefold())
+            if src is not None and tgt is not None:
+                relations.append((src, tgt, rel.relation_type, float(rel.confidence),
+                                  {"source": "semantic"}, r.frame_id))
+    if bridge:
+        await db.executemany(
+            "INSERT OR IGNORE INTO kg_entity_frames(entity_id, frame_id) VALUES (?, ?)", bridge
+        )
+    return len(set(bridge)), await put_relations(db, relations)
+
+
+async def _link(db: Database, index: VectorIndex, results: Sequence[FrameIndex]) -> int:
+    rows: list[tuple[int, int, float]] = []
+    queries = np.stack([np.asarray(r.vector, dtype=np.float32) for r in results])
+    for r, hits in zip(results, await index.search_many(queries, LINK_LIMIT + 1), strict=True):
+        rows.extend(
+            (r.frame_id, fid, sim)
+            for fid, sim in hits
+            if fid != r.frame_id and sim >= LINK_MIN_SIMILARITY
+        )
+    if rows:
+        await db.executemany(
+            "INSERT OR REPLACE INTO frame_links(frame_id, related_id, score) "
+            "SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM memory_frames WHERE id = ?)",
+            [(a, b, s, b) for a, b, s in rows],
+        )
+    return len(rows)

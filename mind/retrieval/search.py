@@ -1,0 +1,503 @@
+"""HybridSearch: keyword (FTS5) + vector lanes, fused, then conversation signals and re-score.
+
+Behavior of engine-spec a.12 with f.2, f.3, f.4, f.16 and f.21 fixed, re-ranked per issue #11
+(the formula and the measurements behind it: docs/architecture.md, "How a result's place is
+computed"):
+* the keyword lane tokenizes like ``unicode61`` and quotes every term
+(:mod:`mind.retrieval.text_query`),
+  ranks by BM25 over the frame's text and its context (:mod:`mind.retrieval.search_context`); any
+  FTS
+  error falls back to an escaped LIKE search, so no query string can raise;
+* the vector lane ranks frames by their own vector *or* their best chunk (one lane, both
+  sources: a frame without chunks is never hidden), from an exact in-memory index;
+* each lane draws :data:`CANDIDATES` whatever the limit; every candidate then gets the other
+  lane's score too, and the lanes are fused by rank and score (:func:`mind.retrieval.scoring.fuse`);
+* session and time-window filters apply inside both lanes, before truncation;
+* conversation signals (:mod:`mind.retrieval.conversation`) and the bounded re-score
+  (:mod:`mind.retrieval.scoring`) follow; each result has ``rrf`` (the fused lanes), ``relevance``,
+  ``final`` (the sort key), ``factors`` (every signal, for ``explain``) and a normalized
+  ``score`` in [0, 1] on the scale every threshold uses: the lanes' reciprocal ranks
+  (1/(K + rank)) + the neighbour gain, × speaker/time match × relevance, over the best a fresh
+  normal memory reaches (first in every lane: 1.0; first in one lane of two: 0.5). It does not
+  depend on how the other candidates score, and the session bonus orders but does not raise it
+  — except that a result ranked above another is raised to at least its score, so scores
+  never increase down the list; a reranked list carries only reranked scores (the pool is
+  re-scored, nothing unreranked is appended);
+* catch-up questions ("where were we") return the briefing of :mod:`mind.retrieval.catchup`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+import numpy as np
+
+from mind.embeddings.base import Embedder
+from mind.errors import (
+    EmbeddingDimMismatchError,
+    EmbeddingFingerprintError,
+    HiveMindError,
+    StorageError,
+    ValidationError,
+)
+from mind.frames.model import Frame
+from mind.frames.queries import FrameQueries, time_window_clause
+from mind.frames.store import FrameStore
+from mind.knowledge.graph import with_session_proximity
+from mind.knowledge.store import KnowledgeGraph
+from mind.retrieval import conversation
+from mind.retrieval.catchup import catch_up_frames, is_catch_up
+from mind.retrieval.conversation import (
+    Signals,
+    frames_at,
+    is_conversation,
+    named_speakers,
+    neighbour_gains,
+    session_bonus,
+    speaker_of,
+)
+from mind.retrieval.query_time import in_windows, time_windows
+from mind.retrieval.scoring import (
+    NO_RESCORE,
+    PROFILES,
+    RRF_K,
+    age_days,
+    factors,
+    fuse,
+    normalized_score,
+    reference_relevance,
+    relevance,
+    sort_key,
+)
+from mind.retrieval.text_query import fts_match_expression, query_terms
+from mind.retrieval.vector_index import VectorIndex
+from mind.retrieval.vectors import VectorStore
+from mind.storage.db import Database
+from mind.storage.sqlutil import escape_like
+from vocabulary.enums import RecallLanes, RecallProfile
+
+log = logging.getLogger(__name__)
+
+Profile = RecallProfile
+Lanes = RecallLanes
+MAX_LIMIT = 1000
+RERANK_POOL = 30
+# Each lane draws this many candidates whatever the limit, so the first k results of
+# ``limit=k`` are the first k of ``limit=100`` (issue #11: a small limit used to cut each lane
+# to 2 × limit before fusion, and an exact match lost its other lane's contribution).
+CANDIDATES = 100
+KEYWORD_RESERVE = 3  # the keyword lane reads 3 × CANDIDATES: the rest completes vector hits
+# lane scores closer together than this are not stretched over the whole 0..1 range: cosine
+# similarities within 0.3, BM25 scores within half the best one (two near-equal keyword hits
+# are near-equal, not first and last)
+VECTOR_MIN_SPREAD = 0.3
+KEYWORD_MIN_SPREAD = 0.5
+
+
+def _bm25(context_weight: float) -> str:
+    """The keyword lane's score: BM25 with the frame's own text weighing 1 and its context
+    (source date in words, previous turn) ``context_weight`` (0.3 by default)."""
+    return f"bm25(memory_frames_fts, 1.0, {float(context_weight)!r})"
+
+
+class Reranker(Protocol):
+    """A cross-encoder: one relevance logit per (query, document)."""
+
+    async def score_batch(self, query: str, documents: Sequence[str]) -> Sequence[float]: ...
+
+
+@dataclass(slots=True)
+class SearchResult:
+    frame: Frame
+    rrf: float
+    relevance: float
+    final: float
+    score: float
+    keyword_rank: int | None = None
+    vector_rank: int | None = None
+    similarity: float | None = None
+    reranked: bool = False
+    reason: str | None = None
+    factors: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class SearchResponse:
+    query: str
+    results: list[SearchResult]
+    mode: str  # hybrid | keyword | vector | catch_up | empty
+    degraded: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Conv:
+    """A candidate's conversation signals (:mod:`mind.retrieval.conversation`)."""
+
+    rrf: float
+    session: float
+    neighbour: float = 0.0
+    speaker: bool = False
+    time: bool = False
+    match: float = 1.0
+
+    @property
+    def fused(self) -> float:
+        return self.rrf + self.session + self.neighbour
+
+    def explain(self) -> dict[str, float]:
+        return {"session": self.session, "neighbour": self.neighbour,
+                "speaker": float(self.speaker), "time": float(self.time), "fused": self.fused,
+                "match": self.match}
+
+
+@dataclass(slots=True)
+class _Lanes:
+    keyword_hits: list[tuple[int, float]] = field(default_factory=list)  # best first
+    keyword_reserve: dict[int, float] = field(default_factory=dict)  # ranks k..3k, by id
+    similarity: dict[int, float] = field(default_factory=dict)  # the vector lane, best first
+    query_vector: np.ndarray | None = None
+    bm25: str = ""  # the keyword lane's score expression (:func:`_bm25`)
+    active: int = 0
+    notes: list[str] = field(default_factory=list)
+    degraded: bool = False
+
+
+class HybridSearch:
+    def __init__(
+        self,
+        db: Database,
+        embedder: Embedder | None = None,
+        *,
+        vector_index: VectorIndex | None = None,
+        reranker: Reranker | None = None,
+        rerank_pool: int = RERANK_POOL,
+        on_hits: Callable[[list[int]], Awaitable[None]] | None = None,
+        signals: Signals | None = None,
+    ) -> None:
+        self.signals = signals
+        self._db = db
+        self.embedder = embedder
+        self.reranker = reranker
+        self.rerank_pool = rerank_pool
+        self._index = vector_index
+        self._owns_index = vector_index is None
+        self._frames = FrameQueries(db)
+        self._kg = KnowledgeGraph(db)
+        self._vectors = VectorStore(db)
+        self._on_hits = on_hits
+
+    async def close(self) -> None:
+        if self._owns_index and self._index is not None:
+            self._index.close()
+            self._index = None
+
+    async def search(
+        self,
+        query: str,
+        *,
+        limit: int = 20,
+        session: str | None = None,
+        profile: Profile = "balanced",
+        since: str | None = None,
+        until: str | None = None,
+        recent_entity_ids: Sequence[int] = (),
+        graph_distances: dict[int, int] | None = None,
+        rerank: bool = True,
+        catch_up: bool | None = None,
+        touch: bool = True,
+        lanes: Lanes = "hybrid",
+    ) -> SearchResponse:
+        """Search the mind. ``lanes`` restricts to one lane (evaluation, debugging)."""
+        if not isinstance(query, str):
+            raise ValidationError("query must be text")
+        if not 1 <= limit <= MAX_LIMIT:
+            raise ValidationError(f"limit must be between 1 and {MAX_LIMIT}")
+        if lanes not in ("hybrid", "keyword", "vector"):
+            raise ValidationError(f"lanes must be hybrid, keyword or vector, got {lanes!r}")
+        if profile not in PROFILES:
+            raise ValidationError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
+        where, params = _filters(session, since, until)
+        if catch_up or (catch_up is None and is_catch_up(query)):
+            return await self._catch_up(query, limit, session, profile, touch)
+        if not query.strip():
+            return SearchResponse(query, [], "empty", notes=["empty query"])
+        n = max(CANDIDATES, limit)
+        signals = self.signals or conversation.DEFAULT_SIGNALS
+        ran = _Lanes(bm25=_bm25(signals.context_weight))
+
+        async def keyword() -> None:
+            hits = await self._keyword_lane(query, n * KEYWORD_RESERVE, where, params, ran)
+            ran.keyword_hits, ran.keyword_reserve = hits[:n], dict(hits[n:])
+
+        await asyncio.gather(  # the FTS query and the matrix product run side by side
+            *([keyword()] if lanes != "vector" else []),
+            *([self._vector_lane(query, n, where, params, ran)] if lanes != "keyword" else []))
+        if signals.complete:
+            await self._complete(query, ran)
+        best_bm25 = max((score for _, score in ran.keyword_hits), default=0.0)
+        lane_rrf = fuse([ran.keyword_hits, list(ran.similarity.items())],
+                        min_spreads=(KEYWORD_MIN_SPREAD * best_bm25, VECTOR_MIN_SPREAD))
+        frames = await self._frames.get_many(list(lane_rrf))
+        lane_rrf = {fid: v for fid, v in lane_rrf.items() if fid in frames}
+        scored = await self._conversation(query, lane_rrf, frames, where, params, signals)
+        if graph_distances is None:
+            graph_distances = await self._graph_distances(
+                query, recent_entity_ids, PROFILES[profile].graph_depth) if signals.rescore else {}
+        if graph_distances:
+            graph_distances = await with_session_proximity(self._db, {
+                fid: f.gop_id for fid, f in frames.items() if is_conversation(f.gop_id)},
+                graph_distances)
+        weights = PROFILES[profile] if signals.rescore else NO_RESCORE
+        now = datetime.now(UTC)
+        k_rank = {fid: i for i, (fid, _) in enumerate(ran.keyword_hits)}
+        v_rank = {fid: i for i, fid in enumerate(ran.similarity)}
+        results: list[SearchResult] = []
+        for fid, conv in scored.items():
+            frame = frames[fid]
+            prior = factors(
+                age_days=age_days(frame.recorded_at, now),
+                access_count=frame.access_count,
+                importance=frame.importance,
+                graph_distance=graph_distances.get(fid),
+            )
+            rel = prior.relevance(weights)
+            final = conv.fused * conv.match * rel
+            results.append(
+                SearchResult(
+                    frame, lane_rrf.get(fid, 0.0), rel, final,
+                    normalized_score(
+                        (_rank_part(k_rank.get(fid)) + _rank_part(v_rank.get(fid))
+                         + conv.neighbour) * conv.match * rel, weights, max(ran.active, 1)),
+                    k_rank.get(fid), v_rank.get(fid), ran.similarity.get(fid),
+                    factors={**conv.explain(), **prior.as_dict(), "relevance": rel},
+                )
+            )
+        results.sort(key=lambda r: sort_key(r.final, r.factors["popularity"]))
+        _monotone_scores(results)
+        if rerank and self.reranker is not None and results:
+            results = await self._rerank(query, results, limit, ran.notes)
+        results = results[:limit]
+        if touch:
+            await self._touch([r.frame.id for r in results])
+        mode = "hybrid" if ran.active == 2 else ("vector" if ran.similarity else "keyword")
+        return SearchResponse(query, results, mode, ran.degraded, ran.notes)
+
+    async def _conversation(
+        self, query: str, lane_rrf: dict[int, float], frames: dict[int, Frame], where: str,
+        params: list[Any], signals: Signals,
+    ) -> dict[int, _Conv]:
+        """Session lane, neighbour expansion, speaker and time (:mod:`mind.retrieval.conversation`);
+        neighbours the lanes missed are added to ``frames`` (inside the same filters)."""
+        session_of = {fid: f.gop_id for fid, f in frames.items()}
+        bonus = session_bonus(lane_rrf, session_of, RRF_K, signals)
+        out = {fid: _Conv(v, bonus.get(fid, 0.0)) for fid, v in lane_rrf.items()}
+        strongest = sorted(out.items(), key=lambda kv: -kv[1].fused)
+        gains = neighbour_gains([(frames[fid], c.fused) for fid, c in strongest], signals)
+        if gains:
+            at = {(f.gop_id, f.t): f.id for f in frames.values()}
+            missing = [slot for slot in gains if slot not in at]
+            for slot, frame in (await frames_at(self._db, missing, where, params)).items():
+                frames[frame.id] = frame
+                at[slot] = frame.id
+                out[frame.id] = _Conv(0.0, 0.0)
+            for slot, gain in gains.items():
+                if slot in at:
+                    out[at[slot]].neighbour = gain
+        windows = time_windows(query) if signals.time_boost else []
+        named = named_speakers(query, filter(None, (speaker_of(f) for f in frames.values()))
+                               ) if signals.speaker_boost else set()
+        for fid, conv in out.items():
+            conv.speaker = bool(named) and speaker_of(frames[fid]) in named
+            conv.time = in_windows(windows, frames[fid].created_at)
+            conv.match = ((1 + signals.speaker_boost * conv.speaker)
+                          * (1 + signals.time_boost * conv.time))
+        return out
+
+    # -- lanes ------------------------------------------------------------------------------
+
+    async def _keyword_lane(
+        self, query: str, n: int, where: str, params: list[Any], lanes: _Lanes
+    ) -> list[tuple[int, float]]:
+        """``(frame id, score)`` best first: the score is −BM25 over the frame's text and its
+        context (:mod:`mind.retrieval.search_context`), or −position for the LIKE fallback."""
+        terms = query_terms(query)
+        if not terms:
+            return []
+        lanes.active += 1
+        extra = f" AND {where}" if where else ""
+        try:
+            rows = await self._db.fetchall(
+                f"SELECT f.id, -{lanes.bm25} AS s FROM memory_frames_fts JOIN memory_frames f "
+                "ON f.id = memory_frames_fts.rowid WHERE memory_frames_fts MATCH ?"
+                f"{extra} ORDER BY s DESC LIMIT ?",
+                (fts_match_expression(terms), *params, n),
+            )
+        except StorageError as exc:
+            log.warning("FTS query failed (%s); using LIKE fallback", exc)
+            likes = " OR ".join("f.content LIKE ? ESCAPE '\\'" for _ in terms)
+            rows = await self._db.fetchall(
+                f"SELECT f.id FROM memory_frames f WHERE ({likes}){extra} "
+                "ORDER BY f.created_at DESC LIMIT ?",
+                (*(f"%{escape_like(t)}%" for t in terms), *params, n),
+            )
+            return [(r[0], -float(i)) for i, r in enumerate(rows)]
+        return [(r[0], float(r[1])) for r in rows]
+
+    async def _vector_lane(
+        self, query: str, n: int, where: str, params: list[Any], lanes: _Lanes
+    ) -> None:
+        embedder = self.embedder
+        if embedder is None:
+            lanes.notes.append("no embedder: keyword search only")
+            return
+        if embedder.degraded:
+            lanes.degraded = True
+            lanes.notes.append(
+                f"embedder {embedder.provider} is degraded: semantic search off, keyword only"
+            )
+            return
+        stored = await self._vectors.fingerprint()
+        if stored is None:
+            lanes.notes.append("this mind has no vectors yet: keyword search only")
+            return
+        dims = int(embedder.dimensions)
+        runtime = {"provider": embedder.provider, "model": embedder.model_id, "dim": dims}
+        if stored.dim != dims:
+            raise EmbeddingDimMismatchError(
+                f"this mind stores {stored.dim}-dimensional vectors ({stored.provider}/"
+                f"{stored.model}) but the embedder makes {dims}; run "
+                "`hive-mind maintenance reembed` or configure the original model",
+                stored=stored.as_dict(), runtime=runtime,
+            )
+        if (stored.provider, stored.model) != (embedder.provider, embedder.model_id):
+            raise EmbeddingFingerprintError(
+                f"this mind's vectors come from {stored.provider}/{stored.model}, the embedder "
+                f"is {embedder.provider}/{embedder.model_id}; run `hive-mind maintenance reembed`",
+                stored=stored.as_dict(), runtime=runtime,
+            )
+        vector = (await embedder.embed_batch([query]))[0]
+        allowed = None
+        if where:
+            sql = f"SELECT f.id FROM memory_frames f WHERE {where}"
+            allowed = [r[0] for r in await self._db.fetchall(sql, params)]
+        if self._index is None:
+            self._index = VectorIndex(self._db.path, dims)
+        lanes.query_vector = np.asarray(vector, dtype=np.float32)
+        hits = await self._index.search(lanes.query_vector, n, allowed)
+        lanes.active += 1
+        lanes.similarity = dict(hits)
+
+    async def _complete(self, query: str, ran: _Lanes) -> None:
+        """Give every candidate both lanes' scores: a frame the keyword lane found but the
+        vector lane's top k missed gets its cosine similarity (exact, from the index), and a
+        frame only the vector lane found gets its BM25 when it is among the keyword lane's
+        next ``KEYWORD_RESERVE - 1`` × k (the same FTS query: BM25 is computed for every match
+        anyway). Completed frames rank after the lane's own top k, in score order. Without
+        this an exact match found by one lane only is fused against frames that merely placed
+        in both top k's (issue #11's code-word drill: a note holding the only copy of a code
+        word fell out of the top 3)."""
+        if ran.active < 2 or self._index is None or ran.query_vector is None:
+            return
+        missing = [fid for fid, _ in ran.keyword_hits if fid not in ran.similarity]
+        sims = await self._index.similarities(ran.query_vector, missing)
+        for fid, sim in sorted(sims.items(), key=lambda kv: -kv[1]):
+            ran.similarity[fid] = sim
+        in_keyword = {fid for fid, _ in ran.keyword_hits}
+        found = [(fid, ran.keyword_reserve[fid]) for fid in ran.similarity
+                 if fid not in in_keyword and fid in ran.keyword_reserve]
+        ran.keyword_hits += sorted(found, key=lambda r: -r[1])
+
+    async def _graph_distances(self, query: str, recent: Sequence[int], depth: int
+                               ) -> dict[int, int]:
+        try:
+            seeds = list(recent) + [e.id for e in await self._kg.find_entities_in_text(query)]
+            if not seeds:
+                return {}
+            return await self._kg.frame_distances_from_entities(list(dict.fromkeys(seeds)),
+                                                                depth)
+        except HiveMindError as exc:  # graph signal is optional
+            log.warning("graph proximity unavailable: %s", exc)
+            return {}
+
+    # -- rerank, catch-up, touch ------------------------------------------------------------
+
+    async def _rerank(
+        self, query: str, results: list[SearchResult], limit: int, notes: list[str]
+    ) -> list[SearchResult]:
+        assert self.reranker is not None
+        pool = results[: max(self.rerank_pool, limit)]
+        try:
+            logits = list(await self.reranker.score_batch(query, [r.frame.content for r in pool]))
+        except Exception as exc:  # a broken reranker must not break recall
+            log.warning("reranker failed (%s); keeping fused order", exc)
+            notes.append("reranker failed: fused order kept")
+            return results
+        if len(logits) != len(pool):
+            notes.append("reranker returned a wrong number of scores: fused order kept")
+            return results
+        for result, logit in zip(pool, logits, strict=True):
+            result.final = float(logit)
+            result.score = 1.0 / (1.0 + math.exp(-float(logit)))
+            result.reranked = True
+        pool.sort(key=lambda r: r.final, reverse=True)
+        return pool
+
+    async def _catch_up(
+        self, query: str, limit: int, session: str | None, profile: Profile, touch: bool
+    ) -> SearchResponse:
+        weights = PROFILES[profile]
+        now = datetime.now(UTC)
+        results = []
+        for frame, reason in await catch_up_frames(self._db, limit, session=session):
+            rel = relevance(
+                weights, age_days=age_days(frame.last_accessed, now),
+                access_count=frame.access_count, importance=frame.importance,
+            )
+            score = min(1.0, rel / reference_relevance(weights))
+            results.append(SearchResult(frame, 0.0, rel, rel, score, reason=reason))
+        if touch:
+            await self._touch([r.frame.id for r in results])
+        return SearchResponse(query, results, "catch_up")
+
+    async def _touch(self, ids: list[int]) -> None:
+        if not ids:
+            return
+        if self._on_hits is not None:
+            await self._on_hits(ids)
+        elif not self._db.readonly:
+            await FrameStore(self._db).touch(ids)
+
+
+def _monotone_scores(results: list[SearchResult]) -> None:
+    """A result ranked above another never shows a lower ``score``: each score is raised to the
+    best score ranked below it (the ranking says "at least as good"). Computed over all
+    candidates, so it does not depend on the limit."""
+    floor = 0.0
+    for result in reversed(results):
+        floor = max(floor, result.score)
+        result.score = floor
+
+
+def _rank_part(rank: int | None) -> float:
+    """A lane's reciprocal rank, 1/(K + rank): the scale of the normalized ``score``."""
+    return 0.0 if rank is None else 1.0 / (RRF_K + rank)
+
+
+def _filters(session: str | None, since: str | None, until: str | None) -> tuple[str, list[Any]]:
+    clause, params = time_window_clause(since, until, column="f.created_at")
+    parts = [clause] if clause else []
+    values: list[Any] = list(params)
+    if session:
+        parts.append("f.gop_id = ?")
+        values.append(session)
+    return " AND ".join(parts), values

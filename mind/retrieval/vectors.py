@@ -1,0 +1,260 @@
+"""Vector tables (sqlite-vec ``vec0``) at the embedding model's native dimension.
+
+The tables are created when the model fingerprint (provider, model, dimension) is first
+recorded in ``meta``; afterwards a different dimension or model is refused with an error that
+names the fix (``hive-mind maintenance reembed``), so vectors of two models never mix. Upserts
+are delete + insert (vec0 has no working ``INSERT OR REPLACE``); every vector is checked for
+dimension and finite values before it reaches SQLite. Triggers created with the tables drop a
+frame's vectors when the frame is deleted or its content changes, and a chunk's vector when the
+chunk row goes. Every vector change is appended to ``vector_log`` so in-memory indexes
+(:mod:`mind.retrieval.vector_index`) can refresh incrementally.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from mind.constants import (
+    META_EMBED_DIM,
+    META_EMBED_MODEL,
+    META_EMBED_PROVIDER,
+    T_CHUNKS_VEC,
+    T_FRAMES_VEC,
+)
+from mind.errors import EmbeddingDimMismatchError, EmbeddingFingerprintError, VectorError
+from mind.storage.db import Database
+from mind.storage.sqlutil import chunked, delete_in, placeholders, split_statements
+from mind.timeutil import now_iso
+
+MAX_DIM = 8192
+
+_VEC_TRIGGERS = f"""
+CREATE TRIGGER IF NOT EXISTS memory_frames_vec_ad AFTER DELETE ON memory_frames BEGIN
+  DELETE FROM {T_FRAMES_VEC} WHERE rowid = old.id;
+  INSERT INTO vector_log(kind, item_id) VALUES ('frame', old.id);
+END;
+CREATE TRIGGER IF NOT EXISTS memory_frames_vec_au AFTER UPDATE OF content ON memory_frames
+WHEN new.content_hash IS NOT old.content_hash BEGIN
+  DELETE FROM {T_FRAMES_VEC} WHERE rowid = old.id;
+  INSERT INTO vector_log(kind, item_id) VALUES ('frame', old.id);
+END;
+CREATE TRIGGER IF NOT EXISTS memory_frame_chunks_vec_ad AFTER DELETE ON memory_frame_chunks BEGIN
+  DELETE FROM {T_CHUNKS_VEC} WHERE rowid = old.id;
+  INSERT INTO vector_log(kind, item_id) VALUES ('chunk', old.id);
+END;
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprint:
+    provider: str
+    model: str
+    dim: int
+
+    def as_dict(self) -> dict[str, object]:
+        return {"provider": self.provider, "model": self.model, "dim": self.dim}
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkSpan:
+    chunk_idx: int
+    content: str
+    char_start: int
+    char_end: int
+
+
+def to_blob(vector: Sequence[float] | np.ndarray, dim: int) -> bytes:
+    """Validate one vector and encode it as little-endian float32."""
+    arr = np.asarray(vector, dtype="<f4")
+    if arr.ndim != 1 or arr.shape[0] != dim:
+        got = arr.shape[0] if arr.ndim == 1 else f"shape {arr.shape}"
+        raise VectorError(f"vector has dimension {got}, this mind stores {dim}")
+    if not np.all(np.isfinite(arr)):
+        raise VectorError("vector contains NaN or infinite values")
+    return arr.tobytes()
+
+
+def from_blob(blob: bytes) -> np.ndarray:
+    return np.frombuffer(blob, dtype="<f4")
+
+
+class VectorStore:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def fingerprint(self) -> Fingerprint | None:
+        rows = await self._db.fetchall(
+            "SELECT key, value FROM meta WHERE key IN (?, ?, ?)",
+            (META_EMBED_PROVIDER, META_EMBED_MODEL, META_EMBED_DIM),
+        )
+        values = {r[0]: r[1] for r in rows}
+        if META_EMBED_DIM not in values:
+            return None
+        return Fingerprint(
+            values.get(META_EMBED_PROVIDER, "unknown"),
+            values.get(META_EMBED_MODEL, "unknown"),
+            int(values[META_EMBED_DIM]),
+        )
+
+    async def tables_exist(self) -> bool:
+        n = await self._db.fetchval(
+            "SELECT COUNT(*) FROM sqlite_master WHERE name IN (?, ?)", (T_FRAMES_VEC, T_CHUNKS_VEC)
+        )
+        return int(n) == 2
+
+    async def ensure_fingerprint(self, provider: str, model: str, dim: int) -> str:
+        """Record the fingerprint (creating the tables) or check it. Returns recorded|match."""
+        runtime = Fingerprint(provider, model, int(dim))
+        async with self._db.transaction():
+            stored = await self.fingerprint()
+            if stored is None:
+                await self._create(runtime)
+                return "recorded"
+        if stored.dim != runtime.dim:
+            raise EmbeddingDimMismatchError(
+                f"this mind stores {stored.dim}-dimensional vectors from {stored.provider}/"
+                f"{stored.model}, but the embedder produces {runtime.dim} dimensions "
+                f"({runtime.provider}/{runtime.model}); run `hive-mind maintenance reembed` "
+                "to re-embed the mind with the new model",
+                stored=stored.as_dict(),
+                runtime=runtime.as_dict(),
+            )
+        if (stored.provider, stored.model) != (runtime.provider, runtime.model):
+            raise EmbeddingFingerprintError(
+                f"this mind's vectors were made by {stored.provider}/{stored.model}, the "
+                f"embedder is {runtime.provider}/{runtime.model}; mixing models corrupts "
+                "search — run `hive-mind maintenance reembed` to switch models",
+                stored=stored.as_dict(),
+                runtime=runtime.as_dict(),
+            )
+        return "match"
+
+    async def reset(self, provider: str, model: str, dim: int) -> int:
+        """Drop every vector, record a new fingerprint and queue all frames for re-indexing."""
+        async with self._db.transaction():
+            await self._db.execute("DELETE FROM memory_frame_chunks")
+            for table in (T_FRAMES_VEC, T_CHUNKS_VEC):
+                await self._db.execute(f"DROP TABLE IF EXISTS {table}")
+            await self._create(Fingerprint(provider, model, int(dim)))
+            await self._log("reset", [0])
+            _, n = await self._db.execute(
+                "INSERT OR REPLACE INTO pending_index(frame_id, reason, enqueued_at, attempts) "
+                "SELECT id, 'reembed', ?, 0 FROM memory_frames",
+                (now_iso(),),
+            )
+        return n
+
+    async def _create(self, fp: Fingerprint) -> None:
+        if not 0 < fp.dim <= MAX_DIM:
+            raise VectorError(f"embedding dimension must be 1..{MAX_DIM}, got {fp.dim}")
+        for table in (T_FRAMES_VEC, T_CHUNKS_VEC):
+            await self._db.execute(
+                f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0(embedding float[{fp.dim}])"
+            )
+        for statement in split_statements(_VEC_TRIGGERS):
+            await self._db.execute(statement)
+        await self._db.executemany(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+            [
+                (META_EMBED_PROVIDER, fp.provider),
+                (META_EMBED_MODEL, fp.model),
+                (META_EMBED_DIM, str(fp.dim)),
+            ],
+        )
+
+    async def _dim(self) -> int:
+        fp = await self.fingerprint()
+        if fp is None or not await self.tables_exist():
+            raise VectorError("this mind has no vector tables yet: record a fingerprint first")
+        return fp.dim
+
+    async def upsert_frame_vectors(
+        self, items: Sequence[tuple[int, Sequence[float] | np.ndarray]]
+    ) -> int:
+        """Store whole-frame vectors (replacing old ones). Frames that vanished are skipped."""
+        if not items:
+            return 0
+        dim = await self._dim()
+        blobs = [(int(fid), to_blob(vec, dim)) for fid, vec in items]
+        async with self._db.transaction():
+            live = await self._existing_frames([fid for fid, _ in blobs])
+            rows = [(fid, blob) for fid, blob in blobs if fid in live]
+            await delete_in(self._db, T_FRAMES_VEC, "rowid", [fid for fid, _ in rows])
+            await self._db.executemany(
+                f"INSERT INTO {T_FRAMES_VEC}(rowid, embedding) VALUES (?, ?)", rows
+            )
+            await self._log("frame", [fid for fid, _ in rows])
+        return len(rows)
+
+    async def _log(self, kind: str, ids: Sequence[int]) -> None:
+        await self._db.executemany(
+            "INSERT INTO vector_log(kind, item_id) VALUES (?, ?)", [(kind, i) for i in ids]
+        )
+
+    async def replace_chunks(
+        self,
+        frame_id: int,
+        chunks: Sequence[ChunkSpan],
+        vectors: Sequence[Sequence[float] | np.ndarray],
+    ) -> int:
+        """Replace a frame's chunks and their vectors. Returns the number stored."""
+        if len(chunks) != len(vectors):
+            raise VectorError(f"{len(chunks)} chunks but {len(vectors)} vectors")
+        dim = await self._dim()
+        blobs = [to_blob(v, dim) for v in vectors]
+        async with self._db.transaction():
+            if not await self._existing_frames([frame_id]):
+                return 0
+            await self._db.execute(
+                "DELETE FROM memory_frame_chunks WHERE frame_id = ?", (frame_id,)
+            )
+            for chunk, blob in zip(chunks, blobs, strict=True):
+                chunk_id, _ = await self._db.execute(
+                    "INSERT INTO memory_frame_chunks(frame_id, chunk_idx, content, char_start, "
+                    "char_end) VALUES (?,?,?,?,?)",
+                    (frame_id, chunk.chunk_idx, chunk.content, chunk.char_start, chunk.char_end),
+                )
+                await self._db.execute(
+                    f"INSERT INTO {T_CHUNKS_VEC}(rowid, embedding) VALUES (?, ?)", (chunk_id, blob)
+                )
+                await self._log("chunk", [chunk_id])
+        return len(chunks)
+
+    async def delete_frame_vectors(self, frame_ids: Sequence[int]) -> int:
+        if not await self.tables_exist():
+            return 0
+        async with self._db.transaction():
+            total = await delete_in(self._db, T_FRAMES_VEC, "rowid", frame_ids)
+            await self._log("frame", list(frame_ids))
+        return total
+
+    async def get_frame_vector(self, frame_id: int) -> np.ndarray | None:
+        if not await self.tables_exist():
+            return None
+        blob = await self._db.fetchval(
+            f"SELECT embedding FROM {T_FRAMES_VEC} WHERE rowid = ?", (frame_id,)
+        )
+        return None if blob is None else from_blob(blob)
+
+    async def counts(self) -> dict[str, int]:
+        if not await self.tables_exist():
+            return {"frame_vectors": 0, "chunks": 0, "chunk_vectors": 0}
+        row: Any = await self._db.fetchone(
+            f"SELECT (SELECT COUNT(*) FROM {T_FRAMES_VEC}), "
+            "(SELECT COUNT(*) FROM memory_frame_chunks), "
+            f"(SELECT COUNT(*) FROM {T_CHUNKS_VEC})"
+        )
+        return {"frame_vectors": row[0], "chunks": row[1], "chunk_vectors": row[2]}
+
+    async def _existing_frames(self, ids: Sequence[int]) -> set[int]:
+        live: set[int] = set()
+        for part in chunked(list(ids)):
+            rows = await self._db.fetchall(
+                f"SELECT id FROM memory_frames WHERE id IN ({placeholders(len(part))})", part
+            )
+            live.update(r[0] for r in rows)
+        return live

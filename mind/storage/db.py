@@ -1,0 +1,173 @@
+"""A thin async wrapper over one aiosqlite connection.
+
+It translates driver errors into the hive-mind tree and provides a re-entrant
+:meth:`Database.transaction`: the outermost level is ``BEGIN IMMEDIATE`` … ``COMMIT`` (so the
+write lock is taken up front and ``busy_timeout`` applies), inner levels are savepoints, so one
+failing operation rolls back alone while the surrounding group commit goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import itertools
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+from mind.errors import ConflictError, HiveMindError, StorageError
+from mind.storage.connection import connect, driver
+
+Row = Any  # the driver's Row type (sqlite3.Row or pysqlite3.dbapi2.Row)
+Params = Sequence[Any] | dict[str, Any]
+
+_ids = itertools.count(1)
+
+
+def translate(exc: BaseException) -> HiveMindError:
+    """Map a driver exception onto the hive-mind error tree."""
+    mod = driver()
+    if isinstance(exc, HiveMindError):
+        return exc
+    if isinstance(exc, mod.IntegrityError):
+        return ConflictError(f"constraint failed: {exc}")
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        return StorageError(f"the mind file is busy (another writer holds the lock): {text}")
+    return StorageError(f"SQLite error: {text}")
+
+
+class Database:
+    """One connection to a mind file (the writer, or a read-only reader)."""
+
+    def __init__(self, conn: aiosqlite.Connection, path: str, *, readonly: bool) -> None:
+        self._conn = conn
+        self.path = path
+        self.readonly = readonly
+        self._lock = asyncio.Lock()
+        self._depth: contextvars.ContextVar[int] = contextvars.ContextVar(
+            f"hm_tx_depth_{next(_ids)}", default=0
+        )
+        self._closed = False
+
+    @classmethod
+    async def open(cls, path: str | Path, *, readonly: bool = False) -> Database:
+        conn = await connect(path, readonly=readonly)
+        return cls(conn, str(path), readonly=readonly)
+
+    # -- statements -------------------------------------------------------------------------
+
+    async def execute(self, sql: str, params: Params = ()) -> tuple[int, int]:
+        """Run one statement; returns ``(lastrowid, rowcount)``."""
+        try:
+            cur = await self._conn.execute(sql, params)
+        except Exception as exc:
+            raise translate(exc) from exc
+        return cur.lastrowid or 0, cur.rowcount
+
+    async def executemany(self, sql: str, rows: Iterable[Params]) -> int:
+        try:
+            cur = await self._conn.executemany(sql, rows)
+        except Exception as exc:
+            raise translate(exc) from exc
+        return cur.rowcount
+
+    async def executescript(self, sql: str) -> None:
+        try:
+            await self._conn.executescript(sql)
+        except Exception as exc:
+            raise translate(exc) from exc
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        try:
+            return list(await self._conn.execute_fetchall(sql, params))
+        except Exception as exc:
+            raise translate(exc) from exc
+
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
+        rows = await self.fetchall(sql, params)
+        return rows[0] if rows else None
+
+    async def fetchval(self, sql: str, params: Params = (), default: Any = None) -> Any:
+        row = await self.fetchone(sql, params)
+        if row is None or row[0] is None:
+            return default
+        return row[0]
+
+    # -- transactions -----------------------------------------------------------------------
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._depth.get() > 0
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Database]:
+        """Re-entrant write transaction (BEGIN IMMEDIATE outside, SAVEPOINT inside)."""
+        depth = self._depth.get()
+        if depth == 0:
+            async with self._lock:
+                await self.execute("BEGIN IMMEDIATE")
+                token = self._depth.set(1)
+                try:
+                    yield self
+                except BaseException:
+                    self._depth.reset(token)
+                    await self._rollback()
+                    raise
+                self._depth.reset(token)
+                try:
+                    await self.execute("COMMIT")
+                except BaseException:
+                    await self._rollback()
+                    raise
+            return
+        name = f"sp{depth}"
+        await self.execute(f"SAVEPOINT {name}")
+        token = self._depth.set(depth + 1)
+        try:
+            yield self
+        except BaseException:
+            self._depth.reset(token)
+            await self.execute(f"ROLLBACK TO {name}")
+            await self.execute(f"RELEASE {name}")
+            raise
+        self._depth.reset(token)
+        await self.execute(f"RELEASE {name}")
+
+    async def _rollback(self) -> None:
+        with contextlib.suppress(Exception):  # nothing to roll back (e.g. a failed BEGIN)
+            await self._conn.execute("ROLLBACK")
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            await self._conn.close()
+        except Exception as exc:
+            raise translate(exc) from exc
+
+    def abort(self) -> None:
+        """Synchronous last-resort close (the event loop is gone): stop the connection thread.
+        Anything uncommitted rolls back, as after a crash."""
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(Exception):
+            self._conn.stop()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    async def __aenter__(self) -> Database:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()

@@ -1,0 +1,57 @@
+"""Small helpers for parameterized SQL (never values spliced into statements)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, TypeVar
+
+from mind.constants import SQL_IN_CHUNK
+from mind.errors import StorageError
+from mind.storage.connection import driver
+
+if TYPE_CHECKING:
+    from mind.storage.db import Database
+
+T = TypeVar("T")
+
+
+def placeholders(n: int) -> str:
+    return ",".join("?" * n)
+
+
+def chunked(items: Sequence[T], size: int = SQL_IN_CHUNK) -> Iterator[Sequence[T]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def escape_like(text: str) -> str:
+    """Escape LIKE metacharacters for use with ``ESCAPE '\\'``."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def split_statements(script: str) -> list[str]:
+    """Split a SQL script into complete statements (trigger bodies stay whole)."""
+    complete = driver().complete_statement
+    out: list[str] = []
+    buf = ""
+    for piece in script.split(";"):
+        buf += piece + ";"
+        if complete(buf):
+            if buf.strip(" \n\t;"):
+                out.append(buf.strip())
+            buf = ""
+    if buf.strip(" \n\t;"):
+        raise StorageError(f"incomplete SQL statement: {buf.strip()[:80]}")
+    return out
+
+
+async def delete_in(db: Database, table: str, column: str, ids: Sequence[int]) -> int:
+    """``DELETE FROM table WHERE column IN ids`` in parameter-sized chunks; rows deleted.
+    ``table`` and ``column`` are the engine's own names, never caller input."""
+    total = 0
+    for part in chunked(list(ids)):
+        _, n = await db.execute(
+            f"DELETE FROM {table} WHERE {column} IN ({placeholders(len(part))})", part
+        )
+        total += n
+    return total
