@@ -17,7 +17,7 @@ from actors.results import (
     IdentitySet,
 )
 from mind.awareness import AwarenessItem
-from mind.frames.cleanup import EntityCleanup, FramesWiped, cleanup_entities, wipe_frames
+from mind.cleanup import EntityCleanup, FramesWiped, cleanup_entities, wipe_frames
 from mind.frames.model import SaveResult
 from mind.harvest.store import HarvestStore
 from mind.knowledge.bulk import entity_key, upsert_entities

@@ -27,11 +27,11 @@ from actors.calls import (
     set_identity,
 )
 from actors.results import Deduped, FramesSaved, Reconciled, Reembedded, Touched
+from mind.cognify_apply import ApplyStats, FrameIndex, apply_index
 from mind.errors import HiveMindError
 from mind.frames.compaction import CompactResult
 from mind.frames.forget import Erasure
 from mind.frames.model import NewFrame
-from mind.knowledge.cognify_apply import ApplyStats, FrameIndex, apply_index
 from mind.knowledge.dedupe import dedupe_by_name
 from mind.mind import Mind
 from mind.retrieval.chunker import MIN_CHUNK_CHARS

@@ -2,7 +2,7 @@
 
 A handler (:mod:`actors.handlers`) returns one of these (or a ``mind`` result type such as
 :class:`~mind.frames.compaction.CompactResult`, :class:`~mind.identity.Identity`,
-:class:`~mind.frames.cleanup.FramesWiped`) to the code that submitted the op: the facade, the
+:class:`~mind.cleanup.FramesWiped`) to the code that submitted the op: the facade, the
 commit hook
 that queues follow-up work (:mod:`workers.followups`), a harvest. They are read by attribute;
 only the interface edge (:mod:`hive_mind.results`) turns them into the JSON shapes of
@@ -13,7 +13,7 @@ op kind                result
 =====================  =================================================================
 ``save_frames``        :class:`FramesSaved`
 ``harvest_batch``      :class:`FramesSaved`
-``apply_index``        :class:`mind.knowledge.cognify_apply.ApplyStats`
+``apply_index``        :class:`mind.cognify_apply.ApplyStats`
 ``touch``              :class:`Touched`
 ``erase``              :class:`mind.frames.forget.Erasure`
 ``compact``            :class:`mind.frames.compaction.CompactResult`
@@ -26,8 +26,8 @@ op kind                result
 ``clear_awareness``    :class:`AwarenessCleared`
 ``save_entity``        :class:`EntitySaved`
 ``create_relation``    :class:`mind.knowledge.graph.Relation`
-``cleanup_entities``   :data:`mind.frames.cleanup.EntityCleanup`
-``wipe_frames``        :class:`mind.frames.cleanup.FramesWiped`
+``cleanup_entities``   :data:`mind.cleanup.EntityCleanup`
+``wipe_frames``        :class:`mind.cleanup.FramesWiped`
 ``finish_harvest``     :class:`HarvestFinished`
 =====================  =================================================================
 

@@ -18,11 +18,11 @@ from actors.results import (
     Touched,
 )
 from mind.awareness import AwarenessItem
-from mind.frames.cleanup import EntitiesDeduped, EntitiesRetired, EntityAudit, FramesWiped
+from mind.cleanup import EntitiesDeduped, EntitiesRetired, EntityAudit, FramesWiped
+from mind.cognify_apply import ApplyStats
 from mind.frames.compaction import CompactResult
 from mind.frames.forget import Erasure
 from mind.frames.model import Frame
-from mind.knowledge.cognify_apply import ApplyStats
 from mind.knowledge.graph import Relation
 from mind.knowledge.store import Entity, KnowledgeGraph
 from mind.retrieval.combined import CombinedResult, CombinedRetrievalResult

@@ -4,9 +4,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mind.cognify_apply import FrameIndex, apply_index
 from mind.embeddings.testing import TestEmbedder
 from mind.frames.store import FrameStore
-from mind.knowledge.cognify_apply import FrameIndex, apply_index
 from mind.knowledge.store import KnowledgeGraph
 from mind.retrieval.vector_index import VectorIndex
 from mind.retrieval.vectors import ChunkSpan, VectorStore

@@ -144,3 +144,17 @@ def test_the_graph_is_read() -> None:
     assert any(t.startswith("actors.") for t in GRAPH["workers.runtime"])
     assert "mind.harvest.errors" in GRAPH["mind.harvest.registry"]  # a from-import of a module
     assert len(MODULES) > 100
+
+
+LAYERS = ("mind.storage", "mind.frames", "mind.knowledge", "mind.retrieval")
+
+
+def test_mind_layers_point_one_way() -> None:
+    """storage ← frames ← knowledge ← retrieval (mind/__init__ docstrings, docs/architecture)."""
+    upward = []
+    for rank, layer in enumerate(LAYERS):
+        above = LAYERS[rank + 1:]
+        for module in (m for m in GRAPH if m == layer or m.startswith(layer + ".")):
+            upward += [f"{module} → {t}" for t in GRAPH[module]
+                       if any(t == a or t.startswith(a + ".") for a in above)]
+    assert upward == []

@@ -1,4 +1,4 @@
-"""The keyword index's context column (mind.retrieval.search_context): source date in words and the previous
+"""The keyword index's context column (mind.storage.search_context): source date in words and the previous
 turn, kept true by triggers when turns are edited or forgotten."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 
 from mind.frames.model import NewFrame
 from mind.frames.store import FrameStore
-from mind.retrieval.search_context import CONTEXT_CHARS, date_words_sql
 from mind.storage.db import Database
+from mind.storage.search_context import CONTEXT_CHARS, date_words_sql
 
 
 async def context(db: Database, frame_id: int) -> str:

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 from hive_mind.facade import HiveMind
+from mind.cognify_apply import FrameIndex, apply_index
 from mind.frames.forget import erase_frame
 from mind.frames.store import FrameStore
-from mind.knowledge.cognify_apply import FrameIndex, apply_index
 from mind.knowledge.dedupe import dedupe_by_name
 from mind.knowledge.store import KnowledgeGraph
 from mind.storage.db import Database

@@ -37,11 +37,11 @@ from actors.results import (
 from hive_mind.facade import HiveMind, build_op
 from hive_mind.results import write_dict
 from mind.awareness import AwarenessItem
+from mind.cleanup import EntityAudit, FramesWiped
+from mind.cognify_apply import ApplyStats
 from mind.errors import ValidationError
-from mind.frames.cleanup import EntityAudit, FramesWiped
 from mind.frames.compaction import CompactResult
 from mind.frames.forget import Erasure
-from mind.knowledge.cognify_apply import ApplyStats
 from mind.knowledge.graph import Relation
 from queue_schemas import deserialize, ops, parse_op, serialize
 from queue_schemas.ops import OP_KINDS

@@ -20,8 +20,8 @@ from mind.frames.content_hash import hash_frame_content
 from mind.frames.model import Frame, NewFrame, SaveResult
 from mind.frames.queries import FrameQueries
 from mind.ids import validate_id
-from mind.retrieval.search_context import context_sql
 from mind.storage.jsonfields import dump_object
+from mind.storage.search_context import context_sql
 from mind.storage.sqlutil import chunked, delete_in, placeholders
 from mind.timeutil import normalize_ts, now_iso
 from vocabulary.enums import FRAME_SOURCES, FRAME_TYPES, IMPORTANCES, FrameSource, Importance

@@ -36,9 +36,9 @@ from dataclasses import dataclass
 
 from mind.constants import DAILY_SAVE_SESSION_PREFIX
 from mind.frames.model import FRAME_COLUMNS, Frame
-from mind.retrieval.search_context import CONTEXT_WEIGHT
 from mind.retrieval.text_query import tokenize
 from mind.storage.db import Database
+from mind.storage.search_context import CONTEXT_WEIGHT
 from mind.storage.sqlutil import chunked
 
 

@@ -1,7 +1,7 @@
 """Vector indexing of frames: chunk, embed in one batch, store, clear the outbox.
 
 :func:`plan_embeddings` is pure (which texts to embed for which frames); :func:`assemble`
-groups the vectors per frame; :func:`mind.knowledge.cognify_apply.apply_index` stores them
+groups the vectors per frame; :func:`mind.cognify_apply.apply_index` stores them
 idempotently.
 :func:`index_pending` runs all of it in-process for the standalone engine; the queued pipeline
 (workers) embeds the plan elsewhere and the mind's owner applies the results.
@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mind.cognify_apply import FrameIndex, apply_index
 from mind.embeddings.base import DEFAULT_MAX_CHARS, Embedder, cap_text
 from mind.errors import ConfigurationError
 from mind.frames.outbox import Outbox
 from mind.frames.queries import FrameQueries
-from mind.knowledge.cognify_apply import FrameIndex, apply_index
 from mind.retrieval.chunker import MIN_CHUNK_CHARS, chunk_text
 from mind.retrieval.vectors import ChunkSpan
 from mind.storage.db import Database

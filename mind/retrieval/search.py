@@ -5,7 +5,7 @@ Behavior of engine-spec a.12 with f.2, f.3, f.4, f.16 and f.21 fixed, re-ranked 
 computed"):
 * the keyword lane tokenizes like ``unicode61`` and quotes every term
 (:mod:`mind.retrieval.text_query`),
-  ranks by BM25 over the frame's text and its context (:mod:`mind.retrieval.search_context`); any
+  ranks by BM25 over the frame's text and its context (:mod:`mind.storage.search_context`); any
   FTS
   error falls back to an escaped LIKE search, so no query string can raise;
 * the vector lane ranks frames by their own vector *or* their best chunk (one lane, both
@@ -329,7 +329,7 @@ class HybridSearch:
         self, query: str, n: int, where: str, params: list[Any], lanes: _Lanes
     ) -> list[tuple[int, float]]:
         """``(frame id, score)`` best first: the score is −BM25 over the frame's text and its
-        context (:mod:`mind.retrieval.search_context`), or −position for the LIKE fallback."""
+        context (:mod:`mind.storage.search_context`), or −position for the LIKE fallback."""
         terms = query_terms(query)
         if not terms:
             return []

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mind.retrieval.search_context import ROW_CONTEXT
+from mind.storage.search_context import ROW_CONTEXT
 from mind.timeutil import SQL_NOW
 from vocabulary.enums import (
     AWARENESS_CATEGORIES,
@@ -282,7 +282,7 @@ CREATE TABLE harvest_runs (
 CREATE INDEX idx_harvest_runs_source ON harvest_runs(source, source_path);
 """
 
-# The FTS index gets a second column (mind.retrieval.search_context): the source date in words and
+# The FTS index gets a second column (mind.storage.search_context): the source date in words and
 # the
 # previous turn. Back-filled before the new index exists (no trigger sees a half-made row), then
 # the index is rebuilt from the frames.
