@@ -104,6 +104,9 @@ async def test_embedded_dead_letter_listed_and_retried_by_the_cli(tmp_path: Path
     assert "reembed" in failure["error"]  # the model mismatch, naming its fix
     assert report["minds"] == [{"id": "personal", "pending_index": 1, "queued": 0,
                                 "running": 0, "dead_letters": 1}]
+    queue = cli_json(data, "status", "--no-probe")["queue"]  # status agrees with jobs
+    assert (queue["dead_letters"], queue["dead_letters_by_mind"]) == (1, {"personal": 1})
+    assert queue["recent_dead_letters"][0]["id"] == ident
 
     retried = cli_json(data, "jobs", "retry", ident)  # the default model again: it indexes
     assert retried["retried"] == [{"id": ident, "job_id": failure["job_id"], "status": "queued",

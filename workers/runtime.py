@@ -32,9 +32,9 @@ from queue_schemas import jobs, ops
 from workers.batcher import EmbeddingBatcher
 from workers.cognify import run_index_job
 from workers.constants import COGNIFY_BATCH_FRAMES, RUNNER_CONCURRENCY
-from workers.dead_letters import persist_to
+from workers.dead_letters import DeadLetterFile, persist_to
 from workers.followups import followup_jobs, outbox_jobs
-from workers.runner import InProcessRunner
+from workers.runner import RECENT_DEAD_LETTERS, InProcessRunner
 from workers.schedule import ScheduleConfig
 
 log = logging.getLogger(__name__)
@@ -191,7 +191,16 @@ class EmbeddedRuntime(HostedRuntime):
         return await self.runner.wait_idle(timeout)
 
     async def queue_status(self) -> dict[str, Any]:
-        return {**self.runner.status(), "mode": "embedded"}
+        """The runner's depth and running jobs; dead letters from the data dir's file, which
+        every process on it shares (a fresh CLI sees what a long-running ``serve`` failed)."""
+        letters = await asyncio.to_thread(DeadLetterFile(self.config.data_dir).entries)
+        by_mind: dict[str, int] = {}
+        for letter in letters:
+            mind = str(letter.get("mind_id"))
+            by_mind[mind] = by_mind.get(mind, 0) + 1
+        return {**self.runner.status(), "mode": "embedded", "dead_letters": len(letters),
+                "dead_letters_by_mind": by_mind,
+                "recent_dead_letters": letters[:RECENT_DEAD_LETTERS]}
 
     async def ready_checks(self) -> dict[str, bool]:
         return {}
