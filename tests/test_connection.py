@@ -121,3 +121,11 @@ async def test_two_readers_beside_a_writer_in_wal(tmp_path: Path) -> None:
         for r in readers:
             await r.close()
         await writer.close()
+
+
+async def test_a_file_that_is_not_a_database_is_named_as_such(tmp_path: Path) -> None:
+    path = tmp_path / "personal.mind"
+    path.write_bytes(b"this is not a SQLite database" * 100)
+    with pytest.raises(StorageError, match="is not a readable mind file") as caught:
+        await connection.connect(path)
+    assert str(path) in str(caught.value) and "FTS5" not in str(caught.value)

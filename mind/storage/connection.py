@@ -23,7 +23,7 @@ from typing import Any
 
 import aiosqlite
 
-from mind.errors import ConfigurationError
+from mind.errors import ConfigurationError, StorageError
 from mind.storage.private_files import prepare_mind_file
 
 BUSY_TIMEOUT_MS = 10_000
@@ -72,6 +72,16 @@ def _load_vec(conn: Any) -> None:
         raise ConfigurationError(f"could not load the sqlite-vec extension: {exc}") from exc
 
 
+def _check_database(conn: Any, path: str | Path) -> None:
+    """A file that is not an SQLite database is named as such (not as a missing feature)."""
+    try:
+        conn.execute("PRAGMA schema_version").fetchone()
+    except Exception as exc:
+        raise StorageError(
+            f"{path} is not a readable mind file ({exc}): restore it from a backup or move it "
+            f"away (a new, empty mind is created in its place)") from exc
+
+
 def _check_fts5(conn: Any) -> None:
     try:
         conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp._hm_fts_probe USING fts5(x)")
@@ -90,6 +100,7 @@ def connect_sync(path: str | Path, *, readonly: bool = False) -> Any:
     conn = mod.connect(str(path), isolation_level=None, check_same_thread=False)
     try:
         conn.row_factory = mod.Row
+        _check_database(conn, path)
         _load_vec(conn)
         _check_fts5(conn)
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
@@ -122,7 +133,7 @@ async def connect(path: str | Path, *, readonly: bool = False) -> aiosqlite.Conn
         if thread is not None:
             with contextlib.suppress(Exception):
                 await asyncio.to_thread(thread.join, 5)
-        if isinstance(exc, ConfigurationError):
+        if isinstance(exc, (ConfigurationError, StorageError)):
             raise
         raise ConfigurationError(f"cannot open mind file {path}: {exc}") from exc
 
