@@ -14,10 +14,14 @@ import asyncio
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from workers.harvest_summary import ProgressEvent
 
 HERE = Path(__file__).resolve().parent
 EXPORT = HERE / "chatgpt-export" / "conversations.json"
@@ -43,10 +47,10 @@ async def main(data_dir: Path) -> int:
         with Progress(*columns, console=console) as bar:
             task = bar.add_task("harvest examples/chatgpt-export", total=None, info="")
 
-            def progress(event: dict) -> None:
-                bar.update(task, info=f"{event['phase']}: {event.get('items', 0)} conversations, "
-                                      f"{event.get('frames_written', 0)} frames, "
-                                      f"{event.get('pending_index', 0)} to index")
+            def progress(event: ProgressEvent) -> None:
+                bar.update(task, info=f"{event.phase}: {event.items} conversations, "
+                                      f"{event.frames_written} frames, "
+                                      f"{event.pending_index or 0} to index")
 
             summary = await hm.harvest("chatgpt", EXPORT, progress=progress)
             bar.update(task, total=1, completed=1)
