@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from mind.embeddings import EmbeddingError, InProcessEmbedder, fingerprint
 from mind.embeddings.inprocess import bundled_model_path, hub_offline, resolve_model_source
+from tests.procs import ROOT
 
 
 @pytest.fixture(autouse=True)
@@ -254,3 +258,17 @@ async def test_a_small_call_takes_the_idle_lane() -> None:
     assert quick.shape == (1, 384)
     assert seen == ["hm-embed-0", "hm-embed-1"]
     await lanes.close()
+
+
+def test_model_load_prints_no_progress_bar(tmp_path: Path) -> None:
+    """A CLI command with the real model: stdout is the JSON, stderr stays empty (no
+    "Loading weights" bar from the model load, issue #14)."""
+    env = {**os.environ, "HIVE_MIND_DATA_DIR": str(tmp_path / "d"), "HF_HUB_OFFLINE": "1",
+           "HIVE_MIND_EMBEDDING_PROVIDER": "inprocess"}
+    for key in ("HIVE_MIND_REDIS_URL", "HIVE_MIND_URL"):
+        env.pop(key, None)
+    run = subprocess.run([sys.executable, "-m", "hive_mind", "recall", "budget", "--json"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip() == "[]"
+    assert "Loading weights" not in run.stderr and "it/s" not in run.stderr, run.stderr[-500:]

@@ -251,6 +251,7 @@ class InProcessEmbedder:
             raise EmbeddingError(
                 f"sentence-transformers is not importable: {exc}", provider=self.provider
             ) from None
+        _quiet_progress_bars()
         source, is_local = resolve_model_source(self.model_name)
         offline = hub_offline()
         try:
@@ -319,3 +320,13 @@ class InProcessEmbedder:
             f"in-process model {self.model_id!r} failed to encode {len(texts)} texts: {exc}",
             provider=self.provider,
         )
+
+
+def _quiet_progress_bars() -> None:
+    """No "Loading weights" bar on stderr: a library's model load is not the user's progress
+    (it cluttered every CLI command, ``--json`` included, and the MCP server's log)."""
+    try:
+        from transformers.utils import logging as transformers_logging
+    except ImportError:  # pragma: no cover - sentence-transformers depends on transformers
+        return
+    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
