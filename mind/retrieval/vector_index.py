@@ -7,10 +7,16 @@ The vec0 tables stay the durable store; this index mirrors them in a NumPy matri
 queries with one matrix-vector product (exact, ~6 ms at 100,000 vectors on 2 cores).
 
 Freshness: every vector change is appended to ``vector_log`` in the same transaction
-(:mod:`mind.retrieval.vectors`). Before a search the index reads the log past its last sequence
-number
-and reloads just those rows; a ``reset`` entry, or a gap (the log was pruned), reloads all.
+(:mod:`mind.retrieval.vectors`). Before a search the index reads the log past its last
+sequence number and reloads just those rows; a ``reset`` entry, or a gap (the log was
+pruned), reloads all.
 All SQLite and NumPy work runs in a worker thread on the index's own read-only connection.
+
+Concurrency: the refresh runs under a lock; the matrix products do not. Rows are append-only
+(a changed vector gets a new row, the old one is masked; growth reallocates), so a search
+reads a view of the rows that existed when it started, with a copy of their owners, while the
+next refresh appends; masked rows are compacted by a full reload once they outnumber the
+live ones.
 """
 
 from __future__ import annotations
@@ -28,6 +34,14 @@ from mind.errors import VectorError
 from mind.storage.connection import connect_sync
 
 FULL_RELOAD_AFTER = 20_000  # changed rows beyond which a full reload is cheaper
+MIN_DEAD_ROWS_TO_COMPACT = 1024  # masked rows are dropped by a reload once they outnumber live
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    vectors: np.ndarray  # a view: rows below this size are never written again
+    owners: np.ndarray  # a copy; -1 = removed
+    live: int
 
 
 @dataclass
@@ -58,22 +72,31 @@ class _Matrix:
         self.ids, self.owners, self.vectors = ids, owners, vecs
 
     def put(self, item_id: int, owner: int, vector: np.ndarray) -> None:
-        row = self.rows.get(item_id)
-        if row is None:
-            self._grow(1)
-            row = self.size
-            self.size += 1
-            self.rows[item_id] = row
+        """Append-only: a changed vector goes to a new row and its old row is masked, so rows a
+        search is reading (below the size it saw) are never written (:class:`_Snapshot`)."""
+        self.remove(item_id)
+        self._grow(1)
+        row = self.size
         self.ids[row] = item_id
         self.owners[row] = owner
         self.vectors[row] = vector
+        self.rows[item_id] = row
+        self.size += 1
 
     def remove(self, item_id: int) -> None:
         row = self.rows.pop(item_id, None)
-        if row is not None:
+        if row is not None:  # the vector stays: a search may be reading it
             self.ids[row] = -1
             self.owners[row] = -1
-            self.vectors[row] = 0.0
+
+    def dead(self) -> int:
+        return self.size - len(self.rows)
+
+    def snapshot(self) -> _Snapshot:
+        """What a search reads outside the lock: a view of the rows written so far (never
+        written again) and a copy of their owners (removals after this do not show)."""
+        return _Snapshot(self.vectors[: self.size], self.owners[: self.size].copy(),
+                         len(self.rows))
 
     def live(self) -> int:
         return len(self.rows)
@@ -128,6 +151,9 @@ class VectorIndex:
         for kind, item_id in {(c[0], c[1]) for c in changes}:
             self._reload_one(conn, kind, item_id)
         self._seq = top
+        if any(m.dead() > max(MIN_DEAD_ROWS_TO_COMPACT, m.live()) for m in (self._frames,
+                                                                         self._chunks)):
+            self._reload_all(conn, top)  # updates are appends: compact the masked rows
 
     def _reload_all(self, conn: Any, top: int) -> None:
         self._frames = _Matrix(self.dim)
@@ -182,32 +208,38 @@ class VectorIndex:
         allowed = None if allowed_frames is None else np.asarray(allowed_frames, dtype=np.int64)
         return (await asyncio.to_thread(self._search_many_sync, q[None, :], k, allowed))[0]
 
+    def _snapshots(self) -> tuple[_Snapshot, _Snapshot]:
+        """Refresh and take both matrices' snapshots under the lock; the products run outside
+        it, so concurrent searches are not serialized (NumPy releases the GIL)."""
+        with self._lock:
+            self._refresh_sync()
+            return self._frames.snapshot(), self._chunks.snapshot()
+
     def _search_many_sync(
         self, queries: np.ndarray, k: int, allowed: np.ndarray | None = None
     ) -> list[list[tuple[int, float]]]:
-        with self._lock:
-            self._refresh_sync()
-            out: list[dict[int, float]] = [{} for _ in range(len(queries))]
-            for matrix in (self._frames, self._chunks):
-                if matrix.live() == 0:
-                    continue
-                owners = matrix.owners[: matrix.size]
-                # one product over the live prefix of the matrix, no copy of it: removed rows
-                # (owner −1) and rows outside ``allowed`` are masked out of the result instead
-                sims = matrix.vectors[: matrix.size] @ queries.T  # (rows, queries)
-                keep = owners >= 0 if allowed is None else np.isin(owners, allowed)
-                live = int(np.count_nonzero(keep))
-                if live == 0:
-                    continue
-                sims[~keep] = -np.inf
-                take = min(k * 4 if matrix is self._chunks else k, live)
-                tops = np.argpartition(-sims, take - 1, axis=0)[:take]
-                for q in range(len(queries)):
-                    best = out[q]
-                    for i in tops[:, q]:
-                        owner, sim = int(owners[i]), float(sims[i, q])
-                        if sim > best.get(owner, -2.0):
-                            best[owner] = sim
+        frames, chunks = self._snapshots()
+        out: list[dict[int, float]] = [{} for _ in range(len(queries))]
+        for matrix in (frames, chunks):
+            if matrix.live == 0:
+                continue
+            owners = matrix.owners
+            # one product over the rows written so far, no copy of them: removed rows
+            # (owner −1) and rows outside ``allowed`` are masked out of the result instead
+            sims = matrix.vectors @ queries.T  # (rows, queries)
+            keep = owners >= 0 if allowed is None else np.isin(owners, allowed)
+            live = int(np.count_nonzero(keep))
+            if live == 0:
+                continue
+            sims[~keep] = -np.inf
+            take = min(k * 4 if matrix is chunks else k, live)
+            tops = np.argpartition(-sims, take - 1, axis=0)[:take]
+            for q in range(len(queries)):
+                best = out[q]
+                for i in tops[:, q]:
+                    owner, sim = int(owners[i]), float(sims[i, q])
+                    if sim > best.get(owner, -2.0):
+                        best[owner] = sim
         return [sorted(b.items(), key=lambda kv: -kv[1])[:k] for b in out]
 
     async def similarities(self, query: np.ndarray, frame_ids: list[int]) -> dict[int, float]:
@@ -224,17 +256,14 @@ class VectorIndex:
 
     def _similarities_sync(self, q: np.ndarray, wanted: np.ndarray) -> dict[int, float]:
         best: dict[int, float] = {}
-        with self._lock:
-            self._refresh_sync()
-            for matrix in (self._frames, self._chunks):
-                owners = matrix.owners[: matrix.size]
-                rows = np.flatnonzero(np.isin(owners, wanted))
-                if rows.size == 0:
-                    continue
-                for row, sim in zip(rows, matrix.vectors[rows] @ q, strict=True):
-                    owner = int(owners[row])
-                    if float(sim) > best.get(owner, -2.0):
-                        best[owner] = float(sim)
+        for matrix in self._snapshots():
+            rows = np.flatnonzero(np.isin(matrix.owners, wanted))
+            if rows.size == 0:
+                continue
+            for row, sim in zip(rows, matrix.vectors[rows] @ q, strict=True):
+                owner = int(matrix.owners[row])
+                if float(sim) > best.get(owner, -2.0):
+                    best[owner] = float(sim)
         return best
 
     async def search_many(self, queries: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
