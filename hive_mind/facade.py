@@ -311,8 +311,7 @@ class HiveMind:
         look that must not change later rankings); ``explain`` adds to each result an
         ``explain`` object: lane ranks, fused score and every re-score factor
         (:func:`hive_mind.results.explain_dict`)."""
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100:
-            raise ValidationError("limit must be an integer between 1 and 100")
+        bounded_int(limit, "limit", 1, 100)
         bounded_text(query, "query", MAX_QUERY_CHARS)
         minds = self._recall_minds(scope, workspace)
         searchers = [("personal" if ws is None else f"workspace:{ws}", await self._searcher(ws))
@@ -336,8 +335,7 @@ class HiveMind:
                               ) -> list[dict[str, Any]]:
         if entity_type is not None and entity_type not in ENTITY_TYPES:
             raise ValidationError(f"type must be one of {list(ENTITY_TYPES)}")
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 200:
-            raise ValidationError("limit must be an integer between 1 and 200")
+        bounded_int(limit, "limit", 1, 200)
         bounded_text(query, "query", MAX_NAME_CHARS)
         kg = (await self.reader(workspace)).knowledge
         found = await kg.search_entities(query, limit, entity_type=entity_type)

@@ -29,7 +29,7 @@ import logging
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final, cast
 
-from mind.bounds import bounded_json, bounded_text, row_id
+from mind.bounds import bounded_int, bounded_json, bounded_text, row_id
 from mind.constants import AWARENESS_MAX_ITEMS
 from mind.errors import NotFoundError, ValidationError
 from mind.storage.db import Database
@@ -100,9 +100,7 @@ def _check_content(content: object) -> str:
 
 
 def _check_priority(priority: object) -> int:
-    if isinstance(priority, bool) or not isinstance(priority, int) or abs(priority) > INT64_MAX:
-        raise ValidationError("awareness priority must be a (64-bit) integer")
-    return priority
+    return bounded_int(priority, "awareness priority", -INT64_MAX, INT64_MAX)
 
 
 def _check_expiry(expires_at: object) -> str | None:

@@ -17,7 +17,7 @@ from arq import Retry
 from arq.connections import ArqRedis, RedisSettings, create_pool
 
 from mind.errors import HiveMindError
-from mind.redact import mask_text
+from mind.redact import mask_text, mask_url
 from queue_schemas.codec import deserialize, serialize
 from queue_schemas.constants import COGNIFY_QUEUE, DEAD_LETTERS_KEY, host_queue
 from queue_schemas.errors import PayloadError
@@ -55,14 +55,7 @@ async def connect(url: str) -> ArqRedis:
             redis_settings(url), job_serializer=serialize, job_deserializer=deserialize
         )
     except Exception as exc:
-        raise QueueUnavailableError(f"cannot reach Redis at {mask(url)}: {exc}") from exc
-
-
-def mask(url: str) -> str:
-    if "@" in url and "://" in url:
-        scheme, rest = url.split("://", 1)
-        return f"{scheme}://***@{rest.split('@', 1)[1]}"
-    return url
+        raise QueueUnavailableError(f"cannot reach Redis at {mask_url(url)}: {exc}") from exc
 
 
 def guarded(fn: JobFunction, name: str, max_tries: int, backoff: float, *,

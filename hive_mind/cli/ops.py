@@ -208,7 +208,8 @@ def worker(
 async def worker_check(settings: Settings) -> tuple[bool, dict[str, Any]]:
     """Redis reachable and the embedder loads (not degraded): what a supervisor probes."""
     from mind.embeddings.chain import EmbeddingProviderChain
-    from workers.queue import connect, mask
+    from mind.redact import mask_url
+    from workers.queue import connect
 
     report: dict[str, Any] = {"ok": False, "redis": None, "embedder": None}
     if not settings.redis_url:
@@ -222,9 +223,9 @@ async def worker_check(settings: Settings) -> tuple[bool, dict[str, Any]]:
             await redis.aclose()
     except Exception as exc:
         report["message"] = str(exc) if isinstance(exc, HiveMindError) else \
-            f"cannot reach Redis at {mask(settings.redis_url)}: {exc}"
+            f"cannot reach Redis at {mask_url(settings.redis_url)}: {exc}"
         return False, report
-    report["redis"] = mask(settings.redis_url)
+    report["redis"] = mask_url(settings.redis_url)
     try:
         async with EmbeddingProviderChain(settings.embedding_config()) as chain:
             await chain.start()
