@@ -5,6 +5,8 @@ serialized")."""
 
 from __future__ import annotations
 
+import asyncio
+
 import numpy as np
 import pytest
 
@@ -65,5 +67,129 @@ async def test_search_stays_exact_through_updates_and_compacts(db: Database,
         await index.refresh()
         assert index.size == len(ids)
         assert index._frames.dead() <= len(ids)  # masked rows were compacted by a reload
+    finally:
+        index.close()
+
+
+async def _mind_with_vectors(db: Database, n: int, rng: np.random.Generator
+                             ) -> tuple[VectorStore, dict[int, np.ndarray]]:
+    saved = await FrameStore(db).insert_many([NewFrame(f"s{i // 50}", f"frame {i}")
+                                              for i in range(n)])
+    store = VectorStore(db)
+    await store.ensure_fingerprint("test", "unit", DIM)
+    truth = dict(zip([r.frame.id for r in saved], _unit(rng, n), strict=True))
+    await store.upsert_frame_vectors(list(truth.items()))
+    return store, truth
+
+
+def _brute(truth: dict[int, np.ndarray], query: np.ndarray, k: int,
+           allowed: set[int] | None = None) -> list[int]:
+    sims = {f: float(v @ query) for f, v in truth.items() if allowed is None or f in allowed}
+    return [f for f, _ in sorted(sims.items(), key=lambda kv: -kv[1])[:k]]
+
+
+@pytest.mark.parametrize("quantize_min_rows", [10**9, 0])
+async def test_filters_rank_only_the_allowed_frames(db: Database, quantize_min_rows: int) -> None:
+    """A filter keeping few frames (scored on their rows alone) and one keeping most (masked
+    inside the scan of every row), exact and through the quantized pass."""
+    rng = np.random.default_rng(3)
+    _, truth = await _mind_with_vectors(db, 2000, rng)
+    index = VectorIndex(db.path, DIM, quantize_min_rows=quantize_min_rows)
+    ids = sorted(truth)
+    try:
+        for allowed in (set(ids[100:130]), set(ids[::3]) | set(ids[1::3])):
+            for query in _unit(rng, 5):
+                got = await index.search(query, 10, sorted(allowed))
+                assert {f for f, _ in got} <= allowed
+                want = _brute(truth, query, 10, allowed)
+                if quantize_min_rows:
+                    assert [f for f, _ in got] == want
+                else:  # MIN_CANDIDATES re-scored of 1,333 live rows: nearly all of the top 10
+                    assert len({f for f, _ in got} & set(want)) >= 8
+                for f, sim in got:
+                    assert sim == pytest.approx(float(truth[f] @ query), abs=1e-5)
+        assert await index.search(_unit(rng, 1)[0], 10, []) == []
+    finally:
+        index.close()
+
+
+async def test_a_large_mind_goes_through_the_quantized_pass_and_keeps_recall(
+        db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(9)
+    _, truth = await _mind_with_vectors(db, 3000, rng)
+    monkeypatch.setattr(vector_index, "QUANTIZE_MIN_ROWS", 1000)
+    monkeypatch.setattr(vector_index, "CANDIDATE_FRACTION", 0.1)
+    monkeypatch.setattr(vector_index, "MIN_CANDIDATES", 100)
+    calls: list[int] = []
+    real = vector_index.scan.quantized
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(vector_index.scan, "quantized", counted)
+    index = VectorIndex(db.path, DIM, quantize_min_rows=vector_index.QUANTIZE_MIN_ROWS)
+    try:
+        found = 0
+        for query in _unit(rng, 20):
+            got = await index.search(query, 10)
+            found += len({f for f, _ in got} & set(_brute(truth, query, 10)))
+        assert calls and found / 200 >= 0.9
+    finally:
+        index.close()
+
+
+async def test_concurrent_searches_return_what_serial_ones_do(db: Database) -> None:
+    rng = np.random.default_rng(4)
+    await _mind_with_vectors(db, 3000, rng)
+    queries = _unit(rng, 24)
+    for quantize_min_rows in (10**9, 0):
+        index = VectorIndex(db.path, DIM, quantize_min_rows=quantize_min_rows)
+        try:
+            serial = [await index.search(q, 10) for q in queries]
+            together = await asyncio.gather(*(index.search(q, 10) for q in queries))
+            assert list(together) == serial
+        finally:
+            index.close()
+
+
+async def test_searches_stay_consistent_while_vectors_are_written(db: Database) -> None:
+    """A writer replaces vectors while searches run in threads: every result's similarity is
+    that of a vector the frame had at some point, never a half-written or foreign row, and
+    the final search is exact."""
+    rng = np.random.default_rng(6)
+    store, truth = await _mind_with_vectors(db, 1500, rng)
+    history = {f: [v] for f, v in truth.items()}
+    index = VectorIndex(db.path, DIM)
+    queries = _unit(rng, 8)
+    done = False
+
+    async def searcher() -> list[tuple[int, list[tuple[int, float]]]]:
+        seen = []
+        while not done:
+            i = len(seen) % len(queries)
+            seen.append((i, await index.search(queries[i], 10)))
+        return seen
+
+    try:
+        tasks = [asyncio.create_task(searcher()) for _ in range(3)]
+        ids = sorted(truth)
+        for round_ in range(10):
+            chosen = ids[round_ * 100:(round_ + 1) * 100]
+            fresh = dict(zip(chosen, _unit(rng, len(chosen)), strict=True))
+            await store.upsert_frame_vectors(list(fresh.items()))
+            for f, v in fresh.items():
+                history[f].append(v)
+                truth[f] = v
+            await asyncio.sleep(0.01)
+        done = True
+        results = [r for t in tasks for r in await t]
+        assert len(results) > 10
+        for i, hits in results:
+            assert len(hits) == 10
+            for f, sim in hits:
+                assert any(abs(sim - float(v @ queries[i])) < 1e-5 for v in history[f]), (i, f)
+        for query in queries:
+            assert [f for f, _ in await index.search(query, 10)] == _brute(truth, query, 10)
     finally:
         index.close()

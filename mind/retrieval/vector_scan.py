@@ -1,0 +1,172 @@
+"""The vector index's scans, as plain functions over NumPy arrays (no SQLite, no locks).
+
+Two ways to rank rows of unit vectors against a query:
+
+* **exact**: the float32 matrix-vector product, in row blocks (each block's top rows kept).
+* **quantized**: each stored vector is kept also as its sign bits (one bit per dimension,
+  column-major ``(words, rows)`` uint64), the query as 4-bit levels split into bit planes;
+  ``q · sign(x)`` is then a sum of ``popcount(plane & bits) << p`` — an *asymmetric* estimate
+  (the query is not binarized), which needs ~10× fewer candidates than Hamming distance for the
+  same recall (docs/benchmarks.md, "Vector search at scale"). The best ``candidates`` rows of
+  that estimate are re-scored exactly from the float32 rows.
+
+Rows are masked by a boolean ``keep`` (removed rows, filters) inside the scan: the matrix is
+never copied; only a filter's own rows, or the candidates, are gathered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from functools import partial
+
+import numpy as np
+
+BLOCK_ROWS = 32_768  # one block's temporaries stay in a 2 MB L2 cache
+QUERY_BITS = 4  # 4-bit query levels: recall equal to a float query's (bench/vec_quantized_probe.py)
+SCALE = 16  # integer scores carry the popcount offset term to 1/16 of a level
+
+
+def words(dim: int) -> int:
+    """uint64 words holding one sign bit per dimension."""
+    return (dim + 63) // 64
+
+
+def sign_codes(vectors: np.ndarray) -> np.ndarray:
+    """``(words, rows)`` uint64: bit j of a row is 1 where dimension j is positive."""
+    m, dim = vectors.shape
+    packed = np.zeros((m, words(dim) * 8), dtype=np.uint8)
+    packed[:, : (dim + 7) // 8] = np.packbits(vectors > 0, axis=1)
+    return np.ascontiguousarray(packed.view(np.uint64).T)
+
+
+def ones(codes: np.ndarray) -> np.ndarray:
+    """Set bits per row of ``codes`` (the popcount term of :func:`quantized_scores`)."""
+    out = np.zeros(codes.shape[1], dtype=np.int32)
+    for word in codes:
+        out += np.bitwise_count(word)
+    return out
+
+
+def blocks(n: int) -> Iterator[tuple[int, int]]:
+    for start in range(0, n, BLOCK_ROWS):
+        yield start, min(n, start + BLOCK_ROWS)
+
+
+class QueryPlanes:
+    """A query as 4-bit levels ``lo + delta * level`` split into bit planes, so that
+    ``q · bits(x) ≈ delta * Σ_p 2^p popcount(plane_p & bits(x)) + lo * popcount(bits(x))``."""
+
+    def __init__(self, query: np.ndarray) -> None:
+        q = np.asarray(query, dtype=np.float64).reshape(-1)
+        top = (1 << QUERY_BITS) - 1
+        lo, hi = float(q.min()), float(q.max())
+        delta = (hi - lo) / top if hi > lo else 1.0
+        levels = np.rint((q - lo) / delta).astype(np.uint8)
+        planes = [((levels >> p) & 1).astype(bool)[None, :] for p in range(QUERY_BITS)]
+        self.planes = np.concatenate([sign_codes(p) for p in planes], axis=1).T  # (bits, words)
+        self.offset = round(SCALE * lo / delta)  # per set bit of a row, in SCALE units
+
+    def floor(self, dim: int) -> int:
+        """Below every score a row can get: the score of masked rows."""
+        return -abs(self.offset) * dim - 1
+
+
+def quantized_scores(codes: np.ndarray, row_ones: np.ndarray, planes: QueryPlanes, start: int,
+                     stop: int) -> np.ndarray:
+    """Integer estimates of ``q · x`` (up to a positive scale and a constant) for rows
+    ``start:stop``: higher is more similar."""
+    m = stop - start
+    acc = np.zeros(m, dtype=np.int32)
+    both = np.empty(m, dtype=np.uint64)
+    count = np.empty(m, dtype=np.uint8)
+    for w in range(codes.shape[0]):
+        column = codes[w, start:stop]
+        for p in range(QUERY_BITS):
+            np.bitwise_and(column, planes.planes[p, w], out=both)
+            np.bitwise_count(both, out=count)
+            acc += count.astype(np.int32) << p
+    acc *= SCALE
+    acc += planes.offset * row_ones[start:stop]
+    return acc
+
+
+def best_rows(scores: np.ndarray, count: int) -> np.ndarray:
+    """Indices of the ``count`` highest integer scores (rows tied with the last one included),
+    ascending: one counting pass instead of a sort."""
+    if count >= len(scores):
+        return np.arange(len(scores))
+    low = int(scores.min())
+    histogram = np.bincount(scores - low)
+    from_top = np.cumsum(histogram[::-1])
+    cut = len(histogram) - 1 - int(np.searchsorted(from_top, count))
+    return np.flatnonzero(scores >= cut + low)
+
+
+def top_of(sims: np.ndarray, rows: np.ndarray, take: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``take`` best ``(rows, sims)`` of one query's similarities (unordered)."""
+    if take <= 0:
+        return rows[:0], sims[:0]
+    if take < len(sims):
+        best = np.argpartition(-sims, take - 1)[:take]
+        return rows[best], sims[best]
+    return rows, sims
+
+
+Hits = list[tuple[np.ndarray, np.ndarray]]  # per query: (row indices, similarities)
+Runner = Callable[[list[Callable[[], object]]], list[object]]
+
+
+def serial(tasks: list[Callable[[], object]]) -> list[object]:
+    return [task() for task in tasks]
+
+
+def exact(vectors: np.ndarray, keep: np.ndarray, queries: np.ndarray, take: int,
+          run: Runner = serial) -> Hits:
+    """Exact top ``take`` rows per query among rows where ``keep``: one product per block
+    (``run`` may spread the blocks over threads)."""
+
+    def block(start: int, stop: int) -> Hits:
+        sims = vectors[start:stop] @ queries.T  # (rows, queries)
+        mask = ~keep[start:stop]
+        if mask.any():
+            sims[mask] = -np.inf
+        t = min(take, int(stop - start - np.count_nonzero(mask)))
+        if t <= 0:
+            return [(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32))] * len(queries)
+        best = np.argpartition(-sims, t - 1, axis=0)[:t] if t < stop - start else np.arange(
+            stop - start)[:, None].repeat(len(queries), axis=1)
+        return [(best[:, i] + start, sims[best[:, i], i]) for i in range(len(queries))]
+
+    parts = run([partial(block, a, b) for a, b in blocks(len(vectors))])
+    return [_merge([p[i] for p in parts], take) for i in range(len(queries))]  # type: ignore[index]
+
+
+def gathered(vectors: np.ndarray, rows: np.ndarray, queries: np.ndarray, take: int) -> Hits:
+    """Exact top ``take`` among the given rows only (a filter's rows, or candidates)."""
+    sims = vectors[rows] @ queries.T
+    return [top_of(sims[:, i], rows, min(take, len(rows))) for i in range(len(queries))]
+
+
+def quantized(vectors: np.ndarray, codes: np.ndarray, row_ones: np.ndarray, keep: np.ndarray,
+              query: np.ndarray, take: int, candidates: int, run: Runner = serial
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """Top ``take`` rows for one query: the quantized estimate picks ``candidates`` rows
+    (never fewer than ``take``), which are re-scored exactly."""
+    planes = QueryPlanes(query)
+    n = len(vectors)
+    scores = np.empty(n, dtype=np.int32)
+
+    def block(start: int, stop: int) -> None:
+        scores[start:stop] = quantized_scores(codes, row_ones, planes, start, stop)
+
+    run([partial(block, a, b) for a, b in blocks(n)])
+    scores[~keep] = planes.floor(vectors.shape[1])
+    rows = best_rows(scores, max(candidates, take))
+    rows = rows[keep[rows]]
+    return gathered(vectors, rows, query[None, :], take)[0]
+
+
+def _merge(parts: Hits, take: int) -> tuple[np.ndarray, np.ndarray]:
+    rows = np.concatenate([p[0] for p in parts])
+    sims = np.concatenate([p[1] for p in parts])
+    return top_of(sims, rows, min(take, len(sims)))
