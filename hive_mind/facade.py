@@ -16,13 +16,12 @@ import logging
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pydantic
 
 from actors.actor import Replayed
 from actors.results import AwarenessRemoved, FramesSaved, Reconciled, expect
-from hive_mind.harvest import IngestSummary, harvest_into, ingest_into
 from hive_mind.results import entity_dict, frame_dict, recall_response, write_dict
 from hive_mind.settings import Settings, load_settings
 from hive_mind.workspaces import WorkspaceManager, mind_id
@@ -58,10 +57,12 @@ from vocabulary.limits import (
     MAX_SYNC_INTERVAL_HOURS,
     MAX_TTL_MINUTES,
 )
-from workers.harvest import harvest_stale
-from workers.harvest_summary import HarvestSummary, Progress
-from workers.protocol import Runtime
-from workers.runtime import EmbeddedRuntime
+
+if TYPE_CHECKING:  # the runtime, harvest and ingest are imported where they are used: a
+    # one-shot command (or a client over --url) does not load what it does not run (#14)
+    from hive_mind.harvest import IngestSummary
+    from workers.harvest_summary import HarvestSummary, Progress
+    from workers.protocol import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +110,8 @@ class HiveMind:
 
         netguard.configure(allow_private=settings.fetch_private_addresses)
         if settings.embedded:
+            from workers.runtime import EmbeddedRuntime
+
             return cls(settings, EmbeddedRuntime(settings.runtime_config()))
         from workers.host_runtime import HostRuntime
 
@@ -490,6 +493,8 @@ class HiveMind:
                 workspace, lambda i: ops.Reconcile(mind_id=i, grace_seconds=0)), Reconciled)
             return {**write_dict(found), "requeued": len(found.requeue)}
         if kind == "sync":  # re-harvest auto-sync sources whose interval has passed
+            from workers.harvest import harvest_stale
+
             synced = await harvest_stale(self.runtime, await self._resolve(workspace))
             return {"synced": [outcome.as_dict() for outcome in synced]}
         embedder = await self.runtime.embedder_ready()
@@ -545,6 +550,8 @@ class HiveMind:
         if sync_interval_hours is not None:
             bounded_int(sync_interval_hours, "sync_interval_hours", 1, MAX_SYNC_INTERVAL_HOURS,
                         unit="hours (10 years)")
+        from hive_mind.harvest import harvest_into
+
         return await harvest_into(
             self.runtime, await self._resolve(workspace), source, path, workspace=workspace,
             progress=progress, auto_sync=auto_sync, interval_hours=sync_interval_hours,
@@ -569,6 +576,8 @@ class HiveMind:
                          label: str | None = None) -> IngestSummary:
         """:meth:`ingest` answered with the typed summary; ``label``: ``content`` is a private
         copy (a temp file: an upload, a client's text) shown under this name."""
+        from hive_mind.harvest import ingest_into
+
         return await ingest_into(
             self.runtime, await self._resolve(workspace), content, workspace=workspace,
             type_hint=type_hint, importance=importance, tags=tags_input(tags), wait=wait,

@@ -8,23 +8,25 @@ secrets masked, for ``hive-mind status``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from actors.host import ActorSettings
 from mind.bounds import name_text
-from mind.embeddings.registry import EmbeddingConfig
 from mind.errors import ConfigurationError, ValidationError
 from mind.redact import mask_text, mask_url
-from mind.retrieval.external import HttpExternalSource
 from vocabulary.ids import PERSONAL_MIND, validate_slug, workspace_mind_id
 from workers.constants import COGNIFY_BATCH_FRAMES
-from workers.queue import QueueConfig
-from workers.runtime import RuntimeConfig
 from workers.schedule import TASKS, MaintenanceTask, ScheduleConfig
+
+if TYPE_CHECKING:  # built by the methods below, imported there: a CLI command that does not
+    # need the runtime, the queue or HTTP does not pay for importing them (issue #14)
+    from mind.embeddings.registry import EmbeddingConfig
+    from mind.retrieval.external import HttpExternalSource
+    from workers.queue import QueueConfig
+    from workers.runtime import RuntimeConfig
 
 Provider = Literal["auto", "inprocess", "ollama", "openai", "voyage", "litellm", "test", "mock"]
 
@@ -266,6 +268,8 @@ class Settings(BaseSettings):
         return EMBEDDED_NICE if self.embedded else 0
 
     def embedding_config(self) -> EmbeddingConfig:
+        from mind.embeddings.registry import EmbeddingConfig
+
         def secret(value: SecretStr | None) -> str | None:
             return value.get_secret_value() if value else None
 
@@ -296,6 +300,8 @@ class Settings(BaseSettings):
         """The configured external knowledge source (no connection is made here)."""
         if not self.external_url:
             return None
+        from mind.retrieval.external import HttpExternalSource
+
         return HttpExternalSource(
             self.external_url,
             api_key=self.external_token.get_secret_value() if self.external_token else None,
@@ -303,6 +309,9 @@ class Settings(BaseSettings):
             name=self.external_name or urlsplit(self.external_url).hostname or "external")
 
     def runtime_config(self) -> RuntimeConfig:
+        from actors.host import ActorSettings
+        from workers.runtime import RuntimeConfig
+
         return RuntimeConfig(
             data_dir=self.data_dir,
             embedding=self.embedding_config(),
@@ -329,6 +338,8 @@ class Settings(BaseSettings):
     def queue_config(self) -> QueueConfig:
         if not self.redis_url:
             raise ConfigurationError("no Redis configured: set HIVE_MIND_REDIS_URL or --redis-url")
+        from workers.queue import QueueConfig
+
         return QueueConfig(
             redis_url=self.redis_url, host_id=self.host_id, max_jobs=self.worker_max_jobs,
             job_timeout=self.job_timeout_seconds, max_tries=self.job_max_tries,

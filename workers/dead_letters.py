@@ -27,15 +27,16 @@ import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Final
-
-from arq.connections import ArqRedis
+from typing import TYPE_CHECKING, Any, Final
 
 from mind.errors import ValidationError
 from mind.redact import mask_text
 from mind.storage.private_files import PRIVATE_FILE, make_private_dir
 from mind.timeutil import now_iso
 from queue_schemas.constants import DEAD_LETTERS_KEY, KEY_PREFIX
+
+if TYPE_CHECKING:  # a type only: embedded processes, which share the file, never import arq
+    from arq.connections import ArqRedis
 
 DEAD_LETTERS_KEPT: Final = 10_000
 PAYLOAD_KEY_PREFIX: Final = KEY_PREFIX + "dead-letter:"

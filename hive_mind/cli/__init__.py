@@ -45,18 +45,29 @@ def error(text: str) -> None:
     print(f"{PROG}: error: {one_line}", file=sys.stderr, flush=True)
 
 
-def command() -> Command:
-    """The click command behind the Typer app (docs generation uses it too)."""
-    from hive_mind.cli.app import app
+def command(args: Sequence[str] | None = None) -> Command:
+    """The click command behind the Typer app (docs generation uses it too): the whole tree,
+    or, given a command line, the part it runs (:func:`hive_mind.cli.app.build`)."""
+    from hive_mind.cli.app import build, invoked
 
-    return typer.main.get_command(app)
+    return typer.main.get_command(build(None if args is None else invoked(args)))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, process: bool | None = None) -> int:
+    """Run one command line (default ``sys.argv``). ``process``: this call is the whole
+    process — the console script, ``python -m hive_mind`` — (default: when ``argv`` is None),
+    so its startup may pause the garbage collector (:func:`hive_mind.cli.common.starting`)."""
+    from hive_mind.cli.common import pause_gc_while_starting, starting
+
+    whole_process = argv is None if process is None else process
+    if whole_process:
+        pause_gc_while_starting()
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     try:
-        rv = command().main(args=args, prog_name=PROG, standalone_mode=False)
+        with starting():
+            cli = command(args)
+        rv = cli.main(args=args, prog_name=PROG, standalone_mode=False)
         return rv if isinstance(rv, int) else 0
     except click_exc.NoArgsIsHelpError:
         return 2  # the help was already printed

@@ -2,23 +2,23 @@
 
 Global options override the environment (``HIVE_MIND_*`` and ``.env``, read by
 :class:`~hive_mind.settings.Settings`); every command has ``--help`` text and ``--json``.
+
+The tree is built per process by :func:`build`: a command line that names a command builds
+(and imports the module of) that command's group only, so ``recall`` neither imports nor
+builds ``serve``, ``harvest`` or the rest — a one-shot command answers sooner (issue #14).
+Help of the whole tree, ``docs/cli.md`` and anything :func:`invoked` cannot tell build all of
+it; ``app`` is that whole tree.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Final, Literal, get_args
+from typing import Annotated, Any, Final, Literal, get_args
 
 import typer
 
-from hive_mind.cli import context as context_cmds
-from hive_mind.cli import harvest as harvest_cmds
-from hive_mind.cli import jobs as jobs_cmds
-from hive_mind.cli import knowledge as knowledge_cmds
-from hive_mind.cli import maintenance as maintenance_cmds
-from hive_mind.cli import memory as memory_cmds
-from hive_mind.cli import ops as ops_cmds
-from hive_mind.cli import workspace as workspace_cmds
 from hive_mind.cli.common import CliState, configure_cli_logging
 from hive_mind.settings import Provider
 
@@ -33,14 +33,19 @@ Redis URL the CLI runs embedded: it does the indexing itself and waits for it be
 With --url it is a client of a running `hive-mind serve`.
 """
 
-app = typer.Typer(
-    name="hive-mind", help=HELP, no_args_is_help=True, add_completion=False,
-    rich_markup_mode="markdown",
-    pretty_exceptions_enable=False, context_settings={"help_option_names": ["-h", "--help"]},
+HELP_OPTIONS: Final = ("-h", "--help")
+GROUPS: Final = (  # (top-level command names, the module that registers them), in --help order
+    (("save", "recall", "ingest"), "memory"),
+    (("status", "serve", "worker", "mcp"), "ops"),
+    (("harvest",), "harvest"),
+    (("entities",), "knowledge"),
+    (("identity", "awareness"), "context"),
+    (("workspace",), "workspace"),
+    (("maintenance",), "maintenance"),
+    (("jobs",), "jobs"),
 )
 
 
-@app.callback()
 def global_options(
     ctx: typer.Context,
     data_dir: Annotated[Path | None, typer.Option(
@@ -74,12 +79,69 @@ def global_options(
     configure_cli_logging(log_level)
 
 
-memory_cmds.register(app)
-app.add_typer(harvest_cmds.app, name="harvest")
-app.add_typer(knowledge_cmds.app, name="entities")
-app.add_typer(context_cmds.identity_app, name="identity")
-app.add_typer(context_cmds.awareness_app, name="awareness")
-app.add_typer(workspace_cmds.app, name="workspace")
-app.add_typer(maintenance_cmds.app, name="maintenance")
-app.add_typer(jobs_cmds.app, name="jobs")
-ops_cmds.register(app)
+def register(app: typer.Typer, module: str) -> None:
+    """Import one module of :data:`GROUPS` and add its commands to ``app``."""
+    if module == "memory":
+        from hive_mind.cli.memory import register as add
+    elif module == "ops":
+        from hive_mind.cli.ops import register as add
+    elif module == "harvest":
+        from hive_mind.cli.harvest import register as add
+    elif module == "knowledge":
+        from hive_mind.cli.knowledge import register as add
+    elif module == "context":
+        from hive_mind.cli.context import register as add
+    elif module == "workspace":
+        from hive_mind.cli.workspace import register as add
+    elif module == "maintenance":
+        from hive_mind.cli.maintenance import register as add
+    elif module == "jobs":
+        from hive_mind.cli.jobs import register as add
+    else:
+        raise ValueError(f"no command module {module!r}")
+    add(app)
+
+
+def build(command: str | None = None) -> typer.Typer:
+    """The Typer app: the global options and every command, or only the group of
+    ``command`` (a top-level name of :data:`GROUPS`; ``""``: no command at all)."""
+    app = typer.Typer(
+        name="hive-mind", help=HELP, no_args_is_help=True, add_completion=False,
+        rich_markup_mode="markdown", pretty_exceptions_enable=False,
+        context_settings={"help_option_names": list(HELP_OPTIONS)},
+    )
+    app.callback()(global_options)
+    for names, module in GROUPS:
+        if command is None or command in names:
+            register(app, module)
+    return app
+
+
+def invoked(args: Sequence[str]) -> str | None:
+    """The top-level command ``args`` names (the first word after the global options and
+    their values), or None when the whole tree is needed: no command, help asked before it,
+    a name not in :data:`GROUPS` (click then reports it against the whole tree)."""
+    root: Any = typer.main.get_command(build(""))
+    takes_value = {name for param in root.params if not getattr(param, "is_flag", True)
+                   for name in param.opts}
+    rest = iter(args)
+    for arg in rest:
+        if arg in HELP_OPTIONS or arg == "--":
+            return None
+        if not arg.startswith("-"):
+            return arg if any(arg in names for names, _ in GROUPS) else None
+        if arg in takes_value:
+            next(rest, None)
+    return None
+
+
+@functools.cache
+def whole() -> typer.Typer:
+    return build()
+
+
+def __getattr__(name: str) -> Any:
+    """``app``: the whole command tree, built on first use."""
+    if name == "app":
+        return whole()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

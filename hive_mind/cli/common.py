@@ -2,27 +2,33 @@
 
 Machine output (``--json``) is one JSON document on stdout; human output is rich tables and
 panels on stdout; progress bars and logs go to stderr. User text is never parsed as rich markup.
+``rich`` is imported by the helpers that draw, so a ``--json`` command never loads it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import json
 import logging
 import os
 import re
 import sys
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
-from hive_mind.settings import Settings, load_settings
 from mind.errors import ConfigurationError, ValidationError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from hive_mind.settings import Settings
 
 T = TypeVar("T")
 
@@ -63,6 +69,8 @@ class CliState:
 def settings_from(overrides: dict[str, Any]) -> Settings:
     """Environment / ``.env`` first, CLI flags on top; bad values become one clean error."""
     import pydantic
+
+    from hive_mind.settings import load_settings
 
     try:
         return load_settings(**overrides)
@@ -106,6 +114,39 @@ def configure_cli_logging(level: str | None) -> None:
     logging.getLogger("arq").setLevel(logging.ERROR if level is None else logging.NOTSET)
 
 
+# -- a process starting -----------------------------------------------------------------------
+
+_GC_WHILE_STARTING = {"pause": False}  # True once main() runs as the process (not a test's call)
+
+
+def pause_gc_while_starting() -> None:
+    """Make :func:`starting` pause the collector: called by ``main()`` when it is the process."""
+    _GC_WHILE_STARTING["pause"] = True
+
+
+@contextlib.contextmanager
+def starting() -> Iterator[None]:
+    """A block that imports and builds what the process keeps (modules, classes, pydantic
+    schemas, the command tree): hundreds of thousands of long-lived objects, which Python's
+    cyclic collector would walk again and again as they pile up — a third of a one-shot
+    command's CPU (issue #14, docs/benchmarks.md). In a CLI process, collection pauses for the
+    block, and what the block built is then frozen (``gc.freeze``: left out of later
+    collections, the one at exit included) before collection resumes, so a long command
+    collects its own garbage as usual. A no-op when ``main()`` is called in another process
+    (tests): freezing their objects would keep their cycles forever."""
+    if not _GC_WHILE_STARTING["pause"]:
+        yield
+        return
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
+
+
 # -- running the facade ---------------------------------------------------------------------
 
 def run(coro: Awaitable[T]) -> T:
@@ -126,13 +167,20 @@ async def open_facade(settings: Settings) -> Any:
 
 
 def with_facade(ctx: typer.Context, action: Callable[[Any], Awaitable[T]], *,
-                writes: bool = False) -> T:
+                writes: bool = False, bulk: bool = False) -> T:
     """Open the facade, run ``action(hm)``, and (for writes in embedded mode) wait until the
-    background indexing this process caused is applied, so a later ``recall`` finds it."""
+    background indexing this process caused is applied, so a later ``recall`` finds it.
+
+    A write that is not ``bulk`` (one save, one entity) embeds its few texts at once: the
+    micro-batcher's wait for a fuller batch (``HIVE_MIND_BATCHER_MAX_WAIT_MS``) would only
+    delay the answer, as nothing else in this process adds to the batch."""
     settings = state(ctx).settings()
+    if writes and not bulk:
+        settings = settings.model_copy(update={"batcher_max_wait_ms": 0.0})
 
     async def go() -> T:
-        hm = await open_facade(settings)
+        with starting():  # imports the facade and the runtime
+            hm = await open_facade(settings)
         async with hm:
             result = await action(hm)
             if writes and hasattr(hm, "wait_idle"):
@@ -146,6 +194,8 @@ def with_facade(ctx: typer.Context, action: Callable[[Any], Awaitable[T]], *,
 
 def console() -> Console:
     """Human output on stdout; piped output is 120 columns wide (or $COLUMNS), not 80."""
+    from rich.console import Console
+
     out = Console(file=sys.stdout, highlight=False, soft_wrap=False)
     if not out.is_terminal and "COLUMNS" not in os.environ:
         out.width = 120
@@ -153,6 +203,8 @@ def console() -> Console:
 
 
 def err_console() -> Console:
+    from rich.console import Console
+
     return Console(file=sys.stderr, highlight=False)
 
 
@@ -176,6 +228,8 @@ def printable(text: str) -> str:
 def cell(value: Any, limit: int | None = None) -> Text:
     """A table cell that never interprets markup nor emits control characters (see
     :func:`printable`); ``limit`` shortens long text."""
+    from rich.text import Text
+
     if value is None:
         return Text("-", style="dim")
     if isinstance(value, (dict, list)):
@@ -188,6 +242,8 @@ def cell(value: Any, limit: int | None = None) -> Text:
 
 def table(title: str | None, columns: Iterable[str], rows: Iterable[Iterable[Any]],
           *, limits: dict[str, int] | None = None) -> Table:
+    from rich.table import Table
+
     cols = list(columns)
     out = Table(title=title, title_justify="left", show_lines=False)
     for name in cols:
@@ -199,6 +255,9 @@ def table(title: str | None, columns: Iterable[str], rows: Iterable[Iterable[Any
 
 def kv_table(title: str | None, data: dict[str, Any], *, skip: Iterable[str] = ()) -> Table:
     """A two-column key/value table of a flat dict."""
+    from rich.table import Table
+    from rich.text import Text
+
     skipped = set(skip)
     out = Table(title=title, title_justify="left", show_header=False)
     out.add_column("key", style="bold")
@@ -218,7 +277,12 @@ def output(as_json: bool, data: Any, human: Callable[[Console], None]) -> None:
 
 
 def message(text: str, *, style: str = "green") -> Callable[[Console], None]:
-    return lambda c: c.print(Text(text, style=style))
+    def show(c: Console) -> None:
+        from rich.text import Text
+
+        c.print(Text(text, style=style))
+
+    return show
 
 
 def parse_properties(pairs: list[str] | None, raw_json: str | None) -> dict[str, Any]:

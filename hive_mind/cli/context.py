@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 
 from hive_mind.cli.common import (
     IdempotencyKeyOpt,
@@ -19,6 +18,9 @@ from hive_mind.cli.common import (
 from mind.errors import ValidationError
 from vocabulary.enums import AWARENESS_CATEGORIES, AwarenessCategory
 from vocabulary.limits import AWARENESS_PRIORITY_MAX, INT64_MAX, MAX_TTL_MINUTES
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 identity_app = typer.Typer(help="Show or change the agent's identity.", no_args_is_help=True)
 awareness_app = typer.Typer(help="Short-lived working context: tasks, actions, pending items, "
@@ -154,3 +156,8 @@ def awareness_clear(
 
     result = with_facade(ctx, act, writes=True)
     output(as_json, result, lambda c: c.print(kv_table("Cleared", result)))
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(identity_app, name="identity")
+    root.add_typer(awareness_app, name="awareness")

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from hive_mind.cli.common import (
     JsonOpt,
@@ -20,7 +18,12 @@ from hive_mind.cli.common import (
 )
 from mind.harvest.registry import SOURCES
 from vocabulary.enums import HarvestSource
-from workers.harvest_summary import ProgressEvent
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from workers.harvest_summary import ProgressEvent
 
 app = typer.Typer(help="Import conversation exports and documents.", no_args_is_help=True)
 
@@ -40,6 +43,14 @@ class HarvestProgress:
 
     def __enter__(self) -> HarvestProgress:
         if self.enabled:
+            from rich.progress import (
+                BarColumn,
+                Progress,
+                SpinnerColumn,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
             self.progress = Progress(
                 SpinnerColumn(), TextColumn("{task.description:<16}"), BarColumn(),
                 TextColumn("{task.completed:>9,.0f}{task.fields[of]}"), TimeElapsedColumn(),
@@ -105,7 +116,7 @@ def harvest_import(
                                          auto_sync=auto_sync,
                                          sync_interval_hours=interval_hours))
 
-        summary = with_facade(ctx, act, writes=True)
+        summary = with_facade(ctx, act, writes=True, bulk=True)
     output(as_json, summary, lambda c: c.print(kv_table(f"Harvested {source}", summary)))
 
 
@@ -138,3 +149,7 @@ def harvest_sources(
                        for r in registered)))
 
     output(as_json, data, human)
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="harvest")

@@ -3,12 +3,14 @@ letters, in every mode (:mod:`workers.jobs_admin`; over ``--url``, the server's)
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 
 from hive_mind.cli.common import JsonOpt, kv_table, output, table, with_facade
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 HELP = """Queued, running and failed jobs per mind; retry or drop dead letters.
 
@@ -97,3 +99,7 @@ def drop(ctx: typer.Context, dead_letter_id: IdArg = None, every: AllOpt = False
     """Forget a dead letter (or --all). Frames it named stay in the outbox, where a reconcile
     finds them."""
     _act(ctx, "drop_jobs", dead_letter_id, every, as_json)
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="jobs")

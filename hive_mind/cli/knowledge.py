@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 
 from hive_mind.cli.common import (
     JsonOpt,
@@ -18,6 +17,9 @@ from hive_mind.cli.common import (
 )
 from vocabulary.enums import ENTITY_TYPES, EntityType
 from vocabulary.limits import INT64_MAX
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 app = typer.Typer(help="Search and edit the knowledge graph (entities and relations).",
                   no_args_is_help=True)
@@ -110,3 +112,7 @@ def relate(
 
     relation = with_facade(ctx, act, writes=True)
     output(as_json, relation, lambda c: c.print(kv_table("Relation", relation)))
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="entities")

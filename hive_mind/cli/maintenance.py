@@ -3,14 +3,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 
 from hive_mind.cli.common import JsonOpt, WorkspaceOpt, output, table, with_facade
 from mind.errors import ValidationError
 from vocabulary.enums import MaintenanceKind
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 app = typer.Typer(help="Run maintenance on one mind (--workspace ID, default personal) or on "
                        "every mind (--all).", no_args_is_help=True)
@@ -35,7 +37,7 @@ def _run(ctx: typer.Context, kind: str, workspace: str | None, all_minds: bool,
     async def act(hm: Any) -> dict[str, Any]:
         return dict(await hm.maintenance(kind, workspace=workspace, all_minds=all_minds))
 
-    result = with_facade(ctx, act, writes=True)
+    result = with_facade(ctx, act, writes=True, bulk=True)
 
     def human(c: Console) -> None:
         rows = []
@@ -74,8 +76,12 @@ def nightly(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     async def act(hm: Any) -> dict[str, Any]:
         return dict(await hm.nightly_maintenance())
 
-    result = with_facade(ctx, act, writes=True)
+    result = with_facade(ctx, act, writes=True, bulk=True)
     failed = ", ".join(result.get("failed") or []) or "-"
     output(as_json, result, lambda c: c.print(table(
         f"nightly maintenance {result.get('day')}", ["ran", "skipped (ran elsewhere)", "failed"],
         [[result.get("ran"), result.get("skipped"), failed]])))
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="maintenance")

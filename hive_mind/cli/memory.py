@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from hive_mind.cli.common import (
     IdempotencyKeyOpt,
@@ -34,6 +31,10 @@ from vocabulary.enums import (
     RecallProfile,
     Scope,
 )
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
 
 
 def save(
@@ -136,6 +137,8 @@ def recall(
                 ([f"{r['score']:.3f}", r["id"], r["from"], r["importance"], r["created_at"],
                   r["content"]] for r in results),
                 limits={"content": 200}))
+        from rich.text import Text
+
         for conflict in detail.get("conflicts") or []:
             c.print(Text(f"! {printable(conflict['note'])}", style="yellow"))
 
@@ -192,11 +195,11 @@ def ingest(
         return dict(await hm.ingest(content, type_hint=type_hint, importance=importance,
                                     tags=tags or [], workspace=workspace))
 
-    summary = with_facade(ctx, act, writes=True)
+    summary = with_facade(ctx, act, writes=True, bulk=True)
     output(as_json, summary, lambda c: c.print(kv_table("Ingested", summary)))
 
 
-def register(app: typer.Typer) -> None:
-    app.command("save")(save)
-    app.command("recall")(recall)
-    app.command("ingest")(ingest)
+def register(root: typer.Typer) -> None:
+    root.command("save")(save)
+    root.command("recall")(recall)
+    root.command("ingest")(ingest)

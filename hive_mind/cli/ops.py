@@ -5,11 +5,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console, Group
-from rich.panel import Panel
 
 from hive_mind.cli.common import (
     JsonOpt,
@@ -23,9 +21,12 @@ from hive_mind.cli.common import (
     table,
     with_facade,
 )
-from hive_mind.settings import Settings
 from mind.errors import ConfigurationError, HiveMindError
-from workers.queue import QueueUnavailableError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from hive_mind.settings import Settings
 
 log = logging.getLogger("hive_mind.cli")
 
@@ -47,8 +48,10 @@ def status(
     settings = state(ctx).settings()
     try:
         report = with_facade(ctx, report_of)
-    except QueueUnavailableError:  # Redis is down: still the minds, and the queue's error
-        if settings.url:
+    except HiveMindError as exc:  # Redis is down: still the minds, and the queue's error
+        from workers.queue import QueueUnavailableError  # arq: only when there was a queue
+
+        if settings.url or not isinstance(exc, QueueUnavailableError):
             raise
         from hive_mind.status import unreachable_queue_report
 
@@ -57,6 +60,9 @@ def status(
 
 
 def render_status(c: Console, report: dict[str, Any]) -> None:
+    from rich.console import Group
+    from rich.panel import Panel
+
     e, q = report.get("embedder", {}), report.get("queue", {})
     embedder = {k: e.get(k) for k in ("provider", "model", "dimensions", "degraded")}
     if e.get("last_error"):
@@ -263,8 +269,8 @@ def _mode(settings: Settings) -> str:
     return "client" if settings.url else "embedded" if settings.embedded else "distributed"
 
 
-def register(app: typer.Typer) -> None:
-    app.command("status")(status)
-    app.command("serve")(serve)
-    app.command("worker")(worker)
-    app.command("mcp")(mcp)
+def register(root: typer.Typer) -> None:
+    root.command("status")(status)
+    root.command("serve")(serve)
+    root.command("worker")(worker)
+    root.command("mcp")(mcp)

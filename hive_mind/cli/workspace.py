@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 
 from hive_mind.cli.common import JsonOpt, kv_table, message, output, table, with_facade
 from mind.errors import ValidationError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 app = typer.Typer(help="Create, list and delete workspaces (one mind file each).",
                   no_args_is_help=True)
@@ -152,3 +154,7 @@ def default(
     data = with_facade(ctx, act)
     output(as_json, data,
            message(f"default workspace: {data['default_workspace'] or '(none)'}", style=""))
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="workspace")

@@ -38,14 +38,15 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 from types import TracebackType
-from typing import Any, Protocol
-
-import httpx
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mind.bounds import bounded_json
 from mind.errors import HiveMindError, ValidationError
 from mind.redact import mask_text, mask_url
 from vocabulary.limits import MAX_JSON_BYTES
+
+if TYPE_CHECKING:  # imported by the first search: a recall without a source never loads it
+    import httpx
 
 EXCERPT_CHARS = 200
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024
@@ -172,6 +173,8 @@ class HttpExternalSource:
             raise ValidationError("query must be text")
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise ValidationError("limit must be a positive integer")
+        import httpx
+
         if self._client is None:
             self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout),
                                              follow_redirects=False)
