@@ -3,8 +3,9 @@ about as long as one (the products run outside the lock), or twice as long (seri
 
 A shortcut, labelled as such: the index's matrix is filled directly (100,000 × 384 unit
 vectors, no mind file, no embedding); each search is ``VectorIndex._search_many_sync`` with
-one query, k = 100, the lane's real code path after its refresh. "serialized" holds one
-extra lock around every search, which is what the index did before (issue #14).
+one query, k = 100, the lane's real code path after its refresh (its scan blocks on the
+process's scan pool, one BLAS thread each). "serialized" holds one extra lock around every
+search, which is what the index did before (issue #14).
 
     .venv/bin/python bench/vector_concurrency.py [--rows 100000] [--searches 60]
 """
@@ -31,8 +32,8 @@ def build(rows: int) -> VectorIndex:
     rng = np.random.default_rng(0)
     vectors = rng.standard_normal((rows, DIM)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    for i, vec in enumerate(vectors, 1):
-        index._frames.put(i, i, vec)
+    ids = np.arange(1, rows + 1)
+    index._frames.put_many(ids, ids, vectors)
     return index
 
 

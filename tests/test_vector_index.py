@@ -128,7 +128,7 @@ async def test_a_large_mind_goes_through_the_quantized_pass_and_keeps_recall(
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(vector_index.scan, "quantized", counted)
-    index = VectorIndex(db.path, DIM, quantize_min_rows=vector_index.QUANTIZE_MIN_ROWS)
+    index = VectorIndex(db.path, DIM)
     try:
         found = 0
         for query in _unit(rng, 20):

@@ -61,19 +61,28 @@ SCAN_THREADS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_
                           else os.cpu_count() or 1))
 
 _pool: ThreadPoolExecutor | None = None
+_configured = False
 _pool_lock = threading.Lock()
 
 
-def _run_blocks(tasks: list[Callable[[], object]]) -> list[object]:
-    """Run a scan's blocks on the process's scan pool (inline when there is one block)."""
-    global _pool
-    if len(tasks) < 2 or SCAN_THREADS < 2:
-        return [task() for task in tasks]
+def _scan_pool() -> ThreadPoolExecutor | None:
+    """The process's scan pool (None with one core); the first call sets BLAS to one thread."""
+    global _pool, _configured
     with _pool_lock:
-        if _pool is None:
+        if not _configured:
             _limit_blas_threads()
-            _pool = ThreadPoolExecutor(SCAN_THREADS, thread_name_prefix="vector-scan")
-    return [f.result() for f in [_pool.submit(task) for task in tasks]]
+            if SCAN_THREADS > 1:
+                _pool = ThreadPoolExecutor(SCAN_THREADS, thread_name_prefix="vector-scan")
+            _configured = True
+        return _pool
+
+
+def _run_blocks(tasks: list[Callable[[], object]]) -> list[object]:
+    """Run a scan's blocks on the scan pool (inline when there is one block)."""
+    pool = _scan_pool()
+    if pool is None or len(tasks) < 2:
+        return [task() for task in tasks]
+    return [f.result() for f in [pool.submit(task) for task in tasks]]
 
 
 def _limit_blas_threads() -> None:
@@ -191,15 +200,17 @@ class VectorIndex:
     """Cosine search over normalized vectors; results are (frame_id, similarity)."""
 
     def __init__(self, path: str | Path, dim: int, *,
-                 quantize_min_rows: int = QUANTIZE_MIN_ROWS) -> None:
+                 quantize_min_rows: int | None = None) -> None:
         self.path = str(path)
         self.dim = dim
-        self.quantize_min_rows = quantize_min_rows
+        self.quantize_min_rows = (QUANTIZE_MIN_ROWS if quantize_min_rows is None
+                                  else quantize_min_rows)
         self._frames = _Matrix(dim)
         self._chunks = _Matrix(dim)
         self._seq = -1
         self._conn: Any = None
         self._lock = threading.Lock()
+        _scan_pool()
 
     @property
     def size(self) -> int:

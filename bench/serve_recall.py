@@ -1,0 +1,343 @@
+"""Recall through a real ``hive-mind serve`` (embedded mode, POST /v1/recall over HTTP) at
+100,000 or 1,000,000 frames, against a flat sqlite-vec KNN over the same stored vectors.
+
+Build (a bench-only shortcut, labelled as such in docs/benchmarks.md): frames are written with
+``FrameStore.insert_many`` (synthetic texts: words from a 5,000-word vocabulary, conversations of
+50 turns, every fifth a question), and their vectors are written straight into the vec0 table
+(random or clustered unit vectors, 384 dims) instead of being embedded. Queries are short texts
+embedded by the serving process's own model, as a user's recall is.
+
+Measured in one run, one request at a time, over keep-alive HTTP from this process:
+
+* ``ours``: POST /v1/recall (limit 10, hybrid, the product default), ``hive-mind serve``.
+* ``flat KNN server``: the same model and the same mind file behind a minimal HTTP endpoint
+  (a subprocess of this script: embed the query, ``embedding MATCH ? AND k = 10`` on vec0, read
+  the ten frames, answer JSON): a plain vector search service, the fair end-to-end baseline.
+* ``flat KNN SQL``: the bare sqlite-vec query with a precomputed query vector (no HTTP, no
+  embedding): what the issue's 39 ms was.
+
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/serve_recall.py --frames 100000
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/serve_recall.py --frames 1000000 --keep /tmp/m1m
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from common import ROOT
+
+QUERIES = 200
+WARMUP = 20
+DIM = 384
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def vocabulary(seed: int = 3) -> list[str]:
+    rng = random.Random(seed)
+    return ["".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=rng.randint(3, 9)))
+            for _ in range(5000)]
+
+
+def queries(vocab: list[str], n: int, seed: int = 5) -> list[str]:
+    rng = random.Random(seed)
+    return [" ".join(rng.choices(vocab, k=rng.randint(2, 5))) for _ in range(n)]
+
+
+def unit_vectors(rng: np.random.Generator, n: int, kind: str, centers: np.ndarray | None
+                 ) -> np.ndarray:
+    """``random``: uniform on the sphere. ``clustered``: a random center plus noise (cosine to
+    the center ~0.7), a rough stand-in for real embeddings, which are anything but uniform."""
+    vecs = rng.standard_normal((n, DIM)).astype(np.float32)
+    if kind == "clustered":
+        assert centers is not None
+        vecs *= 0.05
+        vecs += centers[rng.integers(0, len(centers), n)]
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    return vecs
+
+
+async def build(path: Path, n: int, kind: str, fingerprint: tuple[str, str, int]) -> None:
+    from mind.frames.model import NewFrame
+    from mind.mind import Mind
+
+    vocab = vocabulary()
+    rng = random.Random(n)
+    nrng = np.random.default_rng(n)
+    centers = unit_vectors(nrng, 2000, "random", None) if kind == "clustered" else None
+    started = time.perf_counter()
+    async with await Mind.open(path) as mind:
+        await mind.vectors.ensure_fingerprint(*fingerprint)
+        step = 10_000
+        for off in range(0, n, step):
+            items = [NewFrame(f"s{(off + i) // 50}",
+                              " ".join(rng.choices(vocab, k=rng.randint(10, 40)))
+                              + ("?" if (off + i) % 5 == 0 else "."), dedup=False)
+                     for i in range(min(step, n - off))]
+            saved = await mind.frames.insert_many(items)
+            ids = [r.frame.id for r in saved]
+            vecs = unit_vectors(nrng, len(ids), kind, centers)
+            await mind.vectors.upsert_frame_vectors(list(zip(ids, vecs, strict=True)))
+            await mind.outbox.clear(ids)
+            if off // step % 10 == 9:
+                print(f"  built {off + step:,} frames in {time.perf_counter() - started:.0f} s",
+                      flush=True)
+    print(f"built {n:,} frames ({kind}) in {time.perf_counter() - started:.0f} s")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+class Server:
+    """A subprocess answering HTTP on a free port; stopped by ``close``."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], log: Path) -> None:
+        self.port = free_port()
+        self.log = log.open("ab")
+        self.proc = subprocess.Popen([*argv, "--port", str(self.port)], cwd=ROOT, env=env,
+                                     stdout=self.log, stderr=self.log)
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    async def ready(self, client: Any, path: str, timeout: float = 180) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited with {self.proc.returncode}; see {self.log.name}")
+            try:
+                if (await client.get(self.url + path)).status_code < 500:
+                    return
+            except Exception:
+                pass
+            await asyncio.sleep(0.3)
+        raise RuntimeError("server did not start")
+
+    def close(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.log.close()
+
+
+async def timed_posts(client: Any, url: str, bodies: list[dict[str, Any]]) -> list[float]:
+    for body in bodies[:WARMUP]:
+        (await client.post(url, json=body)).raise_for_status()
+    out = []
+    for body in bodies:
+        start = time.perf_counter()
+        response = await client.post(url, json=body)
+        out.append((time.perf_counter() - start) * 1000)
+        response.raise_for_status()
+    return out
+
+
+async def flat_sql(path: Path, vectors: np.ndarray) -> list[float]:
+    from mind.storage.db import Database
+
+    db = await Database.open(path, readonly=True)
+    sql = ("SELECT rowid, distance FROM memory_frames_vec WHERE embedding MATCH ? AND k = ? "
+           "ORDER BY distance")
+    out = []
+    try:
+        for i, v in enumerate(vectors):
+            start = time.perf_counter()
+            await db.fetchall(sql, (np.asarray(v, dtype="<f4").tobytes(), 10))
+            if i >= 3:
+                out.append((time.perf_counter() - start) * 1000)
+    finally:
+        await db.close()
+    return out
+
+
+# -- the flat KNN server (a subprocess of this script) ---------------------------------------
+
+
+def flat_server(mind_path: str, port: int) -> None:
+    """POST /knn {query, limit}: embed, flat sqlite-vec KNN, read the frames, answer JSON."""
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    from hive_mind.settings import load_settings
+    from mind.embeddings.registry import PROVIDERS
+    from mind.storage.db import Database
+
+    state: dict[str, Any] = {}
+
+    async def knn(request: Request) -> JSONResponse:
+        body = await request.json()
+        limit = int(body.get("limit", 10))
+        vector = (await state["embedder"].embed_batch([body["query"]]))[0]
+        db = state["db"]
+        hits = await db.fetchall(
+            "SELECT rowid, distance FROM memory_frames_vec WHERE embedding MATCH ? AND k = ? "
+            "ORDER BY distance", (np.asarray(vector, dtype="<f4").tobytes(), limit))
+        marks = ",".join("?" * len(hits))
+        rows = {r[0]: r for r in await db.fetchall(
+            f"SELECT id, content, gop_id, created_at FROM memory_frames WHERE id IN ({marks})",
+            [h[0] for h in hits])}
+        return JSONResponse({"results": [
+            {"id": h[0], "content": rows[h[0]][1], "session": rows[h[0]][2],
+             "created_at": rows[h[0]][3], "score": 1 - h[1] ** 2 / 2} for h in hits]})
+
+    async def health(_: Request) -> JSONResponse:
+        return JSONResponse({"ok": True})
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        config = load_settings().embedding_config()
+        embedder = PROVIDERS[config.provider](config)
+        await embedder.embed_batch(["warm up"])
+        state["embedder"] = embedder
+        state["db"] = await Database.open(mind_path, readonly=True)
+        yield
+        await state["db"].close()
+
+    app = Starlette(routes=[Route("/knn", knn, methods=["POST"]), Route("/healthz", health)],
+                    lifespan=lifespan)
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+
+
+def serve_argv(quantize_min_rows: int | None) -> list[str]:
+    """``hive-mind serve``, with the index's quantization threshold overridden if asked (the
+    bench compares the exact and the quantized pass through the same server)."""
+    if quantize_min_rows is None:
+        return [sys.executable, "-m", "hive_mind", "serve"]
+    code = ("import sys; import mind.retrieval.vector_index as v; "
+            "v.QUANTIZE_MIN_ROWS = int(sys.argv.pop(1)); from hive_mind.cli import main; "
+            "sys.argv[0] = 'hive-mind'; sys.exit(main())")
+    return [sys.executable, "-c", code, str(quantize_min_rows), "serve"]
+
+
+# -- main --------------------------------------------------------------------------------------
+
+
+async def run(args: argparse.Namespace, data: Path) -> list[tuple[str, float, float]]:
+    import httpx
+
+    from hive_mind.settings import load_settings
+    from mind.embeddings.base import fingerprint
+    from mind.embeddings.registry import PROVIDERS
+
+    config = load_settings(embedding_provider="inprocess").embedding_config()
+    embedder = PROVIDERS["inprocess"](config)
+    await embedder.embed_batch(["warm up"])
+    mind_path = data / "personal.mind"
+    if not mind_path.exists():
+        await build(mind_path, args.frames, args.vectors, fingerprint(embedder))
+    texts = queries(vocabulary(), QUERIES)
+    qvecs = await embedder.embed_batch(texts)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HIVE_MIND_DATA_DIR": str(data),
+           "HIVE_MIND_EMBEDDING_PROVIDER": "inprocess", "HIVE_MIND_MAINTENANCE_ENABLED": "false"}
+    env.pop("HIVE_MIND_REDIS_URL", None)
+    rows: list[tuple[str, float, float]] = []
+
+    def record(name: str, values: list[float]) -> None:
+        rows.append((name, pct(values, 50), pct(values, 95)))
+        print(f"{name:44s} p50 {pct(values, 50):7.1f} ms  p95 {pct(values, 95):7.1f} ms",
+              flush=True)
+
+    async with httpx.AsyncClient(timeout=120) as client:
+        ours = Server(serve_argv(args.quantize_min_rows), env, data / "serve.log")
+        try:
+            await ours.ready(client, "/healthz")
+            start = time.perf_counter()
+            (await client.post(ours.url + "/v1/recall", json={"query": "warm"})).raise_for_status()
+            first = (time.perf_counter() - start) * 1000
+            print(f"first recall (loads the index): {first:.0f} ms; serve RSS "
+                  f"{rss_mb(ours.proc.pid):.0f} MB")
+            rows.append(("first recall after start (index load)", first, float("nan")))
+            bodies = [{"query": t, "limit": 10} for t in texts]
+            for rep in range(args.repeat):
+                record(f"ours: POST /v1/recall (run {rep + 1})",
+                       await timed_posts(client, ours.url + "/v1/recall", bodies))
+            record("ours: POST /v1/recall, lanes=vector",
+                   await timed_posts(client, ours.url + "/v1/recall",
+                                     [{**b, "lanes": "vector"} for b in bodies]))
+            rows.append(("serve RSS after the runs (MB)", rss_mb(ours.proc.pid), float("nan")))
+        finally:
+            ours.close()
+        if args.skip_flat:
+            return rows
+        flat = Server([sys.executable, __file__, "--flat-server", str(mind_path)], env,
+                      data / "flat.log")
+        try:
+            await flat.ready(client, "/healthz")
+            record("flat KNN server: embed + vec0 KNN + frames",
+                   await timed_posts(client, flat.url + "/knn",
+                                     [{"query": t, "limit": 10} for t in texts]))
+        finally:
+            flat.close()
+    record("flat KNN SQL alone (vec0, k = 10)", await flat_sql(mind_path, qvecs[:50]))
+    embed_ms = []
+    for t in texts[:100]:
+        start = time.perf_counter()
+        await embedder.embed_batch([t])
+        embed_ms.append((time.perf_counter() - start) * 1000)
+    record("query embedding alone (this process)", embed_ms)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--frames", type=int, default=100_000)
+    parser.add_argument("--vectors", choices=("random", "clustered"), default="random")
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--keep", type=Path, help="data dir to build once and reuse")
+    parser.add_argument("--quantize-min-rows", type=int,
+                        help="override the index's QUANTIZE_MIN_ROWS in the server")
+    parser.add_argument("--skip-flat", action="store_true", help="only measure ours")
+    parser.add_argument("--flat-server", help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.flat_server:
+        flat_server(args.flat_server, args.port)
+        return
+    tmp = None
+    if args.keep is None:
+        tmp = tempfile.mkdtemp(prefix="serve-recall-")
+        data = Path(tmp)
+    else:
+        data = args.keep
+        data.mkdir(parents=True, exist_ok=True)
+    try:
+        rows = asyncio.run(run(args, data))
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print(json.dumps(rows))
+
+
+if __name__ == "__main__":
+    main()

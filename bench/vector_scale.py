@@ -1,0 +1,165 @@
+"""The in-memory vector index at 100,000 and 1,000,000 rows: RAM, search time exact vs the
+quantized pass, and the quantized pass's recall@10 against exact search.
+
+A shortcut, labelled as such: the index's matrix is filled directly from generated unit
+vectors (384 dims; no mind file — the load from SQLite is measured by bench/serve_recall.py);
+each search is ``VectorIndex._search_many_sync`` with one query and k = 10, the lane's code
+after its refresh (blocks on the scan pool, one BLAS thread). Data and queries:
+
+* ``random``: uniform on the sphere, queries unrelated to the data — the hardest case for any
+  coarse pass, since nothing but noise separates the top 10 from the rest;
+* ``clustered``: 2,000 centers plus noise (cosine to the center ~0.7), queries near a stored
+  vector (a memory the query is about);
+* ``--real X.npy Q.npy``: real embeddings (e.g. SciFact sentences and queries by the product
+  model), to see the estimate on the distribution it serves.
+
+"symmetric" is the usual binary pass (Hamming distance of the query's sign bits), shown for
+comparison with the index's asymmetric one (a 4-bit query against the sign bits).
+
+    .venv/bin/python bench/vector_scale.py [--rows 100000 1000000] [--queries 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+from common import write_section
+
+from mind.retrieval import vector_index, vector_scan
+from mind.retrieval.vector_index import VectorIndex
+
+DIM = 384
+FRACTIONS = (0.005, 0.01, 0.02, 0.05)
+
+
+def unit(rng: np.random.Generator, n: int, dim: int = DIM) -> np.ndarray:
+    v = rng.standard_normal((n, dim), dtype=np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    return v
+
+
+def dataset(kind: str, n: int, queries: int, rng: np.random.Generator
+            ) -> tuple[np.ndarray, np.ndarray]:
+    if kind == "random":
+        return unit(rng, n), unit(rng, queries)
+    centers = unit(rng, 2000)
+    x = rng.standard_normal((n, DIM), dtype=np.float32)
+    x *= 0.05
+    x += centers[rng.integers(0, len(centers), n)]
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    q = x[rng.integers(0, n, queries)] + 0.04 * rng.standard_normal((queries, DIM),
+                                                                    dtype=np.float32)
+    return x, q / np.linalg.norm(q, axis=1, keepdims=True)
+
+
+def fill(x: np.ndarray) -> tuple[VectorIndex, float]:
+    index = VectorIndex(Path("/nonexistent"), x.shape[1])
+    index._refresh_sync = lambda: None  # type: ignore[method-assign]  # filled below, no file
+    start = time.perf_counter()
+    index._frames.reserve(len(x))
+    for a in range(0, len(x), 8192):
+        ids = np.arange(a + 1, min(len(x), a + 8192) + 1)
+        index._frames.put_many(ids, ids, x[a:a + 8192])
+    return index, time.perf_counter() - start
+
+
+def timed_search(index: VectorIndex, queries: np.ndarray) -> tuple[list[float], list[set[int]]]:
+    index._search_many_sync(queries[:1], 10)
+    ms, found = [], []
+    for q in queries:
+        start = time.perf_counter()
+        hits = index._search_many_sync(q[None, :], 10)[0]
+        ms.append((time.perf_counter() - start) * 1000)
+        found.append({f for f, _ in hits})
+    return ms, found
+
+
+def symmetric_recall(x: np.ndarray, queries: np.ndarray, truth: list[set[int]],
+                     fraction: float) -> float:
+    codes = vector_scan.sign_codes(x)
+    got = []
+    for q, want in zip(queries, truth, strict=True):
+        qcodes = vector_scan.sign_codes(q[None, :])[:, 0]
+        distance = np.zeros(len(x), dtype=np.int32)
+        for w in range(len(codes)):
+            distance += np.bitwise_count(codes[w] ^ qcodes[w])
+        rows = vector_scan.best_rows(-distance, int(fraction * len(x)))
+        top = rows[np.argsort(-(x[rows] @ q))[:10]] + 1
+        got.append(len(want & set(top.tolist())) / 10)
+    return float(np.mean(got))
+
+
+def pct(values: list[float], p: float) -> float:
+    return float(np.percentile(values, p))
+
+
+def measure(name: str, x: np.ndarray, queries: np.ndarray, symmetric: bool) -> list[str]:
+    fraction_set, floor = vector_index.CANDIDATE_FRACTION, vector_index.MIN_CANDIDATES
+    index, fill_s = fill(x)
+    n = len(x)
+    rows = []
+    index.quantize_min_rows = n + 1
+    exact_ms, truth = timed_search(index, queries)
+    print(f"{name} {n:,}: fill {fill_s:.1f} s, {index.nbytes / 2**20:,.0f} MiB; exact p50 "
+          f"{pct(exact_ms, 50):.1f} ms p95 {pct(exact_ms, 95):.1f} ms", flush=True)
+    rows.append(f"| {name} | {n:,} | exact | {pct(exact_ms, 50):.1f} | {pct(exact_ms, 95):.1f} "
+                f"| 1.000 | {index.nbytes / 2**20:,.0f} MiB |")
+    index.quantize_min_rows = 0
+    vector_index.MIN_CANDIDATES = 10  # the fraction alone decides (the index's floor: 1,000)
+    for fraction in FRACTIONS:
+        vector_index.CANDIDATE_FRACTION = fraction
+        ms, found = timed_search(index, queries)
+        recall = np.mean([len(a & b) / 10 for a, b in zip(found, truth, strict=True)])
+        line = (f"| {name} | {n:,} | quantized, {fraction * 100:g} % re-scored | "
+                f"{pct(ms, 50):.1f} | {pct(ms, 95):.1f} | {recall:.3f} | |")
+        if symmetric:
+            line += f" {symmetric_recall(x, queries, truth, fraction):.3f} |"
+        print(line, flush=True)
+        rows.append(line)
+    vector_index.CANDIDATE_FRACTION, vector_index.MIN_CANDIDATES = fraction_set, floor
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rows", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--queries", type=int, default=40)
+    parser.add_argument("--real", nargs=2, type=Path, metavar=("X.npy", "Q.npy"))
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    rows = []
+    for n in args.rows:
+        for kind in ("random", "clustered"):
+            x, q = dataset(kind, n, args.queries, rng)
+            rows += measure(kind, x, q, symmetric=kind == "random")
+            del x
+    if args.real:
+        x, q = (np.load(p).astype(np.float32) for p in args.real)
+        rows += measure(f"real ({args.real[0].stem})", x, q[: args.queries * 5], True)
+    sizes = " ".join(map(str, args.rows))
+    real = f" --real {args.real[0]} {args.real[1]}" if args.real else ""
+    write_section("Vector index at scale (shortcut: the index alone)", f"""
+Command: `.venv/bin/python bench/vector_scale.py --rows {sizes} --queries {args.queries}{real}`
+
+A shortcut, labelled as such: the matrix is filled directly with generated unit vectors (384
+dims, no mind file), each search is the vector lane's code after its refresh, k = 10, one
+search at a time, the scan blocks on the process's scan pool (2 threads, one BLAS thread
+each). "random": uniform vectors and unrelated queries (the hardest case for a coarse pass);
+"clustered": 2,000 centers + noise, queries near a stored vector. Recall@10 is against exact
+search on the same index; "symmetric" is a plain Hamming pass with the same number of
+candidates, for comparison. The sweep sets the candidates by the fraction alone (the index
+keeps at least `MIN_CANDIDATES` = {vector_index.MIN_CANDIDATES:,}). The index switches to the quantized pass from
+`QUANTIZE_MIN_ROWS` = {vector_index.QUANTIZE_MIN_ROWS:,} rows with
+`CANDIDATE_FRACTION` = {vector_index.CANDIDATE_FRACTION}.
+
+| data | rows | pass | p50 ms | p95 ms | recall@10 | index RAM | symmetric recall@10 |
+|---|---:|---|---:|---:|---:|---:|---:|
+{chr(10).join(rows)}
+""")
+
+
+if __name__ == "__main__":
+    main()
