@@ -28,6 +28,8 @@ if TYPE_CHECKING:  # built by the methods below, imported there: a CLI command t
     from workers.queue import QueueConfig
     from workers.runtime import RuntimeConfig
 
+Backend = Literal["torch", "onnx", "onnx-int8"]
+DEFAULT_BACKEND: Backend = "onnx"  # chosen by measurement: docs/benchmarks.md, encoder backends
 Provider = Literal["auto", "inprocess", "ollama", "openai", "voyage", "litellm", "test", "mock"]
 
 
@@ -52,6 +54,16 @@ class Settings(BaseSettings):
         default=None, description="model name (default per provider: all-MiniLM-L6-v2 in process)",
     )
     embedding_device: str = Field(default="cpu", description="torch device of the in-process model")
+    embedding_backend: Backend = Field(
+        default=DEFAULT_BACKEND,
+        description="what runs the in-process model: torch, onnx (same vectors, faster; "
+                    "exported once into <data dir>/models) or onnx-int8 (faster still, "
+                    "own fingerprint)",
+    )
+    embedding_cache_dir: Path | None = Field(
+        default=None, description="where ONNX exports of the model are cached "
+                                  "(default: <data dir>/models)",
+    )
     embedding_batch_size: int = Field(
         default=32, ge=1, le=4096, description="texts per model forward pass",
     )
@@ -280,6 +292,8 @@ class Settings(BaseSettings):
             batch_size=self.embedding_batch_size,
             num_threads=self.embedding_threads,
             lanes=self.embedding_lanes,
+            backend=self.embedding_backend,
+            onnx_cache_dir=(self.embedding_cache_dir or self.data_dir / "models").expanduser(),
             nice=self.default_embedding_nice() if self.embedding_nice is None
             else self.embedding_nice,
             ollama_url=self.ollama_url,

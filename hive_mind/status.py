@@ -46,10 +46,11 @@ async def embedder_status(settings: Settings, runtime: Runtime, *, probe: bool
     """The runtime's own embedder (started now if it was not yet, when ``probe``)."""
     if not probe:
         cfg = settings.embedding_config()
-        return {"provider": cfg.provider, "model": cfg.model, "dimensions": None,
-                "degraded": None, "probed": False}
+        return {"provider": cfg.provider, "model": cfg.model, "backend": cfg.backend,
+                "dimensions": None, "degraded": None, "probed": False}
     status = (await runtime.embedder_ready()).status()
     return {"provider": status["provider"], "model": status["model"],
+            "backend": status.get("backend"),
             "dimensions": status["dimensions"], "degraded": status["degraded"],
             "last_error": mask_text(str(status["last_error"])) if status.get("last_error")
             else None, "probed": True}

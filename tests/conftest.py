@@ -64,3 +64,15 @@ async def flushed_redis(url: str = REDIS_URL) -> AsyncIterator[Any]:
 async def redis() -> AsyncIterator[Any]:
     async with flushed_redis() as pool:
         yield pool
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """One ONNX export for the whole run (each test's data dir would export its own), unless
+    the caller chose a cache; subprocesses inherit it through the environment."""
+    if os.environ.get("HIVE_MIND_EMBEDDING_CACHE_DIR"):
+        yield
+        return
+    os.environ["HIVE_MIND_EMBEDDING_CACHE_DIR"] = str(tmp_path_factory.mktemp("model-cache"))
+    yield
+    os.environ.pop("HIVE_MIND_EMBEDDING_CACHE_DIR", None)

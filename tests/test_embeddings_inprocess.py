@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from mind.embeddings import EmbeddingError, InProcessEmbedder, fingerprint
-from mind.embeddings.inprocess import bundled_model_path, hub_offline, resolve_model_source
+from mind.embeddings.model_source import bundled_model_path, hub_offline, resolve_model_source
 from tests.procs import ROOT
 
 
@@ -88,9 +88,9 @@ async def test_encode_runs_off_the_event_loop(model: InProcessEmbedder) -> None:
 
     original = model._encode_sync
 
-    def spy(m: object, texts: list[str]) -> np.ndarray:
+    def spy(texts: list[str]) -> np.ndarray:
         threads.add(threading.current_thread().name)
-        return original(m, texts)
+        return original(texts)
 
     texts = [f"message {i}: the weekly sync covers roadmap, hiring and budget" for i in range(96)]
     task = asyncio.create_task(ticker())
@@ -215,9 +215,9 @@ async def test_two_lanes_share_the_model_and_match_one_lane(model: InProcessEmbe
     seen: set[str] = set()
     original = lanes._encode_sync
 
-    def spy(m: object, part: list[str]) -> np.ndarray:
+    def spy(part: list[str]) -> np.ndarray:
         seen.add(threading.current_thread().name)
-        return original(m, part)
+        return original(part)
 
     lanes._encode_sync = spy  # type: ignore[method-assign,assignment]
     try:
@@ -241,11 +241,11 @@ async def test_a_small_call_takes_the_idle_lane() -> None:
     seen: list[str] = []
     original = lanes._encode_sync
 
-    def spy(m: object, part: list[str]) -> np.ndarray:
+    def spy(part: list[str]) -> np.ndarray:
         seen.append(threading.current_thread().name.rsplit("_", 1)[0])
         if len(part) == 1 and part[0] == "slow":
             time.sleep(0.3)  # lane 0 stays busy with this one
-        return original(m, part)
+        return original(part)
 
     lanes._encode_sync = spy  # type: ignore[method-assign,assignment]
     try:

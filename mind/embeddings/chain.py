@@ -181,6 +181,7 @@ class EmbeddingProviderChain:
         available = [self.provider] if self._active and not self.degraded else []
         lanes = getattr(self._active, "lanes", None)  # the in-process embedder's layout
         layout = {} if lanes is None else {
+            "backend": getattr(self._active, "backend", None),
             "lanes": lanes, "threads_per_lane": getattr(self._active, "lane_threads", None)}
         return {
             "provider": self.provider,

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from mind.embeddings.base import Embedder, EmbeddingError
 from mind.embeddings.http import LiteLLMEmbedder, OllamaEmbedder, OpenAIEmbedder, VoyageEmbedder
-from mind.embeddings.inprocess import DEFAULT_MODEL, InProcessEmbedder
+from mind.embeddings.inprocess import InProcessEmbedder
+from mind.embeddings.model_source import DEFAULT_MODEL
 from mind.embeddings.testing import MockEmbedder, TestEmbedder
 
 AUTO_ORDER = ("inprocess", "ollama", "voyage", "openai")
@@ -37,6 +39,8 @@ class EmbeddingConfig:
     num_threads: int | None = None
     lanes: int | None = None  # parallel in-process encoders (see inprocess.py)
     nice: int = 0  # in-process encodes at lower CPU priority (see inprocess.py)
+    backend: str = "torch"  # what runs the in-process model: torch | onnx | onnx-int8
+    onnx_cache_dir: Path | None = None  # where ONNX exports are cached (default ~/.hive-mind)
     cache_dir: str | None = None
     inprocess_model: str | None = None
     ollama_url: str = "http://localhost:11434"
@@ -87,6 +91,8 @@ def _needs_key(name: str, key: str | None) -> str:
 def _inprocess(c: EmbeddingConfig) -> Embedder:
     return InProcessEmbedder(
         c.model_for("inprocess") or DEFAULT_MODEL,
+        backend=c.backend,
+        onnx_cache_dir=c.onnx_cache_dir,
         device=c.device,
         batch_size=c.batch_size,
         num_threads=c.num_threads,

@@ -1,0 +1,201 @@
+"""The ONNX backends of the in-process embedder: the export and its cache, the vectors against
+PyTorch's, the query path's imports, and the fingerprint rule for a backend switch."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mind.embeddings import InProcessEmbedder, fingerprint, onnx_export
+from mind.embeddings.model_source import DEFAULT_MODEL, resolve_model_source
+from mind.embeddings.onnx_export import MODEL_FILE, ensure_exported, read_manifest
+from mind.errors import EmbeddingFingerprintError
+from tests.procs import ROOT
+
+TEXTS = [
+    "The Q3 budget review moved to Thursday.",
+    "ok",
+    "Melanie painted a sunset over the lake after her pottery class; she said it calmed her.",
+    "sqlite-vec stores float32 vectors in chunks of 1,024 " * 12,  # long: truncated at 256 tokens
+    "Ünïcödé, emoji 🎉 and CJK 记忆 in one message",
+    "",
+]
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture(scope="module")
+def cache_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("models")
+
+
+@pytest.fixture(scope="module")
+def torch_vectors() -> np.ndarray:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        return asyncio.run(_embed(InProcessEmbedder(num_threads=1), TEXTS))
+
+
+async def _embed(embedder: InProcessEmbedder, texts: list[str]) -> np.ndarray:
+    async with embedder:
+        return await embedder.embed_batch(texts)
+
+
+def onnx_embedder(root: Path, backend: str = "onnx", **kw: object) -> InProcessEmbedder:
+    return InProcessEmbedder(backend=backend, onnx_cache_dir=root, num_threads=1, **kw)  # type: ignore[arg-type]
+
+
+def test_fp32_export_gives_the_pytorch_vectors(cache_root: Path,
+                                               torch_vectors: np.ndarray) -> None:
+    vectors = asyncio.run(_embed(onnx_embedder(cache_root), TEXTS))
+    assert vectors.shape == torch_vectors.shape == (len(TEXTS), 384)
+    cosine = (vectors * torch_vectors).sum(axis=1)
+    assert np.all(cosine >= 1 - 1e-4), cosine
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_fp32_shares_the_pytorch_fingerprint_int8_does_not(cache_root: Path) -> None:
+    torch_model = InProcessEmbedder()
+    fp32, int8 = onnx_embedder(cache_root), onnx_embedder(cache_root, "onnx-int8")
+    assert fp32.model_id == torch_model.model_id == DEFAULT_MODEL
+    assert int8.model_id != DEFAULT_MODEL and "int8" in int8.model_id
+    for embedder in (torch_model, fp32, int8):
+        asyncio.run(embedder.close())
+
+
+def test_int8_is_close_but_its_own_vectors(cache_root: Path, torch_vectors: np.ndarray) -> None:
+    embedder = onnx_embedder(cache_root, "onnx-int8")
+    vectors = asyncio.run(_embed(embedder, TEXTS))
+    cosine = (vectors * torch_vectors).sum(axis=1)
+    assert cosine.mean() > 0.97 and cosine.min() > 0.9, cosine  # per-channel weights
+    assert not np.allclose(vectors, torch_vectors, atol=1e-3)
+    assert fingerprint(embedder) == ("inprocess", embedder.model_id, 384)
+
+
+def test_lanes_split_a_batch_and_match_one_lane(cache_root: Path) -> None:
+    texts = [f"note {i}: " + "the release train leaves on friday " * (i % 7 + 1)
+             for i in range(100)]
+    one = asyncio.run(_embed(onnx_embedder(cache_root, batch_size=16), texts))
+    two = asyncio.run(_embed(InProcessEmbedder(backend="onnx", onnx_cache_dir=cache_root,
+                                               num_threads=2, lanes=2, batch_size=16), texts))
+    np.testing.assert_allclose(two, one, atol=1e-5)  # same rows, same order
+
+
+def test_the_cache_is_reused_without_exporting_again(cache_root: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    source, is_local = resolve_model_source(DEFAULT_MODEL)
+    first = ensure_exported(cache_root, DEFAULT_MODEL, source, is_local=is_local,
+                            variant="fp32", offline=True)
+    stamp = first.model_path.stat().st_mtime_ns
+
+    def no_export(*args: object) -> None:
+        raise AssertionError("exported again although the cache was complete")
+
+    monkeypatch.setattr(onnx_export, "_export", no_export)
+    again = ensure_exported(cache_root, DEFAULT_MODEL, source, is_local=is_local,
+                            variant="fp32", offline=True)
+    assert again.directory == first.directory
+    assert again.model_path.stat().st_mtime_ns == stamp
+
+
+def test_new_exporter_versions_mean_a_new_cache_entry(monkeypatch: pytest.MonkeyPatch) -> None:
+    source, is_local = resolve_model_source(DEFAULT_MODEL)
+    before = onnx_export.cache_key(source, is_local, "fp32")
+    assert onnx_export.cache_key(source, is_local, "int8") != before
+    real = onnx_export.package_versions()
+    monkeypatch.setattr(onnx_export, "package_versions", lambda: {**real, "torch": "99.0"})
+    assert onnx_export.cache_key(source, is_local, "fp32") != before
+
+
+def test_a_truncated_model_file_is_exported_again(tmp_path: Path,
+                                                  torch_vectors: np.ndarray) -> None:
+    asyncio.run(_embed(onnx_embedder(tmp_path), TEXTS[:1]))
+    [directory] = [d for d in (tmp_path / "onnx").iterdir() if d.is_dir()]
+    model = directory / MODEL_FILE
+    with model.open("r+b") as handle:
+        handle.truncate(model.stat().st_size // 2)
+    assert read_manifest(directory) is None  # sizes no longer match the manifest
+    vectors = asyncio.run(_embed(onnx_embedder(tmp_path), TEXTS))
+    assert np.all((vectors * torch_vectors).sum(axis=1) >= 1 - 1e-4)
+    assert read_manifest(directory) is not None
+
+
+def test_a_garbled_model_file_of_the_right_size_is_exported_again(
+        tmp_path: Path, torch_vectors: np.ndarray) -> None:
+    asyncio.run(_embed(onnx_embedder(tmp_path), TEXTS[:1]))
+    [directory] = [d for d in (tmp_path / "onnx").iterdir() if d.is_dir()]
+    model = directory / MODEL_FILE
+    model.write_bytes(os.urandom(model.stat().st_size))  # same size: only loading can tell
+    vectors = asyncio.run(_embed(onnx_embedder(tmp_path), TEXTS))
+    assert np.all((vectors * torch_vectors).sum(axis=1) >= 1 - 1e-4)
+
+
+CHILD = """
+import asyncio, json, logging, sys
+from pathlib import Path
+logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+from mind.embeddings import InProcessEmbedder
+async def main():
+    embedder = InProcessEmbedder(backend="onnx", onnx_cache_dir=Path(sys.argv[1]), num_threads=1)
+    async with embedder:
+        vector = await embedder.embed_batch(["the budget review moved to Thursday"])
+    heavy = sorted(m for m in ("torch", "sentence_transformers", "transformers") if m in sys.modules)
+    print(json.dumps({"vector": vector[0].tolist(), "heavy": heavy}))
+asyncio.run(main())
+"""
+
+
+def run_child(root: Path) -> subprocess.Popen[str]:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, "-c", CHILD, str(root)], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def finish(proc: subprocess.Popen[str]) -> tuple[dict[str, object], str]:
+    out, err = proc.communicate(timeout=240)
+    assert proc.returncode == 0, err
+    return json.loads(out.strip().splitlines()[-1]), err
+
+
+def test_two_processes_exporting_at_once_export_once(tmp_path: Path) -> None:
+    first, second = run_child(tmp_path), run_child(tmp_path)
+    (a, err_a), (b, err_b) = finish(first), finish(second)
+    assert (err_a + err_b).count("exported all-MiniLM-L6-v2 to ONNX") == 1
+    np.testing.assert_allclose(a["vector"], b["vector"], atol=1e-6)  # type: ignore[arg-type]
+    entries = [p.name for p in (tmp_path / "onnx").iterdir() if not p.name.startswith(".")]
+    assert len(entries) == 1  # no half-written scratch directory left behind
+    # and the query path of a process that finds the cache ready loads no torch at all
+    c, err_c = finish(run_child(tmp_path))
+    assert c["heavy"] == [] and "exported" not in err_c
+    assert "Loading weights" not in err_a + err_b + err_c
+
+
+def test_switching_to_a_backend_with_other_vectors_asks_for_reembed(tmp_path: Path) -> None:
+    from hive_mind.facade import HiveMind
+
+    async def scenario() -> str:
+        async with await HiveMind.open(data_dir=tmp_path, embedding_provider="inprocess",
+                                       embedding_backend="onnx", redis_url=None) as hm:
+            await hm.save("The Q3 budget review moved to Thursday", wait=True)
+            assert (await hm.recall("budget review", touch=False))
+        async with await HiveMind.open(data_dir=tmp_path, embedding_provider="inprocess",
+                                       embedding_backend="torch", redis_url=None) as hm:
+            assert (await hm.recall("budget review", touch=False))  # same vectors: accepted
+        async with await HiveMind.open(data_dir=tmp_path, embedding_provider="inprocess",
+                                       embedding_backend="onnx-int8", redis_url=None) as hm:
+            with pytest.raises(EmbeddingFingerprintError) as err:
+                await hm.recall("budget review", touch=False)
+            return str(err.value)
+
+    message = asyncio.run(scenario())
+    assert "hive-mind maintenance reembed" in message and "int8" in message
