@@ -69,9 +69,6 @@ def test_save_then_recall_load_nothing_heavy(tmp_path: Path) -> None:
         assert "hive_mind.cli.memory" in report["modules"]  # the probe does see our modules
 
 
-@pytest.mark.xfail(strict=True, reason="mind/embeddings imports its HTTP providers eagerly: "
-                                       "httpx, and through its CLI module click, rich and "
-                                       "pygments (~60 ms of a recall, issue #14)")
 def test_recall_does_not_load_http_client_nor_rich(tmp_path: Path) -> None:
     """Only human output draws with rich (imported by the drawing helpers)."""
     probe(tmp_path, "save", "a note", "--json")

@@ -17,13 +17,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mind.embeddings import (
-    EmbeddingError,
+from mind.embeddings import EmbeddingError, TestEmbedder
+from mind.embeddings.http import (
     HttpEmbedder,
     LiteLLMEmbedder,
     OllamaEmbedder,
     OpenAIEmbedder,
-    TestEmbedder,
     VoyageEmbedder,
 )
 

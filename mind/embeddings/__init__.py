@@ -5,7 +5,8 @@
 ``test`` embedder and the degraded ``mock`` (testing.py). ``EmbeddingProviderChain`` (chain.py)
 probes and picks one from ``EmbeddingConfig`` through the registry (registry.py); tiers, quotas
 and the usage counter live in quota.py. Importing this package does not import torch: the
-model loads on first use.
+model loads on first use, and the HTTP providers (httpx) load when one is chosen: import them
+from :mod:`mind.embeddings.http`.
 """
 
 from __future__ import annotations
@@ -22,13 +23,6 @@ from mind.embeddings.base import (
     probe_embedder,
 )
 from mind.embeddings.chain import EmbeddingProviderChain
-from mind.embeddings.http import (
-    HttpEmbedder,
-    LiteLLMEmbedder,
-    OllamaEmbedder,
-    OpenAIEmbedder,
-    VoyageEmbedder,
-)
 from mind.embeddings.inprocess import InProcessEmbedder
 from mind.embeddings.quota import (
     TIERS,
@@ -56,12 +50,8 @@ __all__ = [
     "EmbeddingConfig",
     "EmbeddingError",
     "EmbeddingProviderChain",
-    "HttpEmbedder",
     "InProcessEmbedder",
-    "LiteLLMEmbedder",
     "MockEmbedder",
-    "OllamaEmbedder",
-    "OpenAIEmbedder",
     "ProviderNotConfigured",
     "QuotaExceeded",
     "TargetDimEmbedder",
@@ -69,7 +59,6 @@ __all__ = [
     "Tier",
     "TierError",
     "UsageStore",
-    "VoyageEmbedder",
     "cap_text",
     "check_provider_allowed",
     "fingerprint",

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mind.embeddings.base import Embedder, EmbeddingError
-from mind.embeddings.http import LiteLLMEmbedder, OllamaEmbedder, OpenAIEmbedder, VoyageEmbedder
 from mind.embeddings.inprocess import InProcessEmbedder
 from mind.embeddings.model_source import DEFAULT_MODEL
 from mind.embeddings.testing import MockEmbedder, TestEmbedder
@@ -103,6 +102,8 @@ def _inprocess(c: EmbeddingConfig) -> Embedder:
 
 
 def _ollama(c: EmbeddingConfig) -> Embedder:
+    from mind.embeddings.http import OllamaEmbedder  # httpx loads only when chosen
+
     return OllamaEmbedder(
         model=c.model_for("ollama"),
         base_url=c.ollama_url,
@@ -112,6 +113,8 @@ def _ollama(c: EmbeddingConfig) -> Embedder:
 
 
 def _voyage(c: EmbeddingConfig) -> Embedder:
+    from mind.embeddings.http import VoyageEmbedder  # httpx loads only when chosen
+
     return VoyageEmbedder(
         model=c.model_for("voyage"),
         base_url=c.voyage_url,
@@ -122,6 +125,8 @@ def _voyage(c: EmbeddingConfig) -> Embedder:
 
 
 def _openai(c: EmbeddingConfig) -> Embedder:
+    from mind.embeddings.http import OpenAIEmbedder  # httpx loads only when chosen
+
     return OpenAIEmbedder(
         model=c.model_for("openai"),
         base_url=c.openai_url,
@@ -132,6 +137,8 @@ def _openai(c: EmbeddingConfig) -> Embedder:
 
 
 def _litellm(c: EmbeddingConfig) -> Embedder:
+    from mind.embeddings.http import LiteLLMEmbedder  # httpx loads only when chosen
+
     return LiteLLMEmbedder(
         model=c.model_for("litellm"),
         base_url=c.litellm_url,
