@@ -278,6 +278,16 @@ def test_status_json_and_masked_secrets(cli: Run, monkeypatch: pytest.MonkeyPatc
     assert "pending_index" in out and "dead_letters" in out and "test" in out
 
 
+def test_status_shows_the_encoder_backend(cli: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HIVE_MIND_EMBEDDING_PROVIDER", "inprocess")
+    monkeypatch.setenv("HIVE_MIND_EMBEDDING_BACKEND", "onnx-int8")
+    assert cli.json("status", "--no-probe")["embedder"]["backend"] == "onnx-int8"
+    out, _ = cli("status", "--no-probe")
+    assert "onnx-int8" in out
+    monkeypatch.setenv("HIVE_MIND_EMBEDDING_BACKEND", "tensorflow")
+    cli.fails("status", "--no-probe")  # not a backend: a clear configuration error
+
+
 def test_ingest_text(cli: Run) -> None:
     if importlib.util.find_spec("hive_mind.harvest") is None:
         pytest.skip("hive_mind.harvest not available yet")

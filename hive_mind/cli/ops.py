@@ -64,7 +64,7 @@ def render_status(c: Console, report: dict[str, Any]) -> None:
     from rich.panel import Panel
 
     e, q = report.get("embedder", {}), report.get("queue", {})
-    embedder = {k: e.get(k) for k in ("provider", "model", "dimensions", "degraded")}
+    embedder = {k: e.get(k) for k in ("provider", "model", "backend", "dimensions", "degraded")}
     if e.get("last_error"):
         embedder["last_error"] = e["last_error"]
     if e.get("probed") is False:
@@ -239,7 +239,8 @@ async def worker_check(settings: Settings) -> tuple[bool, dict[str, Any]]:
     except Exception as exc:
         report["message"] = f"embedder failed to load: {exc}"
         return False, report
-    report["embedder"] = {k: emb.get(k) for k in ("provider", "model", "dimensions", "degraded")}
+    report["embedder"] = {k: emb.get(k) for k in ("provider", "model", "backend", "dimensions",
+                                                   "degraded")}
     if emb.get("degraded"):
         report["message"] = f"embedder is degraded: {emb.get('last_error') or 'no provider'}"
         return False, report
