@@ -39,9 +39,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import ROOT
+from common import ROOT, write_section
 
 QUERIES = 200
+NAN = float("nan")
+FLAT_SERVER = "flat KNN server: embed + vec0 KNN + frames"
+FLAT_SQL = "flat KNN SQL alone (vec0, k = 10)"
 WARMUP = 20
 DIM = 384
 
@@ -148,18 +151,6 @@ class Server:
         self.log.close()
 
 
-async def timed_posts(client: Any, url: str, bodies: list[dict[str, Any]]) -> list[float]:
-    for body in bodies[:WARMUP]:
-        (await client.post(url, json=body)).raise_for_status()
-    out = []
-    for body in bodies:
-        start = time.perf_counter()
-        response = await client.post(url, json=body)
-        out.append((time.perf_counter() - start) * 1000)
-        response.raise_for_status()
-    return out
-
-
 async def flat_sql(path: Path, vectors: np.ndarray) -> list[float]:
     from mind.storage.db import Database
 
@@ -175,6 +166,32 @@ async def flat_sql(path: Path, vectors: np.ndarray) -> list[float]:
                 out.append((time.perf_counter() - start) * 1000)
     finally:
         await db.close()
+    return out
+
+
+async def index_figures(mind_path: Path, qvecs: np.ndarray) -> list[tuple[str, float, float]]:
+    """The index loaded from the mind file as serve loads it: load time, RAM, and the quantized
+    pass's recall@10 against exact search for the bench's query vectors."""
+    from mind.retrieval.vector_index import VectorIndex
+
+    index = VectorIndex(mind_path, DIM)
+    try:
+        start = time.perf_counter()
+        await index.refresh()
+        load = time.perf_counter() - start
+        out = [("index load from the mind file, s", load, NAN),
+               ("index RAM (arrays), MiB", index.nbytes / 2**20, NAN)]
+        index.quantize_min_rows = 10**12
+        exact = [await index.search(q, 10) for q in qvecs]
+        index.quantize_min_rows = 0
+        quant = [await index.search(q, 10) for q in qvecs]
+        recall = np.mean([len({f for f, _ in a} & {f for f, _ in b}) / 10
+                          for a, b in zip(exact, quant, strict=True)])
+        out.append(("quantized pass recall@10 vs exact (these queries)", float(recall), NAN))
+    finally:
+        index.close()
+    for name, value, _ in out:
+        print(f"{name:44s} {value:.3f}")
     return out
 
 
@@ -269,43 +286,51 @@ async def run(args: argparse.Namespace, data: Path) -> list[tuple[str, float, fl
               flush=True)
 
     async with httpx.AsyncClient(timeout=120) as client:
-        ours = Server(serve_argv(args.quantize_min_rows), env, data / "serve.log")
+        servers = [Server(serve_argv(args.quantize_min_rows), env, data / "serve.log"),
+                   Server([sys.executable, __file__, "--flat-server", str(mind_path)], env,
+                          data / "flat.log")]
+        ours, flat = servers
         try:
-            await ours.ready(client, "/healthz")
+            for server in servers:
+                await server.ready(client, "/healthz")
             start = time.perf_counter()
             (await client.post(ours.url + "/v1/recall", json={"query": "warm"})).raise_for_status()
             first = (time.perf_counter() - start) * 1000
-            print(f"first recall (loads the index): {first:.0f} ms; serve RSS "
-                  f"{rss_mb(ours.proc.pid):.0f} MB")
-            rows.append(("first recall after start (index load)", first, float("nan")))
-            bodies = [{"query": t, "limit": 10} for t in texts]
-            for rep in range(args.repeat):
-                record(f"ours: POST /v1/recall (run {rep + 1})",
-                       await timed_posts(client, ours.url + "/v1/recall", bodies))
-            record("ours: POST /v1/recall, lanes=vector",
-                   await timed_posts(client, ours.url + "/v1/recall",
-                                     [{**b, "lanes": "vector"} for b in bodies]))
-            rows.append(("serve RSS after the runs (MB)", rss_mb(ours.proc.pid), float("nan")))
+            rows.append(("first recall after start (model + index load), ms", first, NAN))
+            # one request of each kind per query, interleaved, so that the machine's load
+            # (other processes) weighs on every kind alike
+            kinds = {
+                "ours: POST /v1/recall (hybrid, the default)": (ours.url + "/v1/recall", {}),
+                "ours: POST /v1/recall, lanes=vector": (ours.url + "/v1/recall",
+                                                        {"lanes": "vector"}),
+                "ours: POST /v1/recall, lanes=keyword": (ours.url + "/v1/recall",
+                                                         {"lanes": "keyword"}),
+                FLAT_SERVER: (flat.url + "/knn", {}),
+            }
+            times: dict[str, list[float]] = {k: [] for k in kinds}
+            for rep in range(args.repeat + 1):
+                for text in texts if rep else texts[:WARMUP]:
+                    for name, (url, extra) in kinds.items():
+                        start = time.perf_counter()
+                        response = await client.post(url, json={"query": text, "limit": 10,
+                                                                 **extra})
+                        if rep:
+                            times[name].append((time.perf_counter() - start) * 1000)
+                        response.raise_for_status()
+            for name, values in times.items():
+                record(name, values)
+            rows.append(("serve RSS after the runs, MB", rss_mb(ours.proc.pid), NAN))
         finally:
-            ours.close()
-        if args.skip_flat:
-            return rows
-        flat = Server([sys.executable, __file__, "--flat-server", str(mind_path)], env,
-                      data / "flat.log")
-        try:
-            await flat.ready(client, "/healthz")
-            record("flat KNN server: embed + vec0 KNN + frames",
-                   await timed_posts(client, flat.url + "/knn",
-                                     [{"query": t, "limit": 10} for t in texts]))
-        finally:
-            flat.close()
-    record("flat KNN SQL alone (vec0, k = 10)", await flat_sql(mind_path, qvecs[:50]))
+            for server in servers:
+                server.close()
+    record(FLAT_SQL, await flat_sql(mind_path, qvecs[:50]))
     embed_ms = []
     for t in texts[:100]:
         start = time.perf_counter()
         await embedder.embed_batch([t])
         embed_ms.append((time.perf_counter() - start) * 1000)
     record("query embedding alone (this process)", embed_ms)
+    rows += await index_figures(mind_path, qvecs)
     return rows
 
 
@@ -317,7 +342,7 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="data dir to build once and reuse")
     parser.add_argument("--quantize-min-rows", type=int,
                         help="override the index's QUANTIZE_MIN_ROWS in the server")
-    parser.add_argument("--skip-flat", action="store_true", help="only measure ours")
+    parser.add_argument("--no-write", action="store_true", help="do not touch docs/")
     parser.add_argument("--flat-server", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -337,6 +362,35 @@ def main() -> None:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
     print(json.dumps(rows))
+    if not args.no_write:
+        report(args, rows)
+
+
+def report(args: argparse.Namespace, rows: list[tuple[str, float, float]]) -> None:
+    p95 = {name: b for name, _, b in rows}
+    ours = p95["ours: POST /v1/recall (hybrid, the default)"]
+    lines = [f"| {name} | {a:,.1f} | {'' if b != b else f'{b:,.1f}'} |" for name, a, b in rows]
+    lines.append(f"| **flat KNN server p95 / ours p95** | {p95[FLAT_SERVER] / ours:.2f}× | |")
+    lines.append(f"| **flat KNN SQL p95 / ours p95** | {p95[FLAT_SQL] / ours:.2f}× | |")
+    flags = f" --vectors {args.vectors}" if args.vectors != "random" else ""
+    if args.quantize_min_rows is not None:
+        flags += f" --quantize-min-rows {args.quantize_min_rows}"
+    write_section(f"Recall through serve at {args.frames:,} frames (#14)", f"""
+Command: `HF_HUB_OFFLINE=1 .venv/bin/python bench/serve_recall.py --frames {args.frames}{flags}`
+
+A real `hive-mind serve` (embedded mode, the in-process model, default settings) over a mind of
+{args.frames:,} frames built with a bench-only shortcut ({args.vectors} unit vectors written
+straight into vec0; synthetic texts in conversations of 50 turns). {QUERIES} queries × {args.repeat}
+passes, limit 10, one request at a time over keep-alive HTTP; each query is sent to every
+kind in turn, so the machine's other load weighs on all alike. "flat KNN server" is the fair
+baseline: the same model and mind file behind a minimal HTTP endpoint that embeds the query,
+runs sqlite-vec's flat KNN (`embedding MATCH ? AND k = 10`) and reads the ten frames. "flat
+KNN SQL alone" is that query with a precomputed vector, no HTTP, no embedding.
+
+| measure | p50 (or value) | p95 |
+|---|---:|---:|
+{chr(10).join(lines)}
+""")
 
 
 if __name__ == "__main__":

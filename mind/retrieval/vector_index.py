@@ -166,6 +166,16 @@ class _Matrix:
     def dead(self) -> int:
         return self.size - len(self.rows)
 
+    def rows_of(self, item_ids: np.ndarray) -> np.ndarray:
+        """Rows of the given items that have a vector (no scan of the owners)."""
+        found = (self.rows.get(i) for i in item_ids.tolist())
+        return np.fromiter((r for r in found if r is not None), dtype=np.int64)
+
+    def few(self, item_ids: np.ndarray | None) -> bool:
+        """Whether these items are few enough to be scored on their own rows."""
+        return item_ids is not None and len(item_ids) <= min(GATHER_FRACTION * self.size,
+                                                             GATHER_MAX_ROWS)
+
     def snapshot(self) -> _Snapshot:
         """What a search reads outside the lock: views of the rows written so far (never
         written again) and a copy of their owners (removals after this do not show)."""
@@ -327,22 +337,30 @@ class VectorIndex:
         allowed = None if allowed_frames is None else np.asarray(allowed_frames, dtype=np.int64)
         return (await asyncio.to_thread(self._search_many_sync, q[None, :], k, allowed))[0]
 
-    def _snapshots(self) -> tuple[_Snapshot, _Snapshot]:
-        """Refresh and take both matrices' snapshots under the lock; the scans run outside
-        it, so concurrent searches are not serialized (NumPy releases the GIL)."""
+    def _snapshots(self, frame_ids: np.ndarray | None = None
+                   ) -> tuple[_Snapshot, _Snapshot, np.ndarray | None]:
+        """Refresh and take both matrices' snapshots under the lock, with the rows of
+        ``frame_ids`` when they are few; the scans run outside it, so concurrent searches are
+        not serialized (NumPy releases the GIL)."""
         with self._lock:
             self._refresh_sync()
-            return self._frames.snapshot(), self._chunks.snapshot()
+            frames = self._frames
+            rows = frames.rows_of(frame_ids) if frame_ids is not None and frames.few(
+                frame_ids) else None
+            return frames.snapshot(), self._chunks.snapshot(), rows
 
     def _search_many_sync(
         self, queries: np.ndarray, k: int, allowed: np.ndarray | None = None
     ) -> list[list[tuple[int, float]]]:
-        frames, chunks = self._snapshots()
+        frames, chunks, frame_rows = self._snapshots(allowed)
         out: list[dict[int, float]] = [{} for _ in range(len(queries))]
         for matrix, take in ((frames, k), (chunks, k * 4)):
             if matrix.live == 0:
                 continue
-            hits = _scan(matrix, queries, take, allowed, self.quantize_min_rows)
+            if matrix is frames and frame_rows is not None:  # a filter keeping few frames
+                hits = scan.gathered(matrix.vectors, frame_rows, queries, take)
+            else:
+                hits = _scan(matrix, queries, take, allowed, self.quantize_min_rows)
             for best, (rows, sims) in zip(out, hits, strict=True):
                 for owner, sim in zip(matrix.owners[rows].tolist(), sims.tolist(), strict=True):
                     if sim > best.get(owner, -2.0):
@@ -363,8 +381,12 @@ class VectorIndex:
 
     def _similarities_sync(self, q: np.ndarray, wanted: np.ndarray) -> dict[int, float]:
         best: dict[int, float] = {}
-        for matrix in self._snapshots():
-            rows = np.flatnonzero(np.isin(matrix.owners, wanted))
+        frames, chunks, frame_rows = self._snapshots(wanted)
+        for matrix in (frames, chunks):
+            if matrix is frames and frame_rows is not None:
+                rows = frame_rows
+            else:
+                rows = np.flatnonzero(np.isin(matrix.owners, wanted))
             if rows.size == 0:
                 continue
             for owner, sim in zip(matrix.owners[rows].tolist(),
