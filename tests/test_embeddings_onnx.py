@@ -199,3 +199,25 @@ def test_switching_to_a_backend_with_other_vectors_asks_for_reembed(tmp_path: Pa
 
     message = asyncio.run(scenario())
     assert "hive-mind maintenance reembed" in message and "int8" in message
+
+
+def test_lanes_keep_their_nice_value_and_a_multithread_lane_works(cache_root: Path) -> None:
+    import threading
+
+    async def scenario() -> tuple[int, int, np.ndarray, np.ndarray]:
+        base = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        async with InProcessEmbedder(backend="onnx", onnx_cache_dir=cache_root, num_threads=1,
+                                     nice=5) as niced:
+            single = await niced.embed_batch(TEXTS)
+            lane_nice = await niced._run(
+                lambda: os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+        async with InProcessEmbedder(backend="onnx", onnx_cache_dir=cache_root, num_threads=2,
+                                     lanes=1) as wide:
+            assert (wide.lanes, wide.lane_threads) == (1, 2)
+            both = await wide.embed_batch(TEXTS)
+        return base, lane_nice, single, both
+
+    base, lane_nice, single, both = asyncio.run(scenario())
+    if sys.platform.startswith("linux"):
+        assert lane_nice == min(19, base + 5)
+    np.testing.assert_allclose(both, single, atol=1e-5)
