@@ -225,3 +225,23 @@ async def test_sigterm_under_load_stops_cleanly_and_resumes(redis: Any, env: dic
     procs.start("serve")
     final = await wait_indexed(env, procs, 8000, timeout=120)
     assert final["vector_writes"] == 8000 and final["dup_rel"] == 0
+
+
+async def test_workers_embed_with_the_int8_onnx_backend(redis: Any, env: dict[str, str],
+                                                        procs: Procs) -> None:
+    """Two cognify workers on the real model through ONNX Runtime (int8): every frame indexed
+    once, under the backend's own fingerprint, and the host's recall uses the same backend."""
+    env.update({"HIVE_MIND_EMBEDDING_PROVIDER": "inprocess",
+                "HIVE_MIND_EMBEDDING_BACKEND": "onnx-int8",
+                "HIVE_MIND_JOB_TIMEOUT_SECONDS": "120"})
+    procs.start("serve")
+    procs.start("worker")
+    procs.start("worker")
+    for op in saves(6, 50, prefix="q"):
+        await enqueue_op(redis, HOST, op)
+    final = await wait_indexed(env, procs, 300, timeout=240)
+    assert final["vector_writes"] == 300
+    async with await Mind.open(data_dir(env) / "personal.mind", readonly=True) as m:
+        fp = await m.vectors.fingerprint()
+    assert fp is not None and (fp.model, fp.dim) == ("all-MiniLM-L6-v2+onnx-int8", 384)
+    assert "Loading weights" not in procs.log()
