@@ -199,6 +199,7 @@ def test_switching_to_a_backend_with_other_vectors_asks_for_reembed(tmp_path: Pa
 
     message = asyncio.run(scenario())
     assert "hive-mind maintenance reembed" in message and "int8" in message
+    assert "HIVE_MIND_EMBEDDING_BACKEND=onnx (or torch)" in message  # how to read it meanwhile
 
 
 def test_lanes_keep_their_nice_value_and_a_multithread_lane_works(cache_root: Path) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mind.embeddings.base import Embedder
+from mind.embeddings.base import Embedder, backend_switch_hint
 from mind.errors import EmbeddingFingerprintError
 from mind.frames.content_hash import hash_frame_content
 from mind.knowledge.extraction import (
@@ -72,7 +72,7 @@ def check_model(job: jobs.CognifyJob | jobs.ReembedJob, embedder: Embedder) -> F
             f"mind {job.mind_id} is indexed with {wanted.provider}/{wanted.model} "
             f"({wanted.dim} dims) but this worker embeds with {runtime.provider}/"
             f"{runtime.model} ({runtime.dim}); configure the same model or run "
-            "`hive-mind maintenance reembed`",
+            f"`hive-mind maintenance reembed`{backend_switch_hint(wanted.model, runtime.model)}",
             stored=wanted.model_dump(), runtime=runtime.model_dump(),
         )
     return runtime

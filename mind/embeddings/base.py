@@ -61,6 +61,20 @@ def fingerprint(embedder: Embedder) -> tuple[str, str, int]:
     return embedder.provider, embedder.model_id, int(embedder.dimensions)
 
 
+INT8_MODEL_SUFFIX = "+onnx-int8"  # the model id of vectors from the onnx-int8 backend
+
+
+def backend_switch_hint(stored_model: str, runtime_model: str) -> str:
+    """How to read a mind whose vectors come from the same model under another in-process
+    backend: configure the backend it was indexed with ("" when the models differ)."""
+    stored_base = stored_model.removesuffix(INT8_MODEL_SUFFIX)
+    if stored_base != runtime_model.removesuffix(INT8_MODEL_SUFFIX):
+        return ""
+    wanted = "onnx-int8" if stored_model.endswith(INT8_MODEL_SUFFIX) else "onnx (or torch)"
+    return (f", or set HIVE_MIND_EMBEDDING_BACKEND={wanted}: the encoder this mind was "
+            "indexed with")
+
+
 def empty_matrix(dim: int) -> np.ndarray:
     return np.zeros((0, max(int(dim), 0)), dtype=np.float32)
 

@@ -31,7 +31,7 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-from mind.embeddings.base import EmbeddingError, cap_texts, empty_matrix
+from mind.embeddings.base import INT8_MODEL_SUFFIX, EmbeddingError, cap_texts, empty_matrix
 from mind.embeddings.model_source import (
     DEFAULT_ALIASES,
     DEFAULT_MODEL,
@@ -48,7 +48,7 @@ MAX_DEFAULT_LANES = 4
 BACKENDS = ("torch", "onnx", "onnx-int8")
 # backends whose vectors differ from PyTorch's mark the model id (and so the mind's fingerprint):
 # fp32 ONNX gives the same vectors (cosine >= 0.9999) and shares the PyTorch fingerprint
-_MODEL_ID_SUFFIX = {"torch": "", "onnx": "", "onnx-int8": "+onnx-int8"}
+_MODEL_ID_SUFFIX = {"torch": "", "onnx": "", "onnx-int8": INT8_MODEL_SUFFIX}
 DEFAULT_ONNX_CACHE = Path("~/.hive-mind/models")
 
 

@@ -38,7 +38,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from mind.embeddings.base import Embedder
+from mind.embeddings.base import Embedder, backend_switch_hint
 from mind.errors import (
     EmbeddingDimMismatchError,
     EmbeddingFingerprintError,
@@ -395,7 +395,8 @@ class HybridSearch:
         if (stored.provider, stored.model) != (embedder.provider, embedder.model_id):
             raise EmbeddingFingerprintError(
                 f"this mind's vectors come from {stored.provider}/{stored.model}, the embedder "
-                f"is {embedder.provider}/{embedder.model_id}; run `hive-mind maintenance reembed`",
+                f"is {embedder.provider}/{embedder.model_id}; run `hive-mind maintenance reembed`"
+                f"{backend_switch_hint(stored.model, embedder.model_id)}",
                 stored=stored.as_dict(), runtime=runtime,
             )
         vector = (await embedding)[0]

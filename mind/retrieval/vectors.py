@@ -25,6 +25,7 @@ from mind.constants import (
     T_CHUNKS_VEC,
     T_FRAMES_VEC,
 )
+from mind.embeddings.base import backend_switch_hint
 from mind.errors import EmbeddingDimMismatchError, EmbeddingFingerprintError, VectorError
 from mind.storage.db import Database
 from mind.storage.sqlutil import chunked, delete_in, placeholders, split_statements
@@ -127,7 +128,8 @@ class VectorStore:
             raise EmbeddingFingerprintError(
                 f"this mind's vectors were made by {stored.provider}/{stored.model}, the "
                 f"embedder is {runtime.provider}/{runtime.model}; mixing models corrupts "
-                "search — run `hive-mind maintenance reembed` to switch models",
+                "search — run `hive-mind maintenance reembed` to switch models"
+                f"{backend_switch_hint(stored.model, runtime.model)}",
                 stored=stored.as_dict(),
                 runtime=runtime.as_dict(),
             )
