@@ -239,9 +239,11 @@ class HybridSearch:
             hits = await self._keyword_lane(query, n * KEYWORD_RESERVE, where, params, ran)
             ran.keyword_hits, ran.keyword_reserve = hits[:n], dict(hits[n:])
 
-        await asyncio.gather(  # the FTS query and the matrix product run side by side
-            *([keyword()] if lanes != "vector" else []),
-            *([self._vector_lane(query, n, where, params, ran)] if lanes != "keyword" else []))
+        # the FTS query and the matrix product run side by side; the vector lane starts first,
+        # so its fingerprint read goes to the reader's connection before the FTS query
+        await asyncio.gather(
+            *([self._vector_lane(query, n, where, params, ran)] if lanes != "keyword" else []),
+            *([keyword()] if lanes != "vector" else []))
         if signals.complete:
             await self._complete(query, ran)
         best_bm25 = max((score for _, score in ran.keyword_hits), default=0.0)
@@ -366,8 +368,7 @@ class HybridSearch:
                 f"embedder {embedder.provider} is degraded: semantic search off, keyword only"
             )
             return
-        # the query is embedded while the fingerprint is read (that read waits behind the
-        # keyword lane's FTS query on the reader's connection): ~7 ms off a recall at 100,000
+        # the query is embedded while the fingerprint is read and the keyword lane runs
         embedding = asyncio.ensure_future(embedder.embed_batch([query]))
         embedding.add_done_callback(_discard_unread_error)
         try:
