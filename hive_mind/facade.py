@@ -12,6 +12,7 @@ Writes go through each mind's single-writer actor as ops; reads use reader conne
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -83,6 +84,18 @@ def build_op(factory: Callable[[str], OpT], mind_id: str) -> OpT:
         raise ValidationError(f"invalid {exc.title}: {where}") from None
 
 
+def _touched(pending: set[asyncio.Future[Any]]) -> Callable[[asyncio.Future[Any]], None]:
+    """Forget a finished access-count write; its failure is logged (a recall already
+    answered, and access counts only weigh on popularity)."""
+
+    def done(task: asyncio.Future[Any]) -> None:
+        pending.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("recording a recall's hits failed: %s", task.exception())
+
+    return done
+
+
 def _today() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%d")
 
@@ -93,6 +106,7 @@ class HiveMind:
         self.runtime = runtime
         self.workspaces = WorkspaceManager(settings.data_dir)
         self.external = settings.external_source()  # asked by scope-all recalls
+        self._touches: set[asyncio.Future[Any]] = set()  # access-count writes not awaited
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -127,6 +141,7 @@ class HiveMind:
         return "embedded" if self.settings.embedded else "distributed"
 
     async def close(self) -> None:
+        await asyncio.gather(*self._touches, return_exceptions=True)
         if self.external is not None:
             await self.external.close()
         await self.runtime.close()
@@ -277,7 +292,13 @@ class HiveMind:
         embedder = await self.runtime.embedder_ready()
 
         async def touch(ids: list[int]) -> None:
-            await self.runtime.submit(ident, ops.Touch(mind_id=ident, frame_ids=ids))
+            # the recall answers without waiting for the access-count write to commit (it
+            # waited for the commit, at times a WAL checkpoint: ~10 ms of a served recall's
+            # p95 at 100,000 frames); close() waits for the writes still running
+            task = asyncio.ensure_future(
+                self.runtime.submit(ident, ops.Touch(mind_id=ident, frame_ids=ids)))
+            self._touches.add(task)
+            task.add_done_callback(_touched(self._touches))
 
         return HybridSearch(reader.db, None if embedder.degraded else embedder,
                             vector_index=await reader.vector_index(), on_hits=touch)
