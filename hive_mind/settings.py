@@ -29,7 +29,9 @@ if TYPE_CHECKING:  # built by the methods below, imported there: a CLI command t
     from workers.runtime import RuntimeConfig
 
 Backend = Literal["torch", "onnx", "onnx-int8"]
-DEFAULT_BACKEND: Backend = "onnx"  # chosen by measurement: docs/benchmarks.md, encoder backends
+# the fastest backend whose product-path quality is within 0.005 of PyTorch on SciFact and
+# LoCoMo (docs/benchmarks.md, "Encoder backends: retrieval quality")
+DEFAULT_BACKEND: Backend = "onnx-int8"
 Provider = Literal["auto", "inprocess", "ollama", "openai", "voyage", "litellm", "test", "mock"]
 
 
