@@ -1,10 +1,19 @@
-"""`save` acknowledgement latency in embedded mode while a bulk ingest runs.
+"""`save` acknowledgement latency in embedded mode while a bulk ingest runs, and that ingest's rate.
 
 A bulk ingest (SaveFrames ops of 1,000 chat turns, with cognify running on the real model and
 its index results applied through the same actor) keeps the mind busy; meanwhile single-frame
-saves arrive every 20 ms and the time until each is acknowledged (committed) is recorded.
+saves arrive every 20 ms and the time until each is acknowledged (committed) is recorded. The
+same run times the bulk import until every frame is indexed (frames/s), so a configuration that
+buys latency with throughput shows it. Each run is one embedder configuration:
+``default`` (the settings' defaults, as ``hive-mind`` runs embedded), a backend name (the
+defaults with that backend), or ``BACKEND:THREADS:NICE[:LANES]``.
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/ack_latency.py [--bulk 20000] [--saves 400]
+``--trace`` explains the slow saves: it records the actor's group commits (start, end, op kinds,
+frames) and the event loop's lag (a 1 ms ticker's overshoot), and prints, for the saves above
+the 95th percentile, what they overlapped.
+
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/ack_latency.py [--bulk 20000] [--saves 1000]
+        [--runs default torch onnx:2:10:1] [--trace]
 """
 
 from __future__ import annotations
@@ -12,21 +21,120 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
+import statistics
+import sys
+import threading
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from common import write_section
-from ingest import chat, save_ops
+from ingest import chat, embedded_config, save_ops
 
-from mind.embeddings.registry import EmbeddingConfig
+from actors.actor import MindActor
 from queue_schemas import ops
-from workers.runtime import EmbeddedRuntime, RuntimeConfig
+from workers.runtime import EmbeddedRuntime
 
 
 def pct(values: list[float], p: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, round(p / 100 * (len(values) - 1)))]
+
+
+@dataclass
+class Trace:
+    """What the loop and the writer did while saves waited (``--trace``)."""
+
+    commits: list[tuple[float, float, str, int]] = field(default_factory=list)  # start, end, ...
+    lags: list[tuple[float, float]] = field(default_factory=list)  # when, ms late
+    saves: list[tuple[float, float]] = field(default_factory=list)  # start, end
+    # loop callbacks over 10 ms: start, wall ms, this thread's CPU ms, what ran
+    slow: list[tuple[float, float, float, str]] = field(default_factory=list)
+
+
+def traced_callbacks(trace: Trace) -> None:
+    """Time every event-loop callback; keep the slow ones with their thread CPU time (CPU ≈
+    wall: sync work on the loop; CPU << wall: the loop thread waited, for the GIL or a core)."""
+    original = asyncio.events.Handle._run
+
+    def _run(self: asyncio.events.Handle) -> None:
+        wall, cpu = time.perf_counter(), time.thread_time()
+        original(self)
+        took = time.perf_counter() - wall
+        if took > 0.01:
+            callback = getattr(self, "_callback", None)
+            task = getattr(callback, "__self__", None)
+            what = repr(task.get_coro()) if isinstance(task, asyncio.Task) else repr(callback)
+            trace.slow.append((wall, took * 1000, (time.thread_time() - cpu) * 1000, what[:120]))
+
+    asyncio.events.Handle._run = _run  # type: ignore[method-assign]
+
+
+def traced_apply(trace: Trace) -> Any:
+    original = MindActor._apply
+
+    async def _apply(self: MindActor, batch: list[Any]) -> None:
+        start = time.perf_counter()
+        await original(self, batch)
+        kinds = ",".join(sorted({p.op.kind for p in batch}))
+        frames = sum(len(getattr(p.op, "frames", None) or getattr(p.op, "results", None) or [])
+                     for p in batch)
+        trace.commits.append((start, time.perf_counter(), f"{len(batch)}x {kinds}", frames))
+
+    return _apply
+
+
+async def ticker(trace: Trace) -> None:
+    while True:
+        start = time.perf_counter()
+        await asyncio.sleep(0.001)
+        late = (time.perf_counter() - start - 0.001) * 1000
+        if late > 2:
+            trace.lags.append((start, late))
+
+
+def run_delay() -> float:
+    """Milliseconds this thread has spent runnable but not running (Linux schedstat)."""
+    try:
+        stat = Path(f"/proc/self/task/{threading.get_native_id()}/schedstat").read_text()
+    except OSError:
+        return 0.0
+    return int(stat.split()[1]) / 1e6
+
+
+def explain(trace: Trace) -> None:
+    lat = [(e - s) * 1000 for s, e in trace.saves]
+    cut = pct(lat, 95)
+    print(f"  trace: {len(trace.commits)} commits, loop lag > 2 ms {len(trace.lags)} times "
+          f"(max {max((x for _, x in trace.lags), default=0):.0f} ms); slow saves (> p95 "
+          f"{cut:.1f} ms):")
+    durations = [(e - s) * 1000 for s, e, *_ in trace.commits]
+    print(f"  commit ms: p50 {pct(durations, 50):.1f} p99 {pct(durations, 99):.1f} "
+          f"max {max(durations):.0f}")
+    slow_cpu = sum(c for *_, c, _ in trace.slow)
+    slow_wall = sum(w for _, w, _, _ in trace.slow)
+    print(f"  loop callbacks > 10 ms: {len(trace.slow)}, {slow_wall:.0f} ms wall, "
+          f"{slow_cpu:.0f} ms CPU of the loop thread; the longest:")
+    for _, wall, cpu, what in sorted(trace.slow, key=lambda x: -x[1])[:8]:
+        print(f"    {wall:6.1f} ms wall, {cpu:6.1f} ms CPU: {what}")
+    kinds: dict[str, list[float]] = {}
+    for _, wall, cpu, what in trace.slow:
+        name = what.split(" ")[0].split(".")[-1]
+        kinds.setdefault(name, [0.0, 0.0, 0])  # type: ignore[list-item]
+        kinds[name][0] += wall
+        kinds[name][1] += cpu
+        kinds[name][2] += 1
+    for name, (wall, cpu, n) in sorted(kinds.items(), key=lambda x: -x[1][0])[:10]:
+        print(f"    total {wall:7.0f} ms wall {cpu:7.0f} ms CPU in {int(n)} callbacks: {name}")
+    for (s, e), ms in sorted(zip(trace.saves, lat, strict=True), key=lambda x: -x[1])[:12]:
+        before = [c for c in trace.commits if c[0] < s < c[1]]
+        during = [c for c in trace.commits if s <= c[0] < e]
+        lag = max((x for t, x in trace.lags if s - 0.05 <= t <= e), default=0.0)
+        waited = ", ".join(f"{c[2]} {c[3]}fr {(c[1] - c[0]) * 1000:.0f}ms" for c in before)
+        print(f"    {ms:6.1f} ms: in flight at arrival [{waited}]; commits during "
+              f"{len(during)}; max loop lag {lag:.0f} ms")
 
 
 async def main() -> None:
@@ -35,32 +143,52 @@ async def main() -> None:
     parser.add_argument("--saves", type=int, default=400)
     parser.add_argument("--cognify-batch", type=int, default=None,
                         help="frames per cognify job (default: the runtime's)")
-    parser.add_argument("--runs", nargs="*", default=["2:10", "2:10:1", "2:0", "1:0"],
-                        help="THREADS:NICE[:LANES] of the embedder for each run "
-                             "(lanes default: one per thread)")
+    parser.add_argument("--runs", nargs="*", default=["default", "torch", "default:2:10:1",
+                                                      "default:1:10"],
+                        help="embedder of each run: default | BACKEND | "
+                             "BACKEND:THREADS:NICE[:LANES] (BACKEND may be 'default')")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="run every configuration this many times (interleaved); medians")
+    parser.add_argument("--trace", action="store_true", help="explain the slow saves")
+    parser.add_argument("--switch-interval", type=float, default=None,
+                        help="sys.setswitchinterval in ms (a diagnosis knob; default Python's)")
+    parser.add_argument("--no-report", action="store_true")
     args = parser.parse_args()
-    rows: list[tuple[str, list[float]]] = []
-    for spec in args.runs:
-        threads, nice, *rest = (int(x) for x in spec.split(":"))
-        lanes = rest[0] if rest else threads
-        idle_ms, busy_ms = await run(args, threads, nice, lanes)
-        if not rows:
-            rows.append(("idle mind", idle_ms))
-        rows.append((f"during bulk ingest + cognify, embedder on {threads} thread(s) in "
-                     f"{lanes} lane(s), nice +{nice}", busy_ms))
-    report(args, rows)
+    if args.switch_interval:
+        sys.setswitchinterval(args.switch_interval / 1000)
+    results: dict[str, list[tuple[list[float], list[float], float, str]]] = {}
+    for _ in range(args.repeat):
+        for spec in args.runs:
+            results.setdefault(spec, []).append(await run(args, spec))
+    report(args, results)
 
 
-async def run(args: argparse.Namespace, threads: int, nice: int, lanes: int
-              ) -> tuple[list[float], list[float]]:
+def overrides(spec: str) -> dict[str, Any]:
+    backend, *numbers = spec.split(":")
+    out: dict[str, Any] = {"backend": None if backend == "default" else backend}
+    if numbers:
+        threads, nice, *lanes = (int(x) for x in numbers)
+        out |= {"embedding_threads": threads, "embedding_nice": nice,
+                "embedding_lanes": lanes[0] if lanes else None}
+    return out
+
+
+async def run(args: argparse.Namespace, spec: str
+              ) -> tuple[list[float], list[float], float, str]:
+    """(idle save ms, busy save ms, bulk frames/s, the embedder's layout)."""
     texts = chat(random.Random(5), args.bulk)
+    trace = Trace()
+    if args.trace:
+        MindActor._apply = traced_apply(trace)  # type: ignore[method-assign]
+        traced_callbacks(trace)
     with tempfile.TemporaryDirectory() as tmp:
-        extra = {"cognify_batch": args.cognify_batch} if args.cognify_batch else {}
-        cfg = RuntimeConfig(data_dir=Path(tmp), **extra,
-                            embedding=EmbeddingConfig(provider="inprocess", num_threads=threads,
-                                                      lanes=lanes, nice=nice))
+        extra = {"cognify_batch_frames": args.cognify_batch} if args.cognify_batch else {}
+        cfg = embedded_config(Path(tmp), **overrides(spec), **extra)
         async with EmbeddedRuntime(cfg) as rt:
-            await rt.embedder_ready()
+            chain = await rt.embedder_ready()
+            active: Any = chain.active
+            layout = (f"{active.backend}, {active.lanes} lane(s) x {active.lane_threads} "
+                      f"thread(s), nice +{active.nice}")
             idle_ms = []
             for i in range(50):  # quiet baseline
                 start = time.perf_counter()
@@ -72,6 +200,9 @@ async def run(args: argparse.Namespace, threads: int, nice: int, lanes: int
                 for op in save_ops(texts, per_op=1000):
                     await rt.submit("personal", op)
 
+            tick = asyncio.create_task(ticker(trace)) if args.trace else None
+            waited = run_delay()
+            bulk_start = time.perf_counter()
             bulk_task = asyncio.create_task(bulk())
             await asyncio.sleep(1.0)  # let the ingest and its cognify work get going
             busy_ms = []
@@ -79,37 +210,68 @@ async def run(args: argparse.Namespace, threads: int, nice: int, lanes: int
                 start = time.perf_counter()
                 await rt.submit("personal", ops.SaveFrames(mind_id="personal", frames=[
                     ops.NewFrameOp(gop_id="live", content=f"live note {i} during the import")]))
-                busy_ms.append((time.perf_counter() - start) * 1000)
+                end = time.perf_counter()
+                busy_ms.append((end - start) * 1000)
+                trace.saves.append((start, end))
                 await asyncio.sleep(0.02)
             pending = rt.runner.depth + rt.runner.in_progress
+            waited = run_delay() - waited
             await bulk_task
-            print(f"cognify jobs still queued/running when sampling ended: {pending}")
             await rt.wait_idle()
-    return idle_ms, busy_ms
+            rate = len(texts) / (time.perf_counter() - bulk_start)
+            if tick is not None:
+                tick.cancel()
+    print(f"{spec} ({layout}): p50 {pct(busy_ms, 50):.2f} ms, p99 {pct(busy_ms, 99):.2f} ms, "
+          f"max {max(busy_ms):.1f} ms; bulk {rate:,.0f} frames/s; cognify jobs still queued or "
+          f"running when sampling ended: {pending}", flush=True)
+    if args.trace:
+        window = trace.saves[-1][1] - trace.saves[0][0]
+        print(f"  the loop thread waited for a core {waited:.0f} ms over the {window:.1f} s of "
+              f"sampling (/proc schedstat run delay)")
+        explain(trace)
+    return idle_ms, busy_ms, rate, layout
 
 
-def report(args: argparse.Namespace, rows: list[tuple[str, list[float]]]) -> None:
-    for name, vals in rows:
-        print(f"{name:<30} p50 {pct(vals, 50):6.2f} ms  p99 {pct(vals, 99):6.2f} ms  max {max(vals):6.1f} ms")
-    table = "\n".join(
-        f"| {name} | {len(vals)} | {pct(vals, 50):.2f} ms | {pct(vals, 99):.2f} ms | {max(vals):.1f} ms |"
-        for name, vals in rows
-    )
+def report(args: argparse.Namespace,
+           results: dict[str, list[tuple[list[float], list[float], float, str]]]) -> None:
+    torch_rates = next((r for spec, r in results.items() if spec == "torch"), None)
+    rows = []
+    idle = [x for runs in results.values() for x in runs[0][0]]
+    rows.append(f"| idle mind (every run's first 50 saves) | — | {len(idle)} | "
+                f"{pct(idle, 50):.2f} ms | {pct(idle, 99):.2f} ms | {max(idle):.1f} ms | | |")
+    for spec, runs in results.items():
+        p50 = statistics.median(pct(busy, 50) for _, busy, _, _ in runs)
+        p99 = statistics.median(pct(busy, 99) for _, busy, _, _ in runs)
+        top = statistics.median(max(busy) for _, busy, _, _ in runs)
+        rate = statistics.median(r for _, _, r, _ in runs)
+        vs = ""
+        if torch_rates is not None and spec != "torch":
+            speedup = statistics.median(
+                r / t[2] for (_, _, r, _), t in zip(runs, torch_rates, strict=True))
+            vs = f"{speedup:.2f}x"
+        rows.append(f"| during bulk ingest + cognify: `{spec}` | {runs[0][3]} | "
+                    f"{sum(len(b) for _, b, _, _ in runs)} | {p50:.2f} ms | {p99:.2f} ms | "
+                    f"{top:.1f} ms | {rate:,.0f} | {vs} |")
+    print("\n".join(rows))
+    if args.no_report:
+        return
     write_section("Save acknowledgement latency", f"""
-Command: `HF_HUB_OFFLINE=1 .venv/bin/python bench/ack_latency.py --bulk {args.bulk} --saves {args.saves} --runs {' '.join(args.runs)}`
+Command: `HF_HUB_OFFLINE=1 .venv/bin/python bench/ack_latency.py --bulk {args.bulk} --saves {args.saves} --runs {' '.join(args.runs)} --repeat {args.repeat}`
 
 Embedded mode, one mind. A bulk import of {args.bulk:,} chat turns (SaveFrames ops of 1,000)
 runs while cognify embeds them with the real model and the actor applies the index results;
-single-frame saves arrive every 20 ms. On 2 cores the embedder's torch threads and the actor
-share the CPU. Rows differ by the embedder's torch threads, how many lanes (parallel
-single-model encoders) they are split into, and the nice value the encode threads run at: the
-embedded default is every core, one single-thread lane per core, at nice +10
-(`HIVE_MIND_EMBEDDING_NICE`), so encodes use all idle CPU while the writer wins it back at once. Latency = `submit` until the save is committed
-(acknowledged). Targets: p50 ≤ 5 ms, p99 ≤ 50 ms while the import runs.
+single-frame saves arrive every 20 ms. Latency = `submit` until the save is committed
+(acknowledged); bulk frames/s = the import from its first op until every frame is indexed, in
+the same run. `default` is the embedded configuration as `hive-mind` runs it (settings
+defaults); `torch` the same with the PyTorch backend (the configuration before #14);
+`BACKEND:THREADS:NICE[:LANES]` variations of it. Medians over {args.repeat} interleaved
+repetition(s) (p50, p99, max and rate each the median of the runs). Targets: p50 ≤ 5 ms,
+p99 ≤ 50 ms while the import runs, with the default also ≥ 1.5x torch's ingest rate. The
+machine is shared with other helpers' benchmarks: compare rows within this table only.
 
-| conditions | saves | p50 | p99 | max |
-|---|---:|---:|---:|---:|
-{table}
+| conditions | embedder | saves | p50 | p99 | max | bulk frames/s | vs torch |
+|---|---|---:|---:|---:|---:|---:|---:|
+{chr(10).join(rows)}
 """)
 
 
