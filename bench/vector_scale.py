@@ -10,18 +10,23 @@ after its refresh (blocks on the scan pool, one BLAS thread). Data and queries:
   coarse pass, since nothing but noise separates the top 10 from the rest;
 * ``clustered``: 2,000 centers plus noise (cosine to the center ~0.7), queries near a stored
   vector (a memory the query is about);
-* ``--real X.npy Q.npy``: real embeddings (e.g. SciFact sentences and queries by the product
-  model), to see the estimate on the distribution it serves.
+* ``--scifact DIR``: real embeddings — SciFact abstracts split into sentences, and its
+  queries, embedded by the product's in-process model — to see the estimate on the
+  distribution it serves.
 
 "symmetric" is the usual binary pass (Hamming distance of the query's sign bits), shown for
 comparison with the index's asymmetric one (a 4-bit query against the sign bits).
 
-    .venv/bin/python bench/vector_scale.py [--rows 100000 1000000] [--queries 40]
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/vector_scale.py [--rows 100000 1000000]
+        [--queries 40] [--scifact ../shared/data/scifact]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
+import re
 import time
 from pathlib import Path
 
@@ -92,6 +97,23 @@ def symmetric_recall(x: np.ndarray, queries: np.ndarray, truth: list[set[int]],
     return float(np.mean(got))
 
 
+def scifact(folder: Path) -> tuple[np.ndarray, np.ndarray]:
+    """SciFact sentences (over 30 characters) and queries, embedded by the product model."""
+    from hive_mind.settings import load_settings
+    from mind.embeddings.registry import PROVIDERS
+
+    docs = [json.loads(line) for line in (folder / "corpus.jsonl").open()]
+    sentences = [s for d in docs for s in re.split(r"(?<=[.!?])\s+", d["text"]) if len(s) > 30]
+    queries = [json.loads(line)["text"] for line in (folder / "queries.jsonl").open()][:300]
+
+    async def embed() -> tuple[np.ndarray, np.ndarray]:
+        config = load_settings(embedding_provider="inprocess").embedding_config()
+        embedder = PROVIDERS["inprocess"](config)
+        return await embedder.embed_batch(sentences), await embedder.embed_batch(queries)
+
+    return asyncio.run(embed())
+
+
 def pct(values: list[float], p: float) -> float:
     return float(np.percentile(values, p))
 
@@ -127,7 +149,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--queries", type=int, default=40)
-    parser.add_argument("--real", nargs=2, type=Path, metavar=("X.npy", "Q.npy"))
+    parser.add_argument("--scifact", type=Path, help="folder with corpus.jsonl, queries.jsonl")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     rows = []
@@ -136,19 +158,22 @@ def main() -> None:
             x, q = dataset(kind, n, args.queries, rng)
             rows += measure(kind, x, q, symmetric=kind == "random")
             del x
-    if args.real:
-        x, q = (np.load(p).astype(np.float32) for p in args.real)
-        rows += measure(f"real ({args.real[0].stem})", x, q[: args.queries * 5], True)
+    if args.scifact:
+        x, q = scifact(args.scifact)
+        rows += measure("SciFact sentences, real queries", x.astype(np.float32),
+                        q.astype(np.float32), True)
     sizes = " ".join(map(str, args.rows))
-    real = f" --real {args.real[0]} {args.real[1]}" if args.real else ""
+    real = f" --scifact {args.scifact}" if args.scifact else ""
     write_section("Vector index at scale (shortcut: the index alone)", f"""
-Command: `.venv/bin/python bench/vector_scale.py --rows {sizes} --queries {args.queries}{real}`
+Command: `HF_HUB_OFFLINE=1 .venv/bin/python bench/vector_scale.py --rows {sizes} --queries {args.queries}{real}`
 
 A shortcut, labelled as such: the matrix is filled directly with generated unit vectors (384
 dims, no mind file), each search is the vector lane's code after its refresh, k = 10, one
 search at a time, the scan blocks on the process's scan pool (2 threads, one BLAS thread
 each). "random": uniform vectors and unrelated queries (the hardest case for a coarse pass);
-"clustered": 2,000 centers + noise, queries near a stored vector. Recall@10 is against exact
+"clustered": 2,000 centers + noise, queries near a stored vector; "SciFact sentences": abstracts
+split into sentences and 300 SciFact queries, embedded by the product model (real data, but
+few rows: the fraction needed shrinks as rows grow). Recall@10 is against exact
 search on the same index; "symmetric" is a plain Hamming pass with the same number of
 candidates, for comparison. The sweep sets the candidates by the fraction alone (the index
 keeps at least `MIN_CANDIDATES` = {vector_index.MIN_CANDIDATES:,}). The index switches to the quantized pass from
