@@ -32,6 +32,7 @@ from mind.errors import HiveMindError
 from mind.frames.compaction import CompactResult
 from mind.frames.forget import Erasure
 from mind.frames.model import NewFrame
+from mind.harvest.store import HarvestStore
 from mind.knowledge.dedupe import dedupe_by_name
 from mind.mind import Mind
 from mind.retrieval.chunker import MIN_CHUNK_CHARS
@@ -63,7 +64,10 @@ def _vector(v: Any) -> np.ndarray:
 
 
 async def save_frames(mind: Mind, op: ops.SaveFrames | ops.HarvestBatch) -> FramesSaved:
-    results = await mind.frames.insert_many([to_new_frame(f) for f in op.frames])
+    frames = [to_new_frame(f) for f in op.frames]
+    if isinstance(op, ops.HarvestBatch):  # turns stored under an adapter's older keys
+        frames = await HarvestStore(mind.db).adopt_previous_keys(frames)
+    results = await mind.frames.insert_many(frames)
     if isinstance(op, ops.HarvestBatch):
         await harvest_progress(mind, op, results)
     return FramesSaved.of(results)

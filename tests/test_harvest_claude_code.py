@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from mind.harvest import claude_code
+from mind.harvest import claude_code, transcript
 from mind.harvest.claude_code import parse_frontmatter
 from mind.harvest.errors import HarvestError
-from mind.harvest.types import HarvestItem, stable_id
+from mind.harvest.types import PREVIOUS_KEY, HarvestItem, external_id, stable_id
 
 TREE = Path(__file__).parent / "data" / "harvest" / "claude_code" / "dot-claude"
 SHOP = "projects/-home-ann-shop"
@@ -80,7 +80,8 @@ def test_memory_frontmatter_with_crlf(items: list[HarvestItem]) -> None:
 def test_session_transcript(items: list[HarvestItem]) -> None:
     session = by_path(items)[SHOP_SESSION]
     assert session.title == "Fix flaky checkout test"  # from the summary line
-    assert session.item_id == stable_id("claude-code", "session", SHOP_SESSION)
+    assert session.item_id == stable_id("claude-code", "session",
+                                        "5f1c9a2e-0000-4000-8000-00000000000a")  # sessionId
     assert session.metadata["session_id"] == "5f1c9a2e-0000-4000-8000-00000000000a"
     assert session.metadata["cwd"] == "/home/ann/shop"
     assert session.metadata["git_branch"] == "main"
@@ -98,9 +99,14 @@ def test_session_transcript(items: list[HarvestItem]) -> None:
         '"description":"Run the checkout test"}\n\n'
         "The test depends on the wall clock: orders created just before midnight get tomorrow's"
         " date. I'll freeze time in the fixture.")
-    assert answer.turn_id == stable_id("claude-code", SHOP_SESSION, "a-2", "a-4")
+    assert answer.turn_id == stable_id("claude-code", "5f1c9a2e-0000-4000-8000-00000000000a",
+                                       "a-2", "a-4")
     assert answer.timestamp == "2025-06-01T10:00:09.000Z"
-    assert answer.metadata == {"model": "claude-sonnet-4-20250514"}
+    old_item = stable_id("claude-code", "session", SHOP_SESSION)  # the path-based keys
+    assert answer.metadata == {
+        "model": "claude-sonnet-4-20250514", PREVIOUS_KEY: external_id(
+            "claude-code", old_item, stable_id("claude-code", SHOP_SESSION, "a-2", "a-4"))}
+    assert prompt.metadata == {PREVIOUS_KEY: f"claude-code:{old_item}:u-1"}
     assert command.text == "/cost"
     assert last.text == "Great, go ahead and commit it."
     text = "\n".join(t.text for t in session.turns)
@@ -165,7 +171,7 @@ def event(uuid: str, kind: str, content: object, ts: str = "2025-01-01T00:00:00Z
 
 def test_long_assistant_run_is_split_not_truncated(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(claude_code, "MAX_TURN_CHARS", 100)
+    monkeypatch.setattr(transcript, "MAX_TURN_CHARS", 100)
     project = tmp_path / ".claude" / "projects" / "p"
     project.mkdir(parents=True)
     lines = [event("u", "user", "go")] + [

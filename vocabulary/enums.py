@@ -34,8 +34,16 @@ RecallProfile = Literal["balanced", "recent", "important", "connected"]
 RecallLanes = Literal["hybrid", "keyword", "vector"]
 
 HarvestSource = Literal["chatgpt", "claude", "claude-code", "gemini", "markdown", "plaintext",
-                        "pdf", "url", "universal"]  # the adapters of mind/harvest/registry.py
-ConversationSource = Literal["chatgpt", "claude", "claude-code", "gemini", "universal"]
+                        "pdf", "url", "universal", "codex", "grok"]  # mind/harvest/registry.py
+ConversationSource = Literal["chatgpt", "claude", "claude-code", "gemini", "universal", "codex",
+                             "grok"]
+# The MCP tools this server registers (hive_mind/mcp_tools.py TOOL_NAMES): harvest recognises
+# their calls in agent transcripts and never imports their content (mind/harvest/own_tools.py).
+McpTool = Literal["save_memory", "recall_memory", "search_entities", "save_entity",
+                  "create_relation", "get_identity", "set_identity", "get_awareness",
+                  "set_awareness", "clear_awareness", "list_workspaces", "create_workspace",
+                  "harvest_import", "harvest_sources", "ingest_source", "cleanup_frames",
+                  "cleanup_entities", "forget_memory"]
 DocumentSource = Literal["markdown", "plaintext", "pdf", "url"]  # the rest: ingest's types
 IngestType = Literal["auto", DocumentSource]
 
@@ -60,6 +68,7 @@ RECALL_LANES: Final[tuple[RecallLanes, ...]] = get_args(RecallLanes)
 CONVERSATION_SOURCES: Final[tuple[ConversationSource, ...]] = get_args(ConversationSource)
 DOCUMENT_SOURCES: Final[tuple[DocumentSource, ...]] = get_args(DocumentSource)
 HARVEST_SOURCES: Final[tuple[HarvestSource, ...]] = get_args(HarvestSource)
+MCP_TOOLS: Final[tuple[McpTool, ...]] = get_args(McpTool)
 INGEST_TYPES: Final[tuple[IngestType, ...]] = get_args(IngestType)
 FRAME_WIPES: Final[tuple[FrameWipe, ...]] = get_args(FrameWipe)
 FRAME_CLEANUP_MODES: Final[tuple[FrameCleanupMode, ...]] = get_args(FrameCleanupMode)

@@ -31,11 +31,11 @@ from mind.errors import ValidationError
 from mind.harvest.errors import HarvestError
 from mind.harvest.registry import adapter
 from mind.harvest.store import HarvestStore
-from mind.harvest.types import HarvestItem, stable_id
+from mind.harvest.types import HarvestItem, external_id, stable_id
 from mind.redact import has_secrets, mask_text
 from queue_schemas import ops
 from vocabulary.enums import Importance
-from vocabulary.limits import MAX_EXTERNAL_ID_CHARS, MAX_FRAME_CHARS, MAX_FRAMES_PER_OP
+from vocabulary.limits import MAX_FRAME_CHARS, MAX_FRAMES_PER_OP
 from workers.harvest_input import RAW_TEXT_LABEL, fingerprint_target
 from workers.harvest_summary import HarvestSummary, Progress, ProgressEvent, SyncOutcome
 from workers.protocol import MindAccess
@@ -87,11 +87,6 @@ class _Tally:
     duplicates: int = 0
 
 
-def _external_id(source: str, item_id: str, turn_id: str) -> str:
-    ext = f"{source}:{item_id}:{turn_id}"
-    return ext if len(ext) <= MAX_EXTERNAL_ID_CHARS else f"{source}:{stable_id(source, ext)}"
-
-
 def item_frames(item: HarvestItem, options: HarvestOptions) -> list[ops.NewFrameOp]:
     """One frame per non-empty turn; the speaker leads the content so "what did Alice say
     about X" matches both lanes."""
@@ -122,7 +117,7 @@ def item_frames(item: HarvestItem, options: HarvestOptions) -> list[ops.NewFrame
         out.append(ops.NewFrameOp(
             gop_id=gop, content=content, importance=options.importance, source="import",
             created_at=turn.timestamp or item.timestamp, metadata=metadata,
-            external_id=_external_id(item.source, item.item_id, turn.turn_id), dedup=False,
+            external_id=external_id(item.source, item.item_id, turn.turn_id), dedup=False,
         ))
     return out
 

@@ -7,27 +7,31 @@ Harvested, in this order (sorted, so runs are deterministic):
   (frontmatter ``type``: user → preference, feedback → decision, else memory; LF or CRLF),
   and the session transcripts ``*.jsonl`` → one conversation item per file.
 
-Transcripts are streamed line by line. A user prompt is one turn; everything the assistant does
-until the next prompt (its text blocks, plus one ``[Tool call: Name] {input}`` line per tool call,
-the input capped at ``TOOL_INPUT_CHARS``) is one assistant turn, split only if it would exceed
-the frame cap. Tool results, thinking, meta lines (``isMeta``), sub-agent lines
-(``isSidechain``) and local command output are skipped; broken lines are skipped and counted in
-the item's ``skipped_lines``. Ids come from relative paths and event ``uuid`` values.
+Transcripts are streamed line by line into turns as :mod:`mind.harvest.transcript` describes
+(a prompt is one turn; the assistant's run until the next prompt, with one ``[Tool call: Name]
+{input}`` line per tool call, is one turn; calls of hive-mind's own MCP tools, e.g.
+``mcp__hive-mind__recall_memory``, leave only a ``[Used recall_memory]`` marker). Tool results,
+thinking, meta lines (``isMeta``), sub-agent lines (``isSidechain``) and local command output
+are skipped; broken lines are skipped and counted in the item's ``skipped_lines``.
+
+Ids: documents from their relative paths; a session from its transcript's ``sessionId`` (the
+file name when absent) and its turns from event ``uuid`` values, so a moved or re-exported
+project directory writes nothing. Sessions imported before (keyed by the transcript's relative
+path) are recognised: every turn names its old external id (``PREVIOUS_KEY`` in its metadata)
+and the writer re-keys a frame stored under it instead of storing the turn again.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
 from mind.harvest.errors import HarvestError
 from mind.harvest.inputs import read_text
 from mind.harvest.jsonstream import (
-    MAX_TURN_CHARS,
     as_dict,
     as_list,
     as_str,
@@ -37,12 +41,20 @@ from mind.harvest.jsonstream import (
     iter_jsonl,
     ts_from_iso,
 )
-from mind.harvest.types import HarvestItem, ItemKind, Role, Turn, stable_id
-from mind.timeutil import format_ts
+from mind.harvest.plaintext import file_timestamp
+from mind.harvest.transcript import Transcript, tool_call
+from mind.harvest.types import (
+    PREVIOUS_KEY,
+    HarvestItem,
+    ItemKind,
+    Role,
+    Turn,
+    external_id,
+    stable_id,
+)
 
 SOURCE: Final = "claude-code"
 EXPECTED: Final = "a Claude Code directory (~/.claude with projects/, CLAUDE.md, rules/, plans/)"
-TOOL_INPUT_CHARS: Final = 200
 MEMORY_KINDS: Final[dict[str, ItemKind]] = {
     "user": "preference", "feedback": "decision", "project": "memory", "reference": "memory",
 }
@@ -91,13 +103,6 @@ def _project(root: Path, project: Path) -> Iterator[HarvestItem]:
             yield item
 
 
-def _mtime(path: Path) -> str | None:
-    try:
-        return format_ts(datetime.fromtimestamp(path.stat().st_mtime, UTC))
-    except (OSError, OverflowError, ValueError):
-        return None
-
-
 def _document(root: Path, path: Path, kind: ItemKind, title: str, metadata: dict[str, Any],
               text: str | None = None) -> HarvestItem | None:
     rel = path.relative_to(root).as_posix()
@@ -108,7 +113,7 @@ def _document(root: Path, path: Path, kind: ItemKind, title: str, metadata: dict
         return None
     check_turn(body, str(path), rel)
     item_id = stable_id(SOURCE, rel)
-    timestamp = _mtime(path)
+    timestamp = file_timestamp(path)
     turn = Turn(turn_id=stable_id(SOURCE, rel, body), role="document", speaker=path.name,
                 text=body, timestamp=timestamp)
     return HarvestItem(item_id=item_id, source=SOURCE, kind=kind, title=title, turns=(turn,),
@@ -158,14 +163,6 @@ def _user_text(content: Any) -> str:
     return text
 
 
-def _tool_call(block: dict[str, Any]) -> str:
-    name = first_str(block, "name") or "tool"
-    args = json.dumps(block.get("input"), ensure_ascii=False, separators=(",", ":"))
-    if len(args) > TOOL_INPUT_CHARS:
-        args = args[:TOOL_INPUT_CHARS] + "…"
-    return f"[Tool call: {name}] {args}"
-
-
 def _assistant_pieces(content: Any) -> list[str]:
     if isinstance(content, str):
         return [content.strip()] if content.strip() else []
@@ -173,57 +170,18 @@ def _assistant_pieces(content: Any) -> list[str]:
     for block in (as_dict(b) for b in as_list(content)):
         kind = block.get("type")
         if kind == "tool_use":
-            pieces.append(_tool_call(block))
+            pieces.append(tool_call(first_str(block, "name"), block.get("input")))
         elif kind not in ("thinking", "redacted_thinking", "tool_result") and (
                 text := as_str(block.get("text")).strip()):
             pieces.append(text)
     return pieces
 
 
-class _Session:
-    """Turns of one transcript; the assistant's run between two prompts is merged."""
-
-    def __init__(self, rel: str, path: Path) -> None:
-        self.rel, self.path = rel, path
-        self.turns: list[Turn] = []
-        self.run: list[str] = []
-        self.run_chars = 0
-        self.run_ids: list[str] = []
-        self.run_ts: str | None = None
-        self.run_model: str | None = None
-
-    def add_assistant(self, uuid: str, ts: str | None, model: str | None,
-                      pieces: list[str], position: str) -> None:
-        for piece in pieces:
-            check_turn(piece, str(self.path), position)
-            if self.run and self.run_chars + len(piece) > MAX_TURN_CHARS:
-                self.flush()
-            if not self.run:
-                self.run_ts, self.run_model = ts, model
-            if not self.run_ids or self.run_ids[-1] != uuid:
-                self.run_ids.append(uuid)
-            self.run.append(piece)
-            self.run_chars += len(piece) + 2
-
-    def add(self, turn: Turn) -> None:
-        self.flush()
-        self.turns.append(turn)
-
-    def flush(self) -> None:
-        if not self.run:
-            return
-        first, last = self.run_ids[0], self.run_ids[-1]
-        turn_id = first if first == last else stable_id(SOURCE, self.rel, first, last)
-        meta = {"model": self.run_model} if self.run_model else {}
-        self.turns.append(Turn(turn_id=turn_id, role="assistant", speaker="Claude",
-                               text="\n\n".join(self.run), timestamp=self.run_ts, metadata=meta))
-        self.run, self.run_ids, self.run_chars = [], [], 0
-
-
 def _session(root: Path, path: Path, project: str) -> HarvestItem | None:
     rel = path.relative_to(root).as_posix()
     src = file_source(path)
-    session = _Session(rel, path)
+    session = Transcript(SOURCE, path.stem, str(path), "Claude")
+    fallback: dict[str, str] = {}  # ids of events without a uuid: new → path-based (old)
     skipped = 0
     info: dict[str, str] = {}
     for line in iter_jsonl(src):
@@ -240,8 +198,12 @@ def _session(root: Path, path: Path, project: str) -> HarvestItem | None:
                            ("git_branch", "gitBranch")):
             if first_str(event, field):
                 info.setdefault(key, event[field])
+        session.key = info.get("session_id", path.stem)
         message = as_dict(event.get("message"))
-        uuid = first_str(event, "uuid") or stable_id(SOURCE, rel, line.number)
+        uuid = first_str(event, "uuid")
+        if not uuid:
+            uuid = stable_id(SOURCE, session.key, line.number)
+            fallback[uuid] = stable_id(SOURCE, rel, line.number)
         ts = ts_from_iso(event.get("timestamp"))
         position = f"{src.name}: line {line.number}"
         if kind == "assistant":
@@ -261,9 +223,26 @@ def _session(root: Path, path: Path, project: str) -> HarvestItem | None:
     title = (info.get("summary") or first_user.strip().split("\n", 1)[0][:80]
              or f"Session {path.stem}")
     metadata: dict[str, Any] = {"project": project, "file_path": rel, "skipped_lines": skipped,
-                                "session_id": info.get("session_id", path.stem),
+                                "session_id": session.key,
                                 "cwd": info.get("cwd"), "git_branch": info.get("git_branch")}
-    return HarvestItem(item_id=stable_id(SOURCE, "session", rel), source=SOURCE,
-                       kind="conversation", title=title, turns=tuple(session.turns),
-                       timestamp=session.turns[0].timestamp or _mtime(path), position=rel,
+    return HarvestItem(item_id=stable_id(SOURCE, "session", session.key), source=SOURCE,
+                       kind="conversation", title=title,
+                       turns=_with_previous_keys(session, rel, fallback),
+                       timestamp=session.turns[0].timestamp or file_timestamp(path), position=rel,
                        metadata=metadata)
+
+
+def _with_previous_keys(session: Transcript, rel: str,
+                        fallback: dict[str, str]) -> tuple[Turn, ...]:
+    """Each turn with the external id it had under the path-based keys (before sessions were
+    keyed by ``sessionId``): the writer adopts a frame stored under that key instead of
+    writing the turn again (:meth:`mind.harvest.store.HarvestStore.adopt_previous_keys`)."""
+    old_item = stable_id(SOURCE, "session", rel)
+    out = []
+    for turn in session.turns:
+        span = session.spans.get(turn.turn_id)
+        old_turn = (stable_id(SOURCE, rel, *span) if span is not None
+                    else fallback.get(turn.turn_id, turn.turn_id))
+        previous = external_id(SOURCE, old_item, old_turn)
+        out.append(replace(turn, metadata={**turn.metadata, PREVIOUS_KEY: previous}))
+    return tuple(out)

@@ -12,13 +12,20 @@
   run's ``items_done`` and ``cursor`` *in the same transaction as its frames*, so an
   interrupted import resumes exactly after the last committed batch. Its ``source_path`` is
   display only (the label or path the summary shows).
+- Re-keying (:meth:`HarvestStore.adopt_previous_keys`): when an adapter changes how it keys
+  turns (Claude Code sessions moved from path-based keys to ``sessionId``), each turn names
+  the external id it had before (``PREVIOUS_KEY``); a frame still stored under that id gets the
+  new one, in the batch's transaction, so the re-import finds it and writes nothing new.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Final
 
 from mind.errors import ValidationError
+from mind.frames.model import NewFrame
+from mind.harvest.types import PREVIOUS_KEY
 from mind.storage.db import Database
 from mind.timeutil import now_iso
 
@@ -95,6 +102,28 @@ class HarvestStore:
             "'+' || sync_interval_hours || ' hours') <= ?) ORDER BY source",
             (now or now_iso(),))
         return [_source_row(r) for r in rows]
+
+    # -- keys -------------------------------------------------------------------------------
+
+    async def adopt_previous_keys(self, frames: list[NewFrame]) -> list[NewFrame]:
+        """``frames`` without their ``PREVIOUS_KEY`` metadata, after re-keying every stored
+        frame that still has a previous key to the new ``external_id`` (unless a frame already
+        has the new one). Run inside the writer's transaction, before the frames are saved."""
+        out, renames = [], []
+        for frame in frames:
+            previous = (frame.metadata or {}).get(PREVIOUS_KEY)
+            if previous is None:
+                out.append(frame)
+                continue
+            metadata = {k: v for k, v in (frame.metadata or {}).items() if k != PREVIOUS_KEY}
+            out.append(replace(frame, metadata=metadata))
+            if isinstance(previous, str) and frame.external_id and previous != frame.external_id:
+                renames.append((frame.external_id, previous, frame.external_id))
+        if renames:
+            await self._db.executemany(
+                "UPDATE memory_frames SET external_id = ? WHERE external_id = ? AND NOT EXISTS "
+                "(SELECT 1 FROM memory_frames WHERE external_id = ?)", renames)
+        return out
 
     # -- runs -------------------------------------------------------------------------------
 

@@ -25,6 +25,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from vocabulary.limits import MAX_EXTERNAL_ID_CHARS
+
 Role = Literal["user", "assistant", "system", "tool", "document"]
 ItemKind = Literal[
     "conversation", "memory", "instruction", "preference", "artifact", "rule", "decision",
@@ -36,6 +38,10 @@ ITEM_KINDS: Final = (
     "document",
 )
 STABLE_ID_HEX: Final = 40
+PREVIOUS_KEY: Final = "previous_external_id"
+"""Turn metadata naming the external id the turn was stored under by an older version of its
+adapter (ids that changed scheme): the writer re-keys that frame instead of duplicating it, and
+never stores this key (:meth:`mind.harvest.store.HarvestStore.adopt_previous_keys`)."""
 
 
 def stable_id(source: str, *parts: object) -> str:
@@ -45,6 +51,12 @@ def stable_id(source: str, *parts: object) -> str:
     """
     fields = [source, *("" if p is None else str(p) for p in parts)]
     return hashlib.sha256("\x00".join(fields).encode("utf-8")).hexdigest()[:STABLE_ID_HEX]
+
+
+def external_id(source: str, item_id: str, turn_id: str) -> str:
+    """The frame key of one turn: ``source:item_id:turn_id`` (hashed when too long)."""
+    ext = f"{source}:{item_id}:{turn_id}"
+    return ext if len(ext) <= MAX_EXTERNAL_ID_CHARS else f"{source}:{stable_id(source, ext)}"
 
 
 def content_ids(source: str, key: str, sections: Iterable[tuple[object, str]]) -> list[str]:

@@ -1,0 +1,226 @@
+"""Codex CLI: a ``~/.codex`` directory, one rollout ``.jsonl`` file, or ``history.jsonl``.
+
+Harvested (sorted, so runs are deterministic): every session transcript under the directory
+(``sessions/YYYY/MM/DD/rollout-*.jsonl``, ``archived_sessions/``; a ``.jsonl`` file counts when
+its first record is a rollout record, whatever its name) → one conversation item per file;
+then ``history.jsonl`` (one ``{session_id, ts, text}`` line per prompt, across sessions) → one
+conversation item of user prompts per session that has no transcript in the same import.
+
+Rollout records, both layouts Codex has written:
+
+- current: ``{"timestamp", "type", "payload"}`` with ``type`` one of ``session_meta`` (id, cwd,
+  git, cli_version), ``turn_context`` (the model), ``response_item`` (a Responses API item),
+  ``compacted`` (a summary after a context compaction) and ``event_msg`` (UI events that repeat
+  the items: skipped);
+- older (before mid-2025): a bare session meta ``{"id", "timestamp", "instructions"}`` first,
+  then bare response items and ``{"record_type": "state"}`` lines.
+
+Turns as in :mod:`mind.harvest.transcript`: a user ``message`` is one turn (the environment
+context, AGENTS.md and user-instruction blocks Codex injects are skipped, ``developer``
+messages too); assistant text, ``function_call``/``custom_tool_call``/``local_shell_call``/
+``web_search_call`` (one ``[Tool call: name] {input}`` line each) until the next prompt are one
+assistant turn; tool outputs and reasoning are skipped; calls of hive-mind's own MCP tools
+(``hive-mind__recall_memory``…) keep only a ``[Used recall_memory]`` marker. A ``compacted``
+summary is a ``system`` turn. Ids: the item from the session id (``session_meta.id``; the file
+name when absent), turns from the file name and line numbers (rollouts are append-only), so a
+moved ``~/.codex`` writes nothing and a continued session adds only its new turns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Final
+
+from mind.harvest.errors import HarvestError
+from mind.harvest.jsonstream import (
+    JsonSource,
+    as_dict,
+    as_list,
+    as_str,
+    check_turn,
+    file_source,
+    first_str,
+    iter_jsonl,
+    ts_from_epoch,
+    ts_from_iso,
+)
+from mind.harvest.plaintext import file_timestamp
+from mind.harvest.transcript import Transcript, tool_call
+from mind.harvest.types import HarvestItem, Turn, stable_id
+
+SOURCE: Final = "codex"
+EXPECTED: Final = ("a Codex CLI directory (~/.codex with sessions/ and history.jsonl), a "
+                   "rollout-*.jsonl session file or history.jsonl")
+HISTORY: Final = "history.jsonl"
+ROLLOUT_TYPES: Final = frozenset({"session_meta", "response_item", "event_msg", "turn_context",
+                                  "compacted"})
+ITEM_TYPES: Final = frozenset({"message", "reasoning", "function_call", "function_call_output",
+                               "custom_tool_call", "custom_tool_call_output", "local_shell_call",
+                               "web_search_call"})
+# blocks Codex injects as "user" messages: context, not what the user typed
+_INJECTED: Final = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
+                    "<INSTRUCTIONS>", "<user_shell_command>", "<turn_aborted>")
+_TITLE_CHARS: Final = 80
+
+
+def parse(target: Path | str) -> Iterator[HarvestItem]:
+    root = Path(target)
+    if root.is_file():
+        kind = _kind(file_source(root))
+        if kind == "history":
+            yield from _history(root, set())
+        elif kind == "rollout":
+            if (item := _rollout(root.parent, root)) is not None:
+                yield item
+        else:
+            raise HarvestError(f"not a Codex rollout or history file; expected {EXPECTED}",
+                               path=str(root))
+        return
+    if not root.is_dir():
+        raise HarvestError(f"no such file or directory; expected {EXPECTED}", path=str(root))
+    files = sorted(p for p in root.rglob("*.jsonl") if p.is_file() and p.name != HISTORY)
+    rollouts = [p for p in files if _kind(file_source(p)) == "rollout"]
+    history = root / HISTORY
+    if not rollouts and not history.is_file():
+        found = ", ".join(p.relative_to(root).as_posix() for p in files[:5]) or "no .jsonl files"
+        raise HarvestError(f"no Codex sessions or history here (found: {found}); expected "
+                           f"{EXPECTED}", path=str(root))
+    sessions: set[str] = set()
+    for path in rollouts:
+        item = _rollout(root, path)
+        if item is not None:
+            sessions.add(item.metadata["session_id"])
+            yield item
+    if history.is_file():
+        yield from _history(history, sessions)
+
+
+def _kind(src: JsonSource) -> str | None:
+    """``rollout`` or ``history`` from the first readable record, else ``None``."""
+    for line in iter_jsonl(src):
+        record = as_dict(line.value)
+        if not record:
+            continue
+        if "session_id" in record and "text" in record:
+            return "history"
+        kind = record.get("type")
+        if (kind in ROLLOUT_TYPES and "payload" in record) or kind in ITEM_TYPES:
+            return "rollout"
+        if "record_type" in record or ("id" in record and "timestamp" in record and not kind):
+            return "rollout"
+        return None
+    return None
+
+
+def _user_text(content: Any) -> str:
+    pieces = []
+    for block in (as_dict(b) for b in as_list(content)):
+        text = as_str(block.get("text")).strip()
+        if block.get("type") == "input_image":
+            pieces.append("[Shared image]")
+        elif text and not text.startswith(_INJECTED):
+            pieces.append(text)
+    return "\n\n".join(pieces)
+
+
+def _assistant_pieces(item: dict[str, Any]) -> list[str]:
+    kind = item.get("type")
+    if kind == "message":
+        return [text for b in as_list(item.get("content"))
+                if (text := as_str(as_dict(b).get("text")).strip())]
+    if kind == "function_call":
+        return [tool_call(first_str(item, "name"), item.get("arguments"))]
+    if kind == "custom_tool_call":
+        return [tool_call(first_str(item, "name"), item.get("input"))]
+    if kind == "local_shell_call":
+        return [tool_call("local_shell", as_dict(item.get("action")).get("command"))]
+    if kind == "web_search_call":
+        return [tool_call("web_search", item.get("action"))]
+    return []  # tool outputs, reasoning, snapshots
+
+
+def _records(src: JsonSource, info: dict[str, Any]) -> Iterator[tuple[int, str, dict[str, Any],
+                                                                      str | None]]:
+    """``(line, kind, payload, timestamp)`` of both layouts; broken lines are counted."""
+    for line in iter_jsonl(src):
+        record = as_dict(line.value)
+        if line.error or not record:
+            info["skipped"] += 1
+            continue
+        ts = ts_from_iso(record.get("timestamp"))
+        if "payload" in record and record.get("type") in ROLLOUT_TYPES:
+            yield line.number, str(record["type"]), as_dict(record["payload"]), ts
+        elif "record_type" in record:
+            continue
+        elif not record.get("type") and "id" in record:
+            yield line.number, "session_meta", record, ts
+        else:
+            yield line.number, "response_item", record, None
+
+
+def _rollout(root: Path, path: Path) -> HarvestItem | None:
+    src = file_source(path)
+    transcript = Transcript(SOURCE, path.name, str(path), "Codex")
+    info: dict[str, Any] = {"skipped": 0}
+    model: str | None = None
+    for number, kind, payload, ts in _records(src, info):
+        position = f"{src.name}: line {number}"
+        piece_id = stable_id(SOURCE, path.name, number)
+        if kind == "session_meta" and "session_id" not in info:
+            info["session_id"] = first_str(payload, "id")
+            info["started"] = ts_from_iso(payload.get("timestamp")) or ts
+            info["cwd"] = first_str(payload, "cwd") or None
+            info["git_branch"] = first_str(as_dict(payload.get("git")), "branch") or None
+            info["cli_version"] = first_str(payload, "cli_version") or None
+        elif kind == "turn_context":
+            model = first_str(payload, "model") or model
+        elif kind == "compacted" and (text := as_str(payload.get("message")).strip()):
+            transcript.add(Turn(piece_id, "system", "Codex (summary)",
+                                check_turn(text, str(path), position), ts))
+        elif kind == "response_item" and payload.get("role") == "user":
+            if text := _user_text(payload.get("content")):
+                transcript.add(Turn(piece_id, "user", "User",
+                                    check_turn(text, str(path), position), ts))
+        elif kind == "response_item" and payload.get("role") in (None, "assistant"):
+            transcript.add_assistant(piece_id, ts, model, _assistant_pieces(payload), position)
+    transcript.flush()
+    turns = transcript.turns
+    if not turns:
+        return None
+    session_id = info.get("session_id") or path.stem.removeprefix("rollout-")
+    first_user = next((t.text for t in turns if t.role == "user"), "")
+    title = first_user.strip().split("\n", 1)[0][:_TITLE_CHARS] or f"Codex session {path.stem}"
+    rel = path.relative_to(root).as_posix()
+    metadata: dict[str, Any] = {
+        "session_id": session_id, "file_path": rel, "skipped_lines": info["skipped"],
+        "cwd": info.get("cwd"), "git_branch": info.get("git_branch"),
+        "cli_version": info.get("cli_version")}
+    return HarvestItem(item_id=stable_id(SOURCE, "session", session_id), source=SOURCE,
+                       kind="conversation", title=title, turns=tuple(turns),
+                       timestamp=info.get("started") or turns[0].timestamp or file_timestamp(path),
+                       position=rel, metadata=metadata)
+
+
+def _history(path: Path, sessions: set[str]) -> Iterator[HarvestItem]:
+    """One item of prompts per session of ``history.jsonl`` not already read from its
+    transcript (history holds only prompts: a transcript says more)."""
+    src = file_source(path)
+    prompts: dict[str, list[Turn]] = {}
+    for line in iter_jsonl(src):
+        record = as_dict(line.value)
+        session_id, text = first_str(record, "session_id"), as_str(record.get("text")).strip()
+        if not session_id or not text or session_id in sessions:
+            continue
+        check_turn(text, str(path), f"{src.name}: line {line.number}")
+        raw_ts = record.get("ts")
+        turn_id = stable_id(SOURCE, "history", session_id, raw_ts, text)
+        prompts.setdefault(session_id, []).append(
+            Turn(turn_id, "user", "User", text, ts_from_epoch(raw_ts)))
+    for session_id, turns in prompts.items():
+        first = turns[0].text.split("\n", 1)[0][:_TITLE_CHARS]
+        yield HarvestItem(
+            item_id=stable_id(SOURCE, "session", session_id), source=SOURCE,
+            kind="conversation", title=f"Codex prompts: {first}", turns=tuple(turns),
+            timestamp=turns[0].timestamp, position=f"{src.name}: session {session_id}",
+            metadata={"session_id": session_id, "file_path": src.name, "history_only": True})
