@@ -9,13 +9,15 @@ them into dicts at the interface edge.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
 from mind.errors import ValidationError
-from mind.harvest.registry import SOURCES, adapter
-from vocabulary.enums import IMPORTANCES, INGEST_TYPES
+from mind.harvest.errors import HarvestError
+from mind.harvest.registry import adapter
+from vocabulary.enums import HARVEST_CHOICES, IMPORTANCES, INGEST_TYPES
 from vocabulary.ids import PERSONAL_MIND
 from workers.harvest import HarvestOptions, harvest
 from workers.harvest_summary import HarvestSummary, Progress
@@ -86,10 +88,16 @@ async def harvest_into(
 
     ``label``: what the import is shown as; a labelled ``path`` is taken for a private copy
     (a temp file) that auto-sync cannot read again, unless ``rereadable`` (the caller named
-    ``path`` itself and shows it under another name)."""
-    if source not in SOURCES:
+    ``path`` itself and shows it under another name).
+
+    ``source`` ``auto``: the source is detected from the content (:func:`mind.harvest.detect.
+    detect`); the summary's ``source`` is the one chosen and ``detected`` says why."""
+    if source not in HARVEST_CHOICES:
         raise ValidationError(f"unknown harvest source {source!r}; use one of: "
-                              f"{', '.join(SOURCES)}")
+                              f"{', '.join(HARVEST_CHOICES)}")
+    detected: str | None = None
+    if source == "auto":
+        source, detected = await asyncio.to_thread(_detect, path, label)
     if importance not in IMPORTANCES:
         raise ValidationError(f"importance must be one of {list(IMPORTANCES)}")
     target: Path | str = path if isinstance(path, str) and source in (
@@ -100,7 +108,20 @@ async def harvest_into(
     summary = await harvest(
         runtime, mind_id, source, target, options=options, progress=progress,
         wait_idle=runtime.wait_idle if wait else None, parse=adapter(source))
-    return replace(summary, workspace=workspace or PERSONAL_MIND)
+    return replace(summary, workspace=workspace or PERSONAL_MIND, detected=detected)
+
+
+def _detect(path: str | Path, label: str | None) -> tuple[str, str]:
+    """``(source, why)`` for ``harvest auto``; a private copy's path is shown as its label."""
+    from mind.harvest.detect import detect
+
+    try:
+        found = detect(path if isinstance(path, str) else Path(path))
+    except HarvestError as exc:
+        if label:
+            raise HarvestError(exc.reason, path=label, position=exc.position) from None
+        raise
+    return found.source, f"auto: {found.source} ({found.reason})"
 
 
 async def ingest_into(

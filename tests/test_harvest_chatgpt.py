@@ -176,8 +176,10 @@ def test_wrong_source_type() -> None:
     assert "expected a ChatGPT export" in str(info.value)
     with pytest.raises(HarvestError, match="universal"):
         list(chatgpt.parse(DATA / "universal" / "messages.json"))
-    with pytest.raises(HarvestError, match=r"no conversations\.json"):
+    with pytest.raises(HarvestError, match="holds nothing importable as chatgpt") as info:
         list(chatgpt.parse(DATA / "claude_code"))
+    assert "looks like source 'claude-code'" in str(info.value)
+    assert "dot-claude/CLAUDE.md (text)" in str(info.value)  # what it found, named
 
 
 def test_object_without_conversations(tmp_path: Path) -> None:

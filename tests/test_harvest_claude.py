@@ -128,8 +128,10 @@ def test_wrong_source_type(tmp_path: Path) -> None:
         list(claude.parse(DATA / "chatgpt" / "conversations.json"))
     assert "expected a claude.ai export" in str(info.value)
     assert info.value.position == "entry 1"
-    with pytest.raises(HarvestError, match=r"no conversations\.json / projects\.json"):
+    with pytest.raises(HarvestError, match="holds nothing importable as claude: found no files"):
         list(claude.parse(tmp_path))
+    with pytest.raises(HarvestError, match="looks like source 'chatgpt'"):
+        list(claude.parse(DATA / "chatgpt"))  # a folder: recognised by content, then refused
 
 
 def test_truncated_and_binary(tmp_path: Path) -> None:

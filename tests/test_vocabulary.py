@@ -344,7 +344,7 @@ def test_cli_choices_are_the_leaf() -> None:
         ("entities", "search", "entity_type"): enums.ENTITY_TYPES,
         ("entities", "save", "entity_type"): enums.ENTITY_TYPES,
         ("awareness", "set", "category"): enums.AWARENESS_CATEGORIES,
-        ("harvest", "import", "source"): enums.HARVEST_SOURCES,
+        ("harvest", "import", "source"): enums.HARVEST_CHOICES,
     }
     for (*path, option), values in expected.items():
         assert sorted(_choices(path, option)) == sorted(values), (path, option)

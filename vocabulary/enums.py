@@ -46,6 +46,7 @@ McpTool = Literal["save_memory", "recall_memory", "search_entities", "save_entit
                   "cleanup_entities", "forget_memory"]
 DocumentSource = Literal["markdown", "plaintext", "pdf", "url"]  # the rest: ingest's types
 IngestType = Literal["auto", DocumentSource]
+HarvestChoice = Literal["auto", HarvestSource]  # auto: detected from the content
 
 FrameWipe = Literal["wipe_imports", "wipe_all"]
 FrameCleanupMode = Literal["compact", "reconcile", FrameWipe]
@@ -70,6 +71,7 @@ DOCUMENT_SOURCES: Final[tuple[DocumentSource, ...]] = get_args(DocumentSource)
 HARVEST_SOURCES: Final[tuple[HarvestSource, ...]] = get_args(HarvestSource)
 MCP_TOOLS: Final[tuple[McpTool, ...]] = get_args(McpTool)
 INGEST_TYPES: Final[tuple[IngestType, ...]] = get_args(IngestType)
+HARVEST_CHOICES: Final[tuple[HarvestChoice, ...]] = get_args(HarvestChoice)
 FRAME_WIPES: Final[tuple[FrameWipe, ...]] = get_args(FrameWipe)
 FRAME_CLEANUP_MODES: Final[tuple[FrameCleanupMode, ...]] = get_args(FrameCleanupMode)
 ENTITY_CLEANUP_MODES: Final[tuple[EntityCleanupMode, ...]] = get_args(EntityCleanupMode)

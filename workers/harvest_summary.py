@@ -5,7 +5,8 @@ at the interface edge by ``as_dict`` — the JSON shapes the CLI, HTTP API and M
 
 - summary: ``source, path, mind, run_id, content_hash, status, items, frames_created,
   duplicates_skipped, resumed_from`` then ``error`` (a failed run), ``pending_index`` and
-  ``elapsed_seconds`` (a finished run) and ``workspace`` (set by the facade);
+  ``elapsed_seconds`` (a finished run), ``workspace`` (set by the facade) and ``detected``
+  (source ``auto``: why ``source`` was chosen);
 - progress: ``{"phase": "parse", "items", "frames_written", "duplicates"}`` while parsing,
   ``{"phase": "index"|"done", "items", "frames_written", "pending_index"}`` afterwards;
 - auto-sync: the run's summary, or ``{"source", "status": "skipped", "reason"}`` /
@@ -42,6 +43,7 @@ class HarvestSummary:
     pending_index: int | None = None
     elapsed_seconds: float | None = None
     workspace: str | None = None
+    detected: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return _without_none(asdict(self))

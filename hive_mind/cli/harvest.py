@@ -17,7 +17,7 @@ from hive_mind.cli.common import (
     with_facade,
 )
 from mind.harvest.registry import SOURCES
-from vocabulary.enums import HarvestSource
+from vocabulary.enums import HarvestChoice
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -87,9 +87,10 @@ class HarvestProgress:
 @app.command("import")
 def harvest_import(
     ctx: typer.Context,
-    source: Annotated[HarvestSource, typer.Argument(
+    source: Annotated[HarvestChoice, typer.Argument(
         metavar="SOURCE",
-        help="Export format: " + "|".join(SOURCES) + ".")],
+        help="Export format: auto (detected from the content: zip members, JSON shape, "
+             "JSONL records, file type) or " + "|".join(SOURCES) + ".")],
     path: Annotated[str, typer.Argument(
         help="The export: a file, a directory or a .zip (a URL for the url source).")],
     workspace: WorkspaceOpt = None,
@@ -117,7 +118,8 @@ def harvest_import(
                                          sync_interval_hours=interval_hours))
 
         summary = with_facade(ctx, act, writes=True, bulk=True)
-    output(as_json, summary, lambda c: c.print(kv_table(f"Harvested {source}", summary)))
+    output(as_json, summary,
+           lambda c: c.print(kv_table(f"Harvested {summary.get('source', source)}", summary)))
 
 
 @app.command("sources")

@@ -1,4 +1,12 @@
-"""ChatGPT export: ``conversations.json`` (or the export ``.zip`` / its unpacked directory).
+"""ChatGPT export: the export ``.zip``, its unpacked directory, or one of its JSON files.
+
+Files are recognised by their content (:mod:`mind.harvest.detect`), not their names: the
+classic layout holds one ``conversations.json`` array; exports since August 2026 split the
+conversations over dozens of JSON files (arrays of conversations, or one conversation per
+file), read in natural name order. A conversation keeps one item id (its ``id``) whichever file
+holds it, so it stays one session. The model may sit on the conversation
+(``default_model_slug``) instead of each message's ``metadata``; assistant turns without their
+own ``model_slug`` take it from there. Messages without ``metadata`` are ordinary messages.
 
 Each conversation's ``mapping`` is a tree of message nodes; edits and regenerations are sibling
 branches. Only the branch the user kept is harvested: ``current_node`` and its parent chain (when
@@ -6,8 +14,9 @@ branches. Only the branch the user kept is harvested: ``current_node`` and its p
 Text, code (fenced, with its language), execution / tool output (role ``tool``), multimodal parts
 (strings, ``[Shared image: <dalle prompt>]``) and attachments (``[Attached: name]``) are kept;
 hidden system messages, reasoning summaries and empty messages are skipped. Custom instructions
-(``user_editable_context`` messages, conversation ``custom_instructions``, top-level
-``user_custom_instructions``) and top-level ``memories`` become their own items.
+(``user_editable_context`` nodes anywhere in the mapping, on the kept branch or not,
+conversation ``custom_instructions``, top-level ``user_custom_instructions``) and top-level
+``memories`` become their own items, never turns of the chat.
 
 A bare array (the real export) is read in one streaming pass. The object form
 (``{"conversations": [...], "memories": ...}``) takes one extra pass per small top-level key,
@@ -21,6 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
+from mind.harvest.detect import json_sources, shape_of
 from mind.harvest.errors import HarvestError, keys_hint
 from mind.harvest.jsonstream import (
     JsonSource,
@@ -28,10 +38,10 @@ from mind.harvest.jsonstream import (
     as_list,
     as_str,
     check_turn,
-    find_sources,
     first_str,
     id_str,
     iter_array,
+    read_document,
     read_key,
     top_level,
     ts_from_any,
@@ -40,18 +50,21 @@ from mind.harvest.jsonstream import (
 from mind.harvest.types import HarvestItem, Role, Turn, stable_id
 
 SOURCE: Final = "chatgpt"
-EXPECTED: Final = "a ChatGPT export (conversations.json, or the export .zip)"
+EXPECTED: Final = "a ChatGPT export (the .zip, its folder, or its JSON files of conversations)"
 _SKIPPED_TYPES: Final = frozenset({"thoughts", "reasoning_recap", "model_editable_context"})
 
 
 def parse(target: Path | str) -> Iterator[HarvestItem]:
-    for src in find_sources(target, ("conversations.json",), EXPECTED):
-        yield from _parse_source(src)
-
-
-def _parse_source(src: JsonSource) -> Iterator[HarvestItem]:
-    kind = top_level(src)
     seen: set[str] = set()  # instruction items already yielded (they repeat per conversation)
+    for src in json_sources(target, SOURCE, EXPECTED):
+        yield from _parse_source(src, seen)
+
+
+def _parse_source(src: JsonSource, seen: set[str]) -> Iterator[HarvestItem]:
+    kind = top_level(src)
+    if kind == "object" and "mapping" in shape_of(src).keys:  # one conversation per file
+        yield from _conversation(src, 1, as_dict(read_document(src)), seen)
+        return
     found = 0
     for index, raw in iter_array(src, None if kind == "array" else "conversations",
                                  what="conversation"):
@@ -132,21 +145,26 @@ def _conversation(src: JsonSource, index: int, conv: dict[str, Any],
     if conv.get("custom_instructions"):
         yield from _instruction(src, position, _instruction_text(conv["custom_instructions"]),
                                 None, seen)
+    on_chain = set(chain)
+    for node_id in chain + [n for n in mapping if n not in on_chain]:  # instructions anywhere
+        msg = as_dict(as_dict(mapping.get(node_id)).get("message"))
+        content = as_dict(msg.get("content"))
+        if as_str(content.get("content_type")) == "user_editable_context":
+            text = "\n\n".join(first_str(content, k).strip()
+                               for k in ("user_profile", "user_instructions") if content.get(k))
+            yield from _instruction(src, position, text, ts_from_epoch(msg.get("create_time")),
+                                    seen)
+    model = as_str(conv.get("default_model_slug"))
     turns: list[Turn] = []
     for node_id in chain:
         msg = as_dict(as_dict(mapping.get(node_id)).get("message"))
         content = as_dict(msg.get("content"))
         ctype = as_str(content.get("content_type"))
-        if ctype == "user_editable_context":
-            text = "\n\n".join(first_str(content, k).strip()
-                               for k in ("user_profile", "user_instructions") if content.get(k))
-            yield from _instruction(src, position, text, ts_from_epoch(msg.get("create_time")),
-                                    seen)
-            continue
         meta = as_dict(msg.get("metadata"))
-        if not msg or meta.get("is_visually_hidden_from_conversation") or ctype in _SKIPPED_TYPES:
+        if (not msg or meta.get("is_visually_hidden_from_conversation")
+                or ctype in _SKIPPED_TYPES or ctype == "user_editable_context"):
             continue
-        turn = _turn(src, position, node_id, msg, content, ctype, meta)
+        turn = _turn(src, position, node_id, msg, content, ctype, meta, model)
         if turn is not None:
             turns.append(turn)
     if not turns:
@@ -163,7 +181,8 @@ def _conversation(src: JsonSource, index: int, conv: dict[str, Any],
 
 
 def _turn(src: JsonSource, position: str, node_id: str, msg: dict[str, Any],
-          content: dict[str, Any], ctype: str, meta: dict[str, Any]) -> Turn | None:
+          content: dict[str, Any], ctype: str, meta: dict[str, Any],
+          default_model: str) -> Turn | None:
     author = as_dict(msg.get("author"))
     name = as_str(author.get("name")).strip()
     role: Role
@@ -189,6 +208,8 @@ def _turn(src: JsonSource, position: str, node_id: str, msg: dict[str, Any],
     metadata: dict[str, Any] = {}
     if isinstance(meta.get("model_slug"), str):
         metadata["model_slug"] = meta["model_slug"]
+    elif role == "assistant" and default_model:
+        metadata["model_slug"] = default_model
     if role == "tool" and name:
         metadata["tool"] = name
     return Turn(turn_id=turn_id, role=role, speaker=speaker, text=text,

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
+from mind.harvest.detect import Shape, json_sources, shape_of
 from mind.harvest.errors import HarvestError, keys_hint
 from mind.harvest.jsonstream import (
     JsonSource,
@@ -24,7 +25,6 @@ from mind.harvest.jsonstream import (
     as_list,
     as_str,
     check_turn,
-    find_sources,
     first_str,
     id_str,
     iter_array,
@@ -37,13 +37,22 @@ from mind.harvest.types import HarvestItem, ItemKind, Role, Turn, stable_id
 SOURCE: Final = "claude"
 EXPECTED: Final = ("a claude.ai export (the .zip, its directory, or conversations.json / "
                    "projects.json / memories.json)")
-FILES: Final = ("conversations.json", "projects.json", "memories.json")
 TOOL_INPUT_CHARS: Final = 300  # a tool call is summarised on one line
 
 
 def parse(target: Path | str) -> Iterator[HarvestItem]:
-    for src in find_sources(target, FILES, EXPECTED):
+    """Each JSON file of the export that holds claude.ai data by its content
+    (:mod:`mind.harvest.detect`), whatever it is named; conversations first."""
+    sources = json_sources(target, SOURCE, EXPECTED)
+    for src in sorted(sources, key=lambda s: _rank(shape_of(s))) if len(sources) > 1 else sources:
         yield from _parse_source(src)
+
+
+def _rank(shape: Shape) -> int:
+    """Conversations, then projects, then memories (the order of the classic export)."""
+    first = shape.first if isinstance(shape.first, dict) else {}
+    return 2 if "conversations_memory" in first or "project_memories" in first else \
+        1 if "docs" in first or "prompt_template" in first else 0
 
 
 def _entries(src: JsonSource) -> Iterator[tuple[str, int, Any]]:

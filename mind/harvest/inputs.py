@@ -23,6 +23,11 @@ MAX_TEXT_BYTES: Final = 256 * 1024**2  # one text / markdown / JSONL file read w
 SNIFF_BYTES: Final = 8192
 
 
+class InflationError(HarvestError):
+    """A zip member that inflates, or declares it would inflate, beyond the limits (a zip
+    bomb): never taken for "not this source's file" while sniffing."""
+
+
 def looks_binary(head: bytes) -> bool:
     """NUL bytes or mostly non-text bytes in the first block (UTF-8/16 BOMs are text)."""
     if not head:
@@ -59,7 +64,7 @@ class CountingReader(io.RawIOBase):
         buffer[:n] = data
         self.position += n
         if self.limit is not None and self.position > self.limit:
-            raise HarvestError(
+            raise InflationError(
                 f"inflates beyond {self.limit:,} bytes (a zip bomb?)",
                 path=self.name, position=f"byte {self.position:,}",
             )
@@ -103,7 +108,7 @@ def open_member(path: Path, member: str) -> Iterator[CountingReader]:
             info = zf.getinfo(member)
             limit = min(MAX_MEMBER_BYTES, max(info.compress_size, 1) * MAX_ZIP_RATIO)
             if info.file_size > limit:
-                raise HarvestError(
+                raise InflationError(
                     f"member {member} declares {info.file_size:,} bytes from "
                     f"{info.compress_size:,} compressed (a zip bomb?)", path=str(path),
                 )

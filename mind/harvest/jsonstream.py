@@ -137,6 +137,28 @@ def _start_kind(first: bytes) -> str:
 
 
 
+def open_stream(src: JsonSource) -> AbstractContextManager[tuple[Buffered, CountingReader]]:
+    """``src`` as a guarded byte stream (binary refused, BOM skipped, nesting limited) and the
+    raw reader whose ``position`` says how far it got (:mod:`mind.harvest.detect` sniffs it)."""
+    return _open(src)
+
+
+def read_document(src: JsonSource) -> Any:
+    """The whole document as one value: only for a document known to be small (one
+    conversation per file), never for a whole export."""
+    with _open(src) as (buf, raw):
+        _top(src, buf)
+        try:
+            for value in ijson.items(buf, "", use_float=True, buf_size=_BUFFER):
+                return value
+        except HarvestError:
+            raise
+        except (ijson.JSONError, ValueError, UnicodeDecodeError) as exc:
+            raise HarvestError(f"malformed or truncated JSON ({safe_reason(exc)})",
+                               path=src.path, position=f"near byte {raw.position:,}") from exc
+    return None
+
+
 def top_level(src: JsonSource) -> TopLevel:
     """Whether the document is a JSON array or object (anything else is an error)."""
     with _open(src) as (buf, _raw):

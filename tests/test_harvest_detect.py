@@ -1,0 +1,159 @@
+"""Recognising harvest inputs by content (mind/harvest/detect.py) and ``harvest import auto``:
+every harvest fixture in tests/ is detected as its own source, whatever it is named; random JSON
+and archives with nothing importable are clear errors naming what was found."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from hive_mind.facade import HiveMind
+from mind.harvest import chatgpt, claude, detect
+from mind.harvest.errors import HarvestError
+
+TESTS = Path(__file__).parent
+DATA = TESTS / "data" / "harvest"
+FIXTURES = TESTS / "fixtures" / "harvest"
+CLAUDE_CODE = DATA / "claude_code" / "dot-claude"
+CODEX = FIXTURES / "codex" / "dot-codex"
+
+EXPECTED = [  # every harvest fixture in tests/, as given (file or folder)
+    (DATA / "chatgpt" / "conversations.json", "chatgpt"),
+    (DATA / "chatgpt" / "export_object.json", "chatgpt"),
+    (DATA / "chatgpt", "chatgpt"),
+    (DATA / "chatgpt_split", "chatgpt"),
+    (DATA / "chatgpt_split" / "conversation-d0000000.json", "chatgpt"),
+    (DATA / "chatgpt_split" / "conversations-001.json", "chatgpt"),
+    (DATA / "claude", "claude"),
+    (DATA / "claude" / "conversations.json", "claude"),
+    (DATA / "claude" / "projects.json", "claude"),
+    (DATA / "claude" / "memories.json", "claude"),
+    (CLAUDE_CODE, "claude-code"),
+    (DATA / "claude_code", "claude-code"),
+    (next(CLAUDE_CODE.glob("projects/*/*.jsonl")), "claude-code"),
+    (DATA / "gemini", "gemini"),
+    (DATA / "gemini" / "MyActivity.json", "gemini"),
+    (DATA / "gemini" / "conversations.json", "gemini"),
+    (DATA / "gemini" / "history_dump.json", "gemini"),
+    (DATA / "universal", "universal"),
+    (DATA / "universal" / "chat.jsonl", "universal"),
+    (DATA / "universal" / "conversations.json", "universal"),
+    (DATA / "universal" / "messages.json", "universal"),
+    (DATA / "markdown" / "notes", "markdown"),
+    (DATA / "markdown" / "notes" / "index.md", "markdown"),
+    (DATA / "text", "plaintext"),
+    (DATA / "text" / "meeting-notes.txt", "plaintext"),
+    (CODEX, "codex"),
+    (CODEX / "history.jsonl", "codex"),
+    *((p, "codex") for p in sorted(CODEX.glob("sessions/**/rollout-*.jsonl"))),
+    (FIXTURES / "grok" / "prod-grok-backend.json", "grok"),
+]
+
+
+@pytest.mark.parametrize(("path", "source"), EXPECTED,
+                         ids=[str(p.relative_to(TESTS)) for p, _ in EXPECTED])
+def test_auto_picks_the_right_source(path: Path, source: str) -> None:
+    found = detect.detect(path)
+    assert found.source == source, found
+    assert found.reason
+
+
+def test_every_fixture_is_covered() -> None:
+    listed = {p.resolve() for p, _ in EXPECTED}
+    for root in (DATA, FIXTURES):
+        for top in sorted(p for p in root.iterdir() if p.is_dir()):
+            assert any(str(p).startswith(str(top.resolve())) for p in listed), top
+
+
+@pytest.mark.parametrize(("path", "source"), [(p, s) for p, s in EXPECTED if p.is_file()][:20])
+def test_names_do_not_matter(tmp_path: Path, path: Path, source: str) -> None:
+    if source in ("markdown", "plaintext"):
+        pytest.skip("documents are recognised by their file type")
+    renamed = tmp_path / "export-part.data"
+    shutil.copy(path, renamed)
+    assert detect.detect(renamed).source == source
+    archive = tmp_path / "download (3).zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.write(path, "some/folder/blob-0001")
+        zf.writestr("readme.html", "<html>hello</html>")
+    assert detect.detect(archive).source == source
+
+
+def test_random_json_is_refused_naming_sources(tmp_path: Path) -> None:
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps({"name": "hive", "version": 3, "tags": ["a", "b"]}))
+    with pytest.raises(HarvestError, match="cannot tell which export this is") as info:
+        detect.detect(path)
+    text = str(info.value)
+    assert "conversations.json (JSON object: name, version, tags)" in text
+    for source in ("chatgpt", "claude", "gemini", "grok", "universal"):
+        assert f"--source {source}" in text
+    lines = tmp_path / "log.jsonl"
+    lines.write_text('{"level": "info", "msg": "a"}\n{"level": "warn", "msg": "b"}\n')
+    with pytest.raises(HarvestError, match="--source claude-code, --source codex") as info:
+        detect.detect(lines)
+    assert "JSON Lines: level, msg" in str(info.value)
+    binary = tmp_path / "image.bin"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(3000))
+    with pytest.raises(HarvestError, match=r"image\.bin \(binary\)"):
+        detect.detect(binary)
+    with pytest.raises(HarvestError, match="no such file"):
+        detect.detect(tmp_path / "missing.zip")
+
+
+def test_keys_shown_are_structural_names_only(tmp_path: Path) -> None:
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps({"sk-live secret value!": 1, "a" * 60: 2, "ok_key": 3}))
+    with pytest.raises(HarvestError) as info:
+        detect.detect(path)
+    assert "secret" not in str(info.value) and "a" * 40 not in str(info.value)
+    assert "(JSON object: …, …, ok_key)" in str(info.value)
+
+
+def test_archive_with_nothing_importable_lists_what_it_holds(tmp_path: Path) -> None:
+    archive = tmp_path / "export.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("user.json", json.dumps({"id": "u1", "email": "a@b.c"}))
+        zf.writestr("message_feedback.json", "[]")
+        zf.writestr("chat.html", "<html></html>")
+    for parse in (chatgpt.parse, claude.parse):
+        with pytest.raises(HarvestError, match="holds nothing importable as") as info:
+            list(parse(archive))
+        text = str(info.value)
+        assert "found 3 files: message_feedback.json (empty JSON array); " \
+               "user.json (JSON object: id, email); chat.html (text)" in text
+    with pytest.raises(HarvestError, match="cannot tell which export"):
+        detect.detect(archive)
+
+
+def test_mixed_directory_names_the_other_sources(tmp_path: Path) -> None:
+    shutil.copytree(DATA / "chatgpt_split", tmp_path / "export")
+    shutil.copy(DATA / "universal" / "chat.jsonl", tmp_path / "export" / "zz.jsonl")
+    found = detect.detect(tmp_path / "export")
+    assert found.source == "chatgpt" and found.others == {"universal": 1}
+    assert "3 of 8 files in the directory" in found.reason and "also 1 file of universal" in \
+        found.reason
+
+
+async def test_harvest_auto_says_what_it_chose(tmp_path: Path) -> None:
+    archive = tmp_path / "export.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        for path in sorted((DATA / "chatgpt_split").iterdir()):
+            zf.write(path, f"Export 2026-08/{path.name}")
+    async with await HiveMind.open(data_dir=tmp_path / "data", embedding_provider="test") as hm:
+        summary = await hm.harvest("auto", str(archive))
+        assert summary["source"] == "chatgpt"
+        assert summary["detected"].startswith("auto: chatgpt (3 of 7 files in the zip: ChatGPT")
+        assert summary["frames_created"] == 16
+        universal = await hm.harvest("auto", DATA / "universal" / "chat.jsonl")
+        assert universal["source"] == "universal" and universal["detected"]
+        plain = await hm.harvest("chatgpt", DATA / "chatgpt" / "conversations.json")
+        assert "detected" not in plain
+        with pytest.raises(HarvestError, match="--source chatgpt"):
+            bad = tmp_path / "random.json"
+            bad.write_text('[{"x": 1}]')
+            await hm.harvest("auto", bad)
