@@ -23,14 +23,14 @@ async def import_path(rt: EmbeddedRuntime, source: str, path: Path,
 
 
 async def stored(rt: EmbeddedRuntime, source: str) -> tuple[int, int]:
-    """``(sessions, frames)`` the source wrote into the personal mind."""
+    """``(sessions, frames)`` the source wrote into the personal mind (sessions holding
+    frames)."""
     db = (await rt.host.reader("personal")).db
-    sessions = await db.fetchone(
-        "SELECT count(*) FROM sessions WHERE gop_id LIKE ?", (f"harvest:{source}:%",))
-    frames = await db.fetchone(
-        "SELECT count(*) FROM memory_frames WHERE external_id LIKE ?", (f"{source}:%",))
-    assert sessions is not None and frames is not None
-    return int(sessions[0]), int(frames[0])
+    row = await db.fetchone(
+        "SELECT count(DISTINCT gop_id), count(*) FROM memory_frames WHERE external_id LIKE ?",
+        (f"{source}:%",))
+    assert row is not None
+    return int(row[0]), int(row[1])
 
 
 async def contents(rt: EmbeddedRuntime, source: str) -> list[str]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,9 @@ from mind.harvest import claude_code, transcript
 from mind.harvest.claude_code import parse_frontmatter
 from mind.harvest.errors import HarvestError
 from mind.harvest.types import PREVIOUS_KEY, HarvestItem, external_id, stable_id
+from tests.harvest_roundtrip import contents, import_path, runtime, stored
+from workers.harvest import harvest
+from workers.runtime import EmbeddedRuntime
 
 TREE = Path(__file__).parent / "data" / "harvest" / "claude_code" / "dot-claude"
 SHOP = "projects/-home-ann-shop"
@@ -193,3 +198,101 @@ def test_oversized_message_names_the_line(tmp_path: Path) -> None:
     with pytest.raises(HarvestError, match="2,000,001 characters") as info:
         list(claude_code.parse(tmp_path / ".claude"))
     assert info.value.position == "s.jsonl: line 2"
+
+
+def path_keyed(target: Path | str) -> Iterator[HarvestItem]:
+    """The adapter as it was before sessions were keyed by ``sessionId``: item and turn ids
+    from the transcript's relative path (what minds imported then hold)."""
+    for item in claude_code.parse(target):
+        if item.kind != "conversation":
+            yield item
+            continue
+        turns = []
+        for turn in item.turns:
+            _, old_item, old_turn = turn.metadata[PREVIOUS_KEY].split(":")
+            meta = {k: v for k, v in turn.metadata.items() if k != PREVIOUS_KEY}
+            turns.append(replace(turn, turn_id=old_turn, metadata=meta))
+        yield replace(item, item_id=old_item, turns=tuple(turns))
+
+
+async def external_ids(rt: EmbeddedRuntime) -> set[str]:
+    db = (await rt.host.reader("personal")).db
+    rows = await db.fetchall("SELECT external_id, metadata FROM memory_frames")
+    assert not any(PREVIOUS_KEY in str(r[1]) for r in rows)  # never stored
+    return {str(r[0]) for r in rows}
+
+
+async def test_path_keyed_import_is_rekeyed_not_duplicated(root: Path, tmp_path: Path) -> None:
+    rt = runtime(tmp_path)
+    try:
+        old = await harvest(rt, "personal", "claude-code", root, parse=path_keyed)
+        assert (old.status, old.items, old.frames_created) == ("completed", 9, 14)
+        before = await external_ids(rt)
+        session_old = stable_id("claude-code", "session", SHOP_SESSION)
+        assert f"claude-code:{session_old}:u-1" in before
+        upgraded = copy_tree(tmp_path / "upgraded")  # same files, read by the new adapter
+        again = await import_path(rt, "claude-code", upgraded)
+        assert (again.status, again.frames_created, again.duplicates_skipped) == (
+            "completed", 0, 14)
+        after = await external_ids(rt)
+        session_new = stable_id("claude-code", "session", "5f1c9a2e-0000-4000-8000-00000000000a")
+        assert f"claude-code:{session_new}:u-1" in after and len(after) == 14
+        assert not any(session_old in key for key in after)
+        assert await stored(rt, "claude-code") == (9, 14)
+    finally:
+        await rt.close()
+
+
+async def test_moved_project_directory_writes_no_session_again(root: Path,
+                                                               tmp_path: Path) -> None:
+    rt = runtime(tmp_path)
+    try:
+        first = await import_path(rt, "claude-code", root)
+        assert (first.items, first.frames_created) == (9, 14)
+        (root / SHOP).rename(root / "projects" / "-home-ann-work-shop")  # the project moved
+        (root / "projects" / "-home-ann-blog").rename(root / "projects" / "-srv-blog")
+        moved = await import_path(rt, "claude-code", root)
+        # both sessions (5 frames) are known by their sessionId; the shop project's own
+        # documents (CLAUDE.md and 3 memories) are keyed by their path and come again
+        assert (moved.status, moved.frames_created, moved.duplicates_skipped) == (
+            "completed", 4, 10)
+        db = (await rt.host.reader("personal")).db
+        rows = await db.fetchall("SELECT metadata FROM memory_frames ORDER BY id DESC LIMIT 4")
+        assert all('"kind": "conversation"' not in str(r[0]) for r in rows)
+    finally:
+        await rt.close()
+
+
+async def test_own_mcp_tool_calls_are_markers_only(tmp_path: Path) -> None:
+    project = tmp_path / ".claude" / "projects" / "p"
+    project.mkdir(parents=True)
+    lines = [
+        event("u1", "user", "What did we decide about the cache?"),
+        event("a1", "assistant", [{"type": "tool_use", "id": "t1",
+                                   "name": "mcp__hive-mind__recall_memory",
+                                   "input": {"query": "SECRET QUERY cache decision"}}]),
+        event("u2", "user", [{"type": "tool_result", "tool_use_id": "t1",
+                              "content": [{"type": "text", "text": "RECALLED: use Redis"}]}]),
+        event("a2", "assistant", [{"type": "text", "text": "We chose Redis for the cache."},
+                                  {"type": "tool_use", "id": "t2",
+                                   "name": "mcp__memory__save_memory",
+                                   "input": {"content": "SAVED: cache is Redis"}},
+                                  {"type": "tool_use", "id": "t3", "name": "Read",
+                                   "input": {"file_path": "cache.py"}}]),
+    ]
+    (project / "s.jsonl").write_text("\n".join(lines) + "\n")
+    (item,) = claude_code.parse(tmp_path / ".claude")
+    assert [(t.role, t.text) for t in item.turns] == [
+        ("user", "What did we decide about the cache?"),
+        ("assistant", "[Used recall_memory]\n\nWe chose Redis for the cache.\n\n"
+                      '[Used save_memory]\n\n[Tool call: Read] {"file_path":"cache.py"}')]
+    rt = runtime(tmp_path)
+    try:
+        summary = await import_path(rt, "claude-code", tmp_path / ".claude")
+        assert summary.frames_created == 2
+        stored_text = "\n".join(await contents(rt, "claude-code"))
+        assert "[Used recall_memory]" in stored_text
+        for absent in ("SECRET QUERY", "RECALLED", "SAVED"):
+            assert absent not in stored_text
+    finally:
+        await rt.close()
