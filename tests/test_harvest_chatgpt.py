@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -10,11 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from hive_mind.facade import HiveMind
 from mind.harvest import chatgpt, inputs, jsonstream
 from mind.harvest.errors import HarvestError
 from mind.harvest.inputs import CountingReader
 from mind.harvest.registry import adapter
 from mind.harvest.types import HarvestItem, stable_id
+from mind.mind import Mind
 
 DATA = Path(__file__).parent / "data" / "harvest"
 EXPORT = DATA / "chatgpt" / "conversations.json"
@@ -233,3 +240,143 @@ def test_parse_streams_a_large_export(tmp_path: Path, monkeypatch: pytest.Monkey
     assert size > 10_000_000
     assert max(r.position for r in readers) < size // 20
     stream.close()
+
+
+# --- the split layout (exports since August 2026) ---------------------------------------------
+
+SPLIT = DATA / "chatgpt_split"
+SPLIT_TURNS = {"Sourdough timing": 5, "Garden plan": 4, "No metadata at all": 4,
+               "Invoice wording": 2}
+
+
+def split_zip(tmp_path: Path, folder: Path = SPLIT, name: str = "export.zip") -> Path:
+    archive = tmp_path / name
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        for path in sorted(folder.iterdir()):
+            zf.write(path, f"chatgpt-export-2026-08/{path.name}")
+    return archive
+
+
+def test_split_layout_folder_and_zip_read_the_same(tmp_path: Path) -> None:
+    got = list(chatgpt.parse(SPLIT))
+    assert [(i.kind, i.title) for i in got] == [
+        ("conversation", "Sourdough timing"),  # conversation-d0000000.json: one per file
+        ("instruction", "ChatGPT Custom Instructions"),  # once, though two conversations hold it
+        ("conversation", "Garden plan"), ("conversation", "No metadata at all"),
+        ("conversation", "Invoice wording")]
+    assert {i.title: len(i.turns) for i in got if i.kind == "conversation"} == SPLIT_TURNS
+    assert list(chatgpt.parse(split_zip(tmp_path))) == got
+    assert got[0].position == "conversation-d0000000.json: conversation 1"
+    assert got[4].position == "conversations-001.json: conversation 1"
+
+
+def test_split_layout_metadata_models_and_instructions() -> None:
+    items = by_title(list(chatgpt.parse(SPLIT)))
+    bare = items["No metadata at all"]  # no message has a metadata key
+    assert [(t.role, t.speaker, t.text) for t in bare.turns] == [
+        ("user", "User", "Name a prime above 100."), ("assistant", "ChatGPT", "101 is prime."),
+        ("user", "User", "And one above 1000?"), ("assistant", "ChatGPT", "1009 is prime.")]
+    assert [t.metadata for t in bare.turns] == [{}, {"model_slug": "gpt-4o"}] * 2
+    garden = items["Garden plan"]
+    assert garden.metadata["default_model_slug"] == "gpt-5"
+    assert [t.metadata.get("model_slug") for t in garden.turns] == [
+        None, "gpt-5-thinking", None, "gpt-5"]  # a message's own model wins
+    every_turn = "\n".join(t.text for i in items.values() for t in i.turns)
+    assert "Answer briefly" not in every_turn and "balcony." not in every_turn
+    instruction = next(i for i in chatgpt.parse(SPLIT) if i.kind == "instruction")
+    assert instruction.turns[0].text == ("I live in Berlin and garden on a small balcony.\n\n"
+                                         "Answer briefly.")
+
+
+async def _counts(hm: HiveMind) -> tuple[int, int]:
+    db = (await hm.reader(None)).db
+    frames = await db.fetchval("SELECT count(*) FROM memory_frames")
+    sessions = await db.fetchval(
+        "SELECT count(*) FROM sessions WHERE gop_id LIKE 'harvest:chatgpt:%'")
+    return int(frames), int(sessions)
+
+
+async def test_split_layout_round_trip_reimport_and_newer_export(tmp_path: Path) -> None:
+    async with await HiveMind.open(data_dir=tmp_path / "data", embedding_provider="test") as hm:
+        first = await hm.harvest("chatgpt", SPLIT)
+        assert (first["items"], first["frames_created"]) == (5, 16)  # 15 turns + instructions
+        assert await _counts(hm) == (16, 5)  # one session per conversation (and instructions)
+        again = await hm.harvest("chatgpt", SPLIT)
+        assert again["status"] == "unchanged" and await _counts(hm) == (16, 5)
+        zipped = await hm.harvest("chatgpt", split_zip(tmp_path))  # same export, zipped
+        assert (zipped["frames_created"], zipped["duplicates_skipped"]) == (0, 16)
+        old = await hm.harvest("chatgpt", EXPORT)  # the classic layout, into the same mind
+        assert (old["items"], old["frames_created"]) == (4, 14)
+
+        newer = tmp_path / "newer"
+        shutil.copytree(SPLIT, newer)
+        doc = json.loads((newer / "conversations-001.json").read_text())
+        conv = doc[0]
+        conv["mapping"]["c-u2"] = {"id": "c-u2", "parent": "c-a1", "children": [], "message": {
+            "id": "c-u2", "author": {"role": "user"}, "create_time": 1786010000,
+            "content": {"content_type": "text", "parts": ["Make it friendlier."]}}}
+        conv["mapping"]["c-a1"]["children"] = ["c-u2"]
+        conv["current_node"] = "c-u2"
+        (newer / "conversations-001.json").write_text(json.dumps(doc))
+        update = await hm.harvest("chatgpt", split_zip(tmp_path, newer, "newer.zip"))
+        assert (update["frames_created"], update["duplicates_skipped"]) == (1, 16)
+        assert await _counts(hm) == (16 + 14 + 1, 5 + 4)  # the new turn joined its session
+
+
+def split_export(folder: Path, conversations: int, messages: int, per_file: int) -> int:
+    """A big split-layout export: ``per_file`` conversations per JSON file."""
+    folder.mkdir()
+    for start in range(0, conversations, per_file):
+        convs = []
+        for c in range(start, min(start + per_file, conversations)):
+            mapping: dict[str, object] = {}
+            parent = None
+            for m in range(messages):
+                node = f"c{c}-m{m}"
+                mapping[node] = {"id": node, "parent": parent, "children": [], "message": {
+                    "id": node, "author": {"role": "user" if m % 2 == 0 else "assistant"},
+                    "create_time": 1786000000 + c * 60 + m,
+                    "content": {"content_type": "text",
+                                "parts": [f"conversation {c} message {m} " + "filler " * 20]}}}
+                parent = node
+            convs.append({"id": f"conv-{c}", "title": f"Chat {c}", "mapping": mapping,
+                          "current_node": parent, "default_model_slug": "gpt-5"})
+        (folder / f"conversations-{start // per_file:03d}.json").write_text(json.dumps(convs))
+    return conversations * messages
+
+
+def start(data: Path, src: Path, source: str) -> subprocess.Popen[str]:
+    child = Path(__file__).parent / "harvest_child.py"
+    return subprocess.Popen([sys.executable, str(child), str(data), source, str(src)],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            env={**os.environ, "HF_HUB_OFFLINE": "1"})
+
+
+async def test_kill9_mid_import_resumes_the_split_layout(tmp_path: Path) -> None:
+    src = tmp_path / "export"
+    total = split_export(src, 1500, 20, 50)  # 30 files, 30,000 messages = 15 batches
+    data = tmp_path / "data"
+    proc = start(data, src, "chatgpt")
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        event = json.loads(line)
+        if event.get("phase") == "parse" and event["frames_written"] >= 6000:
+            break
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(10)
+    async with await Mind.open(data / "personal.mind", readonly=True) as mind:
+        committed = await mind.frames.count()
+        run = (await mind.db.fetchall("SELECT status, items_done FROM harvest_runs"))[0]
+    assert 6000 <= committed < total and run["status"] == "running"
+    assert committed == run["items_done"] * 20
+
+    again = start(data, src, "chatgpt")
+    out, _ = again.communicate(timeout=240)
+    assert again.returncode == 0, out[-2000:]
+    summary = json.loads(out.strip().splitlines()[-1])["summary"]
+    assert (summary["status"], summary["resumed_from"]) == ("completed", run["items_done"])
+    assert summary["duplicates_skipped"] == 0 and summary["pending_index"] == 0
+    async with await Mind.open(data / "personal.mind", readonly=True) as mind:
+        assert await mind.frames.count() == total
+        assert await mind.db.fetchval(
+            "SELECT count(DISTINCT gop_id) FROM memory_frames") == 1500
