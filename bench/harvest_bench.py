@@ -10,11 +10,16 @@ Three measurements, each in its own child process so peak RSS is the import's ow
 3. **raw**: ``SentenceTransformer.encode`` of exactly the frame texts of that slice at its best
    batch size, in the same run (target e2e ≥ 85 % of raw).
 
+**split**: the same export in the ChatGPT layout since August 2026 — a ``.zip`` of separate
+JSON files (``--per-file`` conversations each) found by their content — written the same way,
+side by side with the single file (``--repeat`` pairs; target: frames/s and peak RSS within
+10 % of the single-file layout).
+
 The generator streams the export to disk (each conversation: a `current_node` chain with a
 regenerated branch every tenth conversation, timestamps, code blocks now and then).
 
     HF_HUB_OFFLINE=1 .venv/bin/python bench/harvest_bench.py [--conversations 10000]
-        [--messages 20] [--e2e-conversations 400]
+        [--messages 20] [--e2e-conversations 400] [--per-file 200] [--repeat 1]
 """
 
 from __future__ import annotations
@@ -26,8 +31,10 @@ import random
 import resource
 import subprocess
 import sys
+import statistics
 import tempfile
 import time
+import zipfile
 from pathlib import Path
 
 from common import ROOT, write_section
@@ -81,6 +88,36 @@ def generate(path: Path, conversations: int, messages: int, seed: int = 7) -> in
             fh.write(("," if n else "") + json.dumps(conversation(rng, n, messages)))
         fh.write("]")
     return path.stat().st_size
+
+
+def generate_split(path: Path, conversations: int, messages: int, per_file: int,
+                   seed: int = 7) -> int:
+    """The same conversations as :func:`generate`, as a zip of JSON files of ``per_file``
+    conversations each (plus the small members a real export carries)."""
+    rng = random.Random(seed)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+        zf.writestr("export/user.json", json.dumps({"id": "user-1", "email": "a@example.org"}))
+        zf.writestr("export/chat.html", "<html>not parsed</html>")
+        for start in range(0, conversations, per_file):
+            with zf.open(f"export/conversations-{start // per_file:03d}.json", "w") as fh:
+                for n in range(start, min(start + per_file, conversations)):
+                    fh.write((("," if n > start else "[") + json.dumps(
+                        conversation(rng, n, messages))).encode())
+                fh.write(b"]")
+    return path.stat().st_size
+
+
+def side_by_side(single: Path, split: Path, root: Path, repeat: int) -> dict[str, list[dict]]:
+    """Both layouts written ``repeat`` times, alternating, each into a fresh mind."""
+    runs: dict[str, list[dict]] = {"single": [], "split": []}
+    for r in range(repeat):
+        for layout, export in (("single", single), ("split", split)):
+            run = spawn(export, root / f"{layout}-{r}", "mock")
+            run["rate"] = run["frames"] / run["elapsed"]
+            runs[layout].append(run)
+            print(f"{layout} #{r + 1}: {run['frames']:,} frames, {run['rate']:,.0f} frames/s, "
+                  f"peak RSS {run['rss_mb']:,.0f} MB")
+    return runs
 
 
 def child(args: argparse.Namespace) -> None:
@@ -149,6 +186,10 @@ def main() -> None:
     p.add_argument("--export", type=Path)
     p.add_argument("--data", type=Path)
     p.add_argument("--provider", default="mock")
+    p.add_argument("--per-file", type=int, default=200,
+                   help="conversations per JSON file of the split layout")
+    p.add_argument("--repeat", type=int, default=1,
+                   help="single/split write pairs (0: skip the split layout)")
     args = p.parse_args()
     if args.child:
         child(args)
@@ -166,6 +207,16 @@ def main() -> None:
               f"{write_rate:,.0f} frames/s, peak RSS {write['rss_mb']:,.0f} MB")
         again = spawn(big, root / "write", "mock")
         print(f"re-import: {again['frames']} new frames in {again['elapsed']:.1f} s")
+        if args.repeat > 0:
+            split = root / "chatgpt-export-split.zip"
+            split_size = generate_split(split, args.conversations, args.messages, args.per_file)
+            print(f"split layout: {split_size / 1e6:,.0f} MB zip of "
+                  f"{-(-args.conversations // args.per_file)} JSON files")
+            runs = side_by_side(big, split, root, args.repeat)
+            rate = {k: statistics.median(r["rate"] for r in v) for k, v in runs.items()}
+            rss = {k: statistics.median(r["rss_mb"] for r in v) for k, v in runs.items()}
+            print(f"split / single (medians): frames/s {rate['split'] / rate['single']:.1%}, "
+                  f"peak RSS {rss['split'] / rss['single']:.1%}")
         if args.e2e_conversations <= 0:
             return  # the write figure alone (side-by-side runs); the section needs all three
         small = root / "slice.json"
