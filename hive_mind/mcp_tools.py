@@ -427,11 +427,11 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
 
     # -- harvest and ingest ------------------------------------------------------------------
 
-    @tool(WRITE, """Import a chat-history export (ChatGPT, Claude, Claude Code, Gemini, or the
-        universal JSON list of {conversation_id, message_id, speaker, role, text, timestamp})
-        into memory. Pass the export either as `data` (JSON text) or as `file_path` (a file or
-        directory on the server's disk). Re-importing the same data is idempotent. Returns a
-        JSON summary (items, frames_created, duplicates_skipped, ...).""")
+    @tool(WRITE, """Import a chat-history export (ChatGPT, Claude, Claude Code, Codex, Gemini,
+        Grok, or the universal JSON list of {conversation_id, message_id, speaker, role, text,
+        timestamp}) into memory. Pass the export either as `data` (JSON text) or as
+        `file_path` (a file or directory on the server's disk). Re-importing the same data is
+        idempotent. Returns a JSON summary (items, frames_created, duplicates_skipped, ...).""")
     async def harvest_import(
         source: Annotated[ConversationSource,
                           Field(description="The export's format.")],
