@@ -104,7 +104,7 @@ async def test_filters_rank_only_the_allowed_frames(db: Database, quantize_min_r
                 want = _brute(truth, query, 10, allowed)
                 if quantize_min_rows:
                     assert [f for f, _ in got] == want
-                else:  # MIN_CANDIDATES re-scored of 1,333 live rows: nearly all of the top 10
+                else:  # the quantized pass with exact re-scoring: nearly all of the top 10
                     assert len({f for f, _ in got} & set(want)) >= 8
                 for f, sim in got:
                     assert sim == pytest.approx(float(truth[f] @ query), abs=1e-5)
