@@ -7,7 +7,7 @@ Two ways to rank rows of unit vectors against a query:
   column-major ``(words, rows)`` uint64), the query as 4-bit levels split into bit planes;
   ``q · sign(x)`` is then a sum of ``popcount(plane & bits) << p`` — an *asymmetric* estimate
   (the query is not binarized), which needs ~10× fewer candidates than Hamming distance for the
-  same recall (docs/benchmarks.md, "Vector search at scale"). The best ``candidates`` rows of
+  same recall (docs/benchmarks.md, "Vector index at scale"). The best ``candidates`` rows of
   that estimate are re-scored exactly from the float32 rows.
 
 Rows are masked by a boolean ``keep`` (removed rows, filters) inside the scan: the matrix is
@@ -22,7 +22,7 @@ from functools import partial
 import numpy as np
 
 BLOCK_ROWS = 32_768  # one block's temporaries stay in a 2 MB L2 cache
-QUERY_BITS = 4  # 4-bit query levels: recall equal to a float query's (bench/vec_quantized_probe.py)
+QUERY_BITS = 4  # recall@10, 1M random rows, 1 % re-scored: 3 bits 0.957, 4: 0.977, float 0.967
 SCALE = 16  # integer scores carry the popcount offset term to 1/16 of a level
 
 
