@@ -54,7 +54,7 @@ from vocabulary.enums import (
     AgentImportance,
     AgentSource,
     AwarenessCategory,
-    ConversationSource,
+    ConversationChoice,
     EntityCleanupMode,
     EntityType,
     FrameCleanupMode,
@@ -431,10 +431,12 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         Grok, or the universal JSON list of {conversation_id, message_id, speaker, role, text,
         timestamp}) into memory. Pass the export either as `data` (JSON text) or as
         `file_path` (a file or directory on the server's disk). Re-importing the same data is
-        idempotent. Returns a JSON summary (items, frames_created, duplicates_skipped, ...).""")
+        idempotent. Source `auto` detects the format from the content. Returns a JSON summary
+        (source, items, frames_created, duplicates_skipped, ...; `detected` says why `auto`
+        chose its source).""")
     async def harvest_import(
-        source: Annotated[ConversationSource,
-                          Field(description="The export's format.")],
+        source: Annotated[ConversationChoice, Field(
+            description="The export's format, or auto (detected from the content).")],
         data: Annotated[str | list[Any] | dict[str, Any] | None, Field(
             description="The export's JSON content.")] = None,
         file_path: Annotated[PathText | None, Field(
@@ -466,7 +468,9 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
                 summary = await mind.harvest(source, path, workspace=ws,
                                             label=f"inline:{source}-export.json")
         if summary.get("items") == 0 and summary.get("status", "completed") == "completed":
-            return f"No conversations found in {source} export data."
+            chosen = summary.get("source", source)
+            why = f" ({summary['detected']})" if summary.get("detected") else ""
+            return f"No conversations found in {chosen} export data{why}."
         return dumps(summary)
 
     @tool(READ, """List the harvest sources imported so far with their last sync time and

@@ -428,6 +428,47 @@ def test_harvest_inline_upload_and_server_path(api: httpx.Client, tmp_path: Path
              "harvest_input")
 
 
+GROK = ROOT / "tests" / "fixtures" / "harvest" / "grok" / "prod-grok-backend.json"
+
+
+@needs_harvest
+def test_harvest_auto_inline_upload_and_server_path(api: httpx.Client, tmp_path: Path) -> None:
+    inline = api.post("/v1/harvest", json={"source": "auto", "data": UNIVERSAL})
+    assert inline.status_code == 200, inline.text
+    body = inline.json()  # no filename: the content alone decides
+    assert body["source"] == "universal" and body["items"] == 1 and body["frames_created"] == 2
+    assert body["detected"].startswith("auto: universal (the file: universal-format")
+
+    upload = api.post("/v1/harvest/upload", data={"source": "auto"},
+                      files={"file": ("renamed.txt", GROK.read_bytes(), "text/plain")})
+    assert upload.status_code == 200, upload.text
+    grok = upload.json()
+    assert (grok["source"], grok["items"], grok["frames_created"]) == ("grok", 2, 6)
+    assert "Grok conversations" in grok["detected"]
+    before = frames(api)
+    assert before == 8
+
+    by_path = api.post("/v1/harvest", json={"source": "auto", "path": str(GROK)})
+    assert by_path.status_code == 200, by_path.text
+    again = by_path.json()  # the same export through the server's path: nothing new
+    assert (again["source"], again["frames_created"], again["duplicates_skipped"]) == (
+        "grok", 0, 6)
+    assert again["detected"] == grok["detected"]
+    assert frames(api) == before
+
+    stray = tmp_path / "settings.json"
+    stray.write_text(json.dumps({"theme": "dark", "font": [12, 14]}), encoding="utf-8")
+    for response in (api.post("/v1/harvest", json={"source": "auto", "path": str(stray)}),
+                     api.post("/v1/harvest", json={"source": "auto",
+                                                   "data": stray.read_text()})):
+        message = error_of(response, 422, "harvest_input")
+        assert "cannot tell which export this is" in message and "--source chatgpt" in message
+    assert frames(api) == before
+    unknown = error_of(api.post("/v1/harvest", json={"source": "guess", "data": "[]"}), 422,
+                       "invalid")
+    assert "'auto', 'chatgpt'" in unknown
+
+
 @needs_harvest
 def test_ingest_text_and_upload(api: httpx.Client) -> None:
     text = "# Runbook\n\n## Restart\n\nRestart the Vega cluster with the blue button."
@@ -663,9 +704,10 @@ def test_server_reads_off_refuses_paths_and_urls_but_takes_text(data: Path,
     secret.write_text("The vault code is 4242.", encoding="utf-8")
     settings = server_settings(data, api_server_reads=False)
     with running_server(settings) as url, httpx.Client(base_url=url, timeout=60) as client:
-        message = error_of(client.post("/v1/harvest", json={
-            "source": "plaintext", "path": str(secret)}), 403, "server_reads_disabled")
-        assert "upload" in message
+        for source in ("plaintext", "auto"):  # auto chooses the source, never the policy
+            message = error_of(client.post("/v1/harvest", json={
+                "source": source, "path": str(secret)}), 403, "server_reads_disabled")
+            assert "upload" in message
         for content, hint in ((str(secret), "auto"), ("~/notes.md", "auto"), ("secret.txt", "auto"),
                               ("../../etc/passwd", "auto"), ("http://127.0.0.1:9/x", "auto"),
                               ("file:///etc/passwd", "auto"), ("anything", "url"),
@@ -685,9 +727,11 @@ def test_server_reads_off_refuses_paths_and_urls_but_takes_text(data: Path,
         hits = client.post("/v1/recall", json={"query": "vault code"}).json()["results"]
         assert not any("4242" in h["content"] for h in hits)
 
-        refused = mcp_call(client, "harvest_import", {"source": "universal",
-                                                      "file_path": str(secret)})
-        assert refused["isError"] is True and "does not read" in refused["content"][0]["text"]
+        for source in ("universal", "auto"):
+            refused = mcp_call(client, "harvest_import", {"source": source,
+                                                          "file_path": str(secret)})
+            assert refused["isError"] is True
+            assert "does not read" in refused["content"][0]["text"]
         refused = mcp_call(client, "ingest_source", {"content": str(secret)})
         assert refused["isError"] is True
         taken = mcp_call(client, "ingest_source", {"content": "Orion ships on Friday."})

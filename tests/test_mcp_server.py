@@ -333,6 +333,30 @@ def test_harvest_import_data_and_file(mcp: Client, tmp_path: Path) -> None:
     assert mcp.frames("harvest-target") == into["frames_created"]
 
 
+GROK = Path(__file__).parent / "fixtures" / "harvest" / "grok" / "prod-grok-backend.json"
+
+
+@needs_harvest
+def test_harvest_import_auto(mcp: Client, tmp_path: Path) -> None:
+    mcp.json("create_workspace", {"name": "Auto Harvest"})
+    ws = {"workspace": "auto-harvest"}
+    inline = mcp.json("harvest_import", {"source": "auto", "data": GROK.read_text(), **ws})
+    assert (inline["source"], inline["items"], inline["frames_created"]) == ("grok", 2, 6)
+    assert inline["detected"].startswith("auto: grok (the file: Grok conversations")
+    renamed = tmp_path / "export.txt"  # its name says nothing: the content decides
+    renamed.write_text(json.dumps(UNIVERSAL), encoding="utf-8")
+    by_path = mcp.json("harvest_import", {"source": "auto", "file_path": str(renamed), **ws})
+    assert (by_path["source"], by_path["frames_created"]) == ("universal", 2)
+    assert "universal-format messages" in by_path["detected"]
+    again = mcp.json("harvest_import", {"source": "auto", "data": GROK.read_text(), **ws})
+    assert (again["status"], again["frames_created"], again["source"]) == ("unchanged", 0, "grok")
+    assert again["detected"] == inline["detected"]
+    assert mcp.frames("auto-harvest") == 8
+    refused = mcp.error("harvest_import", {"source": "auto", "data": '{"theme": "dark"}', **ws})
+    assert "cannot tell which export this is" in refused and "--source grok" in refused
+    assert mcp.frames("auto-harvest") == 8
+
+
 def test_harvest_import_refusals(mcp: Client) -> None:
     before = mcp.frames()
     assert "provide either" in mcp.error("harvest_import", {"source": "universal"})

@@ -47,6 +47,7 @@ McpTool = Literal["save_memory", "recall_memory", "search_entities", "save_entit
 DocumentSource = Literal["markdown", "plaintext", "pdf", "url"]  # the rest: ingest's types
 IngestType = Literal["auto", DocumentSource]
 HarvestChoice = Literal["auto", HarvestSource]  # auto: detected from the content
+ConversationChoice = Literal["auto", ConversationSource]  # MCP harvest_import's source
 
 FrameWipe = Literal["wipe_imports", "wipe_all"]
 FrameCleanupMode = Literal["compact", "reconcile", FrameWipe]

@@ -39,7 +39,7 @@ from vocabulary.enums import (
     EntityType,
     FrameCleanupMode,
     FrameSource,
-    HarvestSource,
+    HarvestChoice,
     Importance,
     IngestType,
     RecallLanes,
@@ -165,7 +165,9 @@ class CleanupEntitiesRequest(Body):
 
 
 class HarvestRequest(Body):
-    source: HarvestSource
+    source: HarvestChoice = Field(description=(
+        "the export's format, or auto: detected from the content (the summary's source is the "
+        "one chosen, detected says why); auto never changes which paths are read"))
     path: PathText | None = Field(default=None,
                              description="a path on the server's disk (or a URL for 'url')")
     data: str | None = Field(default=None, description="the export itself, inline")

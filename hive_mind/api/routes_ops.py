@@ -21,7 +21,7 @@ from hive_mind.limits import IntervalHours, Tags
 from hive_mind.server_reads import ingest as client_ingest
 from hive_mind.server_reads import refuse
 from mind.errors import ValidationError
-from vocabulary.enums import HarvestSource, Importance, IngestType, MaintenanceKind
+from vocabulary.enums import HarvestChoice, Importance, IngestType, MaintenanceKind
 
 router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
 
@@ -51,7 +51,7 @@ async def harvest(body: HarvestRequest, hm: Facade, server_reads: ServerReads) -
 @router.post("/harvest/upload", tags=["harvest"],
              summary="Import an uploaded export file (multipart/form-data)")
 async def harvest_upload(
-    hm: Facade, source: Annotated[HarvestSource, Form()],
+    hm: Facade, source: Annotated[HarvestChoice, Form()],
     file: Annotated[UploadFile, File(description="the export (a .zip for directories)")],
     workspace: Annotated[str | None, Form()] = None,
     auto_sync: Annotated[bool | None, Form()] = None,
