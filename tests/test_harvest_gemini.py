@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from mind.harvest import gemini
+from mind.harvest.detect import detect
 from mind.harvest.errors import HarvestError
 from mind.harvest.registry import adapter
 from mind.harvest.types import stable_id
@@ -112,8 +113,37 @@ def test_takeout_zip_without_gemini(tmp_path: Path) -> None:
 
 
 def test_directory_without_takeout(tmp_path: Path) -> None:
-    with pytest.raises(HarvestError, match=r"no Gemini Apps MyActivity\.json"):
+    with pytest.raises(HarvestError, match=r"nothing importable as gemini: found no files; "
+                                           r"expected Gemini Apps activity .*MyActivity\.json"):
         list(gemini.parse(tmp_path))
+    (tmp_path / "MyActivity.json").write_text(json.dumps([  # the name alone is not enough
+        {"header": "Search", "title": "Searched for x", "products": ["Search"]}]))
+    with pytest.raises(HarvestError, match=r"MyActivity\.json \(JSON array: header, title, "
+                                           r"products\)") as err:
+        list(gemini.parse(tmp_path))
+    assert err.value.path == str(tmp_path)
+
+
+def test_renamed_takeout_is_found_by_content(tmp_path: Path) -> None:
+    """Takeout renamed its file before; the Gemini records are found under any name, in a
+    directory and in a zip, and another product's My Activity beside them is left alone."""
+    expected = [i.item_id for i in gemini.parse(TAKEOUT)]
+    root = _takeout_dir(tmp_path / "src")
+    folder = root / "Takeout" / "My Activity" / "Gemini Apps"
+    (folder / "MyActivity.json").rename(folder / "Activité.json")
+    assert not list(root.rglob("MyActivity.json"))[1:]  # only Search's keeps the old name
+    items = list(gemini.parse(root))
+    assert [i.item_id for i in items] == expected
+    assert items[0].position == "Activité.json: record 1"
+    archive = tmp_path / "takeout-2026.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        for path in sorted(root.rglob("*.json")):
+            zf.write(path, f"Takeout/export-{len(zf.namelist())}.json")
+    zipped = list(adapter("gemini")(archive))
+    assert [i.item_id for i in zipped] == expected
+    assert [t.text for i in zipped for t in i.turns] == [t.text for i in items for t in i.turns]
+    for where in (root, archive, folder / "Activité.json"):
+        assert detect(where).source == "gemini"
 
 
 def test_other_product_activity_is_an_error(tmp_path: Path) -> None:

@@ -251,13 +251,26 @@ def is_grok(shape: Shape) -> bool:
 _GEMINI_WORDS: Final = ("gemini", "bard")
 
 
+def is_takeout_record(record: object) -> bool:
+    """A Google Takeout "My Activity" record (any product): ``{header|products, title, …}``."""
+    return isinstance(record, dict) and "title" in record and (
+        "header" in record or "products" in record)
+
+
+def is_gemini_activity(record: dict[str, Any]) -> bool:
+    """A My Activity record of Gemini Apps (or Bard), by its header or products, whatever the
+    file is called."""
+    products = record.get("products")
+    labels = [str(record.get("header", "")), *(products if isinstance(products, list) else [])]
+    return any(word in str(label).lower() for label in labels for word in _GEMINI_WORDS)
+
+
 def is_gemini(shape: Shape) -> bool:
     """Takeout "My Activity" records of Gemini Apps, or the simple dump (conversations with
     ``messages``/``turns``/``history`` of ``parts``, or one bare list of such messages)."""
     first = _first_of(shape, "conversations", "messages", "history", "turns")
-    if "title" in first and ("header" in first or "products" in first):
-        labels = [str(first.get("header", "")), *map(str, first.get("products") or [])]
-        return any(w in label.lower() for label in labels for w in _GEMINI_WORDS)
+    if is_takeout_record(first):
+        return is_gemini_activity(first)
     if shape.kind == "object" and shape.array_key in ("history", "turns"):
         return True
     message = _messages(first, "history", "turns", "messages") if (

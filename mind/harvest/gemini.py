@@ -1,7 +1,9 @@
 """Gemini exports → conversation items (spec c.5, plus the real Google Takeout format).
 
 1. **Google Takeout "My Activity"** (``Takeout/My Activity/Gemini Apps/MyActivity.json``, given
-   as the file, the Takeout directory or the ``.zip``): an array of records ``{header, title,
+   as the file, the Takeout directory or the ``.zip``; recognised by its records, never by its
+   name, so a renamed file is found and another product's ``MyActivity.json`` is not — see
+   :func:`mind.harvest.detect.is_gemini`): an array of records ``{header, title,
    time, products, safeHtmlItem, attachedFiles, subtitles}``, streamed with ``ijson``. Takeout has
    no thread ids, so **each "Prompted …" record is one conversation item**: the prompt (``User``)
    and the HTML response as text (``Gemini``). Grouping by day would invent threads and change an
@@ -25,9 +27,11 @@ from typing import IO, Any, Final
 import ijson
 
 from mind.harvest import inputs
+from mind.harvest.detect import is_gemini_activity, is_takeout_record, json_sources
 from mind.harvest.errors import HarvestError, count_of, keys_hint, safe_reason
 from mind.harvest.html import html_to_text
 from mind.harvest.inputs import CountingReader
+from mind.harvest.jsonstream import JsonSource
 from mind.harvest.plaintext import file_timestamp
 from mind.harvest.types import HarvestItem, Role, Turn, stable_id
 from mind.timeutil import format_ts, is_strict_iso, normalize_ts
@@ -35,7 +39,6 @@ from mind.timeutil import format_ts, is_strict_iso, normalize_ts
 SOURCE: Final = "gemini"
 TAKEOUT_FILE: Final = "MyActivity.json"
 PROMPT_PREFIX: Final = "Prompted "
-_PRODUCT_WORDS: Final = ("gemini", "bard")
 _USER_ROLES: Final = frozenset({"user", "human"})
 _ASSISTANT_ROLES: Final = frozenset({"model", "assistant", "gemini", "bard"})
 _TITLE_CHARS: Final = 80
@@ -71,17 +74,6 @@ def _names(value: object) -> list[str]:
 
 
 # -- Takeout "My Activity" --------------------------------------------------------------------
-def _is_takeout_record(record: object) -> bool:
-    return isinstance(record, dict) and "title" in record and (
-        "header" in record or "products" in record)
-
-
-def _is_gemini_record(record: dict[str, Any]) -> bool:
-    products = record.get("products")
-    labels = [str(record.get("header", "")), *(products if isinstance(products, list) else [])]
-    return any(word in str(label).lower() for label in labels for word in _PRODUCT_WORDS)
-
-
 def _takeout_item(record: dict[str, Any], position: str) -> HarvestItem | None:
     title = record.get("title")
     if not isinstance(title, str) or not title.startswith(PROMPT_PREFIX):
@@ -201,7 +193,7 @@ def _takeout(first: dict[str, Any], records: Iterator[Any], name: str) -> Iterat
     for n, record in enumerate(itertools.chain([first], records), start=1):
         if not isinstance(record, dict):
             raise HarvestError("expected a JSON object", path=name, position=f"record {n}")
-        if not _is_gemini_record(record):
+        if not is_gemini_activity(record):
             others.add(str(record.get("header", "?")))
             continue
         gemini += 1
@@ -218,7 +210,7 @@ def _from_array(events: Iterable[Any], name: str, fallback_ts: str | None
     first = next(elements, None)
     if first is None:
         return
-    if _is_takeout_record(first):
+    if is_takeout_record(first):
         yield from _takeout(first, elements, name)
     elif isinstance(first, dict) and _entries(first):
         yield from _conversations(itertools.chain([first], elements), name, fallback_ts)
@@ -272,33 +264,37 @@ def parse_stream(stream: IO[bytes] | CountingReader, name: str, fallback_ts: str
                            position=f"near byte {where:,}" if where is not None else "") from exc
 
 
-def _find_takeout(where: Path, names: list[str]) -> str:
-    """The Gemini Apps ``MyActivity.json`` among ``names`` (shallowest), or a clear error."""
-    candidates = [n for n in names if n.rsplit("/", 1)[-1] == TAKEOUT_FILE
-                  and any(word in n.lower() for word in _PRODUCT_WORDS)]
-    if (member := inputs.find_member(candidates, TAKEOUT_FILE)) is not None:
-        return member
-    if any(n.lower().endswith("myactivity.html") and "gemini" in n.lower() for n in names):
-        raise HarvestError("only the HTML My Activity export was found; re-export Gemini Apps "
-                           "activity from Google Takeout choosing the JSON format",
-                           path=str(where))
-    raise HarvestError(f"no Gemini Apps {TAKEOUT_FILE} found (expected Takeout/My Activity/"
-                       f"Gemini Apps/{TAKEOUT_FILE})", path=str(where))
+EXPECTED: Final = (f"Gemini Apps activity from Google Takeout (a {TAKEOUT_FILE}, found by its "
+                   "content under any name) or a Gemini JSON dump")
+
+
+def _html_only(where: Path) -> bool:
+    """Whether ``where`` holds the HTML My Activity of Gemini Apps (exported in the wrong
+    format), judged by member names only to explain an input with nothing to import."""
+    names = inputs.zip_members(where) if inputs.is_zip(where) else [
+        Path(folder, f).relative_to(where).as_posix() for folder, _, files in os.walk(where)
+        for f in files] if where.is_dir() else []
+    return any(n.lower().endswith("myactivity.html") and "gemini" in n.lower() for n in names)
+
+
+def _sources(path: Path) -> list[JsonSource]:
+    """The Gemini documents of ``path`` by their content: a renamed ``MyActivity.json`` is
+    found, another product's My Activity is not (:func:`mind.harvest.detect.is_gemini`)."""
+    try:
+        return json_sources(path, SOURCE, EXPECTED)
+    except HarvestError:
+        if _html_only(path):
+            raise HarvestError("only the HTML My Activity export was found; re-export Gemini "
+                               "Apps activity from Google Takeout choosing the JSON format",
+                               path=str(path)) from None
+        raise
 
 
 def parse(target: Path | str) -> Iterator[HarvestItem]:
     """A Gemini JSON file, a Takeout directory or a Takeout ``.zip`` → conversation items."""
     path = Path(target)
-    if not path.exists():
-        raise HarvestError("no such file or directory", path=str(path))
-    if inputs.is_zip(path):
-        member = _find_takeout(path, inputs.zip_members(path))
-        with inputs.open_member(path, member) as stream:
-            yield from parse_stream(stream, f"{path}!{member}")
-        return
-    if path.is_dir():
-        found = [Path(folder, f).relative_to(path).as_posix()
-                 for folder, _, files in os.walk(path) for f in files]
-        path = path / _find_takeout(path, found)
-    with inputs.open_binary(path) as stream:
-        yield from parse_stream(stream, str(path), file_timestamp(path))
+    archived = inputs.is_zip(path) if path.exists() else False
+    for src in _sources(path):
+        fallback = None if archived else file_timestamp(Path(src.path))
+        with src.opener() as stream:
+            yield from parse_stream(stream, src.path, fallback)
