@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
-import subprocess
-import sys
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,6 +18,7 @@ from mind.harvest.inputs import CountingReader
 from mind.harvest.registry import adapter
 from mind.harvest.types import HarvestItem, stable_id
 from mind.mind import Mind
+from tests.harvest_kill import kill_mid_import, resume
 
 DATA = Path(__file__).parent / "data" / "harvest"
 EXPORT = DATA / "chatgpt" / "conversations.json"
@@ -345,37 +342,12 @@ def split_export(folder: Path, conversations: int, messages: int, per_file: int)
     return conversations * messages
 
 
-def start(data: Path, src: Path, source: str) -> subprocess.Popen[str]:
-    child = Path(__file__).parent / "harvest_child.py"
-    return subprocess.Popen([sys.executable, str(child), str(data), source, str(src)],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                            env={**os.environ, "HF_HUB_OFFLINE": "1"})
-
-
 async def test_kill9_mid_import_resumes_the_split_layout(tmp_path: Path) -> None:
     src = tmp_path / "export"
     total = split_export(src, 1500, 20, 50)  # 30 files, 30,000 messages = 15 batches
     data = tmp_path / "data"
-    proc = start(data, src, "chatgpt")
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        event = json.loads(line)
-        if event.get("phase") == "parse" and event["frames_written"] >= 6000:
-            break
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(10)
-    async with await Mind.open(data / "personal.mind", readonly=True) as mind:
-        committed = await mind.frames.count()
-        run = (await mind.db.fetchall("SELECT status, items_done FROM harvest_runs"))[0]
-    assert 6000 <= committed < total and run["status"] == "running"
-    assert committed == run["items_done"] * 20
-
-    again = start(data, src, "chatgpt")
-    out, _ = again.communicate(timeout=240)
-    assert again.returncode == 0, out[-2000:]
-    summary = json.loads(out.strip().splitlines()[-1])["summary"]
-    assert (summary["status"], summary["resumed_from"]) == ("completed", run["items_done"])
-    assert summary["duplicates_skipped"] == 0 and summary["pending_index"] == 0
+    done = await kill_mid_import(data, src, "chatgpt", total=total, per_item=20)
+    resume(data, src, "chatgpt", done)
     async with await Mind.open(data / "personal.mind", readonly=True) as mind:
         assert await mind.frames.count() == total
         assert await mind.db.fetchval(

@@ -4,15 +4,10 @@ committed batch and every message ends up exactly once (and indexed)."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 from mind.mind import Mind
-
-HERE = Path(__file__).resolve().parent
+from tests.harvest_kill import kill_mid_import, resume
 
 
 def export(path: Path, conversations: int, messages: int) -> int:
@@ -27,41 +22,12 @@ def export(path: Path, conversations: int, messages: int) -> int:
     return conversations * messages
 
 
-def start(data: Path, src: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, str(HERE / "harvest_child.py"), str(data), "universal", str(src)],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        env={**os.environ, "HF_HUB_OFFLINE": "1"})
-
-
 async def test_kill9_mid_import_then_resume(tmp_path: Path) -> None:
     src = tmp_path / "export.jsonl"
     total = export(src, 1500, 20)  # 30,000 messages = 15 batches of 2,000
     data = tmp_path / "data"
-    proc = start(data, src)
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        event = json.loads(line)
-        if event.get("phase") == "parse" and event["frames_written"] >= 6000:
-            break
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(10)
-
-    async with await Mind.open(data / "personal.mind", readonly=True) as mind:
-        committed = await mind.frames.count()
-        run = (await mind.db.fetchall("SELECT status, items_done FROM harvest_runs"))[0]
-    assert 6000 <= committed < total
-    assert run["status"] == "running"
-    assert committed == run["items_done"] * 20  # frames and progress commit together
-
-    again = start(data, src)
-    out, _ = again.communicate(timeout=240)
-    assert again.returncode == 0, out[-2000:]
-    summary = json.loads(out.strip().splitlines()[-1])["summary"]
-    assert summary["status"] == "completed"
-    assert summary["resumed_from"] == run["items_done"]
-    assert summary["duplicates_skipped"] == 0
-    assert summary["pending_index"] == 0
+    done = await kill_mid_import(data, src, "universal", total=total, per_item=20)
+    resume(data, src, "universal", done)
 
     async with await Mind.open(data / "personal.mind", readonly=True) as mind:
         assert await mind.frames.count() == total
