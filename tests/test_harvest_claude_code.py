@@ -228,6 +228,8 @@ async def test_path_keyed_import_is_rekeyed_not_duplicated(root: Path, tmp_path:
         old = await harvest(rt, "personal", "claude-code", root, parse=path_keyed)
         assert (old.status, old.items, old.frames_created) == ("completed", 9, 14)
         before = await external_ids(rt)
+        sessions_before = await sessions(rt)
+        assert all(n > 0 for _, n, _ in sessions_before.values())
         session_old = stable_id("claude-code", "session", SHOP_SESSION)
         assert f"claude-code:{session_old}:u-1" in before
         upgraded = copy_tree(tmp_path / "upgraded")  # same files, read by the new adapter
@@ -239,8 +241,31 @@ async def test_path_keyed_import_is_rekeyed_not_duplicated(root: Path, tmp_path:
         assert f"claude-code:{session_new}:u-1" in after and len(after) == 14
         assert not any(session_old in key for key in after)
         assert await stored(rt, "claude-code") == (9, 14)
+        # the frames moved to the new key's session, with their title; the old row is gone
+        # and no session is left empty
+        old_gop, new_gop = (f"harvest:claude-code:{s}" for s in (session_old, session_new))
+        sessions_after = await sessions(rt)
+        assert old_gop not in sessions_after and sessions_after[new_gop][:2] == (
+            "Fix flaky checkout test", 4)
+        assert sessions_before[old_gop][:2] == sessions_after[new_gop][:2]
+        assert sorted(v[:2] for v in sessions_after.values()) == sorted(
+            v[:2] for v in sessions_before.values())  # same sessions, none empty
+        # order kept: the turns of each session by t, as they were
+        assert sessions_after[new_gop][2] == sessions_before[old_gop][2]
+        again = await import_path(rt, "claude-code", copy_tree(tmp_path / "third"))
+        assert (again.frames_created, await sessions(rt)) == (0, sessions_after)
     finally:
         await rt.close()
+
+
+async def sessions(rt: EmbeddedRuntime) -> dict[str, tuple[str | None, int, str]]:
+    """Every session: its title, how many frames it holds and their ids in ``t`` order."""
+    db = (await rt.host.reader("personal")).db
+    rows = await db.fetchall(
+        "SELECT s.gop_id, s.summary, count(f.id), "
+        "coalesce(group_concat(f.id, ' ' ORDER BY f.t), '') FROM sessions s "
+        "LEFT JOIN memory_frames f ON f.gop_id = s.gop_id GROUP BY s.gop_id")
+    return {str(r[0]): (r[1], int(r[2]), str(r[3])) for r in rows}
 
 
 async def test_moved_project_directory_writes_no_session_again(root: Path,

@@ -15,7 +15,8 @@
 - Re-keying (:meth:`HarvestStore.adopt_previous_keys`): when an adapter changes how it keys
   turns (Claude Code sessions moved from path-based keys to ``sessionId``), each turn names
   the external id it had before (``PREVIOUS_KEY``); a frame still stored under that id gets the
-  new one, in the batch's transaction, so the re-import finds it and writes nothing new.
+  new one and moves to the new key's session (the old session, once empty, is removed), in the
+  batch's transaction, so the re-import finds it, writes nothing new and leaves no empty session.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from mind.errors import ValidationError
 from mind.frames.model import NewFrame
 from mind.harvest.types import PREVIOUS_KEY
 from mind.storage.db import Database
+from mind.storage.sqlutil import chunked, placeholders
 from mind.timeutil import now_iso
 
 _SOURCE_COLUMNS: Final = (
@@ -109,7 +111,8 @@ class HarvestStore:
         """``frames`` without their ``PREVIOUS_KEY`` metadata, after re-keying every stored
         frame that still has a previous key to the new ``external_id`` (unless a frame already
         has the new one). Run inside the writer's transaction, before the frames are saved."""
-        out, renames = [], []
+        out: list[NewFrame] = []
+        renames: dict[str, tuple[str, str]] = {}
         for frame in frames:
             previous = (frame.metadata or {}).get(PREVIOUS_KEY)
             if previous is None:
@@ -118,12 +121,39 @@ class HarvestStore:
             metadata = {k: v for k, v in (frame.metadata or {}).items() if k != PREVIOUS_KEY}
             out.append(replace(frame, metadata=metadata))
             if isinstance(previous, str) and frame.external_id and previous != frame.external_id:
-                renames.append((frame.external_id, previous, frame.external_id))
+                renames[previous] = (frame.external_id, frame.gop_id)
         if renames:
-            await self._db.executemany(
-                "UPDATE memory_frames SET external_id = ? WHERE external_id = ? AND NOT EXISTS "
-                "(SELECT 1 FROM memory_frames WHERE external_id = ?)", renames)
+            await self._move(renames)
         return out
+
+    async def _move(self, renames: dict[str, tuple[str, str]]) -> None:
+        """Each stored frame of ``renames`` (previous key → new key, new session) takes its new
+        key and moves to its new session, numbered after that session's frames; the session is
+        created from the old one's row (its title and times stay), and an old session left
+        with no frame is removed — so a re-key leaves no empty session behind."""
+        stored: dict[str, str] = {}
+        for part in chunked(list(renames)):
+            rows = await self._db.fetchall(
+                "SELECT external_id, gop_id FROM memory_frames WHERE external_id IN "
+                f"({placeholders(len(part))})", part)
+            stored.update({str(r[0]): str(r[1]) for r in rows})
+        moves = [(prev, *renames[prev], stored[prev]) for prev in renames if prev in stored]
+        if not moves:
+            return
+        await self._db.executemany(
+            "INSERT OR IGNORE INTO sessions(gop_id, project_id, status, started_at, ended_at, "
+            "summary) SELECT ?, project_id, status, started_at, ended_at, summary FROM sessions "
+            "WHERE gop_id = ?", list(dict.fromkeys((new, old) for _, _, new, old in moves)))
+        await self._db.executemany(
+            "UPDATE memory_frames SET external_id = ?1, t = CASE WHEN gop_id = ?2 THEN t ELSE "
+            "(SELECT coalesce(max(t), -1) + 1 FROM memory_frames WHERE gop_id = ?2) END, "
+            "gop_id = ?2 WHERE external_id = ?3 AND NOT EXISTS "
+            "(SELECT 1 FROM memory_frames WHERE external_id = ?1)",
+            [(key, gop, prev) for prev, key, gop, _ in moves])
+        emptied = {old for *_, old in moves} - {new for _, _, new, _ in moves}
+        await self._db.executemany(
+            "DELETE FROM sessions WHERE gop_id = ?1 AND NOT EXISTS "
+            "(SELECT 1 FROM memory_frames WHERE gop_id = ?1)", [(g,) for g in sorted(emptied)])
 
     # -- runs -------------------------------------------------------------------------------
 
