@@ -11,10 +11,15 @@ from pathlib import Path
 
 import pytest
 
+from mind.frames.model import NewFrame
+from mind.frames.sessions import SessionStore
+from mind.frames.store import FrameStore
 from mind.harvest import claude_code, transcript
 from mind.harvest.claude_code import parse_frontmatter
 from mind.harvest.errors import HarvestError
+from mind.harvest.store import HarvestStore
 from mind.harvest.types import PREVIOUS_KEY, HarvestItem, external_id, stable_id
+from mind.storage.db import Database
 from tests.harvest_roundtrip import contents, import_path, runtime, stored
 from workers.harvest import harvest
 from workers.runtime import EmbeddedRuntime
@@ -256,6 +261,31 @@ async def test_path_keyed_import_is_rekeyed_not_duplicated(root: Path, tmp_path:
         assert (again.frames_created, await sessions(rt)) == (0, sessions_after)
     finally:
         await rt.close()
+
+
+async def test_rekey_merges_old_sessions_into_the_new_one_in_order(db: Database) -> None:
+    """Two legacy sessions whose turns now belong to one conversation (one ``sessionId`` in two
+    transcript files): the frames move in turn order, numbered after each other, and both old
+    rows go; a turn without a stored previous key is written after them."""
+    store = FrameStore(db)
+    await store.insert_many([NewFrame("harvest:x:old-a", f"a{n}", external_id=f"x:a:{n}")
+                             for n in (1, 2)] + [NewFrame("harvest:x:old-b", "b1",
+                                                          external_id="x:b:1")])
+    await SessionStore(db).title_untitled({"harvest:x:old-a": "The chat"})
+    moved = [("x:a:1", "x:n:1"), ("x:a:2", "x:n:2"), ("x:b:1", "x:n:3"), ("x:gone", "x:n:4")]
+    async with db.transaction():
+        frames = await HarvestStore(db).adopt_previous_keys([
+            NewFrame("harvest:x:new", new[-1], external_id=new, metadata={PREVIOUS_KEY: prev})
+            for prev, new in moved])
+        results = await store.insert_many(frames)
+    assert [r.created for r in results] == [False, False, False, True]
+    rows = await db.fetchall("SELECT s.gop_id, s.summary, f.external_id, f.t, f.content FROM "
+                             "sessions s LEFT JOIN memory_frames f USING (gop_id) ORDER BY f.t")
+    assert [tuple(r) for r in rows] == [
+        ("harvest:x:new", "The chat", "x:n:1", 0, "a1"),
+        ("harvest:x:new", "The chat", "x:n:2", 1, "a2"),
+        ("harvest:x:new", "The chat", "x:n:3", 2, "b1"),
+        ("harvest:x:new", "The chat", "x:n:4", 3, "4")]
 
 
 async def sessions(rt: EmbeddedRuntime) -> dict[str, tuple[str | None, int, str]]:
