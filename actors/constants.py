@@ -14,5 +14,20 @@ DEFAULT_MAX_OPS: Final = 500  # ops per group commit
 DEFAULT_MAILBOX: Final = 2_000  # queued ops before submitters wait (backpressure)
 DEFAULT_MAX_WAIT: Final = 0.002  # seconds to let a group fill under load
 DEFAULT_MAX_WEIGHT: Final = 1_000  # frames written per group commit (bounds commit time)
+# ... of bulk work (index results, imports): one cognify job's results (64 frames) per commit.
+# Applying them costs ~0.5 ms a frame (the link search against the vector index dominates), and
+# a save waits for the bulk commit already running: groups of 1,000 → 256 → 128 → 64 frames
+# measured save p99 162 → 83 → 60 → 35 ms during a bulk import, same ingest rate (2 cores,
+# bench/ack_latency.py, docs/benchmarks.md).
+DEFAULT_BULK_WEIGHT: Final = 64
+# Small interactive ops (a save, a touch, an erase, ...) are committed ahead of queued bulk work
+# (imports, index results), in groups of their own: a save waits for at most the one bulk commit
+# already running (actors/actor.py). Kinds listed here are safe to reorder: no submitter sends
+# them pipelined behind bulk ops it expects applied first (harvest batches, re-embeds are not).
+URGENT_MAX_WEIGHT: Final = 16
+URGENT_KINDS: Final = frozenset({
+    "save_frames", "touch", "erase", "set_identity", "add_awareness", "remove_awareness",
+    "clear_awareness", "save_entity", "create_relation",
+})
 DEFAULT_MAX_OPEN: Final = 20  # open minds per host (LRU)
 DEFAULT_IDLE_SECONDS: Final = 60.0

@@ -19,12 +19,14 @@ from pathlib import Path
 
 from actors.actor import CommitHook, Handler, MindActor
 from actors.constants import (
+    DEFAULT_BULK_WEIGHT,
     DEFAULT_IDLE_SECONDS,
     DEFAULT_MAILBOX,
     DEFAULT_MAX_OPEN,
     DEFAULT_MAX_OPS,
     DEFAULT_MAX_WAIT,
     PERSONAL_FILE,
+    URGENT_MAX_WEIGHT,
     WORKSPACE_FILE,
     WORKSPACES_DIR,
 )
@@ -66,6 +68,8 @@ class ActorSettings:
     max_ops: int = DEFAULT_MAX_OPS
     max_wait: float = DEFAULT_MAX_WAIT
     mailbox: int = DEFAULT_MAILBOX
+    bulk_weight: int = DEFAULT_BULK_WEIGHT  # frames per group commit of bulk work
+    urgent_weight: int = URGENT_MAX_WEIGHT  # 0: no urgent lane (one FIFO)
 
 
 @dataclass
@@ -126,6 +130,8 @@ class MindHost:
                 actor = MindActor(
                     writer, self._handlers, max_ops=self._settings.max_ops,
                     max_wait=self._settings.max_wait, mailbox=self._settings.mailbox,
+                    bulk_weight=self._settings.bulk_weight,
+                    urgent_weight=self._settings.urgent_weight,
                     on_commit=hook, name=mind_id,
                 )
                 actor.start()

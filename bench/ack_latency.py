@@ -26,7 +26,7 @@ import sys
 import threading
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -95,13 +95,35 @@ async def ticker(trace: Trace) -> None:
             trace.lags.append((start, late))
 
 
-def run_delay() -> float:
-    """Milliseconds this thread has spent runnable but not running (Linux schedstat)."""
-    try:
-        stat = Path(f"/proc/self/task/{threading.get_native_id()}/schedstat").read_text()
-    except OSError:
-        return 0.0
-    return int(stat.split()[1]) / 1e6
+def thread_times() -> dict[str, tuple[float, float]]:
+    """Per thread of this process: (CPU seconds, seconds runnable but waiting for a core),
+    from Linux /proc (schedstat: run time, run delay); threads named as Python names them."""
+    names = {t.native_id: t.name for t in threading.enumerate()}
+    out: dict[str, tuple[float, float]] = {}
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            ran, waited = (int(x) / 1e9 for x in (task / "schedstat").read_text().split()[:2])
+        except (OSError, ValueError):
+            continue
+        name = names.get(int(task.name), f"native {task.name}")
+        out[name] = (ran, waited)
+    return out
+
+
+def thread_report(before: dict[str, tuple[float, float]], after: dict[str, tuple[float, float]],
+                  window: float) -> None:
+    groups: dict[str, list[float]] = {}
+    for name, (ran, waited) in after.items():
+        ran0, waited0 = before.get(name, (0.0, 0.0))
+        group = name.rstrip("0123456789_").rstrip("-") if name.startswith("asyncio") else name
+        row = groups.setdefault(group, [0.0, 0.0, 0])
+        row[0] += ran - ran0
+        row[1] += waited - waited0
+        row[2] += 1
+    print(f"  threads over the {window:.1f} s of sampling (CPU s, waited for a core s):")
+    for group, (ran, waited, n) in sorted(groups.items(), key=lambda g: -g[1][0] - g[1][1]):
+        if ran + waited > 0.05:
+            print(f"    {group:<36} x{int(n)}: ran {ran:5.1f}  waited {waited:5.1f}")
 
 
 def explain(trace: Trace) -> None:
@@ -133,8 +155,9 @@ def explain(trace: Trace) -> None:
         during = [c for c in trace.commits if s <= c[0] < e]
         lag = max((x for t, x in trace.lags if s - 0.05 <= t <= e), default=0.0)
         waited = ", ".join(f"{c[2]} {c[3]}fr {(c[1] - c[0]) * 1000:.0f}ms" for c in before)
-        print(f"    {ms:6.1f} ms: in flight at arrival [{waited}]; commits during "
-              f"{len(during)}; max loop lag {lag:.0f} ms")
+        own = ", ".join(f"{c[2]} {c[3]}fr {(c[1] - c[0]) * 1000:.0f}ms" for c in during)
+        print(f"    {ms:6.1f} ms: in flight at arrival [{waited}]; then [{own}]; "
+              f"max loop lag {lag:.0f} ms")
 
 
 async def main() -> None:
@@ -146,7 +169,9 @@ async def main() -> None:
     parser.add_argument("--runs", nargs="*", default=["default", "torch", "default:2:10:1",
                                                       "default:1:10"],
                         help="embedder of each run: default | BACKEND | "
-                             "BACKEND:THREADS:NICE[:LANES] (BACKEND may be 'default')")
+                             "BACKEND:THREADS:NICE[:LANES] (BACKEND may be 'default'), then "
+                             "optionally the writer's /BULK_WEIGHT[/URGENT_WEIGHT] (frames per "
+                             "group commit of bulk work; 0: no urgent lane; /1000/0 = before)")
     parser.add_argument("--repeat", type=int, default=1,
                         help="run every configuration this many times (interleaved); medians")
     parser.add_argument("--trace", action="store_true", help="explain the slow saves")
@@ -164,7 +189,7 @@ async def main() -> None:
 
 
 def overrides(spec: str) -> dict[str, Any]:
-    backend, *numbers = spec.split(":")
+    backend, *numbers = spec.split("/")[0].split(":")
     out: dict[str, Any] = {"backend": None if backend == "default" else backend}
     if numbers:
         threads, nice, *lanes = (int(x) for x in numbers)
@@ -184,11 +209,17 @@ async def run(args: argparse.Namespace, spec: str
     with tempfile.TemporaryDirectory() as tmp:
         extra = {"cognify_batch_frames": args.cognify_batch} if args.cognify_batch else {}
         cfg = embedded_config(Path(tmp), **overrides(spec), **extra)
+        _, *actor = spec.split("/")  # the writer's bulk group limit and urgent lane: /1000/0
+        if actor:
+            cfg.actor = replace(cfg.actor, bulk_weight=int(actor[0]),
+                                urgent_weight=int(actor[1]) if len(actor) > 1 else
+                                cfg.actor.urgent_weight)
         async with EmbeddedRuntime(cfg) as rt:
             chain = await rt.embedder_ready()
             active: Any = chain.active
             layout = (f"{active.backend}, {active.lanes} lane(s) x {active.lane_threads} "
-                      f"thread(s), nice +{active.nice}")
+                      f"thread(s), nice +{active.nice}" if hasattr(active, "lanes")
+                      else chain.provider)
             idle_ms = []
             for i in range(50):  # quiet baseline
                 start = time.perf_counter()
@@ -201,7 +232,7 @@ async def run(args: argparse.Namespace, spec: str
                     await rt.submit("personal", op)
 
             tick = asyncio.create_task(ticker(trace)) if args.trace else None
-            waited = run_delay()
+            threads_before = thread_times()
             bulk_start = time.perf_counter()
             bulk_task = asyncio.create_task(bulk())
             await asyncio.sleep(1.0)  # let the ingest and its cognify work get going
@@ -215,7 +246,7 @@ async def run(args: argparse.Namespace, spec: str
                 trace.saves.append((start, end))
                 await asyncio.sleep(0.02)
             pending = rt.runner.depth + rt.runner.in_progress
-            waited = run_delay() - waited
+            threads_after = thread_times()
             await bulk_task
             await rt.wait_idle()
             rate = len(texts) / (time.perf_counter() - bulk_start)
@@ -226,8 +257,7 @@ async def run(args: argparse.Namespace, spec: str
           f"running when sampling ended: {pending}", flush=True)
     if args.trace:
         window = trace.saves[-1][1] - trace.saves[0][0]
-        print(f"  the loop thread waited for a core {waited:.0f} ms over the {window:.1f} s of "
-              f"sampling (/proc schedstat run delay)")
+        thread_report(threads_before, threads_after, window)
         explain(trace)
     return idle_ms, busy_ms, rate, layout
 

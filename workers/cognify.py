@@ -4,12 +4,21 @@ Workers never open a mind file: a job carries the frames' text, the worker extra
 and relations (pure), embeds the whole frames and the chunks of long ones through the shared
 micro-batcher, and returns an ``ApplyIndex`` write-op for the owning mind. Its op id is derived
 from the job id, so a re-delivered job produces an op the owner has already applied.
+
+Extraction is pure Python, so it holds the GIL while it runs: it runs on **one** thread per
+process (:data:`EXTRACTION`), not on the default pool where up to six jobs' extractions ran at
+once, and it lets go of the GIL between messages. Several CPU-bound threads starved the event
+loop and the writer's SQLite thread of the GIL at each of the dozen hand-offs a save's commit
+makes: a one-frame save committed in 30-120 ms while a job's extraction ran, 3-4 ms without
+(bench/ack_latency.py --trace, docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -28,17 +37,31 @@ from queue_schemas.vector import Fingerprint, Vector
 from workers.batcher import EmbeddingBatcher
 from workers.constants import INDEX_OP_PREFIX
 
+EXTRACTION = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hm-extract")
+
+
+def _release_gil() -> None:
+    time.sleep(0)  # a blocking call: waiting threads (the loop, the writer) take the GIL now
+
+
+def _no_pause() -> None:
+    return None
+
 
 def _vector(row: np.ndarray) -> Vector:
     return Vector.from_bytes(np.asarray(row, dtype="<f4").tobytes())
 
 
-def _graphs(items: Sequence[jobs.CognifyItem]
+def _graphs(items: Sequence[jobs.CognifyItem], pause: Callable[[], None] = _no_pause
             ) -> list[tuple[list[ops.EntityResult], list[ops.RelationResult]]]:
     """Entities and relations of each item. Names one message uses mid-sentence count at the
     start of a sentence in the others of the same job (mostly one conversation): "Biscuit
-    pulls on the leash" is about the dog another message named."""
-    first = [extract_entities(item.content) for item in items]
+    pulls on the leash" is about the dog another message named. ``pause`` runs after each
+    item of each pass."""
+    first = []
+    for item in items:
+        first.append(extract_entities(item.content))
+        pause()
     known = set().union(*(name_words(found) for found in first))
 
     def entities(content: str, found: list[ExtractedEntity]) -> list[ExtractedEntity]:
@@ -47,8 +70,11 @@ def _graphs(items: Sequence[jobs.CognifyItem]
             return extract_entities(content, known=known)
         return found
 
-    return [_graph(item.content, entities(item.content, found))
-            for item, found in zip(items, first, strict=True)]
+    out = []
+    for item, found in zip(items, first, strict=True):
+        out.append(_graph(item.content, entities(item.content, found)))
+        pause()
+    return out
 
 
 def _graph(content: str, entities: Sequence[ExtractedEntity]
@@ -88,10 +114,11 @@ async def run_index_job(
     extract = isinstance(job, jobs.CognifyJob)
 
     def graphs_of() -> list[tuple[list[ops.EntityResult], list[ops.RelationResult]]]:
-        return _graphs(items) if extract else [([], []) for _ in items]
+        return _graphs(items, _release_gil) if extract else [([], []) for _ in items]
 
     graphs, vectors = await asyncio.gather(
-        asyncio.to_thread(graphs_of), batcher.embed([p.text for p in plan])
+        asyncio.get_running_loop().run_in_executor(EXTRACTION, graphs_of),
+        batcher.embed([p.text for p in plan]),
     )
     return ops.ApplyIndex(
         op_id=INDEX_OP_PREFIX + job.op_id,
