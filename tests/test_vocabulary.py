@@ -222,6 +222,8 @@ def test_subsets_and_derived_tables() -> None:
     for narrow, wide in pairs:
         assert narrow and set(narrow) < set(wide), (narrow, wide)
     assert set(enums.INGEST_TYPES) == {"auto", *enums.DOCUMENT_SOURCES}
+    assert set(enums.HARVEST_CHOICES) == {"auto", *enums.HARVEST_SOURCES}
+    assert set(enums.CONVERSATION_CHOICES) == {"auto", *enums.CONVERSATION_SOURCES}
     assert sorted(enums.CONVERSATION_SOURCES + enums.DOCUMENT_SOURCES) == sorted(
         enums.HARVEST_SOURCES)
     assert set(IMPORTANCE_RANK) == set(IMPORTANCE_MULTIPLIER) == set(enums.IMPORTANCES)
@@ -279,7 +281,7 @@ def _check_openapi(schema: dict[str, Any]) -> None:
         ("AwarenessRequest", "category"): enums.AWARENESS_CATEGORIES,
         ("CleanupFramesRequest", "mode"): enums.FRAME_CLEANUP_MODES,
         ("CleanupEntitiesRequest", "mode"): enums.ENTITY_CLEANUP_MODES,
-        ("HarvestRequest", "source"): enums.HARVEST_SOURCES,
+        ("HarvestRequest", "source"): enums.HARVEST_CHOICES,
         ("IngestRequest", "type_hint"): enums.INGEST_TYPES,
     }
     for (body, field), values in expected.items():
@@ -304,7 +306,7 @@ async def test_mcp_tool_schemas_are_the_leaf() -> None:
         ("save_entity", "type"): enums.ENTITY_TYPES,
         ("get_awareness", "category"): enums.AWARENESS_CATEGORIES,
         ("set_awareness", "category"): enums.AWARENESS_CATEGORIES,
-        ("harvest_import", "source"): enums.CONVERSATION_SOURCES,
+        ("harvest_import", "source"): enums.CONVERSATION_CHOICES,
         ("ingest_source", "type_hint"): enums.INGEST_TYPES,
         ("ingest_source", "importance"): enums.INGEST_IMPORTANCES,
         ("cleanup_frames", "mode"): enums.FRAME_CLEANUP_MODES,
