@@ -13,7 +13,12 @@ relations. The mind's owner applies them here, in the caller's transaction:
   supports it (``relation_sources``: forgetting the frame removes what only it supported);
 * related frames are linked by vector similarity (``frame_links``, :func:`_link`): the whole
   batch's vectors against the mind's in-memory vector index in one matrix product, keeping the
-  :data:`LINK_LIMIT` nearest frames with cosine ≥ :data:`LINK_MIN_SIMILARITY`. This is the one
+  :data:`LINK_LIMIT` nearest frames with cosine ≥ :data:`LINK_MIN_SIMILARITY` among the
+  :data:`LINK_WINDOW_ROWS` most recently indexed vectors. The window bounds a frame's link cost
+  whatever the mind's size (a scan of the whole mind per frame made a 200,000-message import
+  quadratic: its last frames cost more to link than to embed; bench/link_cost.py); a frame's
+  related frames are mostly the ones written around it, and older ones stay reachable through
+  the links written back then and through search. This is the one
   link implementation: the search-based ``MemoryLinker`` it replaced ran a full hybrid search
   per frame (41× slower for a 64-frame batch in a 2,000-frame mind, 56× at 20,000; 2-core AMD
   EPYC) and its rank-based score linked *something* even in a mind where nothing is alike,
@@ -42,6 +47,7 @@ CO_OCCURRENCE_CONFIDENCE = 0.8
 MAX_ENTITIES_PER_FRAME = 20
 LINK_LIMIT = 5
 LINK_MIN_SIMILARITY = 0.5
+LINK_WINDOW_ROWS = 50_000  # links are searched among the mind's most recent vectors (docstring)
 
 
 class EntityLike(Protocol):
@@ -160,7 +166,8 @@ async def _apply_graph(db: Database, results: Sequence[FrameIndex]) -> tuple[int
 async def _link(db: Database, index: VectorIndex, results: Sequence[FrameIndex]) -> int:
     rows: list[tuple[int, int, float]] = []
     queries = np.stack([np.asarray(r.vector, dtype=np.float32) for r in results])
-    for r, hits in zip(results, await index.search_many(queries, LINK_LIMIT + 1), strict=True):
+    for r, hits in zip(results, await index.search_many(
+            queries, LINK_LIMIT + 1, window=LINK_WINDOW_ROWS), strict=True):
         rows.extend(
             (r.frame_id, fid, sim)
             for fid, sim in hits

@@ -139,6 +139,32 @@ async def test_a_large_mind_goes_through_the_quantized_pass_and_keeps_recall(
         index.close()
 
 
+async def test_many_queries_are_exact_and_a_window_searches_only_the_newest_rows(
+        db: Database) -> None:
+    """search_many (a cognify batch's links) is exact even where one query would take the
+    quantized pass, and ``window`` ranks only the most recently written rows: an older frame
+    that is a query's best match overall is not returned, the best of the newest rows are."""
+    rng = np.random.default_rng(12)
+    _, truth = await _mind_with_vectors(db, 600, rng)
+    ids = sorted(truth)
+    queries = _unit(rng, 8)
+    index = VectorIndex(db.path, DIM, quantize_min_rows=0)
+    try:
+        whole = await index.search_many(queries, 5)
+        recent = await index.search_many(queries, 5, window=200)
+        newest = set(ids[-200:])
+        for q, got_whole, got_recent in zip(queries, whole, recent, strict=True):
+            assert [f for f, _ in got_whole] == _brute(truth, q, 5)
+            assert [f for f, _ in got_recent] == _brute(truth, q, 5, newest)
+            for f, sim in got_recent:
+                assert sim == pytest.approx(float(truth[f] @ q), abs=1e-5)
+        assert any(set(f for f, _ in w) - newest for w in whole)  # the window made a difference
+        with pytest.raises(ValueError):
+            index._search_many_sync(queries, 5, np.array(ids[:3]), 200)
+    finally:
+        index.close()
+
+
 async def test_concurrent_searches_return_what_serial_ones_do(db: Database) -> None:
     rng = np.random.default_rng(4)
     await _mind_with_vectors(db, 3000, rng)

@@ -11,7 +11,11 @@ From there on, the sign bits are scanned first with a 4-bit query and the best
 :data:`CANDIDATE_FRACTION` of the rows (at least :data:`MIN_CANDIDATES`) are re-scored exactly:
 about half the time at 100,000 rows and 2-2.5× less at 1,000,000, recall@10 ≥ 0.99 of exact
 even on uniformly random vectors, the hardest case (docs/benchmarks.md, "Vector search at
-scale (#14)"). A filter (``allowed``
+scale (#14)"). That holds for one query; many queries at once (:meth:`VectorIndex.search_many`,
+a cognify batch's links) are one exact matrix product, which reads the matrix once for all of
+them: 64 queries over 100,000 rows took 146 ms exact against 764 ms through the quantized pass
+one query at a time (2-core AMD EPYC, bench/link_cost.py). ``window`` limits a search to the
+most recently written rows (the link search's bound). A filter (``allowed``
 frames) masks rows inside the scan; a filter keeping few rows gathers just those rows.
 
 Threads: the scans run in row blocks on one pool per process (:data:`SCAN_THREADS`, one per
@@ -55,6 +59,7 @@ MIN_DEAD_ROWS_TO_COMPACT = 1024  # masked rows are dropped by a reload once they
 QUANTIZE_MIN_ROWS = 100_000  # from this many rows a scan goes through the sign bits first
 CANDIDATE_FRACTION = 0.02  # rows re-scored exactly after the quantized pass
 MIN_CANDIDATES = 5_000  # 5 % at 100,000 rows: recall@10 0.995 on random vectors
+EXACT_MIN_QUERIES = 4  # this many queries at once: one exact matrix product (module docstring)
 GATHER_FRACTION = 0.125  # a filter keeping fewer rows than both of these is scored on its
 GATHER_MAX_ROWS = 50_000  # own rows only (gathered) instead of masking a scan of all rows
 LOAD_BATCH = 8_192
@@ -102,6 +107,7 @@ class _Snapshot:
     ones: np.ndarray
     owners: np.ndarray  # a copy; -1 = removed
     live: int
+    first: int = 0  # the matrix row of this snapshot's row 0 (a window's start)
 
 
 @dataclass
@@ -177,12 +183,17 @@ class _Matrix:
         return item_ids is not None and len(item_ids) <= min(GATHER_FRACTION * self.size,
                                                              GATHER_MAX_ROWS)
 
-    def snapshot(self) -> _Snapshot:
+    def snapshot(self, window: int | None = None) -> _Snapshot:
         """What a search reads outside the lock: views of the rows written so far (never
-        written again) and a copy of their owners (removals after this do not show)."""
+        written again) and a copy of their owners (removals after this do not show); with
+        ``window``, only the last ``window`` rows (its rows numbered from :attr:`_Snapshot.
+        first`)."""
         n = self.size
-        return _Snapshot(self.vectors[:n], self.codes[:, :n], self.ones[:n],
-                         self.owners[:n].copy(), len(self.rows))
+        first = 0 if window is None else max(0, n - window)
+        owners = self.owners[first:n].copy()
+        live = len(self.rows) if first == 0 else int(np.count_nonzero(owners >= 0))
+        return _Snapshot(self.vectors[first:n], self.codes[:, first:n], self.ones[first:n],
+                         owners, live, first)
 
     def live(self) -> int:
         return len(self.rows)
@@ -200,7 +211,7 @@ def _scan(snap: _Snapshot, queries: np.ndarray, take: int, allowed: np.ndarray |
         return [(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32))] * len(queries)
     if allowed is not None and live <= min(GATHER_FRACTION * len(keep), GATHER_MAX_ROWS):
         return scan.gathered(snap.vectors, np.flatnonzero(keep), queries, take)
-    if live < quantize_min_rows:
+    if live < quantize_min_rows or len(queries) >= EXACT_MIN_QUERIES:
         return scan.exact(snap.vectors, keep, queries, take, _run_blocks)
     candidates = max(MIN_CANDIDATES, int(CANDIDATE_FRACTION * live))
     return [scan.quantized(snap.vectors, snap.codes, snap.ones, keep, q, take, candidates,
@@ -338,7 +349,7 @@ class VectorIndex:
         allowed = None if allowed_frames is None else np.asarray(allowed_frames, dtype=np.int64)
         return (await asyncio.to_thread(self._search_many_sync, q[None, :], k, allowed))[0]
 
-    def _snapshots(self, frame_ids: np.ndarray | None = None
+    def _snapshots(self, frame_ids: np.ndarray | None = None, window: int | None = None
                    ) -> tuple[_Snapshot, _Snapshot, np.ndarray | None]:
         """Refresh and take both matrices' snapshots under the lock, with the rows of
         ``frame_ids`` when they are few; the scans run outside it, so concurrent searches are
@@ -348,12 +359,15 @@ class VectorIndex:
             frames = self._frames
             rows = frames.rows_of(frame_ids) if frame_ids is not None and frames.few(
                 frame_ids) else None
-            return frames.snapshot(), self._chunks.snapshot(), rows
+            return frames.snapshot(window), self._chunks.snapshot(window), rows
 
     def _search_many_sync(
-        self, queries: np.ndarray, k: int, allowed: np.ndarray | None = None
+        self, queries: np.ndarray, k: int, allowed: np.ndarray | None = None,
+        window: int | None = None,
     ) -> list[list[tuple[int, float]]]:
-        frames, chunks, frame_rows = self._snapshots(allowed)
+        if allowed is not None and window is not None:
+            raise ValueError("a search takes either allowed frames or a window, not both")
+        frames, chunks, frame_rows = self._snapshots(allowed, window)
         out: list[dict[int, float]] = [{} for _ in range(len(queries))]
         for matrix, take in ((frames, k), (chunks, k * 4)):
             if matrix.live == 0:
@@ -396,14 +410,16 @@ class VectorIndex:
                     best[owner] = sim
         return best
 
-    async def search_many(self, queries: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
-        """:meth:`search` for many query vectors in one matrix product."""
+    async def search_many(self, queries: np.ndarray, k: int, *, window: int | None = None
+                          ) -> list[list[tuple[int, float]]]:
+        """:meth:`search` for many query vectors in one matrix product; ``window`` searches
+        only the most recently written ``window`` frame rows (and as many chunk rows)."""
         q = np.asarray(queries, dtype=np.float32)
         if q.ndim != 2 or q.shape[1] != self.dim:
             raise VectorError(f"queries have shape {q.shape}, the index has {self.dim} dims")
         if len(q) == 0:
             return []
-        return await asyncio.to_thread(self._search_many_sync, q, k)
+        return await asyncio.to_thread(self._search_many_sync, q, k, None, window)
 
     async def refresh(self) -> None:
         def run() -> None:

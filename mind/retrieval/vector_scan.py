@@ -134,16 +134,20 @@ def exact(vectors: np.ndarray, keep: np.ndarray, queries: np.ndarray, take: int,
     (``run`` may spread the blocks over threads)."""
 
     def block(start: int, stop: int) -> Hits:
-        sims = vectors[start:stop] @ queries.T  # (rows, queries)
+        # (queries, rows): each query's similarities contiguous, so the selection below runs
+        # along memory (selecting down the columns of (rows, queries) took 4.5x as long)
+        sims = queries @ vectors[start:stop].T
         mask = ~keep[start:stop]
         if mask.any():
-            sims[mask] = -np.inf
+            sims[:, mask] = -np.inf
         t = min(take, int(stop - start - np.count_nonzero(mask)))
         if t <= 0:
             return [(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32))] * len(queries)
-        best = np.argpartition(-sims, t - 1, axis=0)[:t] if t < stop - start else np.arange(
-            stop - start)[:, None].repeat(len(queries), axis=1)
-        return [(best[:, i] + start, sims[best[:, i], i]) for i in range(len(queries))]
+        if t >= stop - start:
+            rows = np.arange(stop - start)
+            return [(rows + start, sims[i]) for i in range(len(queries))]
+        best = np.argpartition(sims, -t, axis=1)[:, -t:]
+        return [(best[i] + start, sims[i, best[i]]) for i in range(len(queries))]
 
     parts = run([partial(block, a, b) for a, b in blocks(len(vectors))])
     return [_merge([p[i] for p in parts], take) for i in range(len(queries))]  # type: ignore[index]
