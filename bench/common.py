@@ -19,21 +19,40 @@ def machine() -> str:
     from mind.storage.connection import driver
 
     cpu = platform.processor() or platform.machine()
+    flags: set[str] = set()
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
+            if line.startswith("model name") and cpu == (platform.processor()
+                                                         or platform.machine()):
                 cpu = line.split(":", 1)[1].strip()
-                break
+            elif line.startswith("flags") and not flags:
+                flags = set(line.split(":", 1)[1].split())
     except OSError:
         pass
     return (
-        f"{os.cpu_count()} cores ({cpu}), Python {platform.python_version()}, "
-        f"SQLite {driver().sqlite_version} via {driver().__name__}"
+        f"{os.cpu_count()} cores ({cpu}{vector_extensions(flags)}), Python "
+        f"{platform.python_version()}, SQLite {driver().sqlite_version} via {driver().__name__}"
     )
 
 
+def vector_extensions(flags: set[str]) -> str:
+    """The SIMD level that decides int8 speed: VNNI (int8 dot products) or plain AVX2."""
+    if not flags:
+        return ""
+    if "avx512_vnni" in flags or "avx_vnni" in flags:
+        return ", AVX-512 VNNI" if "avx512_vnni" in flags else ", AVX-VNNI"
+    if "avx512f" in flags:
+        return ", AVX-512 without VNNI"
+    return ", AVX2 without VNNI" if "avx2" in flags else ", no AVX2"
+
+
 def write_section(name: str, body: str) -> None:
-    """Replace (or append) the section ``## name`` of docs/benchmarks.md."""
+    """Replace (or append) the section ``## name`` of docs/benchmarks.md. With
+    ``BENCH_SECTION_SUFFIX`` set (e.g. a CPU's name), the section is ``## name (suffix)``: a run
+    on another kind of machine sits beside the first one's figures instead of replacing them."""
+    suffix = os.environ.get("BENCH_SECTION_SUFFIX", "").strip()
+    if suffix:
+        name = f"{name} ({suffix})"
     text = REPORT.read_text() if REPORT.exists() else "# Benchmarks\n"
     stamp = datetime.now(UTC).strftime("%Y-%m-%d")
     section = f"## {name}\n\n_Measured {stamp} on {machine()}._\n\n{body.strip()}\n"
