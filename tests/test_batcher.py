@@ -57,6 +57,23 @@ async def test_max_items_and_tokens_split_batches() -> None:
     await by_tokens.close()
 
 
+async def test_texts_arriving_while_batches_encode_form_one_next_batch() -> None:
+    """While the embedder is busy, texts trickling in (further apart than max_wait) wait in
+    the queue and go together in the next batch, instead of each forming a small batch that
+    then waits for a free slot."""
+    emb = Recording(delay=0.3)
+    batcher = EmbeddingBatcher(emb, max_items=100, max_wait=0.01, max_in_flight=1)
+    busy = asyncio.create_task(batcher.embed(["first"]))
+    await asyncio.sleep(0.02)  # "first" is encoding
+    late = []
+    for i in range(5):
+        late.append(asyncio.create_task(batcher.embed([f"late {i}"])))
+        await asyncio.sleep(0.03)  # three times max_wait between arrivals
+    await asyncio.gather(busy, *late)
+    assert emb.calls == [["first"], [f"late {i}" for i in range(5)]]
+    await batcher.close()
+
+
 async def test_duplicates_are_embedded_once() -> None:
     emb = Recording()
     batcher = EmbeddingBatcher(emb, max_wait=0.02)

@@ -3,8 +3,14 @@
 Callers ``await batcher.embed(texts)``; a collector task gathers queued texts until
 ``max_items`` or ``max_tokens`` (estimated at 4 characters per token) or ``max_wait`` after the
 first one, de-duplicates identical texts (chat exports repeat "ok", "thanks"), and sends the
-batch to the embedder — which encodes off the event loop. While one batch encodes, the next
-one fills (``max_in_flight`` batches at once). A failed batch fails only its callers.
+batch to the embedder — which encodes off the event loop. At most ``max_in_flight`` batches are
+with the embedder at once, and the next batch is formed only when one of them returns, from
+everything queued meanwhile: during a bulk import the batches are then as large as the limits
+allow. Forming it first and waiting for a free slot with it left the texts that arrived during
+the wait to trail in small batches: 105 texts a batch on average in a 4,000-frame ingest, and an
+``embed_batch`` of 105 texts costs ~25 % more CPU per text than one of 512 (the lanes split it
+into few, unevenly filled forward batches; bench/ingest.py, docs/benchmarks.md). A failed batch
+fails only its callers.
 """
 
 from __future__ import annotations
@@ -88,9 +94,12 @@ class EmbeddingBatcher:
     async def _collect(self) -> None:
         while True:
             first = await self._queue.get()
+            deadline = time.monotonic() + self.max_wait
+            # a batch is formed once the embedder can take it: texts that arrive while the
+            # in-flight batches encode join the next one instead of trailing in small batches
+            await self._slots.acquire()
             batch = [first]
             tokens = _tokens(first.text)
-            deadline = time.monotonic() + self.max_wait
             while len(batch) < self.max_items and tokens < self.max_tokens:
                 try:
                     item = self._queue.get_nowait()
@@ -104,7 +113,6 @@ class EmbeddingBatcher:
                         break
                 batch.append(item)
                 tokens += _tokens(item.text)
-            await self._slots.acquire()
             task = asyncio.create_task(self._run(batch))
             self._inflight.add(task)
             task.add_done_callback(self._inflight.discard)

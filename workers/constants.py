@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Final
 
-RUNNER_CONCURRENCY: Final = 8  # in-process jobs running at once (they share one batcher)
+# in-process jobs running at once (they share one batcher), as many as a worker runs
+# (worker_max_jobs): with 8, a 4,000-frame ingest's embedding batches averaged 136 texts, with
+# 32 375, and a small embed_batch costs more CPU per text (docs/benchmarks.md, ingest)
+RUNNER_CONCURRENCY: Final = 32
 RETRY_BACKOFF_SECONDS: Final = 0.5  # × try number
 COGNIFY_BATCH_FRAMES: Final = 64  # frames per cognify job
 INDEX_OP_PREFIX: Final = "idx-"  # op id of the ApplyIndex made from job <id>: idx-<id>
