@@ -7,7 +7,8 @@ batch to the embedder — which encodes off the event loop. At most ``max_in_fli
 with the embedder at once, and the next batch is formed only when one of them returns, from
 everything queued meanwhile: during a bulk import the batches are then as large as the limits
 allow. Forming it first and waiting for a free slot with it left the texts that arrived during
-the wait to trail in small batches: 105 texts a batch on average in a 4,000-frame ingest, and an
+the wait to trail in small batches: 105 texts a batch on average in a 4,000-frame ingest (136
+now, with the embedded runner's 8 jobs at once), and an
 ``embed_batch`` of 105 texts costs ~25 % more CPU per text than one of 512 (the lanes split it
 into few, unevenly filled forward batches; bench/ingest.py, docs/benchmarks.md). A failed batch
 fails only its callers.

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Final
 
-# in-process jobs running at once (they share one batcher), as many as a worker runs
-# (worker_max_jobs): with 8, a 4,000-frame ingest's embedding batches averaged 136 texts, with
-# 32 375, and a small embed_batch costs more CPU per text (docs/benchmarks.md, ingest)
-RUNNER_CONCURRENCY: Final = 32
+# in-process jobs running at once (they share one batcher). 32 (a worker's max_jobs) made a
+# 4,000-frame ingest's embedding batches 375 texts instead of 136 and a bulk import ~16 % faster,
+# but raised save-ack p99 during the import from 115 to 158 ms in the same A/B (AVX2 EPYC,
+# docs/benchmarks.md "Save acknowledgement latency"): the ack bar wins, 8 stays
+RUNNER_CONCURRENCY: Final = 8
 RETRY_BACKOFF_SECONDS: Final = 0.5  # × try number
 COGNIFY_BATCH_FRAMES: Final = 64  # frames per cognify job
 INDEX_OP_PREFIX: Final = "idx-"  # op id of the ApplyIndex made from job <id>: idx-<id>
