@@ -172,7 +172,7 @@ async def main() -> None:
                              "BACKEND:THREADS:NICE[:LANES] (BACKEND may be 'default'), then "
                              "optionally the writer's /BULK_WEIGHT[/URGENT_WEIGHT] (frames per "
                              "group commit of bulk work; 0: no urgent lane; /1000/0 = before), "
-                             "then optionally @JOBS (cognify jobs run at once; @8 = before)")
+                             "then optionally @JOBS (cognify jobs run at once; default 8)")
     parser.add_argument("--repeat", type=int, default=1,
                         help="run every configuration this many times (interleaved); medians")
     parser.add_argument("--trace", action="store_true", help="explain the slow saves")
@@ -299,7 +299,7 @@ single-frame saves arrive every 20 ms. Latency = `submit` until the save is comm
 the same run. `default` is the embedded configuration as `hive-mind` runs it (settings
 defaults); `torch` the same with the PyTorch backend (the configuration before #14);
 `BACKEND:THREADS:NICE[:LANES]` variations of it, `@N` with N cognify jobs at once (the embedded
-runner's default is 32; 8 before #14's batcher change). Medians over {args.repeat} interleaved
+runner's default: 8). Medians over {args.repeat} interleaved
 repetition(s) (p50, p99, max and rate each the median of the runs). Targets: p50 ≤ 5 ms,
 p99 ≤ 50 ms while the import runs, with the default also ≥ 1.5x torch's ingest rate. The
 machine is shared with other helpers' benchmarks: compare rows within this table only.

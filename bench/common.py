@@ -19,16 +19,15 @@ def machine() -> str:
     from mind.storage.connection import driver
 
     cpu = platform.processor() or platform.machine()
-    flags: set[str] = set()
+    fields: dict[str, str] = {}
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name") and cpu == (platform.processor()
-                                                         or platform.machine()):
-                cpu = line.split(":", 1)[1].strip()
-            elif line.startswith("flags") and not flags:
-                flags = set(line.split(":", 1)[1].split())
+            key, _, value = line.partition(":")
+            fields.setdefault(key.strip(), value.strip())  # the first processor's
     except OSError:
         pass
+    cpu = fields.get("model name", cpu)
+    flags = set(fields.get("flags", "").split())
     return (
         f"{os.cpu_count()} cores ({cpu}{vector_extensions(flags)}), Python "
         f"{platform.python_version()}, SQLite {driver().sqlite_version} via {driver().__name__}"

@@ -23,13 +23,16 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
+from collections.abc import Callable
 
 import numpy as np
 from common import write_section
+from vector_scale import fill
 
 from mind.cognify_apply import LINK_LIMIT, LINK_MIN_SIMILARITY, LINK_WINDOW_ROWS
 from mind.retrieval.vector_index import QUANTIZE_MIN_ROWS, VectorIndex
+
+Hits = list[list[tuple[int, float]]]
 
 DIM = 384
 BATCH = 64
@@ -51,31 +54,20 @@ def chats(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     return turns(n), turns(BATCH)
 
 
-def fill(x: np.ndarray, quantize_min_rows: int) -> VectorIndex:
-    index = VectorIndex(Path("/nonexistent"), DIM, quantize_min_rows=quantize_min_rows)
-    index._refresh_sync = lambda: None  # type: ignore[method-assign]  # filled below, no file
-    index._frames.reserve(len(x))
-    for a in range(0, len(x), 8192):
-        ids = np.arange(a + 1, min(len(x), a + 8192) + 1)
-        index._frames.put_many(ids, ids, x[a:a + 8192])
-    return index
-
-
-def per_query(index: VectorIndex, q: np.ndarray) -> list[list[tuple[int, float]]]:
+def per_query(index: VectorIndex, q: np.ndarray) -> Hits:
     return [index._search_many_sync(row[None, :], LINK_LIMIT + 1)[0] for row in q]
 
 
-def timed(fn: object) -> tuple[float, float, list[list[tuple[int, float]]]]:
-    call = fn  # type: ignore[assignment]
-    out = call()  # type: ignore[operator]
+def timed(call: Callable[[], Hits]) -> tuple[float, float, Hits]:
+    out = call()
     wall, cpu = time.perf_counter(), time.process_time()
     for _ in range(REPEAT):
-        out = call()  # type: ignore[operator]
+        out = call()
     return ((time.perf_counter() - wall) / REPEAT * 1000, (time.process_time() - cpu) / REPEAT
             * 1000, out)
 
 
-def links(hits: list[list[tuple[int, float]]]) -> dict[tuple[int, int], float]:
+def links(hits: Hits) -> dict[tuple[int, int], float]:
     return {(i, fid): sim for i, row in enumerate(hits) for fid, sim in row
             if sim >= LINK_MIN_SIMILARITY}
 
@@ -88,7 +80,7 @@ def summary(found: dict[tuple[int, int], float]) -> tuple[float, float]:
 
 def measure(n: int, rng: np.random.Generator) -> str:
     x, q = chats(n, rng)
-    index = fill(x, QUANTIZE_MIN_ROWS)
+    index, _ = fill(x)  # the index's own QUANTIZE_MIN_ROWS
     if n >= QUANTIZE_MIN_ROWS:  # the search as it was: the quantized pass, query by query
         old_ms, old_cpu, _ = timed(lambda: per_query(index, q))
     else:  # below it, one exact product over every row, as now without the window

@@ -107,7 +107,6 @@ class _Snapshot:
     ones: np.ndarray
     owners: np.ndarray  # a copy; -1 = removed
     live: int
-    first: int = 0  # the matrix row of this snapshot's row 0 (a window's start)
 
 
 @dataclass
@@ -186,14 +185,13 @@ class _Matrix:
     def snapshot(self, window: int | None = None) -> _Snapshot:
         """What a search reads outside the lock: views of the rows written so far (never
         written again) and a copy of their owners (removals after this do not show); with
-        ``window``, only the last ``window`` rows (its rows numbered from :attr:`_Snapshot.
-        first`)."""
+        ``window``, only the last ``window`` rows."""
         n = self.size
         first = 0 if window is None else max(0, n - window)
         owners = self.owners[first:n].copy()
         live = len(self.rows) if first == 0 else int(np.count_nonzero(owners >= 0))
         return _Snapshot(self.vectors[first:n], self.codes[:, first:n], self.ones[first:n],
-                         owners, live, first)
+                         owners, live)
 
     def live(self) -> int:
         return len(self.rows)
