@@ -17,7 +17,7 @@ from typing import Any, Final
 from mind.errors import ValidationError
 from mind.harvest.errors import HarvestError
 from mind.harvest.registry import adapter
-from vocabulary.enums import HARVEST_CHOICES, IMPORTANCES, INGEST_TYPES
+from vocabulary.enums import HARVEST_CHOICES, IMPORTANCES, INGEST_TYPES, JobPriority
 from vocabulary.ids import PERSONAL_MIND
 from workers.harvest import HarvestOptions, harvest
 from workers.harvest_summary import HarvestSummary, Progress
@@ -82,9 +82,11 @@ async def harvest_into(
     workspace: str | None = None, progress: Progress | None = None,
     auto_sync: bool | None = None, interval_hours: int | None = None, wait: bool = True,
     importance: str = "normal", tags: list[str] | None = None, label: str | None = None,
-    rereadable: bool | None = None,
+    rereadable: bool | None = None, priority: JobPriority = "bulk",
 ) -> HarvestSummary:
     """Import ``path`` into ``mind_id`` (``workspace`` names it in the summary).
+
+    ``priority``: of the indexing it causes (``interactive``: ingest, somebody waits for it).
 
     ``label``: what the import is shown as; a labelled ``path`` is taken for a private copy
     (a temp file) that auto-sync cannot read again, unless ``rereadable`` (the caller named
@@ -104,7 +106,7 @@ async def harvest_into(
         "url", "markdown", "plaintext") else Path(path).expanduser()
     options = HarvestOptions(importance=importance, tags=list(tags or []),
                              auto_sync=auto_sync, interval_hours=interval_hours, label=label,
-                             rereadable=rereadable)
+                             rereadable=rereadable, priority=priority)
     summary = await harvest(
         runtime, mind_id, source, target, options=options, progress=progress,
         wait_idle=runtime.wait_idle if wait else None, parse=adapter(source))
@@ -138,7 +140,8 @@ async def ingest_into(
     target = content.strip() if kind in ("url", "pdf") or "\n" not in content.strip() \
         else content
     summary = await harvest_into(runtime, mind_id, kind, target, workspace=workspace,
-                                 wait=wait, importance=importance, tags=tags, label=label)
+                                 wait=wait, importance=importance, tags=tags, label=label,
+                                 priority="interactive")
     return IngestSummary(
         source_type=kind, items_parsed=summary.items, frames_created=summary.frames_created,
         duplicates_skipped=summary.duplicates_skipped,

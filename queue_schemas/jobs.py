@@ -6,9 +6,13 @@ host's queue as an :class:`~queue_schemas.ops.ApplyIndex` op.
 Version history of ``cognify``:
 
 - **v1** — ``texts: list[str]`` and ``frame_ids: list[int]`` as parallel lists.
-- **v2** (current) — ``items: list[CognifyItem]`` (frame id, content, content hash, importance)
+- **v2** — ``items: list[CognifyItem]`` (frame id, content, content hash, importance)
   and an optional ``fingerprint_hint``. v1 payloads are upgraded on read: items get
   ``importance="normal"`` and ``content_hash=None`` (the worker hashes the content it embedded).
+- **v3** (current) — ``priority`` (``interactive`` | ``bulk``, :mod:`workers.fairness`). v1
+  and v2 payloads are upgraded to ``bulk`` (they were queued before anyone told them apart).
+
+A re-embed job is always ``bulk`` (:attr:`ReembedJob.priority`).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from queue_schemas.base import Envelope, FrozenModel, kind_registry, resolve
 from queue_schemas.errors import PayloadError
 from queue_schemas.fields import ContentHash, FrameId, FrameText
 from queue_schemas.vector import Fingerprint
-from vocabulary.enums import Importance
+from vocabulary.enums import Importance, JobPriority
 from vocabulary.limits import MAX_ITEMS_PER_JOB
 
 
@@ -65,7 +69,7 @@ class FrameBatchJob(JobEnvelope):
 class CognifyJob(FrameBatchJob):
     """Extract, embed (+ chunk vectors for long frames) and index a batch of new frames."""
 
-    CURRENT_VERSION: ClassVar[int] = 2
+    CURRENT_VERSION: ClassVar[int] = 3
     MIN_SUPPORTED: ClassVar[int] = 1
 
     kind: Literal["cognify"] = "cognify"
@@ -73,6 +77,8 @@ class CognifyJob(FrameBatchJob):
     fingerprint_hint: Fingerprint | None = None
     """The mind's stored fingerprint if it has one: a worker with another model fails clearly
     instead of producing vectors the owner would reject."""
+    priority: JobPriority = "bulk"
+    """``interactive``: somebody waits for these frames (a save); runs before any bulk job."""
 
     @classmethod
     def upgrade(cls, data: dict[str, Any]) -> dict[str, Any]:
@@ -90,6 +96,8 @@ class CognifyJob(FrameBatchJob):
                 for frame_id, text in zip(frame_ids, texts, strict=True)
             ]
             data["v"] = 2
+        if data.get("v") == 2:
+            data["v"] = 3  # priority: its default, bulk
         return data
 
 
@@ -99,6 +107,7 @@ class ReembedJob(FrameBatchJob):
     kind: Literal["reembed"] = "reembed"
     fingerprint: Fingerprint
     """The model the owner switched the mind to; a worker with another model must fail."""
+    priority: ClassVar[JobPriority] = "bulk"
 
 
 JobModel = CognifyJob | ReembedJob

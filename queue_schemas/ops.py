@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from typing import Annotated, ClassVar, Literal, Self
+from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import (
     AfterValidator,
@@ -63,7 +63,7 @@ from queue_schemas.fields import (
     Timestamp,
 )
 from queue_schemas.vector import Fingerprint, Vector
-from vocabulary.enums import FrameSource, FrameType, Importance
+from vocabulary.enums import FrameSource, FrameType, Importance, JobPriority
 from vocabulary.limits import (
     COMPACT_DEPRECATED_DAYS,
     COMPACT_TEMP_DAYS,
@@ -163,9 +163,17 @@ class SaveFrames(OpEnvelope):
 class HarvestBatch(OpEnvelope):
     """One batch of a bulk import. Every frame needs an ``external_id`` (stable per message) so a
     re-import or a redelivered batch writes nothing twice; ``cursor`` is where the adapter
-    resumes after this batch (``None`` = the export is done)."""
+    resumes after this batch (``None`` = the export is done).
+
+    v2 added ``priority`` (the cognify jobs' :mod:`workers.fairness` priority: ``interactive``
+    for one ingested document, ``bulk`` for an import); v1 payloads are read as ``bulk``."""
+
+    CURRENT_VERSION: ClassVar[int] = 2
+    MIN_SUPPORTED: ClassVar[int] = 1
 
     kind: Literal["harvest_batch"] = "harvest_batch"
+    v: int = CURRENT_VERSION
+    priority: JobPriority = "bulk"
     source: Label
     conversation_ids: Annotated[list[Name], Field(max_length=MAX_IDS_PER_OP)]
     frames: Frames
@@ -189,6 +197,10 @@ class HarvestBatch(OpEnvelope):
                     f"harvested frame {i} has no external_id (re-imports must be idempotent)"
                 )
         return frames
+
+    @classmethod
+    def upgrade(cls, data: dict[str, Any]) -> dict[str, Any]:
+        return {**data, "v": 2}  # a v1 batch is bulk, the default
 
 
 class Touch(OpEnvelope):

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from mind.embeddings.testing import TestEmbedder
+from mind.priority_executor import current_priority
 from workers.batcher import EmbeddingBatcher
 
 
@@ -14,6 +15,7 @@ class Recording(TestEmbedder):
     def __init__(self, fail_on: str | None = None, delay: float = 0.0) -> None:
         super().__init__(dimensions=32)
         self.calls: list[list[str]] = []
+        self.priorities: list[str] = []  # the work priority each call ran at
         self.fail_on = fail_on
         self.delay = delay
         self.running = 0
@@ -21,6 +23,7 @@ class Recording(TestEmbedder):
 
     async def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         self.calls.append(list(texts))
+        self.priorities.append(current_priority())
         self.running += 1
         self.max_running = max(self.max_running, self.running)
         try:
@@ -63,11 +66,11 @@ async def test_texts_arriving_while_batches_encode_form_one_next_batch() -> None
     then waits for a free slot."""
     emb = Recording(delay=0.3)
     batcher = EmbeddingBatcher(emb, max_items=100, max_wait=0.01, max_in_flight=1)
-    busy = asyncio.create_task(batcher.embed(["first"]))
+    busy = asyncio.create_task(batcher.embed(["first"], priority="bulk"))
     await asyncio.sleep(0.02)  # "first" is encoding
     late = []
     for i in range(5):
-        late.append(asyncio.create_task(batcher.embed([f"late {i}"])))
+        late.append(asyncio.create_task(batcher.embed([f"late {i}"], priority="bulk")))
         await asyncio.sleep(0.03)  # three times max_wait between arrivals
     await asyncio.gather(busy, *late)
     assert emb.calls == [["first"], [f"late {i}" for i in range(5)]]
@@ -100,9 +103,31 @@ async def test_a_failed_batch_fails_only_its_callers() -> None:
 async def test_next_batch_fills_while_one_encodes() -> None:
     emb = Recording(delay=0.1)
     batcher = EmbeddingBatcher(emb, max_items=4, max_wait=0.0, max_in_flight=2)
-    await asyncio.gather(*(batcher.embed([f"{j}-{i}" for i in range(4)]) for j in range(4)))
+    await asyncio.gather(*(batcher.embed([f"{j}-{i}" for i in range(4)], priority="bulk")
+                           for j in range(4)))
     assert len(emb.calls) == 4
     assert emb.max_running == 2  # a batch was collected and sent while another encoded
+    assert emb.priorities == ["bulk"] * 4
+    await batcher.close()
+
+
+async def test_interactive_texts_do_not_wait_for_the_bulk_batches() -> None:
+    """A save's text arriving while bulk batches hold every in-flight slot is embedded at
+    once, alone and at interactive priority, and is done long before the bulk work."""
+    emb = Recording(delay=0.5)
+    batcher = EmbeddingBatcher(emb, max_items=4, max_wait=0.0, max_in_flight=1)
+    bulk = asyncio.gather(*(batcher.embed([f"import {j}-{i}" for i in range(4)],
+                                          priority="bulk") for j in range(3)))
+    await asyncio.sleep(0.05)  # the first bulk batch is encoding, two more are queued
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    vector = await batcher.embed(["the user's save"])
+    took = loop.time() - started
+    assert took < 1.0 and not bulk.done()  # the bulk work needs 1.5 s, one batch at a time
+    assert emb.calls[1] == ["the user's save"] and emb.priorities[1] == "interactive"
+    assert np.allclose(vector, emb.encode(["the user's save"]))
+    await bulk
+    assert emb.priorities.count("bulk") == 3 and emb.max_running == 2
     await batcher.close()
 
 

@@ -321,15 +321,31 @@ def test_cognify_v1_is_upgraded_on_read() -> None:
     raw = v1_cognify()
     job = parse_job(raw)
     assert isinstance(job, CognifyJob)
-    assert job.v == CognifyJob.CURRENT_VERSION == 2
+    assert job.v == CognifyJob.CURRENT_VERSION == 3
+    assert job.priority == "bulk"
     assert [(i.frame_id, i.content, i.content_hash, i.importance) for i in job.items] == [
         (10, "alpha", None, "normal"), (11, "beta", None, "normal")]
     assert (job.op_id, job.mind_id) == ("legacy-1", "workspace:acme")
     assert raw == v1_cognify()  # the caller's dict is not modified
-    # direct validation upgrades too, and the result re-encodes as v2
+    # direct validation upgrades too, and the result re-encodes as v3
     assert CognifyJob.model_validate(raw) == job
     again = parse_job(deserialize(serialize(job.model_dump(mode="json"))))
-    assert again == job and again.model_dump()["v"] == 2 and "texts" not in again.model_dump()
+    assert again == job and again.model_dump()["v"] == 3 and "texts" not in again.model_dump()
+
+
+def test_cognify_v2_is_upgraded_to_bulk_and_v2_cannot_claim_a_priority() -> None:
+    item = {"frame_id": 1, "content": "text"}
+    job = parse_job({"kind": "cognify", "v": 2, "mind_id": "personal", "items": [item]})
+    assert isinstance(job, CognifyJob) and (job.v, job.priority) == (3, "bulk")
+    urgent = parse_job({"kind": "cognify", "v": 3, "mind_id": "personal", "items": [item],
+                        "priority": "interactive"})
+    assert isinstance(urgent, CognifyJob) and urgent.priority == "interactive"
+    with pytest.raises(PydanticValidationError):
+        parse_job({"kind": "cognify", "v": 3, "mind_id": "personal", "items": [item],
+                   "priority": "urgent"})
+    reembed = parse_job({"kind": "reembed", "v": 1, "mind_id": "personal", "items": [item],
+                         "fingerprint": {"provider": "p", "model": "m", "dim": 3}})
+    assert reembed.priority == "bulk"
 
 
 @pytest.mark.parametrize(
@@ -354,13 +370,13 @@ def test_v1_with_v2_fields_is_refused() -> None:
 
 
 def test_too_new_job_is_refused_with_the_fix() -> None:
-    raw = sample_jobs()[0].model_dump(mode="json") | {"v": 3}
+    raw = sample_jobs()[0].model_dump(mode="json") | {"v": 4}
     with pytest.raises(SchemaVersionError) as info:
         parse_job(raw)
     assert str(info.value) == (
-        "job cognify v3 is newer than this worker (supports ≤ 2): upgrade the worker"
+        "job cognify v4 is newer than this worker (supports ≤ 3): upgrade the worker"
     )
-    assert (info.value.kind, info.value.version, info.value.current) == ("cognify", 3, 2)
+    assert (info.value.kind, info.value.version, info.value.current) == ("cognify", 4, 3)
     assert isinstance(info.value, ValueError)
 
 

@@ -72,7 +72,7 @@ async def test_duplicate_job_delivery_changes_nothing(tmp_path: Path) -> None:
     from workers.followups import pending_items
 
     async with EmbeddedRuntime(config(tmp_path)) as rt:
-        rt.runner.dispatch = _hold  # type: ignore[method-assign]  # keep jobs to replay them
+        rt.runner.dispatch_many = _hold  # type: ignore[method-assign]  # keep jobs to replay them
         await rt.submit("personal", save(["Carol leads the Atlas project at Initech."]))
         reader = await rt.host.reader("personal")
         from queue_schemas import jobs
@@ -93,13 +93,13 @@ async def test_duplicate_job_delivery_changes_nothing(tmp_path: Path) -> None:
         assert rels >= 1 and all('"seen_count"' not in e[0] for e in ents)
 
 
-async def _hold(job: object) -> None:
+async def _hold(mind_id: str, queued: object) -> None:
     return None
 
 
 async def test_sweep_recovers_frames_whose_jobs_were_lost(tmp_path: Path) -> None:
     async with EmbeddedRuntime(config(tmp_path)) as rt:
-        rt.runner.dispatch = _hold  # type: ignore[method-assign]  # simulate lost jobs
+        rt.runner.dispatch_many = _hold  # type: ignore[method-assign]  # simulate lost jobs
         await rt.submit("personal", save([f"lost job {i}" for i in range(10)]))
     assert (await counts(tmp_path / "personal.mind"))["pending"] == 10
     async with EmbeddedRuntime(config(tmp_path)) as rt:  # restart
@@ -111,10 +111,10 @@ async def test_sweep_recovers_frames_whose_jobs_were_lost(tmp_path: Path) -> Non
 
 async def test_reconcile_requeues_stale_outbox_rows(tmp_path: Path) -> None:
     async with EmbeddedRuntime(config(tmp_path)) as rt:
-        original = rt.runner.dispatch
-        rt.runner.dispatch = _hold  # type: ignore[method-assign]
+        original = rt.runner.dispatch_many
+        rt.runner.dispatch_many = _hold  # type: ignore[method-assign]
         await rt.submit("personal", save(["forgotten by the queue"]))
-        rt.runner.dispatch = original  # type: ignore[method-assign]
+        rt.runner.dispatch_many = original  # type: ignore[method-assign]
         result = await rt.reconcile("personal", grace_seconds=0)
         assert len(result.requeue) == 1
         assert await rt.wait_idle(30)

@@ -53,6 +53,9 @@ FrameWipe = Literal["wipe_imports", "wipe_all"]
 FrameCleanupMode = Literal["compact", "reconcile", FrameWipe]
 EntityCleanupMode = Literal["audit", "remove_noise", "dedup", "retire_orphans", "wipe_all"]
 MaintenanceKind = Literal["compact", "reconcile", "reembed", "dedupe", "sync"]
+# who waits for a cognify job (workers/fairness.py): a user or agent (saves, one ingested
+# document, queries) or nobody in particular (harvest imports, re-embeds, outbox re-sends)
+JobPriority = Literal["interactive", "bulk"]
 
 FRAME_TYPES: Final[tuple[FrameType, ...]] = get_args(FrameType)
 INGEST_IMPORTANCES: Final[tuple[IngestImportance, ...]] = get_args(IngestImportance)
@@ -78,3 +81,4 @@ FRAME_WIPES: Final[tuple[FrameWipe, ...]] = get_args(FrameWipe)
 FRAME_CLEANUP_MODES: Final[tuple[FrameCleanupMode, ...]] = get_args(FrameCleanupMode)
 ENTITY_CLEANUP_MODES: Final[tuple[EntityCleanupMode, ...]] = get_args(EntityCleanupMode)
 MAINTENANCE_KINDS: Final[tuple[MaintenanceKind, ...]] = get_args(MaintenanceKind)
+JOB_PRIORITIES: Final[tuple[JobPriority, ...]] = get_args(JobPriority)

@@ -12,6 +12,11 @@ now, with the embedded runner's 8 jobs at once), and an
 ``embed_batch`` of 105 texts costs ~25 % more CPU per text than one of 512 (the lanes split it
 into few, unevenly filled forward batches; bench/ingest.py, docs/benchmarks.md). A failed batch
 fails only its callers.
+
+Texts come with the priority of their job (:mod:`workers.fairness`). Interactive texts (a save
+during an import) have a queue and batches of their own, which take no in-flight slot and are
+encoded at interactive priority (:mod:`mind.priority_executor`): they go ahead of the bulk
+batches' remaining forward passes instead of waiting behind them.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mind.embeddings.base import Embedder
+from mind.priority_executor import work_priority
+from vocabulary.enums import JobPriority
 
 log = logging.getLogger(__name__)
 
@@ -68,65 +75,76 @@ class EmbeddingBatcher:
         self.max_items = max_items
         self.max_tokens = max_tokens
         self.max_wait = max_wait
-        self._queue: asyncio.Queue[_Item] = asyncio.Queue()
-        self._slots = asyncio.Semaphore(max_in_flight)
-        self._task: asyncio.Task[None] | None = None
+        self._queues: dict[JobPriority, asyncio.Queue[_Item]] = {
+            "interactive": asyncio.Queue(), "bulk": asyncio.Queue()}
+        self._slots = asyncio.Semaphore(max_in_flight)  # bulk batches only
+        self._tasks: list[asyncio.Task[None]] = []
         self._inflight: set[asyncio.Task[None]] = set()
         self.stats = BatcherStats()
 
     def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.create_task(self._collect(), name="embedding-batcher")
+        if not self._tasks:
+            self._tasks = [asyncio.create_task(self._collect(priority),
+                                               name=f"embedding-batcher-{priority}")
+                           for priority in self._queues]
 
-    async def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Vectors for ``texts`` (in order), computed together with other callers' texts."""
+    async def embed(self, texts: Sequence[str], *,
+                    priority: JobPriority = "interactive") -> np.ndarray:
+        """Vectors for ``texts`` (in order), computed together with other callers' texts of
+        the same priority."""
         if not texts:
             return np.zeros((0, max(self.embedder.dimensions, 0)), dtype=np.float32)
         self.start()
         loop = asyncio.get_running_loop()
         futures = []
+        queue = self._queues[priority]
         for text in texts:
             fut: asyncio.Future[np.ndarray] = loop.create_future()
             futures.append(fut)
-            self._queue.put_nowait(_Item(text, fut))
+            queue.put_nowait(_Item(text, fut))
         rows = await asyncio.gather(*futures)
         return np.stack(rows).astype(np.float32, copy=False)
 
-    async def _collect(self) -> None:
+    async def _collect(self, priority: JobPriority) -> None:
+        queue = self._queues[priority]
+        slots = self._slots if priority == "bulk" else None
         while True:
-            first = await self._queue.get()
+            first = await queue.get()
             deadline = time.monotonic() + self.max_wait
             # a batch is formed once the embedder can take it: texts that arrive while the
             # in-flight batches encode join the next one instead of trailing in small batches
-            await self._slots.acquire()
+            if slots is not None:
+                await slots.acquire()
             batch = [first]
             tokens = _tokens(first.text)
             while len(batch) < self.max_items and tokens < self.max_tokens:
                 try:
-                    item = self._queue.get_nowait()
+                    item = queue.get_nowait()
                 except asyncio.QueueEmpty:
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
                         break
                     try:
-                        item = await asyncio.wait_for(self._queue.get(), remaining)
+                        item = await asyncio.wait_for(queue.get(), remaining)
                     except TimeoutError:
                         break
                 batch.append(item)
                 tokens += _tokens(item.text)
-            task = asyncio.create_task(self._run(batch))
+            task = asyncio.create_task(self._run(batch, priority, slots))
             self._inflight.add(task)
             task.add_done_callback(self._inflight.discard)
 
-    async def _run(self, batch: list[_Item]) -> None:
+    async def _run(self, batch: list[_Item], priority: JobPriority,
+                   slots: asyncio.Semaphore | None) -> None:
         try:
             unique = list(dict.fromkeys(item.text for item in batch))
             started = time.perf_counter()
-            matrix = await self.embedder.embed_batch(unique)
+            with work_priority(priority):
+                matrix = await self.embedder.embed_batch(unique)
             took = time.perf_counter() - started
             self.stats.seconds += took
-            log.debug("embedded %d texts (%d unique) in %.3fs; %d waiting", len(batch),
-                      len(unique), took, self._queue.qsize())
+            log.debug("embedded %d %s texts (%d unique) in %.3fs; %d waiting", len(batch),
+                      priority, len(unique), took, self._queues[priority].qsize())
             self.stats.batches += 1
             self.stats.items += len(batch)
             self.stats.unique += len(unique)
@@ -140,14 +158,16 @@ class EmbeddingBatcher:
                 if not item.future.done():
                     item.future.set_exception(exc)
         finally:
-            self._slots.release()
+            if slots is not None:
+                slots.release()
 
     async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+                await task
         if self._inflight:
             await asyncio.gather(*self._inflight, return_exceptions=True)
 

@@ -6,7 +6,8 @@ micro-batcher, and returns an ``ApplyIndex`` write-op for the owning mind. Its o
 from the job id, so a re-delivered job produces an op the owner has already applied.
 
 Extraction is pure Python, so it holds the GIL while it runs: it runs on **one** thread per
-process (:data:`EXTRACTION`), not on the default pool where up to six jobs' extractions ran at
+process (:data:`EXTRACTION`, interactive jobs' extraction before bulk ones':
+:mod:`mind.priority_executor`), not on the default pool where up to six jobs' extractions ran at
 once, and it lets go of the GIL between messages. Several CPU-bound threads starved the event
 loop and the writer's SQLite thread of the GIL at each of the dozen hand-offs a save's commit
 makes: a one-frame save committed in 30-120 ms while a job's extraction ran, 3-4 ms without
@@ -18,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -31,13 +31,14 @@ from mind.knowledge.extraction import (
     extract_relations,
     name_words,
 )
+from mind.priority_executor import PriorityExecutor, work_priority
 from mind.retrieval.indexer import EmbedItem, plan_embeddings
 from queue_schemas import jobs, ops
 from queue_schemas.vector import Fingerprint, Vector
 from workers.batcher import EmbeddingBatcher
 from workers.constants import INDEX_OP_PREFIX
 
-EXTRACTION = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hm-extract")
+EXTRACTION = PriorityExecutor("hm-extract")
 
 
 def _release_gil() -> None:
@@ -116,10 +117,10 @@ async def run_index_job(
     def graphs_of() -> list[tuple[list[ops.EntityResult], list[ops.RelationResult]]]:
         return _graphs(items, _release_gil) if extract else [([], []) for _ in items]
 
+    with work_priority(job.priority):
+        extraction = asyncio.get_running_loop().run_in_executor(EXTRACTION, graphs_of)
     graphs, vectors = await asyncio.gather(
-        asyncio.get_running_loop().run_in_executor(EXTRACTION, graphs_of),
-        batcher.embed([p.text for p in plan]),
-    )
+        extraction, batcher.embed([p.text for p in plan], priority=job.priority))
     return ops.ApplyIndex(
         op_id=INDEX_OP_PREFIX + job.op_id,
         mind_id=job.mind_id,

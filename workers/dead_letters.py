@@ -196,7 +196,8 @@ def persist_to(data_dir: Path) -> Any:
 
     def record(letter: Any, job: Any) -> None:
         entry = {**letter.as_dict(), "error": mask_text(str(letter.error))[:MAX_ERROR_CHARS],
-                 "frame_ids": [item.frame_id for item in getattr(job, "items", [])]}
+                 "frame_ids": [item.frame_id for item in getattr(job, "items", [])],
+                 "priority": getattr(job, "priority", "bulk")}
         target = getattr(job, "fingerprint", None)
         if target is not None:
             entry["fingerprint"] = target.model_dump(mode="json")

@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -33,10 +33,12 @@ from mind.mind import Mind
 from queue_schemas import jobs, ops
 from queue_schemas.codec import deserialize, serialize
 from queue_schemas.constants import COGNIFY_QUEUE, host_queue
+from vocabulary.enums import JobPriority
 from workers.batcher import EmbeddingBatcher
 from workers.claims import ClaimStore
 from workers.cognify import run_index_job
 from workers.constants import COGNIFY_BATCH_FRAMES, IDLE_POLL_SECONDS
+from workers.fairness import BAND_BOUNDS, FairClock, defer_by, tag_of
 from workers.followups import followup_jobs
 from workers.protocol import MindAccess
 from workers.queue import QueueConfig, guarded, redis_settings
@@ -47,19 +49,56 @@ from workers.scheduler import run_day
 log = logging.getLogger(__name__)
 
 
-async def enqueue_job(redis: ArqRedis, job: jobs.CognifyJob | jobs.ReembedJob) -> None:
+async def enqueue_job(redis: ArqRedis, job: jobs.CognifyJob | jobs.ReembedJob, *,
+                      tag: float = 0.0) -> None:
+    """Queue one job at its place (:mod:`workers.fairness`: ``tag`` orders bulk jobs)."""
     await redis.enqueue_job(
         "cognify", job.model_dump(mode="json"), _job_id=job.op_id, _queue_name=COGNIFY_QUEUE,
-        _expires=7 * 24 * 3600,
+        _expires=7 * 24 * 3600, _defer_by=defer_by(job.priority, tag),
     )
 
 
 async def enqueue_op(redis: ArqRedis, host_id: str, op: Any, *,
-                     defer: float | None = None) -> None:
+                     defer: float | None = None, priority: JobPriority | None = None) -> None:
+    """Queue a write-op for its host: at a wall-clock time (``defer`` seconds from now), or in
+    the interactive band (the index op of an interactive job: ahead of a bulk import's)."""
+    later = defer_by("interactive") if priority == "interactive" else defer
     await redis.enqueue_job(
         "apply_op", op.model_dump(mode="json"), _job_id=op.op_id, _queue_name=host_queue(host_id),
-        _expires=7 * 24 * 3600, _defer_by=defer,
+        _expires=7 * 24 * 3600, _defer_by=later,
     )
+
+
+async def bulk_front(redis: ArqRedis) -> float | None:
+    """The smallest bulk tag in the cognify queue (running jobs included), if any."""
+    low, high = BAND_BOUNDS["bulk"]
+    first = await redis.zrangebyscore(COGNIFY_QUEUE, low, high, start=0, num=1,
+                                      withscores=True)
+    return tag_of(first[0][1]) if first else None
+
+
+class CognifyQueue:
+    """Where a host process sends cognify jobs: ``COGNIFY_QUEUE``, in fair order. One per
+    process (its :class:`FairClock` remembers each mind's last tag); ``redis`` may be set
+    after construction (arq's startup hands it over)."""
+
+    def __init__(self, redis: ArqRedis | None = None) -> None:
+        self.redis = redis
+        self.clock = FairClock()
+
+    async def send(self, mind_id: str, queued: Sequence[jobs.CognifyJob | jobs.ReembedJob]
+                   ) -> None:
+        if self.redis is None:
+            raise RuntimeError("the cognify queue has no Redis connection yet")
+        bulk = [job for job in queued if job.priority == "bulk"]
+        tags: dict[str, float] = {}
+        if bulk:
+            front = await bulk_front(self.redis)
+            costs = [len(job.items) for job in bulk]
+            tags = dict(zip((job.op_id for job in bulk),
+                            self.clock.tags(mind_id, costs, front=front), strict=True))
+        for job in queued:
+            await enqueue_job(self.redis, job, tag=tags.get(job.op_id, 0.0))
 
 
 # -- worker ---------------------------------------------------------------------------------
@@ -68,7 +107,7 @@ async def enqueue_op(redis: ArqRedis, host_id: str, op: Any, *,
 async def cognify(ctx: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
     job = jobs.parse_job(payload)
     op = await run_index_job(job, ctx["batcher"])
-    await enqueue_op(ctx["redis"], ctx["host_id"], op)
+    await enqueue_op(ctx["redis"], ctx["host_id"], op, priority=job.priority)
     return {"op_id": op.op_id, "frames": len(op.results)}
 
 
@@ -168,13 +207,12 @@ async def maintenance_now(ctx: dict[str, Any], payload: dict[str, Any]) -> dict[
     return await maintenance_fanout(ctx)
 
 
-def host_hook(redis_of: dict[str, Any], batch: int = COGNIFY_BATCH_FRAMES) -> Any:
+def host_hook(queue: CognifyQueue, batch: int = COGNIFY_BATCH_FRAMES) -> Any:
     """After each commit, enqueue cognify jobs of ``batch`` frames for what it wrote."""
     def hook(mind_id: str, reader: Mind) -> CommitHook:
         async def after_commit(committed: list[tuple[Any, Any]]) -> None:
             queued = await followup_jobs(mind_id, committed, reader, batch=batch)
-            for job in queued:
-                await enqueue_job(redis_of["redis"], job)
+            await queue.send(mind_id, queued)
             if queued:
                 log.info("mind %s: %d ops committed, %d cognify jobs queued (%d frames)",
                          mind_id, len(committed), len(queued), sum(len(j.items) for j in queued))
@@ -215,7 +253,7 @@ def host_settings(queue: QueueConfig, runtime: RuntimeConfig, *,
 
     async def startup(ctx: dict[str, Any]) -> None:
         host = shared if shared is not None else open_host(
-            runtime, host_hook({"redis": ctx["redis"]}, runtime.cognify_batch))
+            runtime, host_hook(CognifyQueue(ctx["redis"]), runtime.cognify_batch))
         ctx["host"] = host
         ctx["host_id"] = queue.host_id
         ctx["schedule"] = schedule

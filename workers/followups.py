@@ -3,6 +3,8 @@
 Called by the host's commit hook with the ops it just committed and their results. New frames
 of ``save_frames``/``harvest_batch`` become cognify jobs (their text is in the op); frames the
 reconcile sweep found stale, and all frames after a re-embed, are read back from the mind.
+Saved frames and ingested documents are ``interactive`` (somebody waits for them), everything
+else ``bulk`` (:mod:`workers.fairness`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from mind.frames.outbox import Outbox
 from mind.mind import Mind
 from queue_schemas import jobs, ops
 from queue_schemas.vector import Fingerprint
+from vocabulary.enums import JobPriority
 from workers.constants import COGNIFY_BATCH_FRAMES
 
 Job = jobs.CognifyJob | jobs.ReembedJob
@@ -68,11 +71,12 @@ async def outbox_jobs(reader: Mind, mind_id: str, batch: int) -> list[jobs.Cogni
 
 
 def cognify_jobs(
-    mind_id: str, items: list[jobs.CognifyItem], hint: Fingerprint | None, batch: int
+    mind_id: str, items: list[jobs.CognifyItem], hint: Fingerprint | None, batch: int,
+    priority: JobPriority = "bulk",
 ) -> list[jobs.CognifyJob]:
     unique = list({i.frame_id: i for i in items}.values())
     return [
-        jobs.CognifyJob(mind_id=mind_id, items=part, fingerprint_hint=hint)
+        jobs.CognifyJob(mind_id=mind_id, items=part, fingerprint_hint=hint, priority=priority)
         for part in _batches(unique, batch)
     ]
 
@@ -84,13 +88,15 @@ async def followup_jobs(
     *,
     batch: int = COGNIFY_BATCH_FRAMES,
 ) -> list[Job]:
+    saved: list[jobs.CognifyItem] = []  # somebody waits for these: interactive
     new: list[jobs.CognifyItem] = []
     out: list[Job] = []
     for op, result in committed:
         if isinstance(result, Duplicate):  # applied before: its follow-ups were sent then
             continue
         if isinstance(op, ops.SaveFrames | ops.HarvestBatch):
-            new.extend(new_frame_items(op, expect(result, FramesSaved)))
+            urgent = isinstance(op, ops.SaveFrames) or op.priority == "interactive"
+            (saved if urgent else new).extend(new_frame_items(op, expect(result, FramesSaved)))
         elif isinstance(op, ops.Reconcile):
             requeue = expect(result, Reconciled).requeue
             if requeue:
@@ -99,6 +105,8 @@ async def followup_jobs(
             target = Fingerprint(provider=op.provider, model=op.model, dim=op.dim)
             for part in _batches(await pending_items(reader), batch):
                 out.append(jobs.ReembedJob(mind_id=mind_id, items=part, fingerprint=target))
-    if new:
-        out.extend(cognify_jobs(mind_id, new, await fingerprint_hint(reader), batch))
+    if saved or new:
+        hint = await fingerprint_hint(reader)
+        out[:0] = cognify_jobs(mind_id, saved, hint, batch, "interactive")
+        out.extend(cognify_jobs(mind_id, new, hint, batch))
     return out

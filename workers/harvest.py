@@ -34,7 +34,7 @@ from mind.harvest.store import HarvestStore
 from mind.harvest.types import HarvestItem, external_id, stable_id
 from mind.redact import has_secrets, mask_text
 from queue_schemas import ops
-from vocabulary.enums import Importance
+from vocabulary.enums import Importance, JobPriority
 from vocabulary.limits import MAX_FRAME_CHARS, MAX_FRAMES_PER_OP
 from workers.harvest_input import RAW_TEXT_LABEL, fingerprint_target
 from workers.harvest_summary import HarvestSummary, Progress, ProgressEvent, SyncOutcome
@@ -67,6 +67,8 @@ class HarvestOptions:
     rereadable: bool | None = None
     """The target is a path or URL the caller itself named, which auto-sync may read again
     (default: only when there is no ``label``). Never true of a URL carrying credentials."""
+    priority: JobPriority = "bulk"
+    """Of the cognify work the import causes: ``interactive`` for one ingested document."""
 
 
 @dataclass
@@ -223,7 +225,8 @@ async def harvest(
             batch = await asyncio.to_thread(reader.next_batch)
             if batch.frames or batch.items:
                 op = ops.HarvestBatch(
-                    mind_id=mind_id, conversation_ids=batch.conversations, frames=batch.frames,
+                    mind_id=mind_id, priority=options.priority,
+                    conversation_ids=batch.conversations, frames=batch.frames,
                     titles=batch.titles, items=batch.items,
                     cursor=str(skip + tally.items + batch.items), **common)
                 pending.append(asyncio.ensure_future(minds.submit(mind_id, op)))

@@ -24,7 +24,7 @@ from mind.errors import HiveMindError
 from mind.redact import mask_text
 from queue_schemas import jobs
 from workers.constants import OUTBOX_POLL_SECONDS
-from workers.distributed import enqueue_job, host_hook, host_settings, sweep_all
+from workers.distributed import CognifyQueue, host_hook, host_settings, sweep_all
 from workers.queue import QueueConfig, connect, queue_status
 from workers.runtime import HostedRuntime, RuntimeConfig
 from workers.schedule import ScheduleConfig
@@ -36,7 +36,8 @@ log = logging.getLogger(__name__)
 
 class HostRuntime(HostedRuntime):
     def __init__(self, config: RuntimeConfig, queue: QueueConfig, redis: ArqRedis) -> None:
-        super().__init__(config, host_hook({"redis": redis}, config.cognify_batch))
+        self.cognify_queue = CognifyQueue(redis)
+        super().__init__(config, host_hook(self.cognify_queue, config.cognify_batch))
         self.queue = queue
         self.redis = redis
         self._written: set[str] = set()
@@ -57,8 +58,8 @@ class HostRuntime(HostedRuntime):
         self._written.add(mind_id)
         return result
 
-    async def _dispatch(self, job: jobs.CognifyJob) -> None:
-        await enqueue_job(self.redis, job)
+    async def _dispatch(self, mind_id: str, queued: list[jobs.CognifyJob]) -> None:
+        await self.cognify_queue.send(mind_id, queued)
 
     async def resume_all(self) -> int:
         """At the start of ``serve``: reconcile every mind not swept yet (its commit hook

@@ -29,6 +29,7 @@ from queue_schemas import jobs
 from queue_schemas.codec import deserialize
 from queue_schemas.constants import COGNIFY_QUEUE, DEAD_LETTERS_KEY, HOST_QUEUE_PREFIX, host_queue
 from queue_schemas.vector import Fingerprint
+from vocabulary.enums import JobPriority
 from vocabulary.ids import HOST_ID_RE
 from workers.dead_letters import (
     DeadLetterFile,
@@ -40,6 +41,7 @@ from workers.dead_letters import (
     redis_take,
     validate_id,
 )
+from workers.fairness import defer_by
 from workers.followups import fingerprint_hint, pending_items
 from workers.host_runtime import HostRuntime
 from workers.queue import dead_letters_by_mind
@@ -227,6 +229,15 @@ async def drop(runtime: Any, dead_letter_id: str | None = None, *,
     return {"dropped": dropped, "count": len(dropped)}
 
 
+def _retry_place(queue: str, payload: Any) -> Any:
+    """A retried cognify job goes back to its band (a bulk one at the front of the bulk band);
+    a host op, to the present."""
+    if queue != COGNIFY_QUEUE:
+        return None
+    urgent = isinstance(payload, dict) and payload.get("priority") == "interactive"
+    return defer_by("interactive" if urgent else "bulk")
+
+
 async def _redis_retry(runtime: HostRuntime, ids: list[str] | None) -> list[dict[str, Any]]:
     redis = runtime.redis
     wanted = [str(e["id"]) for _, e in await redis_entries(redis)
@@ -241,7 +252,8 @@ async def _redis_retry(runtime: HostRuntime, ids: list[str] | None) -> list[dict
             continue
         try:
             await redis.enqueue_job(str(entry["function"]), payload, _job_id=f"retry-{new_id()}",
-                                    _queue_name=queue, _expires=7 * 24 * 3600)
+                                    _queue_name=queue, _expires=7 * 24 * 3600,
+                                    _defer_by=_retry_place(queue, payload))
         except Exception:
             await redis_restore(redis, entry, payload)
             raise
@@ -287,7 +299,9 @@ async def _rerun(runtime: EmbeddedRuntime, store: DeadLetterFile, entry: dict[st
         rebuilt = jobs.ReembedJob(mind_id=mind_id, items=items,
                                   fingerprint=Fingerprint(**entry["fingerprint"]))
     else:
-        rebuilt = jobs.CognifyJob(mind_id=mind_id, items=items,
+        priority: JobPriority = "interactive" if entry.get("priority") == "interactive" \
+            else "bulk"
+        rebuilt = jobs.CognifyJob(mind_id=mind_id, items=items, priority=priority,
                                   fingerprint_hint=await fingerprint_hint(reader))
     await runtime.runner.dispatch(rebuilt)
     return {**out, "status": "queued", "frames": len(items)}

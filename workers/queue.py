@@ -7,6 +7,7 @@ applies) and the mind's outbox is the source of truth for what still needs index
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -22,6 +23,7 @@ from queue_schemas.codec import deserialize, serialize
 from queue_schemas.constants import COGNIFY_QUEUE, DEAD_LETTERS_KEY, host_queue
 from queue_schemas.errors import PayloadError
 from workers.dead_letters import record_redis
+from workers.fairness import BAND_BOUNDS
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +63,11 @@ async def connect(url: str) -> ArqRedis:
 def guarded(fn: JobFunction, name: str, max_tries: int, backoff: float, *,
             queue: str | None = None) -> JobFunction:
     """Retry transient failures with back-off; dead-letter bad payloads and exhausted jobs
-    (with their payload, so ``hive-mind jobs retry`` can send them to ``queue`` again)."""
+    (with their payload, so ``hive-mind jobs retry`` can send them to ``queue`` again).
+
+    The back-off is waited out inside the job, then arq retries it with no defer: a defer
+    would give it a wall-clock score, behind every job of the priority bands
+    (:mod:`workers.fairness`); without one it keeps its place in the queue."""
 
     async def dead_letter(ctx: dict[str, Any], payload: Any, error: str, tries: int) -> None:
         await record_redis(ctx["redis"], job_id=str(ctx.get("job_id", "?")), function=name,
@@ -82,7 +88,8 @@ def guarded(fn: JobFunction, name: str, max_tries: int, backoff: float, *,
                 await dead_letter(ctx, payload, f"{type(exc).__name__}: {exc}", tries)
                 return {"failed": str(exc)}
             log.warning("job %s %s failed (try %d): %s", name, ctx.get("job_id"), tries, exc)
-            raise Retry(defer=backoff * tries) from exc
+            await asyncio.sleep(backoff * tries)
+            raise Retry() from exc
 
     run.__name__ = name
     run.__qualname__ = name
@@ -92,12 +99,15 @@ def guarded(fn: JobFunction, name: str, max_tries: int, backoff: float, *,
 async def queue_status(redis: ArqRedis, host_ids: list[str]) -> dict[str, Any]:
     queues = [COGNIFY_QUEUE, *(host_queue(h) for h in host_ids)]
     depth = {q: int(await redis.zcard(q)) for q in queues}
+    by_priority = {band: int(await redis.zcount(COGNIFY_QUEUE, low, high))
+                   for band, (low, high) in BAND_BOUNDS.items()}
     in_progress = 0
     async for _ in redis.scan_iter(match="arq:in-progress:*", count=1000):
         in_progress += 1
     dead = int(await redis.llen(DEAD_LETTERS_KEY))  # type: ignore[misc]
     recent = [json.loads(x) for x in await redis.lrange(DEAD_LETTERS_KEY, 0, 9)]  # type: ignore[misc]
-    return {"depth": sum(depth.values()), "queues": depth, "in_progress": in_progress,
+    return {"depth": sum(depth.values()), "queues": depth, "by_priority": by_priority,
+            "in_progress": in_progress,
             "dead_letters": dead, "dead_letters_by_mind": await dead_letters_by_mind(redis),
             "recent_dead_letters": recent}
 

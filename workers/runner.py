@@ -1,17 +1,20 @@
 """The in-process job runner of the embedded mode: the workers' job code, without Redis.
 
-Jobs go into an asyncio queue; ``concurrency`` consumer tasks run them (they share the
-micro-batcher, so texts of many jobs meet in one ``embed_batch``). A failing job is retried
-with a linear back-off up to ``max_tries``; after that it is kept as a dead letter (and its
-frames stay in the outbox, where a later reconcile finds them), handed to ``on_dead_letter``
-(the embedded runtime persists it in the data dir: :mod:`workers.dead_letters`). ``wait_idle``
-returns when nothing is queued or running — the CLI waits for the work it caused before
-exiting. ``waiting_jobs``/``running_jobs`` are what ``hive-mind jobs`` lists.
+Jobs go into an asyncio priority queue in the order of :mod:`workers.fairness` (interactive
+jobs first, then bulk jobs with the minds taking turns); ``concurrency`` consumer tasks run
+them (they share the micro-batcher, so texts of many jobs meet in one ``embed_batch``). A
+failing job is retried with a linear back-off up to ``max_tries``, in its old place; after that
+it is kept as a dead letter (and its frames stay in the outbox, where a later reconcile finds
+them), handed to ``on_dead_letter`` (the embedded runtime persists it in the data dir:
+:mod:`workers.dead_letters`). ``wait_idle`` returns when nothing is queued or running — the
+CLI waits for the work it caused before exiting. ``waiting_jobs``/``running_jobs`` are what
+``hive-mind jobs`` lists.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import time
 import uuid
@@ -21,10 +24,12 @@ from typing import Any
 
 from mind.timeutil import now_iso
 from workers.constants import RETRY_BACKOFF_SECONDS, RUNNER_CONCURRENCY
+from workers.fairness import FairClock, order_key
 
 log = logging.getLogger(__name__)
 
 JobFn = Callable[[Any], Awaitable[None]]
+Key = tuple[int, float, int]  # workers.fairness.order_key
 RECENT_DEAD_LETTERS = 10  # shown by status, as many as the Redis queue shows
 
 
@@ -60,7 +65,10 @@ class InProcessRunner:
         self.on_dead_letter = on_dead_letter
         self._waiting: dict[int, Any] = {}  # queued or waiting for a retry, by id(job)
         self._running: dict[int, Any] = {}
-        self._queue: asyncio.Queue[tuple[Any, int]] = asyncio.Queue()
+        self._queue: asyncio.PriorityQueue[tuple[Key, Any, int]] = asyncio.PriorityQueue()
+        self._clock = FairClock()
+        self._seq = itertools.count()
+        self._queued = {"interactive": 0, "bulk": 0}
         self._concurrency = concurrency
         self._max_tries = max_tries
         self._backoff = backoff
@@ -99,6 +107,7 @@ class InProcessRunner:
         for letter in self.dead_letters:
             by_mind[letter.mind_id] = by_mind.get(letter.mind_id, 0) + 1
         return {"depth": self.depth, "in_progress": self.in_progress,
+                "by_priority": dict(self._queued),
                 "dead_letters": len(self.dead_letters), "dead_letters_by_mind": by_mind,
                 "recent_dead_letters": [d.as_dict() for d in self.dead_letters[::-1][:recent]]}
 
@@ -110,14 +119,32 @@ class InProcessRunner:
             ]
 
     async def dispatch(self, job: Any) -> None:
+        await self.dispatch_many(job.mind_id, [job])
+
+    async def dispatch_many(self, mind_id: str, jobs: list[Any]) -> None:
+        """Queue ``mind_id``'s jobs (each with ``priority`` and ``items``) at their places."""
+        if not jobs:
+            return
         self._start()
         self._idle.clear()
-        self._waiting[id(job)] = job
-        self._queue.put_nowait((job, 1))
+        bulk = [job for job in jobs if job.priority == "bulk"]
+        front = self._clock.virtual if self._queued["bulk"] else None  # None: all served
+        tags = iter(self._clock.tags(mind_id, [len(job.items) for job in bulk], front=front))
+        for job in jobs:
+            tag = next(tags) if job.priority == "bulk" else 0.0
+            self._waiting[id(job)] = job
+            self._put(order_key(job.priority, tag, next(self._seq)), job, 1)
+
+    def _put(self, key: Key, job: Any, attempt: int) -> None:
+        self._queued[job.priority] += 1
+        self._queue.put_nowait((key, job, attempt))
 
     async def _consume(self) -> None:
         while True:
-            job, attempt = await self._queue.get()
+            key, job, attempt = await self._queue.get()
+            self._queued[job.priority] -= 1
+            if job.priority == "bulk":
+                self._clock.advance(key[1])  # the virtual time: the tag entering service
             self._waiting.pop(id(job), None)
             self._running[id(job)] = job
             self._active += 1
@@ -128,14 +155,14 @@ class InProcessRunner:
                 log.info("job %s %s (%s) done in %.2fs", job.kind, job.op_id, job.mind_id,
                          time.perf_counter() - started)
             except Exception as exc:
-                self._failed(job, attempt, exc)
+                self._failed(key, job, attempt, exc)
             finally:
                 self._running.pop(id(job), None)
                 self._active -= 1
                 self._queue.task_done()
                 self._maybe_idle()
 
-    def _failed(self, job: Any, attempt: int, exc: Exception) -> None:
+    def _failed(self, key: Key, job: Any, attempt: int, exc: Exception) -> None:
         if attempt >= self._max_tries:
             log.exception("job %s %s failed for good after %d tries", job.kind, job.op_id, attempt)
             letter = DeadLetter(job.op_id, job.kind, job.mind_id,
@@ -151,11 +178,11 @@ class InProcessRunner:
         self._waiting[id(job)] = job
         self._pending_retries += 1
         delay = self._backoff * attempt
-        asyncio.get_running_loop().call_later(delay, self._retry, job, attempt + 1)
+        asyncio.get_running_loop().call_later(delay, self._retry, key, job, attempt + 1)
 
-    def _retry(self, job: Any, attempt: int) -> None:
+    def _retry(self, key: Key, job: Any, attempt: int) -> None:
         self._pending_retries -= 1
-        self._queue.put_nowait((job, attempt))
+        self._put(key, job, attempt)
 
     def _maybe_idle(self) -> None:
         if self._queue.empty() and self._active == 0 and self._pending_retries == 0:

@@ -78,7 +78,7 @@ class HostedRuntime:
         self._embedder_started: asyncio.Task[Any] | None = None
         self._resumed: set[str] = set()
 
-    async def _dispatch(self, job: jobs.CognifyJob) -> None:
+    async def _dispatch(self, mind_id: str, queued: list[jobs.CognifyJob]) -> None:
         raise NotImplementedError
 
     async def embedder_ready(self) -> EmbeddingProviderChain:
@@ -121,8 +121,7 @@ class HostedRuntime:
         """Queue cognify jobs for everything the mind's outbox still holds."""
         reader = await self.host.reader(mind_id, create=False)
         queued = await outbox_jobs(reader, mind_id, self.config.cognify_batch)
-        for job in queued:
-            await self._dispatch(job)
+        await self._dispatch(mind_id, queued)
         return sum(len(job.items) for job in queued)
 
     def claim(self, mind_ids: Iterable[str]) -> list[str]:
@@ -165,15 +164,13 @@ class EmbeddedRuntime(HostedRuntime):
 
     def _hook(self, mind_id: str, reader: Mind) -> CommitHook:
         async def after_commit(committed: list[tuple[Any, Any]]) -> None:
-            for job in await followup_jobs(
-                mind_id, committed, reader, batch=self.config.cognify_batch
-            ):
-                await self.runner.dispatch(job)
+            await self.runner.dispatch_many(mind_id, await followup_jobs(
+                mind_id, committed, reader, batch=self.config.cognify_batch))
 
         return after_commit
 
-    async def _dispatch(self, job: jobs.CognifyJob) -> None:
-        await self.runner.dispatch(job)
+    async def _dispatch(self, mind_id: str, queued: list[jobs.CognifyJob]) -> None:
+        await self.runner.dispatch_many(mind_id, queued)
 
     async def _execute(self, job: jobs.CognifyJob | jobs.ReembedJob) -> None:
         embedder = await self.embedder_ready()

@@ -25,7 +25,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -40,6 +39,7 @@ from mind.embeddings.model_source import (
 )
 from mind.embeddings.onnx_encoder import VARIANT_OF_BACKEND, OnnxEncoder
 from mind.embeddings.torch_encoder import TorchEncoder
+from mind.priority_executor import PriorityExecutor
 
 log = logging.getLogger(__name__)
 
@@ -155,9 +155,8 @@ class InProcessEmbedder:
         self.lanes, self.lane_threads = lane_layout(num_threads, lanes, device)
         self._encoder = self._make_encoder()
         self._loaded = False
-        self._executors: list[ThreadPoolExecutor] | None = [
-            ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"hm-embed-{i}",
-                               initializer=self._lane_init)
+        self._executors: list[PriorityExecutor] | None = [
+            PriorityExecutor(f"hm-embed-{i}", initializer=self._lane_init)
             for i in range(self.lanes)
         ]
         self._queued = [0] * self.lanes  # calls submitted to each lane and not yet finished
@@ -208,14 +207,23 @@ class InProcessEmbedder:
         parts = split_for_lanes(capped, self.lanes, self.batch_size)
         if len(parts) == 1:  # a query or a small batch: the lane with the least work queued
             idlest = min(range(self.lanes), key=self._queued.__getitem__)
-            return await self._run(self._encode_sync, capped, lane=idlest)
+            lanes = [idlest]
+        else:
+            lanes = list(range(len(parts)))
+        # one call per forward batch: interactive work submitted meanwhile (a query during an
+        # import) runs after the batch encoding now, not after the whole import batch
+        pieces = [(lane, part[k: k + self.batch_size]) for lane, part in zip(lanes, parts,
+                                                                             strict=True)
+                  for k in range(0, len(part), self.batch_size)]
         matrices = await asyncio.gather(*(
-            self._run(self._encode_sync, [capped[i] for i in part], lane=lane)
-            for lane, part in enumerate(parts)
+            self._run(self._encode_sync, [capped[i] for i in piece], lane=lane)
+            for lane, piece in pieces
         ))
+        if len(pieces) == 1:
+            return matrices[0]
         out = np.empty((len(capped), self.dimensions), dtype=np.float32)
-        for part, matrix in zip(parts, matrices, strict=True):
-            out[part] = matrix
+        for (_, piece), matrix in zip(pieces, matrices, strict=True):
+            out[piece] = matrix
         return out
 
     async def close(self) -> None:
