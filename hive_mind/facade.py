@@ -207,7 +207,8 @@ class HiveMind:
         created_at: str | None = None, idempotency_key: str | None = None,
     ) -> dict[str, Any]:
         """Save one memory (an I-frame; identical content is deduplicated). ``wait`` blocks until
-        it is indexed (vector + entities), e.g. for a CLI that recalls right after.
+        it is indexed (vector + entities), e.g. for a CLI that recalls right after; indexing
+        other minds' bulk imports does not hold it up.
         ``created_at``: when it happened (strict ISO-8601 with a zone, 1900 … now + 1 day;
         default now), what recall's ``since``/``until`` filter on; ``recorded_at`` is always now.
         ``idempotency_key``: a retry with the same key returns the first save's frame
@@ -230,8 +231,8 @@ class HiveMind:
             idempotency_key, "save", request)
         saved = (FramesSaved.from_json(result) if replayed
                  else expect(result, FramesSaved)).frames[0]
-        if wait:
-            await self.wait_idle()
+        if wait:  # this frame, not the other minds' imports (workers/fairness.py)
+            await self.runtime.wait_indexed(self.mind_id(workspace), [saved.id])
         reader = await self.reader(workspace)
         stored = await reader.frames.get(saved.id)
         if stored is None:  # forgotten since (a replay of an old save, or a racing forget)

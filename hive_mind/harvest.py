@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
@@ -109,7 +110,8 @@ async def harvest_into(
                              rereadable=rereadable, priority=priority)
     summary = await harvest(
         runtime, mind_id, source, target, options=options, progress=progress,
-        wait_idle=runtime.wait_idle if wait else None, parse=adapter(source))
+        wait_idle=partial(runtime.wait_indexed, mind_id, None) if wait else None,
+        parse=adapter(source))
     return replace(summary, workspace=workspace or PERSONAL_MIND, detected=detected)
 
 

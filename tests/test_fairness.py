@@ -191,3 +191,43 @@ async def test_a_retried_job_keeps_its_place() -> None:
     assert ran.count("b0") == 2 and ran.index("b0", 1) < 100  # not sent behind a's backlog
     assert runner.dead_letters == []
     await runner.close()
+
+
+# -- the embedded runtime, end to end ----------------------------------------------------------
+
+def _import_batch(mind: str, start: int, n: int) -> Any:
+    from queue_schemas import ops
+
+    return ops.HarvestBatch(
+        mind_id=mind, source="universal", conversation_ids=[f"c{start}"],
+        frames=[ops.NewFrameOp(gop_id=f"c{start}", external_id=f"m{start + i}",
+                               content=f"Message {start + i}: Dana moved the Orion launch to "
+                                       f"week {i % 52} after the review with Priya.")
+                for i in range(n)])
+
+
+async def test_a_save_during_another_minds_import_is_indexed_ahead_of_it(
+    tmp_path: Path,
+) -> None:
+    """Embedded: a bulk import's 3,000 frames are queued in workspace A; a save into B waits
+    only for itself (wait_indexed) and is indexed while A's backlog is still pending."""
+    from mind.embeddings.registry import EmbeddingConfig
+    from queue_schemas import ops
+    from workers.runtime import EmbeddedRuntime, RuntimeConfig
+
+    config = RuntimeConfig(data_dir=tmp_path, embedding=EmbeddingConfig(
+        provider="test", test_dimensions=64), concurrency=2)
+    async with EmbeddedRuntime(config) as rt:
+        for start in range(0, 3000, 500):
+            await rt.submit("workspace:bulk", _import_batch("workspace:bulk", start, 500))
+        saved = await rt.submit("workspace:live", ops.SaveFrames(
+            mind_id="workspace:live",
+            frames=[ops.NewFrameOp(gop_id="s", content="Remember: the budget review is Friday")]))
+        assert await rt.wait_indexed("workspace:live", [saved.frames[0].id], timeout=30)
+        bulk = await rt.reader("workspace:bulk")
+        left = await bulk.outbox.count()
+        assert left > 1000, left  # the import is far from done; the save did not wait for it
+        live = await rt.reader("workspace:live")
+        assert (await live.vectors.counts())["frame_vectors"] == 1
+        assert await rt.wait_indexed("workspace:bulk", timeout=120)
+        assert await bulk.outbox.count() == 0

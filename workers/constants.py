@@ -14,4 +14,5 @@ COGNIFY_BATCH_FRAMES: Final = 64  # frames per cognify job
 INDEX_OP_PREFIX: Final = "idx-"  # op id of the ApplyIndex made from job <id>: idx-<id>
 IDLE_POLL_SECONDS: Final = 0.05  # arq queue poll while no job runs (pick-up latency)
 BUSY_POLL_SECONDS: Final = 0.25  # ... while jobs run (each poll re-checks running jobs' ids)
+INDEX_POLL_SECONDS: Final = 0.02  # wait_indexed: how often a save's outbox row is looked up
 OUTBOX_POLL_SECONDS: Final = 0.1  # distributed wait_idle: how often the outboxes are re-counted

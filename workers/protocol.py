@@ -20,6 +20,8 @@ method                 contract
 ``sweep``              queue cognify jobs for everything the mind's outbox holds
 ``resume``             ``sweep`` once per mind per process start (a no-op afterwards)
 ``wait_idle``          the indexing this process caused has been applied (False on timeout)
+``wait_indexed``       the given frames of one mind (or its whole outbox) are indexed, whatever
+                       other minds still have queued
 ``embedder_ready``     the provider chain, started once (loading a model can take seconds)
 ``queue_status``       depth, in-progress and dead letters of this runtime's job queue
 ``ready_checks``       what readiness needs beyond the facade (distributed: Redis answers)
@@ -31,6 +33,7 @@ method                 contract
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
@@ -65,6 +68,9 @@ class Runtime(MindAccess, Protocol):
     async def resume(self, mind_id: str) -> int: ...
 
     async def wait_idle(self, timeout: float | None = None) -> bool: ...
+
+    async def wait_indexed(self, mind_id: str, frame_ids: Sequence[int] | None = None,
+                           timeout: float | None = None) -> bool: ...
 
     async def embedder_ready(self) -> EmbeddingProviderChain: ...
 

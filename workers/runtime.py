@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable
+import time
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,7 @@ from mind.mind import Mind
 from queue_schemas import jobs, ops
 from workers.batcher import EmbeddingBatcher
 from workers.cognify import run_index_job
-from workers.constants import COGNIFY_BATCH_FRAMES, RUNNER_CONCURRENCY
+from workers.constants import COGNIFY_BATCH_FRAMES, INDEX_POLL_SECONDS, RUNNER_CONCURRENCY
 from workers.dead_letters import DeadLetterFile, persist_to
 from workers.followups import followup_jobs, outbox_jobs
 from workers.runner import RECENT_DEAD_LETTERS, InProcessRunner
@@ -140,6 +141,27 @@ class HostedRuntime:
             log.info("mind %s: re-queued %d frames left pending", mind_id, queued)
         return queued
 
+    async def wait_indexed(self, mind_id: str, frame_ids: Sequence[int] | None = None,
+                           timeout: float | None = None) -> bool:
+        """Wait until ``frame_ids`` of ``mind_id`` (``None``: everything its outbox holds)
+        are indexed — not the rest of the runtime's work, so a save made during another
+        mind's bulk import returns when the save is indexed. False on timeout, or once this
+        runtime has nothing left running that could index them (a degraded embedder)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        reader = await self.host.reader(mind_id, create=False)
+        while True:
+            pending = await (reader.outbox.holds(frame_ids) if frame_ids is not None
+                             else reader.outbox.count())
+            if not pending:
+                return True
+            if self._settled() or (deadline is not None and time.monotonic() > deadline):
+                return False
+            await asyncio.sleep(INDEX_POLL_SECONDS)
+
+    def _settled(self) -> bool:
+        """Nothing this process runs can still index a frame (embedded: the runner is idle)."""
+        return False
+
     async def reconcile(self, mind_id: str, grace_seconds: int = 0) -> Any:
         op = ops.Reconcile(mind_id=mind_id, grace_seconds=grace_seconds)
         return await self.submit(mind_id, op, create=False)
@@ -171,6 +193,9 @@ class EmbeddedRuntime(HostedRuntime):
 
     async def _dispatch(self, mind_id: str, queued: list[jobs.CognifyJob]) -> None:
         await self.runner.dispatch_many(mind_id, queued)
+
+    def _settled(self) -> bool:
+        return self.runner.depth == 0 and self.runner.in_progress == 0
 
     async def _execute(self, job: jobs.CognifyJob | jobs.ReembedJob) -> None:
         embedder = await self.embedder_ready()

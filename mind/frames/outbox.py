@@ -29,6 +29,16 @@ class Outbox:
     async def count(self) -> int:
         return int(await self._db.fetchval("SELECT COUNT(*) FROM pending_index", default=0))
 
+    async def holds(self, frame_ids: Sequence[int]) -> bool:
+        """Whether any of ``frame_ids`` (a few: one save's) is still waiting to be indexed."""
+        ids = list(frame_ids)[:500]
+        if not ids:
+            return False
+        marks = ",".join("?" * len(ids))
+        return bool(await self._db.fetchval(
+            f"SELECT EXISTS(SELECT 1 FROM pending_index WHERE frame_id IN ({marks}))", ids,
+            default=0))
+
     async def pending(
         self, limit: int = 500, *, older_than_seconds: float | None = None, after_id: int = 0
     ) -> list[PendingItem]:
