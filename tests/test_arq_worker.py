@@ -63,3 +63,31 @@ async def test_scans_are_paced_while_a_job_runs_and_fast_when_idle(redis: Any) -
 def test_make_worker_builds_a_paced_worker() -> None:
     worker = make_worker(settings(), handle_signals=False)
     assert isinstance(worker, PacedWorker) and worker.queue_name == QUEUE
+
+
+async def test_interactive_jobs_take_reserved_slots_bulk_jobs_never_do(redis: Any) -> None:
+    from arq.jobs import Job
+
+    from workers.fairness import defer_by
+
+    worker = PacedWorker(**{**get_kwargs(settings()), "max_jobs": 1}, reserved=1,
+                         handle_signals=False)
+    worker.busy_poll_delay = 0.05
+    bulk = [await redis.enqueue_job("nap", 0.6, _queue_name=QUEUE, _job_id=f"bulk-{i}")
+            for i in range(2)]
+    task = asyncio.create_task(worker.async_run())
+    try:
+        await asyncio.sleep(0.2)  # bulk-0 runs in the one regular slot
+        urgent = await redis.enqueue_job("nap", 0.1, _queue_name=QUEUE, _job_id="save",
+                                         _defer_by=defer_by("interactive"), _expires=60)
+        for job in (*bulk, urgent):
+            assert await job.result(timeout=10, poll_delay=0.05) == "rested"
+    finally:
+        await worker.close()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    info = {i: await Job(i, redis, _deserializer=deserialize).result_info()
+            for i in ("bulk-0", "bulk-1", "save")}
+    assert info["save"].start_time < info["bulk-0"].finish_time  # beside the running bulk job
+    assert info["save"].finish_time < info["bulk-0"].finish_time
+    assert info["bulk-1"].start_time >= info["bulk-0"].finish_time  # one bulk slot only

@@ -7,6 +7,7 @@ import asyncio
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -162,13 +163,42 @@ async def test_runner_serves_interactive_first_and_lets_minds_take_turns() -> No
     await asyncio.sleep(0.01)  # a0 runs; a1..a5 wait
     await runner.dispatch_many("workspace:b", [Job("workspace:b", "bulk", f"b{i}")
                                               for i in range(2)])
+    assert runner.status()["by_priority"] == {"interactive": 0, "bulk": 7}
     await runner.dispatch(Job("workspace:live", "interactive", "save"))
-    assert runner.status()["by_priority"] == {"interactive": 1, "bulk": 7}
+    await asyncio.sleep(0.01)
+    assert ran == ["save"]  # in a reserved slot: the one regular slot is a0's
     gate.set()
     assert await runner.wait_idle(5)
-    assert ran[:2] == ["a0", "save"]
+    assert ran[:2] == ["save", "a0"]
     assert ran.index("b1") < ran.index("a3")  # b did not wait for a's backlog
     assert sorted(ran) == sorted(["save"] + [f"a{i}" for i in range(6)] + ["b0", "b1"])
+    await runner.close()
+
+
+async def test_reserved_slots_take_only_interactive_jobs() -> None:
+    from workers.constants import RESERVED_INTERACTIVE
+
+    gate = asyncio.Event()
+    running: list[str] = []
+
+    async def execute(job: Any) -> None:
+        running.append(job.name)
+        await gate.wait()
+
+    runner = InProcessRunner(execute, concurrency=1)
+    await runner.dispatch_many("workspace:a", [Job("workspace:a", "bulk", f"a{i}")
+                                              for i in range(3)])
+    await runner.dispatch_many("workspace:s", [Job("workspace:s", "interactive", f"s{i}")
+                                              for i in range(RESERVED_INTERACTIVE + 2)])
+    await asyncio.sleep(0.01)
+    # one regular slot (a0) + the reserved ones (interactive only); the rest waits, saves first
+    assert running == ["a0"] + [f"s{i}" for i in range(RESERVED_INTERACTIVE)]
+    assert runner.in_progress == 1 + RESERVED_INTERACTIVE
+    assert runner.status()["by_priority"] == {"interactive": 2, "bulk": 2}
+    gate.set()
+    assert await runner.wait_idle(5)
+    assert running[1 + RESERVED_INTERACTIVE:][:2] == [f"s{RESERVED_INTERACTIVE}",
+                                                      f"s{RESERVED_INTERACTIVE + 1}"]
     await runner.close()
 
 

@@ -1,4 +1,5 @@
-"""The arq ``Worker`` our processes run: arq's own, with queue polls paced while jobs run.
+"""The arq ``Worker`` our processes run: arq's own, with queue polls paced while jobs run and
+slots kept for interactive jobs.
 
 arq 0.28 polls its queue every ``poll_delay`` seconds. Each poll reads up to
 ``queue_read_limit`` job ids from the front of the queue and, for every one of them, spends
@@ -9,6 +10,11 @@ measured 2.7 CPU-seconds of Redis and ~4 of the workers per 4,000 frames: 76 % o
 throughput end to end, 95 % once polls are paced (docs/benchmarks.md, ingest). So: poll at
 :data:`IDLE_POLL_SECONDS` while nothing runs (a new job is picked up at once) and at most every
 :data:`BUSY_POLL_SECONDS` while jobs run (they keep the worker busy for far longer than that).
+
+Interactive jobs (:mod:`workers.fairness`: the lowest scores) may also take
+:data:`RESERVED_INTERACTIVE` slots beyond ``max_jobs``, which bulk jobs never get: with every
+slot busy with a bulk import's jobs — which the micro-batcher finishes together, a batch at a
+time, seconds apart on a small CPU — a save's job starts on the next poll instead.
 """
 
 from __future__ import annotations
@@ -18,16 +24,19 @@ from typing import Any
 
 from arq.worker import Worker, get_kwargs
 
-from workers.constants import BUSY_POLL_SECONDS
+from workers.constants import BUSY_POLL_SECONDS, RESERVED_INTERACTIVE
+from workers.fairness import band_of
 
 
 class PacedWorker(Worker):
-    """arq's Worker; between two polls at least ``busy_poll_delay`` while any job runs."""
+    """arq's Worker; between two polls at least ``busy_poll_delay`` while any job runs.
+    ``max_jobs`` jobs at once, plus ``reserved`` more that only interactive jobs may take."""
 
     busy_poll_delay: float = BUSY_POLL_SECONDS
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, *args: Any, reserved: int = RESERVED_INTERACTIVE, **kwargs: Any) -> None:
+        self.bulk_limit = int(kwargs.get("max_jobs", 10))
+        super().__init__(*args, **{**kwargs, "max_jobs": self.bulk_limit + reserved})
         self._last_poll = 0.0
 
     async def _poll_iteration(self) -> None:
@@ -36,6 +45,20 @@ class PacedWorker(Worker):
             return
         self._last_poll = now
         await super()._poll_iteration()
+
+    async def start_jobs(self, job_ids: list[bytes]) -> None:
+        """arq's, for the ids read from the front of the queue, but a job outside the
+        interactive band starts only while fewer than ``bulk_limit`` jobs run."""
+        if not job_ids:
+            return
+        scores = await self.pool.zmscore(self.queue_name, [i.decode() for i in job_ids])
+        for job_id, score in zip(job_ids, scores, strict=True):
+            if score is None:
+                continue  # finished meanwhile
+            urgent = band_of(score) == "interactive"
+            if self.job_counter >= (self.max_jobs if urgent else self.bulk_limit):
+                return  # the ids are in score order: no job after this one may start either
+            await super().start_jobs([job_id])
 
 
 def make_worker(settings_cls: Any, **kwargs: Any) -> PacedWorker:

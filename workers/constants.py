@@ -9,6 +9,9 @@ from typing import Final
 # but raised save-ack p99 during the import from 115 to 158 ms in the same A/B (AVX2 EPYC,
 # docs/benchmarks.md "Save acknowledgement latency"): the ack bar wins, 8 stays
 RUNNER_CONCURRENCY: Final = 8
+# job slots (embedded runner, each worker) that only interactive jobs may take, on top of the
+# concurrency: a save never waits for a slot a bulk import holds (workers/fairness.py)
+RESERVED_INTERACTIVE: Final = 2
 RETRY_BACKOFF_SECONDS: Final = 0.5  # × try number
 COGNIFY_BATCH_FRAMES: Final = 64  # frames per cognify job
 INDEX_OP_PREFIX: Final = "idx-"  # op id of the ApplyIndex made from job <id>: idx-<id>

@@ -91,7 +91,8 @@ def score(priority: JobPriority, tag: float = 0.0, *, now_ms: int | None = None)
 def defer_by(priority: JobPriority, tag: float = 0.0) -> timedelta:
     """The (negative) ``_defer_by`` that makes arq's ``enqueue_job`` score a job
     :func:`score`: arq adds it to its own enqueue time (exact for interactive jobs, within a
-    millisecond — a thousandth of a frame's tag — for bulk ones)."""
+    millisecond — a thousandth of a frame's tag — for bulk ones). Always pass ``_expires``
+    with it: arq derives a missing expiry from the score, which here is long past."""
     now = _now_ms(None)
     return timedelta(milliseconds=score(priority, tag, now_ms=now) - now)
 

@@ -14,6 +14,7 @@ CLI waits for the work it caused before exiting. ``waiting_jobs``/``running_jobs
 from __future__ import annotations
 
 import asyncio
+import heapq
 import itertools
 import logging
 import time
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mind.timeutil import now_iso
-from workers.constants import RETRY_BACKOFF_SECONDS, RUNNER_CONCURRENCY
+from workers.constants import RESERVED_INTERACTIVE, RETRY_BACKOFF_SECONDS, RUNNER_CONCURRENCY
 from workers.fairness import FairClock, order_key
 
 log = logging.getLogger(__name__)
@@ -52,6 +53,11 @@ OnDeadLetter = Callable[[DeadLetter, Any], None]
 
 
 class InProcessRunner:
+    """``concurrency`` jobs at once, plus :data:`RESERVED_INTERACTIVE` slots only interactive
+    jobs may take: a save arriving while a bulk import fills every slot starts at once instead
+    of waiting for a bulk job to end (in the micro-batcher those end together, one batch of
+    512 texts at a time: seconds apart on a small CPU)."""
+
     def __init__(
         self,
         execute: JobFn,
@@ -65,14 +71,14 @@ class InProcessRunner:
         self.on_dead_letter = on_dead_letter
         self._waiting: dict[int, Any] = {}  # queued or waiting for a retry, by id(job)
         self._running: dict[int, Any] = {}
-        self._queue: asyncio.PriorityQueue[tuple[Key, Any, int]] = asyncio.PriorityQueue()
+        self._heap: list[tuple[Key, Any, int]] = []  # (order key, job, attempt)
         self._clock = FairClock()
         self._seq = itertools.count()
         self._queued = {"interactive": 0, "bulk": 0}
         self._concurrency = concurrency
         self._max_tries = max_tries
         self._backoff = backoff
-        self._workers: list[asyncio.Task[None]] = []
+        self._tasks: set[asyncio.Task[None]] = set()
         self._active = 0
         self._idle = asyncio.Event()
         self._idle.set()
@@ -82,7 +88,7 @@ class InProcessRunner:
 
     @property
     def depth(self) -> int:
-        return self._queue.qsize() + self._pending_retries
+        return len(self._heap) + self._pending_retries
 
     @property
     def in_progress(self) -> int:
@@ -111,13 +117,6 @@ class InProcessRunner:
                 "dead_letters": len(self.dead_letters), "dead_letters_by_mind": by_mind,
                 "recent_dead_letters": [d.as_dict() for d in self.dead_letters[::-1][:recent]]}
 
-    def _start(self) -> None:
-        if not self._workers:
-            self._workers = [
-                asyncio.create_task(self._consume(), name=f"job-runner-{i}")
-                for i in range(self._concurrency)
-            ]
-
     async def dispatch(self, job: Any) -> None:
         await self.dispatch_many(job.mind_id, [job])
 
@@ -125,7 +124,6 @@ class InProcessRunner:
         """Queue ``mind_id``'s jobs (each with ``priority`` and ``items``) at their places."""
         if not jobs:
             return
-        self._start()
         self._idle.clear()
         bulk = [job for job in jobs if job.priority == "bulk"]
         front = self._clock.virtual if self._queued["bulk"] else None  # None: all served
@@ -137,30 +135,42 @@ class InProcessRunner:
 
     def _put(self, key: Key, job: Any, attempt: int) -> None:
         self._queued[job.priority] += 1
-        self._queue.put_nowait((key, job, attempt))
+        heapq.heappush(self._heap, (key, job, attempt))
+        self._pump()
 
-    async def _consume(self) -> None:
-        while True:
-            key, job, attempt = await self._queue.get()
+    def _pump(self) -> None:
+        """Start the jobs at the front while they have a slot (interactive: the reserved ones
+        too)."""
+        while self._heap:
+            key, job, attempt = self._heap[0]
+            limit = self._concurrency + (RESERVED_INTERACTIVE if key[0] == 0 else 0)
+            if self._active >= limit:
+                return
+            heapq.heappop(self._heap)
             self._queued[job.priority] -= 1
             if job.priority == "bulk":
                 self._clock.advance(key[1])  # the virtual time: the tag entering service
             self._waiting.pop(id(job), None)
             self._running[id(job)] = job
             self._active += 1
-            started = time.perf_counter()
-            try:
-                await self._execute(job)
-                self.completed += 1
-                log.info("job %s %s (%s) done in %.2fs", job.kind, job.op_id, job.mind_id,
-                         time.perf_counter() - started)
-            except Exception as exc:
-                self._failed(key, job, attempt, exc)
-            finally:
-                self._running.pop(id(job), None)
-                self._active -= 1
-                self._queue.task_done()
-                self._maybe_idle()
+            task = asyncio.create_task(self._run(key, job, attempt), name=f"job-{job.op_id}")
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _run(self, key: Key, job: Any, attempt: int) -> None:
+        started = time.perf_counter()
+        try:
+            await self._execute(job)
+            self.completed += 1
+            log.info("job %s %s (%s) done in %.2fs", job.kind, job.op_id, job.mind_id,
+                     time.perf_counter() - started)
+        except Exception as exc:
+            self._failed(key, job, attempt, exc)
+        finally:
+            self._running.pop(id(job), None)
+            self._active -= 1
+            self._pump()
+            self._maybe_idle()
 
     def _failed(self, key: Key, job: Any, attempt: int, exc: Exception) -> None:
         if attempt >= self._max_tries:
@@ -185,7 +195,7 @@ class InProcessRunner:
         self._put(key, job, attempt)
 
     def _maybe_idle(self) -> None:
-        if self._queue.empty() and self._active == 0 and self._pending_retries == 0:
+        if not self._heap and self._active == 0 and self._pending_retries == 0:
             self._idle.set()
 
     async def wait_idle(self, timeout: float | None = None) -> bool:
@@ -197,7 +207,8 @@ class InProcessRunner:
         return True
 
     async def close(self) -> None:
-        for task in self._workers:
+        self._heap.clear()
+        tasks = list(self._tasks)
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._workers, return_exceptions=True)
-        self._workers = []
+        await asyncio.gather(*tasks, return_exceptions=True)
