@@ -39,6 +39,7 @@ from actors.constants import (
     URGENT_KINDS,
     URGENT_MAX_WEIGHT,
 )
+from actors.metrics import GROUP_COMMIT_SECONDS
 from mind.errors import HiveMindError, StorageError
 from mind.mind import Mind
 from mind.storage import idempotency
@@ -238,6 +239,7 @@ class MindActor:
             return
         self.commits += 1
         self.ops_applied += len(batch)
+        GROUP_COMMIT_SECONDS.observe(time.perf_counter() - started)
         log.debug(
             "mind %s: committed %d ops in %.1f ms",
             self.name, len(batch), (time.perf_counter() - started) * 1000,

@@ -110,6 +110,11 @@ class MindHost:
     def open_ids(self) -> list[str]:
         return list(self._open)
 
+    def queued(self, mind_id: str) -> int:
+        """Write-ops waiting in an open mind's actor (0 when it is not open)."""
+        entry = self._open.get(mind_id)
+        return 0 if entry is None else entry.actor.queued
+
     async def _get(self, mind_id: str, create: bool) -> _Open:
         path = self.path(mind_id)
         async with self._lock:

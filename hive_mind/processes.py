@@ -64,6 +64,12 @@ def _dump_tasks(signum: int, frame: object) -> None:
 def run_cognify_worker(settings: Settings, *, burst: bool = False) -> None:
     """Run a stateless embedding/cognify worker until stopped (or the queue is empty)."""
     cls = worker_settings(settings.queue_config(), settings.runtime_config())
+    if settings.metrics_port is not None:
+        from workers.metrics import serve_metrics
+
+        port = serve_metrics(settings.metrics_port, settings.metrics_host)
+        logging.getLogger(__name__).info("metrics on http://%s:%d/metrics",
+                                         settings.metrics_host, port)
     make_worker(cls, burst=burst).run()
 
 

@@ -172,6 +172,17 @@ class Settings(BaseSettings):
     max_request_bytes: int = Field(
         default=10 * 1024 * 1024, ge=1024, description="HTTP request body limit",
     )
+    metrics_public: bool = Field(
+        default=False,
+        description="serve /metrics without the API token (for a scraper on a trusted network)",
+    )
+    metrics_port: int | None = Field(
+        default=None, ge=0, le=65535,
+        description="a worker's Prometheus port (0: any free port; unset: none)",
+    )
+    metrics_host: str = Field(
+        default="127.0.0.1", description="the interface a worker's metrics port listens on",
+    )
     api_server_reads: bool | None = Field(
         default=None,
         description="let HTTP (and MCP-over-HTTP) clients import paths on the server's disk "

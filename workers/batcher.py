@@ -33,6 +33,7 @@ import numpy as np
 from mind.embeddings.base import Embedder
 from mind.priority_executor import work_priority
 from vocabulary.enums import JobPriority
+from workers import metrics
 
 log = logging.getLogger(__name__)
 
@@ -142,6 +143,7 @@ class EmbeddingBatcher:
             with work_priority(priority):
                 matrix = await self.embedder.embed_batch(unique)
             took = time.perf_counter() - started
+            metrics.embedded(priority, len(batch), took)
             self.stats.seconds += took
             log.debug("embedded %d %s texts (%d unique) in %.3fs; %d waiting", len(batch),
                       priority, len(unique), took, self._queues[priority].qsize())

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import replace
@@ -34,6 +35,7 @@ from queue_schemas import jobs, ops
 from queue_schemas.codec import deserialize, serialize
 from queue_schemas.constants import COGNIFY_QUEUE, host_queue
 from vocabulary.enums import JobPriority
+from workers import metrics
 from workers.batcher import EmbeddingBatcher
 from workers.claims import ClaimStore
 from workers.cognify import run_index_job
@@ -123,8 +125,12 @@ def worker_settings(queue: QueueConfig, runtime: RuntimeConfig) -> type:
             max_wait=runtime.batcher_max_wait,
         )
         ctx["host_id"] = queue.host_id
+        ctx["sampler"] = asyncio.ensure_future(metrics.sample_forever(
+            ctx["redis"], [COGNIFY_QUEUE, host_queue(queue.host_id)]))
 
     async def shutdown(ctx: dict[str, Any]) -> None:
+        if "sampler" in ctx:
+            ctx["sampler"].cancel()
         if "batcher" in ctx:
             await ctx["batcher"].close()
             await ctx["embedder"].close()

@@ -36,6 +36,7 @@ from mind.redact import has_secrets, mask_text
 from queue_schemas import ops
 from vocabulary.enums import Importance, JobPriority
 from vocabulary.limits import MAX_FRAME_CHARS, MAX_FRAMES_PER_OP
+from workers import metrics
 from workers.harvest_input import RAW_TEXT_LABEL, fingerprint_target
 from workers.harvest_summary import HarvestSummary, Progress, ProgressEvent, SyncOutcome
 from workers.protocol import MindAccess
@@ -217,7 +218,9 @@ async def harvest(
     async def settle(task: asyncio.Task[Any]) -> None:
         result = await task
         frames = result.frames if isinstance(result, FramesSaved) else ()
-        tally.created += sum(1 for f in frames if f.created)
+        created = sum(1 for f in frames if f.created)
+        tally.created += created
+        metrics.HARVEST_FRAMES.labels(source).inc(created)
         tally.duplicates += sum(1 for f in frames if not f.created)
 
     try:

@@ -22,6 +22,8 @@ from mind.redact import mask_text, mask_url
 from queue_schemas.codec import deserialize, serialize
 from queue_schemas.constants import COGNIFY_QUEUE, DEAD_LETTERS_KEY, host_queue
 from queue_schemas.errors import PayloadError
+from vocabulary.enums import JOB_PRIORITIES
+from workers import metrics
 from workers.dead_letters import record_redis
 from workers.fairness import BAND_BOUNDS
 
@@ -75,14 +77,23 @@ def guarded(fn: JobFunction, name: str, max_tries: int, backoff: float, *,
 
     async def run(ctx: dict[str, Any], payload: dict[str, Any]) -> Any:
         tries = int(ctx.get("job_try", 1))
+        priority = payload.get("priority") if isinstance(payload, dict) else None
+        band = priority if priority in JOB_PRIORITIES else "none"  # bounded label values
+        started = metrics.job_started(name, band)
         try:
-            return await fn(ctx, payload)
+            result = await fn(ctx, payload)
+            metrics.job_ended(name, band, started, ok=True)
+            return result
         except PayloadError as exc:  # a payload we must never execute: no retries
+            metrics.job_ended(name, band, started, ok=False)
+            metrics.JOBS_DEAD_LETTERED.labels(name).inc()
             await dead_letter(ctx, payload, f"PayloadError: {exc}", tries)
             log.error("job %s %s rejected: %s", name, ctx.get("job_id"), exc)
             return {"rejected": str(exc)}
         except Exception as exc:
+            metrics.job_ended(name, band, started, ok=False)
             if tries >= max_tries:
+                metrics.JOBS_DEAD_LETTERED.labels(name).inc()
                 log.exception("job %s %s failed for good after %d tries", name,
                               ctx.get("job_id"), tries)
                 await dead_letter(ctx, payload, f"{type(exc).__name__}: {exc}", tries)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mind.timeutil import now_iso
+from workers import metrics
 from workers.constants import RESERVED_INTERACTIVE, RETRY_BACKOFF_SECONDS, RUNNER_CONCURRENCY
 from workers.fairness import FairClock, order_key
 
@@ -158,13 +159,15 @@ class InProcessRunner:
             task.add_done_callback(self._tasks.discard)
 
     async def _run(self, key: Key, job: Any, attempt: int) -> None:
-        started = time.perf_counter()
+        started = metrics.job_started(job.kind, job.priority)
         try:
             await self._execute(job)
             self.completed += 1
+            metrics.job_ended(job.kind, job.priority, started, ok=True)
             log.info("job %s %s (%s) done in %.2fs", job.kind, job.op_id, job.mind_id,
                      time.perf_counter() - started)
         except Exception as exc:
+            metrics.job_ended(job.kind, job.priority, started, ok=False)
             self._failed(key, job, attempt, exc)
         finally:
             self._running.pop(id(job), None)
@@ -178,6 +181,7 @@ class InProcessRunner:
             letter = DeadLetter(job.op_id, job.kind, job.mind_id,
                                 f"{type(exc).__name__}: {exc}", attempt, now_iso())
             self.dead_letters.append(letter)
+            metrics.JOBS_DEAD_LETTERED.labels(job.kind).inc()
             if self.on_dead_letter is not None:
                 try:
                     self.on_dead_letter(letter, job)

@@ -6,7 +6,8 @@ loopback it refuses to exist without ``api_token`` unless ``api_insecure_no_auth
 
 Middleware, outermost first: the Host/Origin guard (:mod:`hive_mind.api.guard`, every path:
 DNS rebinding and cross-site requests never reach auth or a body), bearer auth (when
-``api_token`` is set; ``/healthz`` and ``/readyz`` exempt), the request size limit, the
+``api_token`` is set; ``/healthz`` and ``/readyz`` exempt, and ``/metrics`` when
+``metrics_public``), the request size limit, the
 last-resort 500 catcher. The MCP streamable HTTP endpoint is mounted at ``/mcp`` when
 :mod:`hive_mind.mcp_server` provides it, behind the same layers.
 """
@@ -20,7 +21,15 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from hive_mind.api import errors, health, routes_jobs, routes_memory, routes_mind, routes_ops
+from hive_mind.api import (
+    errors,
+    health,
+    metrics_route,
+    routes_jobs,
+    routes_memory,
+    routes_mind,
+    routes_ops,
+)
 from hive_mind.api.exposure import api_token, check_exposure
 from hive_mind.api.guard import HostOriginMiddleware, host_policy
 from hive_mind.api.mcp_mount import mount_mcp
@@ -70,6 +79,7 @@ def create_app(settings: Settings, facade: Any = None, *, mcp: bool = True,
     app.include_router(routes_mind.router)
     app.include_router(routes_ops.router)
     app.include_router(routes_jobs.router)
+    app.include_router(metrics_route.router)
     if mcp:
         lifespan_of = mount_mcp(app, bind_host, server_reads=app.state.server_reads)
         if lifespan_of is not None:
@@ -79,6 +89,7 @@ def create_app(settings: Settings, facade: Any = None, *, mcp: bool = True,
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_request_bytes)
     token = api_token(settings)
     if token is not None:
-        app.add_middleware(BearerAuthMiddleware, token=token, exempt=PUBLIC_PATHS)
+        public = (*PUBLIC_PATHS, "/metrics") if settings.metrics_public else PUBLIC_PATHS
+        app.add_middleware(BearerAuthMiddleware, token=token, exempt=public)
     app.add_middleware(HostOriginMiddleware, policy=host_policy(settings, bind_host))
     return app

@@ -70,6 +70,8 @@ def render_status(c: Console, report: dict[str, Any]) -> None:
     if e.get("probed") is False:
         embedder["probed"] = "no (--no-probe)"
     queue = {k: q.get(k) for k in ("depth", "in_progress", "dead_letters")}
+    for band, count in (q.get("by_priority") or {}).items():  # workers/fairness.py
+        queue[f"queued {band}"] = count
     if q.get("error"):
         queue["error"] = q["error"]
     parts = [kv_table("Embedder", embedder), kv_table("Queue", queue)]
@@ -187,6 +189,10 @@ def worker(
     check: Annotated[bool, typer.Option(
         "--check", metavar="", help="Only check that Redis is reachable and the embedder loads; "
                         "exit 0 (ok) or 1.")] = False,
+    metrics_port: Annotated[int | None, typer.Option(
+        "--metrics-port", metavar="PORT", min=0, max=65535,
+        help="Expose Prometheus metrics on this port (0: any free one; interface: "
+             "HIVE_MIND_METRICS_HOST, default 127.0.0.1).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run a stateless embedding/cognify worker (distributed mode, needs Redis)."""
@@ -204,6 +210,8 @@ def worker(
             typer.echo(f"hive-mind worker: ok: {report['message']}")
         return
     settings = _process_logging(ctx, "INFO")
+    if metrics_port is not None:
+        settings = settings.model_copy(update={"metrics_port": metrics_port})
     if as_json:
         emit_json({"worker": {"host_id": settings.host_id, "mode": _mode(settings)}})
     from hive_mind.processes import run_cognify_worker

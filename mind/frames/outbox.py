@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from mind.storage.db import Database
 from mind.storage.sqlutil import delete_in
-from mind.timeutil import days_ago_iso, now_iso
+from mind.timeutil import days_ago_iso, now_iso, parse_stored
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +29,13 @@ class Outbox:
 
     async def count(self) -> int:
         return int(await self._db.fetchval("SELECT COUNT(*) FROM pending_index", default=0))
+
+    async def oldest_age_seconds(self) -> float | None:
+        """How long the oldest pending row has waited (None: nothing pending)."""
+        oldest = await self._db.fetchval("SELECT MIN(enqueued_at) FROM pending_index")
+        if oldest is None:
+            return None
+        return max(0.0, (datetime.now(UTC) - parse_stored(str(oldest))).total_seconds())
 
     async def holds(self, frame_ids: Sequence[int]) -> bool:
         """Whether any of ``frame_ids`` (a few: one save's) is still waiting to be indexed."""
