@@ -204,7 +204,8 @@ async def main() -> None:
     with tempfile.TemporaryDirectory(prefix="hm-fair-") as tmp:
         root = Path(tmp)
         export = root / "conversations.json"
-        messages = generate(export, args.conversations, args.messages)
+        generate(export, args.conversations, args.messages)
+        messages = args.conversations * args.messages
         results = {mode: await run_mode(mode, export, root, args) for mode in args.modes}
     report(args, results, messages)
 

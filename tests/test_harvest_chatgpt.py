@@ -18,6 +18,7 @@ from mind.harvest.inputs import CountingReader
 from mind.harvest.registry import adapter
 from mind.harvest.types import HarvestItem, stable_id
 from mind.mind import Mind
+from tests.chatgpt_chain import linear_conversation
 from tests.harvest_kill import kill_mid_import, resume
 
 DATA = Path(__file__).parent / "data" / "harvest"
@@ -324,20 +325,10 @@ def split_export(folder: Path, conversations: int, messages: int, per_file: int)
     """A big split-layout export: ``per_file`` conversations per JSON file."""
     folder.mkdir()
     for start in range(0, conversations, per_file):
-        convs = []
-        for c in range(start, min(start + per_file, conversations)):
-            mapping: dict[str, object] = {}
-            parent = None
-            for m in range(messages):
-                node = f"c{c}-m{m}"
-                mapping[node] = {"id": node, "parent": parent, "children": [], "message": {
-                    "id": node, "author": {"role": "user" if m % 2 == 0 else "assistant"},
-                    "create_time": 1786000000 + c * 60 + m,
-                    "content": {"content_type": "text",
-                                "parts": [f"conversation {c} message {m} " + "filler " * 20]}}}
-                parent = node
-            convs.append({"id": f"conv-{c}", "title": f"Chat {c}", "mapping": mapping,
-                          "current_node": parent, "default_model_slug": "gpt-5"})
+        convs = [linear_conversation(
+            c, messages, lambda c, m: f"conversation {c} message {m} " + "filler " * 20,
+            default_model_slug="gpt-5") for c in range(start, min(start + per_file,
+                                                                 conversations))]
         (folder / f"conversations-{start // per_file:03d}.json").write_text(json.dumps(convs))
     return conversations * messages
 
