@@ -13,7 +13,8 @@ import asyncio
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,7 +78,7 @@ class _Open:
     actor: MindActor
     reader: Mind
     last_used: float
-
+    pins: int = 0  # leases in use: the LRU never closes a pinned mind
 
 class MindHost:
     def __init__(
@@ -142,7 +143,7 @@ class MindHost:
                 actor.start()
                 entry = _Open(actor, reader, time.monotonic())
                 self._open[mind_id] = entry
-                await self._evict_over_cap()
+                await self._evict_over_cap(keep=mind_id)
             self._open.move_to_end(mind_id)
             entry.last_used = time.monotonic()
             return entry
@@ -156,9 +157,27 @@ class MindHost:
     async def submit(self, mind_id: str, op: object, *, create: bool = True) -> object:
         return await (await self.actor(mind_id, create=create)).submit(op)
 
-    async def _evict_over_cap(self) -> None:
-        while len(self._open) > self.max_open:
-            victim = next(iter(self._open))
+    @asynccontextmanager
+    async def lease(self, mind_id: str, *, create: bool = True) -> AsyncIterator[Mind]:
+        """The mind's reader, kept open until the block ends: the LRU closes no leased mind
+        (it may hold more than ``max_open`` meanwhile, and catches up when leases end) — a
+        reader handed out by :meth:`reader` may be closed by the next mind opened."""
+        entry = await self._get(mind_id, create)
+        entry.pins += 1  # no await since _get returned: nothing evicted it meanwhile
+        try:
+            yield entry.reader
+        finally:
+            entry.pins -= 1
+            if len(self._open) > self.max_open and not self._closed:
+                async with self._lock:
+                    await self._evict_over_cap()
+
+    async def _evict_over_cap(self, keep: str | None = None) -> None:
+        """Close least recently used minds while over the cap, never a leased one or
+        ``keep`` (the mind being opened)."""
+        for victim in [m for m, e in self._open.items() if not e.pins and m != keep]:
+            if len(self._open) <= self.max_open:
+                return
             await self._close_one(victim)
 
     async def _close_one(self, mind_id: str) -> None:

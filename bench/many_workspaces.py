@@ -36,8 +36,7 @@ from serve_recall import Server, build, pct, queries, rss_mb, vocabulary
 
 async def build_data(data: Path, args: argparse.Namespace, fp: tuple[str, str, int]) -> None:
     from actors.host import mind_path
-    from hive_mind.workspaces import WorkspaceManager
-    from vocabulary.ids import mind_id
+    from hive_mind.workspaces import WorkspaceManager, mind_id
 
     manager = WorkspaceManager(data)
     started = time.perf_counter()

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -287,10 +288,21 @@ class HiveMind:
             return [None]
         return [None, *(w["id"] for w in self.workspaces.list())]
 
-    async def _searcher(self, workspace: str | None) -> HybridSearch:
+    def _searcher(self, workspace: str | None) -> Callable[[], AbstractAsyncContextManager[
+            HybridSearch]]:
+        """Opens the workspace's search when a scope-wide recall gets to it, on a leased
+        reader: with more minds than the LRU keeps open, each stays open for its own search
+        (opening them all first closed the early ones before they were searched)."""
+        return lambda: self._searching(workspace)
+
+    @asynccontextmanager
+    async def _searching(self, workspace: str | None) -> AsyncIterator[HybridSearch]:
         ident = await self._resolve(workspace)
-        reader = await self.runtime.reader(ident)
         embedder = await self.runtime.embedder_ready()
+        async with self.runtime.lease(ident) as reader:
+            yield await self._search_over(ident, reader, embedder)
+
+    async def _search_over(self, ident: str, reader: Mind, embedder: Any) -> HybridSearch:
 
         async def touch(ids: list[int]) -> None:
             # the recall answers without waiting for the access-count write to commit (it
@@ -339,7 +351,7 @@ class HiveMind:
         bounded_int(limit, "limit", 1, 100)
         bounded_text(query, "query", MAX_QUERY_CHARS)
         minds = self._recall_minds(scope, workspace)
-        searchers = [("personal" if ws is None else f"workspace:{ws}", await self._searcher(ws))
+        searchers = [("personal" if ws is None else f"workspace:{ws}", self._searcher(ws))
                      for ws in minds]
         options = SearchOptions(profile=profile, since=since, until=until,  # type: ignore[arg-type]
                                 catch_up=catch_up, lanes=lanes, touch=touch)  # type: ignore[arg-type]

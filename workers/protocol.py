@@ -15,6 +15,8 @@ method                 contract
 ``reader``             the mind's read-only connection (``create``: make the file if missing)
 ``inspect``            a reader for a report that must not open an actor: the host's own when the
                        mind is open, else a short-lived read-only connection
+``lease``              the reader, kept open until the block ends (the LRU of open minds may
+                       close a plain ``reader`` when other minds open: a scope-wide recall)
 ``exists``             the mind has a file; ``list_minds`` every mind with one
 ``close_mind``         stop the mind's actor and close its connections (workspace delete)
 ``sweep``              queue cognify jobs for everything the mind's outbox holds
@@ -56,6 +58,9 @@ class Runtime(MindAccess, Protocol):
     """The whole contract (table in the module docstring)."""
 
     def exists(self, mind_id: str) -> bool: ...
+
+    def lease(self, mind_id: str, *, create: bool = True
+              ) -> AbstractAsyncContextManager[Mind]: ...
 
     def list_minds(self) -> list[str]: ...
 

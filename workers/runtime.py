@@ -18,7 +18,7 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -96,6 +96,10 @@ class HostedRuntime:
 
     async def reader(self, mind_id: str, *, create: bool = True) -> Mind:
         return await self.host.reader(mind_id, create=create)
+
+    def lease(self, mind_id: str, *, create: bool = True) -> AbstractAsyncContextManager[Mind]:
+        """The reader, kept open (past the LRU) until the block ends: :meth:`MindHost.lease`."""
+        return self.host.lease(mind_id, create=create)
 
     def exists(self, mind_id: str) -> bool:
         return self.host.exists(mind_id)

@@ -29,7 +29,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -245,12 +246,17 @@ def _workspace_name(origin: str) -> str:
     return f'workspace "{origin.removeprefix(WORKSPACE_PREFIX)}"'
 
 
+Searcher = HybridSearch | Callable[[], AbstractAsyncContextManager[HybridSearch]]
+"""A mind's search, or what opens it for the time of its search (a mind that may be closed
+before or after: the facade's leased readers)."""
+
+
 class CombinedRetrieval:
     """Recall across some minds, each named by its origin, and an optional external source."""
 
     def __init__(
         self,
-        minds: Sequence[tuple[str, HybridSearch]],
+        minds: Sequence[tuple[str, Searcher]],
         external: ExternalSource | None = None,
     ) -> None:
         self._minds = list(minds)
@@ -265,11 +271,17 @@ class CombinedRetrieval:
         opts = options or SearchOptions()
         gate = asyncio.Semaphore(CONCURRENCY)
 
-        async def run(mind: HybridSearch) -> SearchResponse:
+        async def run(searcher: Searcher) -> SearchResponse:
             async with gate:
-                return await mind.search(
-                    query, limit=limit, profile=opts.profile, since=opts.since,
-                    until=opts.until, catch_up=opts.catch_up, lanes=opts.lanes, touch=opts.touch)
+                if isinstance(searcher, HybridSearch):
+                    return await ask(searcher)
+                async with searcher() as mind:  # opened now, closed after its own search
+                    return await ask(mind)
+
+        async def ask(mind: HybridSearch) -> SearchResponse:
+            return await mind.search(
+                query, limit=limit, profile=opts.profile, since=opts.since,
+                until=opts.until, catch_up=opts.catch_up, lanes=opts.lanes, touch=opts.touch)
 
         outcomes = await asyncio.gather(*(run(m) for _, m in self._minds),
                                         return_exceptions=True)
