@@ -22,7 +22,6 @@ from typing import Any, Final
 
 from prometheus_client import Counter, Gauge, Histogram
 
-from actors.metrics import GROUP_COMMIT_SECONDS
 from queue_schemas.constants import COGNIFY_QUEUE
 from workers.fairness import BAND_BOUNDS
 
@@ -64,8 +63,6 @@ MAILBOX_OPS = Gauge("hive_mind_actor_mailbox_ops", "write-ops queued in a mind's
                     ["mind"])
 HEARTBEAT = Gauge("hive_mind_heartbeat_timestamp_seconds",
                   "when this process last sampled its state (alert when it stops moving)")
-
-__all__ = ["GROUP_COMMIT_SECONDS"]
 
 
 def job_started(kind: str, priority: str) -> float:
