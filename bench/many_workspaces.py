@@ -44,7 +44,8 @@ async def build_data(data: Path, args: argparse.Namespace, fp: tuple[str, str, i
         slug = f"ws-{k:04d}"
         if not manager.exists(slug):
             manager.create(f"Workspace {k}", workspace_id=slug)
-            await build(mind_path(data, mind_id(slug)), args.frames, "random", fp)
+            await build(mind_path(data, mind_id(slug)), args.frames, "random", fp,
+                        seed=1_000_003 + k, quiet=True)  # each workspace its own content
         if k % 100 == 99:
             print(f"  {k + 1} workspaces in {time.perf_counter() - started:.0f} s", flush=True)
     personal = data / "personal.mind"

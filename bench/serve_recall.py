@@ -79,13 +79,15 @@ def unit_vectors(rng: np.random.Generator, n: int, kind: str, centers: np.ndarra
     return vecs
 
 
-async def build(path: Path, n: int, kind: str, fingerprint: tuple[str, str, int]) -> None:
+async def build(path: Path, n: int, kind: str, fingerprint: tuple[str, str, int], *,
+                seed: int | None = None, quiet: bool = False) -> None:
+    """A mind of ``n`` synthetic frames with synthetic vectors (``seed``: default ``n``)."""
     from mind.frames.model import NewFrame
     from mind.mind import Mind
 
     vocab = vocabulary()
-    rng = random.Random(n)
-    nrng = np.random.default_rng(n)
+    rng = random.Random(n if seed is None else seed)
+    nrng = np.random.default_rng(n if seed is None else seed)
     centers = unit_vectors(nrng, 2000, "random", None) if kind == "clustered" else None
     started = time.perf_counter()
     async with await Mind.open(path) as mind:
@@ -104,7 +106,8 @@ async def build(path: Path, n: int, kind: str, fingerprint: tuple[str, str, int]
             if off // step % 10 == 9:
                 print(f"  built {off + step:,} frames in {time.perf_counter() - started:.0f} s",
                       flush=True)
-    print(f"built {n:,} frames ({kind}) in {time.perf_counter() - started:.0f} s")
+    if not quiet:
+        print(f"built {n:,} frames ({kind}) in {time.perf_counter() - started:.0f} s")
 
 
 async def refingerprint(path: Path, fp: tuple[str, str, int]) -> None:
