@@ -31,3 +31,4 @@ URGENT_KINDS: Final = frozenset({
 })
 DEFAULT_MAX_OPEN: Final = 20  # open minds per host (LRU)
 DEFAULT_IDLE_SECONDS: Final = 60.0
+CATALOG_THREADS: Final = 2  # blocking reads of minds' counts and routing summaries at once

@@ -13,6 +13,7 @@ Writes go through each mind's single-writer actor as ops; reads use reader conne
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -29,12 +30,15 @@ from hive_mind.settings import Settings, load_settings
 from hive_mind.workspaces import WorkspaceManager, mind_id
 from mind.bounds import bounded_int, bounded_json, bounded_text, row_id, source_time, tags_input
 from mind.constants import DAILY_SAVE_SESSION_PREFIX
-from mind.embeddings.base import fingerprint
+from mind.embeddings.base import EmbeddingError, fingerprint
+from mind.embeddings.memo import QueryMemo
 from mind.errors import NotFoundError, ValidationError
 from mind.frames.forget import Erasure
 from mind.ids import validate_id
 from mind.mind import Mind
+from mind.retrieval.catchup import is_catch_up
 from mind.retrieval.combined import CombinedRetrieval, SearchOptions
+from mind.retrieval.routing import select
 from mind.retrieval.search import HybridSearch
 from mind.storage.idempotency import keyed_op_id, validate_key
 from mind.storage.private_files import make_private_dir
@@ -288,17 +292,40 @@ class HiveMind:
             return [None]
         return [None, *(w["id"] for w in self.workspaces.list())]
 
-    def _searcher(self, workspace: str | None) -> Callable[[], AbstractAsyncContextManager[
-            HybridSearch]]:
+    async def _routed(self, query: str, workspaces: list[str], embedder: QueryMemo,
+                      lanes: str, catching_up: bool) -> list[str]:
+        """The workspaces a scope-all recall searches: all of them up to
+        ``HIVE_MIND_SCOPE_MINDS``, else that many chosen by their content
+        (:mod:`mind.retrieval.routing`) — or, for a catch-up, the most recently written."""
+        want = self.settings.scope_minds
+        if want == 0 or len(workspaces) <= want:
+            return workspaces
+        ids = {mind_id(ws): ws for ws in workspaces}
+        if catching_up:
+            counts = await self.runtime.census(list(ids))
+            chosen = sorted(counts, key=lambda m: -counts[m].modified_ns)[:want]
+        else:
+            present, pool = await self.runtime.route_pool(list(ids))
+            vector = None
+            if lanes != "keyword" and not embedder.degraded:
+                with contextlib.suppress(EmbeddingError):  # the keyword evidence still routes
+                    vector = (await embedder.embed_batch([query]))[0]
+            stems = self.runtime.stems(query) if lanes != "vector" else []
+            chosen = [present[i] for i in select(pool, vector, stems, want)]
+        picked = set(chosen)
+        return [ws for m, ws in ids.items() if m in picked]  # the list's order, as unrouted
+
+    def _searcher(self, workspace: str | None, embedder: QueryMemo
+                  ) -> Callable[[], AbstractAsyncContextManager[HybridSearch]]:
         """Opens the workspace's search when a scope-wide recall gets to it, on a leased
         reader: with more minds than the LRU keeps open, each stays open for its own search
         (opening them all first closed the early ones before they were searched)."""
-        return lambda: self._searching(workspace)
+        return lambda: self._searching(workspace, embedder)
 
     @asynccontextmanager
-    async def _searching(self, workspace: str | None) -> AsyncIterator[HybridSearch]:
+    async def _searching(self, workspace: str | None, embedder: QueryMemo
+                         ) -> AsyncIterator[HybridSearch]:
         ident = await self._resolve(workspace)
-        embedder = await self.runtime.embedder_ready()
         async with self.runtime.lease(ident) as reader:
             yield await self._search_over(ident, reader, embedder)
 
@@ -351,12 +378,22 @@ class HiveMind:
         bounded_int(limit, "limit", 1, 100)
         bounded_text(query, "query", MAX_QUERY_CHARS)
         minds = self._recall_minds(scope, workspace)
-        searchers = [("personal" if ws is None else f"workspace:{ws}", self._searcher(ws))
-                     for ws in minds]
+        embedder = QueryMemo(await self.runtime.embedder_ready())  # one encode per recall
+        routing = None
+        if scope == "all":
+            catching_up = catch_up or (catch_up is None and is_catch_up(query))
+            workspaces = [ws for ws in minds if ws is not None]
+            routed = await self._routed(query, workspaces, embedder, lanes, catching_up)
+            if len(routed) < len(workspaces):
+                routing = {"searched": len(routed), "workspaces": len(workspaces)}
+            minds = [None, *routed]
+        searchers = [("personal" if ws is None else f"workspace:{ws}",
+                      self._searcher(ws, embedder)) for ws in minds]
         options = SearchOptions(profile=profile, since=since, until=until,  # type: ignore[arg-type]
                                 catch_up=catch_up, lanes=lanes, touch=touch)  # type: ignore[arg-type]
         combined = await CombinedRetrieval(searchers, self.external).search(
             query, limit, options, external=scope == "all")
+        combined.routing = routing
         return recall_response(combined, limit, explain=explain)
 
     async def catch_up(self, *, limit: int = 10, workspace: str | None = None
@@ -454,9 +491,15 @@ class HiveMind:
     # -- workspaces -------------------------------------------------------------------------
 
     async def list_workspaces(self) -> dict[str, Any]:
+        """Every workspace with its counts, from the runtime's catalog (no mind opened: a
+        thousand workspaces list in well under a second)."""
+        listed = self.workspaces.list()
+        counts = await self.runtime.census([mind_id(ws["id"]) for ws in listed])
         rows = []
-        for ws in self.workspaces.list():
-            rows.append({**ws, **await self._counts(ws["id"])})
+        for ws in listed:
+            known = counts.get(mind_id(ws["id"]))
+            rows.append({**ws, "frames": known.frames if known else 0,
+                         "entities": known.entities if known else 0})
         return {"personal": await self.stats(), "workspaces": rows,
                 "default_workspace": self.workspaces.default()}
 
@@ -484,11 +527,6 @@ class HiveMind:
     async def set_default_workspace(self, workspace: str | None) -> dict[str, Any]:
         self.workspaces.set_default(workspace)
         return {"default_workspace": workspace}
-
-    async def _counts(self, workspace: str) -> dict[str, Any]:
-        reader = await self.reader(workspace)
-        return {"frames": await reader.frames.count(),
-                "entities": await reader.knowledge.get_entity_count()}
 
     async def stats(self, *, workspace: str | None = None) -> dict[str, Any]:
         reader = await self.reader(workspace)

@@ -87,14 +87,16 @@ def recall_response(combined: CombinedRetrievalResult, limit: int, *, explain: b
     """The whole answer of a recall, as ``POST /v1/recall`` returns it: ``results`` (merged,
     at most ``limit``), ``count``, ``conflicts`` (``{note, from: [workspace:<id>,
     external:<name>]}``, each also on the results it concerns) and ``external`` (null when no
-    external source is configured, else ``{name, queried, error}``)."""
+    external source is configured, else ``{name, queried, error}``) and ``routing`` (null when
+    every mind in scope was searched, else ``{searched, workspaces}``: a scope-all recall over
+    more workspaces than ``HIVE_MIND_SCOPE_MINDS`` searched that many, chosen by content)."""
     results = [combined_dict(r, explain=explain) for r in combined.merged(limit)]
     external = None if combined.external_name is None else {
         "name": combined.external_name, "queried": combined.external_queried,
         "error": combined.external_error}
     return {"results": results, "count": len(results),
             "conflicts": [{"note": c.note, "from": list(c.origins)} for c in combined.conflicts],
-            "external": external}
+            "external": external, "routing": combined.routing}
 
 
 def _rounded(value: float | None) -> float | None:

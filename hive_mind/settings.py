@@ -115,6 +115,11 @@ class Settings(BaseSettings):
         default=2_000, ge=1, description="queued ops per mind before callers wait",
     )
     max_open_minds: int = Field(default=20, ge=1, description="LRU cap on open mind files")
+    scope_minds: int = Field(
+        default=24, ge=0, le=10_000,
+        description="workspaces a scope-all recall searches in full, chosen by their content "
+                    "(0: every workspace)",
+    )
     idle_close_seconds: float = Field(default=60.0, ge=0, description="close minds idle this long")
 
     worker_max_jobs: int = Field(

@@ -1,8 +1,8 @@
 """``hive-mind status``: embedder, queue and per-mind index state, plus the configuration.
 
 Everything is read through the process's runtime (:class:`workers.protocol.Runtime`): the
-minds it has open through their own readers (the others through a short-lived read-only
-connection, without opening an actor), the embedder it loaded (probed only when asked), and
+minds' counts from its catalog (:mod:`actors.catalog`: short looks at files that changed, no
+actor opened), the embedder it loaded (probed only when asked), and
 the numbers of its own job queue — the in-process runner's depth, running jobs and dead
 letters in embedded mode, Redis's in distributed mode.
 
@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Any
 
 from hive_mind.settings import Settings
-from mind.mind import Mind
 from mind.redact import mask_text, mask_url
 from mind.retrieval.external import ExternalSourceError
 from workers.host_runtime import HostRuntime
@@ -22,23 +21,12 @@ from workers.protocol import Runtime
 from workers.scheduler import schedule_status
 
 
-async def mind_status(mind_id: str, mind: Mind) -> dict[str, Any]:
-    vectors = await mind.vectors.counts()
-    return {
-        "id": mind_id,
-        "frames": await mind.frames.count(),
-        "pending_index": await mind.outbox.count(),
-        "vectors": vectors["frame_vectors"],
-        "entities": await mind.knowledge.get_entity_count(),
-    }
-
-
 async def minds_status(runtime: Runtime) -> list[dict[str, Any]]:
-    out = []
-    for mind_id in runtime.list_minds():
-        async with runtime.inspect(mind_id) as mind:
-            out.append(await mind_status(mind_id, mind))
-    return out
+    """Every mind's counts from the runtime's catalog: a short look at the files that changed
+    since the last report, none at the others (a thousand workspaces in well under a second)."""
+    ids = runtime.list_minds()
+    counts = await runtime.census(ids)
+    return [{"id": m, **counts[m].as_dict()} for m in ids if m in counts]
 
 
 async def embedder_status(settings: Settings, runtime: Runtime, *, probe: bool

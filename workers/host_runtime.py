@@ -99,5 +99,6 @@ class HostRuntime(HostedRuntime):
 
     async def close(self) -> None:
         await self.host.close()
+        await asyncio.to_thread(self.catalog.close)
         await self.embedder.close()
         await self.redis.aclose()

@@ -22,7 +22,7 @@ from typing import Any, Final
 from arq.constants import in_progress_key_prefix, job_key_prefix
 from arq.jobs import deserialize_job
 
-from mind.errors import HiveMindError, NotFoundError, ValidationError
+from mind.errors import NotFoundError, ValidationError
 from mind.frames.outbox import Outbox
 from mind.mind import Mind
 from queue_schemas import jobs
@@ -75,14 +75,15 @@ async def _assemble(runtime: Any, mode: str, queued: list[dict[str, Any]], queue
                     running: list[dict[str, Any]], letters: list[dict[str, Any]],
                     letters_total: int, letters_by_mind: dict[str, int]) -> dict[str, Any]:
     minds: dict[str, dict[str, Any]] = {}
-    for mind_id in runtime.list_minds():
+    ids = runtime.list_minds()
+    counts = await runtime.census(ids)  # an unreadable mind is reported, not a failed report
+    for mind_id in ids:
         row: dict[str, Any] = {"id": mind_id, "pending_index": None, "queued": 0,
                                "running": 0, "dead_letters": 0}
-        try:
-            async with runtime.inspect(mind_id) as reader:
-                row["pending_index"] = await reader.outbox.count()
-        except HiveMindError as exc:  # an unreadable mind is reported, not a failed report
-            row["error"] = error_text(exc)
+        if mind_id in counts:
+            row["pending_index"] = counts[mind_id].pending_index
+        else:
+            row["error"] = "the mind file could not be read (see the log)"
         minds[mind_id] = row
 
     def of(mind_id: Any) -> dict[str, Any]:

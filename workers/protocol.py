@@ -18,6 +18,9 @@ method                 contract
 ``lease``              the reader, kept open until the block ends (the LRU of open minds may
                        close a plain ``reader`` when other minds open: a scope-wide recall)
 ``exists``             the mind has a file; ``list_minds`` every mind with one
+``census``             counts of many minds without opening them (re-read where a file changed)
+``route_pool``         the routing summaries of many minds (a scope-wide recall picks from them);
+                       ``stems`` a query's terms as the keyword index holds them
 ``close_mind``         stop the mind's actor and close its connections (workspace delete)
 ``sweep``              queue cognify jobs for everything the mind's outbox holds
 ``resume``             ``sweep`` once per mind per process start (a no-op afterwards)
@@ -39,8 +42,10 @@ from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
+from mind.census import Census
 from mind.embeddings.chain import EmbeddingProviderChain
 from mind.mind import Mind
+from mind.retrieval.routing import RoutePool
 from queue_schemas.ops import OpEnvelope
 from workers.schedule import ScheduleConfig
 
@@ -65,6 +70,12 @@ class Runtime(MindAccess, Protocol):
     def list_minds(self) -> list[str]: ...
 
     def inspect(self, mind_id: str) -> AbstractAsyncContextManager[Mind]: ...
+
+    async def census(self, mind_ids: Sequence[str]) -> dict[str, Census]: ...
+
+    async def route_pool(self, mind_ids: Sequence[str]) -> tuple[list[str], RoutePool]: ...
+
+    def stems(self, query: str) -> list[str]: ...
 
     async def close_mind(self, mind_id: str) -> None: ...
 

@@ -24,11 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from actors.actor import CommitHook
+from actors.catalog import MindCatalog
 from actors.handlers import HANDLERS
 from actors.host import ActorSettings, MindHost
+from mind.census import Census
 from mind.embeddings.chain import EmbeddingProviderChain
 from mind.embeddings.registry import EmbeddingConfig
 from mind.mind import Mind
+from mind.retrieval.routing import RoutePool
 from queue_schemas import jobs, ops
 from workers.batcher import EmbeddingBatcher
 from workers.cognify import run_index_job
@@ -76,6 +79,7 @@ class HostedRuntime:
         self.config = config
         self.embedder = EmbeddingProviderChain(config.embedding)
         self.host = open_host(config, on_commit)
+        self.catalog = MindCatalog()
         self._embedder_started: asyncio.Task[Any] | None = None
         self._resumed: set[str] = set()
 
@@ -119,6 +123,19 @@ class HostedRuntime:
             return
         async with await Mind.open(self.host.path(mind_id), readonly=True) as mind:
             yield mind
+
+    # -- every mind at once (the catalog: no actor, no place in the LRU) ---------------------
+
+    async def census(self, mind_ids: Sequence[str]) -> dict[str, Census]:
+        """Counts of each mind that has a file, re-read only where its file changed."""
+        return await self.catalog.census({m: self.host.path(m) for m in mind_ids})
+
+    async def route_pool(self, mind_ids: Sequence[str]) -> tuple[list[str], RoutePool]:
+        """The routing summaries of the minds that exist (:mod:`mind.retrieval.routing`)."""
+        return await self.catalog.route_pool({m: self.host.path(m) for m in mind_ids})
+
+    def stems(self, query: str) -> list[str]:
+        return self.catalog.stems(query)
 
     # -- recovery ---------------------------------------------------------------------------
 
@@ -235,6 +252,7 @@ class EmbeddedRuntime(HostedRuntime):
         await self.runner.close()
         await self.batcher.close()
         await self.host.close()
+        await asyncio.to_thread(self.catalog.close)
         await self.embedder.close()
 
     async def __aenter__(self) -> EmbeddedRuntime:

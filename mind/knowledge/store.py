@@ -44,7 +44,8 @@ from vocabulary.limits import MAX_NAME_CHARS
 __all__ = ["Entity", "KnowledgeGraph", "Relation"]
 
 _E = "id, entity_type, name, normalized_name, properties, valid_from, valid_to, recorded_at"
-_ACTIVE = "FROM knowledge_entities WHERE valid_to IS NULL"
+ACTIVE_ENTITIES = "FROM knowledge_entities WHERE valid_to IS NULL"
+_ACTIVE = ACTIVE_ENTITIES
 
 
 @dataclass(slots=True)

@@ -215,6 +215,7 @@ class CombinedRetrievalResult:
     external_error: str | None = None
     conflicts: list[Conflict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    routing: dict[str, int] | None = None  # {searched, workspaces} when not every one was
 
     def merged(self, limit: int) -> list[CombinedResult]:
         """Minds first in their given order, the external source last (ties)."""
