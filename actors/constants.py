@@ -29,6 +29,6 @@ URGENT_KINDS: Final = frozenset({
     "save_frames", "touch", "erase", "set_identity", "add_awareness", "remove_awareness",
     "clear_awareness", "save_entity", "create_relation",
 })
-DEFAULT_MAX_OPEN: Final = 20  # open minds per host (LRU)
+DEFAULT_MAX_OPEN: Final = 64  # open minds per host (LRU)
 DEFAULT_IDLE_SECONDS: Final = 60.0
 CATALOG_THREADS: Final = 2  # blocking reads of minds' counts and routing summaries at once

@@ -38,8 +38,8 @@ from mind.ids import validate_id
 from mind.mind import Mind
 from mind.retrieval.catchup import is_catch_up
 from mind.retrieval.combined import CombinedRetrieval, SearchOptions
-from mind.retrieval.routing import select
-from mind.retrieval.search import HybridSearch
+from mind.retrieval.routing import ROUTED_CANDIDATES, select
+from mind.retrieval.search import CANDIDATES, HybridSearch
 from mind.storage.idempotency import keyed_op_id, validate_key
 from mind.storage.private_files import make_private_dir
 from mind.timeutil import format_ts
@@ -290,7 +290,7 @@ class HiveMind:
             return [workspace]
         if scope == "personal":
             return [None]
-        return [None, *(w["id"] for w in self.workspaces.list())]
+        return [None, *self.workspaces.ids()]
 
     async def _routed(self, query: str, workspaces: list[str], embedder: QueryMemo,
                       lanes: str, catching_up: bool) -> list[str]:
@@ -390,7 +390,8 @@ class HiveMind:
         searchers = [("personal" if ws is None else f"workspace:{ws}",
                       self._searcher(ws, embedder)) for ws in minds]
         options = SearchOptions(profile=profile, since=since, until=until,  # type: ignore[arg-type]
-                                catch_up=catch_up, lanes=lanes, touch=touch)  # type: ignore[arg-type]
+                                catch_up=catch_up, lanes=lanes, touch=touch,  # type: ignore[arg-type]
+                                candidates=ROUTED_CANDIDATES if routing else CANDIDATES)
         combined = await CombinedRetrieval(searchers, self.external).search(
             query, limit, options, external=scope == "all")
         combined.routing = routing
@@ -548,7 +549,7 @@ class HiveMind:
         auto-sync sources) on one mind or on all."""
         if kind not in MAINTENANCE_KINDS:
             raise ValidationError(f"maintenance must be one of {list(MAINTENANCE_KINDS)}")
-        targets = ([None, *(w["id"] for w in self.workspaces.list())] if all_minds
+        targets = ([None, *self.workspaces.ids()] if all_minds
                    else [workspace])
         out: dict[str, Any] = {}
         for ws in targets:

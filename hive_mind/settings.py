@@ -114,7 +114,7 @@ class Settings(BaseSettings):
     actor_mailbox: int = Field(
         default=2_000, ge=1, description="queued ops per mind before callers wait",
     )
-    max_open_minds: int = Field(default=20, ge=1, description="LRU cap on open mind files")
+    max_open_minds: int = Field(default=64, ge=1, description="LRU cap on open mind files")
     scope_minds: int = Field(
         default=24, ge=0, le=10_000,
         description="workspaces a scope-all recall searches in full, chosen by their content "

@@ -16,8 +16,10 @@ Decisions where the original was silent or wrong (f.14):
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import re
 import shutil
 import unicodedata
@@ -70,6 +72,7 @@ class WorkspaceManager:
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
         self.root = data_dir / WORKSPACES_DIR
+        self._meta: dict[str, tuple[tuple[int, int, int], dict[str, Any]]] = {}
 
     def _dir(self, workspace_id: str) -> Path:
         return self.root / validate_slug(workspace_id)
@@ -88,16 +91,34 @@ class WorkspaceManager:
         data["id"] = workspace_id
         return data
 
-    def list(self) -> list[dict[str, Any]]:
-        if not self.root.is_dir():
+    def ids(self) -> list[str]:
+        """The ids of every workspace (a directory with metadata), sorted: a stat each."""
+        try:
+            entries = sorted(entry.name for entry in os.scandir(self.root) if entry.is_dir())
+        except FileNotFoundError:
             return []
         out = []
-        for child in sorted(self.root.iterdir()):
+        for name in entries:
+            with contextlib.suppress(InvalidIdError):
+                if os.path.isfile(os.path.join(self.root, validate_slug(name), WORKSPACE_META)):
+                    out.append(name)
+        return out
+
+    def list(self) -> list[dict[str, Any]]:
+        """Every workspace's metadata; a file is parsed again only when it changed."""
+        out = []
+        for workspace_id in self.ids():
+            path = self.root / workspace_id / WORKSPACE_META
             try:
-                if (child / WORKSPACE_META).is_file():
-                    out.append(self.get(validate_slug(child.name)))
-            except (InvalidIdError, ValueError):
+                st = os.stat(path)
+                key = (st.st_mtime_ns, st.st_size, st.st_ino)
+                known = self._meta.get(workspace_id)
+                if known is None or known[0] != key:
+                    known = (key, self.get(workspace_id))
+                    self._meta[workspace_id] = known
+            except (OSError, ValueError, NotFoundError):
                 continue
+            out.append(dict(known[1]))
         return out
 
     def create(self, name: str, *, group: str = "general", icon: str | None = None,

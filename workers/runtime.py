@@ -54,7 +54,7 @@ class RuntimeConfig:
     batcher_max_tokens: int = 32_768
     batcher_max_wait: float = 0.02
     actor: ActorSettings = field(default_factory=ActorSettings)
-    max_open_minds: int = 20
+    max_open_minds: int = 64
     idle_close_seconds: float = 60.0
     concurrency: int = RUNNER_CONCURRENCY
     max_tries: int = 5

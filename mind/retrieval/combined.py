@@ -3,9 +3,11 @@ optional external knowledge source, with attribution and conflict notes (seed §
 thresholds on the right scale). ``HiveMind.recall`` runs every recall through it.
 
 * **Minds.** Each mind in scope is searched (at most :data:`CONCURRENCY` at a time) and keeps
-  its own ranking order. :meth:`CombinedRetrievalResult.merged` interleaves the per-mind lists
-  by normalized ``score`` (then ``final``; then the earlier list): the next result is always the
-  best *head*, so no mind's own order changes — the conversation signals that order one mind
+  its own ranking order; the access counts of the merged results only are incremented (the
+  memories the caller gets, not what the merge dropped).
+  :meth:`CombinedRetrievalResult.merged` interleaves the per-mind lists by normalized
+  ``score`` (then ``final``; then the earlier list): the next result is always the best
+  *head*, so no mind's own order changes — the conversation signals that order one mind
   are not comparable across minds, the normalized score is. Errors of a mind propagate (they
   name their fix).
 * **Attribution.** Every :class:`CombinedResult` names where it came from, ``origin``:
@@ -36,7 +38,14 @@ from typing import Literal
 
 from mind.redact import mask_text
 from mind.retrieval.external import ExternalDocument, ExternalSource, ExternalSourceError
-from mind.retrieval.search import HybridSearch, Lanes, Profile, SearchResponse, SearchResult
+from mind.retrieval.search import (
+    CANDIDATES,
+    HybridSearch,
+    Lanes,
+    Profile,
+    SearchResponse,
+    SearchResult,
+)
 from vocabulary.ids import WORKSPACE_PREFIX
 
 log = logging.getLogger(__name__)
@@ -232,6 +241,7 @@ class SearchOptions:
     catch_up: bool | None = None
     lanes: Lanes = "hybrid"
     touch: bool = True
+    candidates: int = CANDIDATES
 
 
 def memory_result(result: SearchResult, origin: str) -> CombinedResult:
@@ -241,6 +251,18 @@ def memory_result(result: SearchResult, origin: str) -> CombinedResult:
 def external_result(doc: ExternalDocument, source_name: str) -> CombinedResult:
     return CombinedResult(f"{EXTERNAL_PREFIX}{source_name}", doc.content, doc.score,
                           document=doc)
+
+
+async def touch_given(results: Sequence[CombinedResult], searched: dict[str, HybridSearch]
+                      ) -> None:
+    """Count an access of the memories the caller gets — the merged list, not every mind's
+    own top results (most of which a scope-wide recall drops)."""
+    given: dict[str, list[int]] = {}
+    for r in results:
+        if r.hit is not None:
+            given.setdefault(r.origin, []).append(r.hit.frame.id)
+    for origin, ids in given.items():
+        await searched[origin].touch(ids)
 
 
 def _workspace_name(origin: str) -> str:
@@ -272,19 +294,23 @@ class CombinedRetrieval:
         opts = options or SearchOptions()
         gate = asyncio.Semaphore(CONCURRENCY)
 
-        async def run(searcher: Searcher) -> SearchResponse:
+        searched: dict[str, HybridSearch] = {}
+
+        async def run(origin: str, searcher: Searcher) -> SearchResponse:
             async with gate:
                 if isinstance(searcher, HybridSearch):
-                    return await ask(searcher)
+                    return await ask(origin, searcher)
                 async with searcher() as mind:  # opened now, closed after its own search
-                    return await ask(mind)
+                    return await ask(origin, mind)
 
-        async def ask(mind: HybridSearch) -> SearchResponse:
+        async def ask(origin: str, mind: HybridSearch) -> SearchResponse:
+            searched[origin] = mind
             return await mind.search(
                 query, limit=limit, profile=opts.profile, since=opts.since,
-                until=opts.until, catch_up=opts.catch_up, lanes=opts.lanes, touch=opts.touch)
+                until=opts.until, catch_up=opts.catch_up, lanes=opts.lanes, touch=False,
+                candidates=opts.candidates)
 
-        outcomes = await asyncio.gather(*(run(m) for _, m in self._minds),
+        outcomes = await asyncio.gather(*(run(o, m) for o, m in self._minds),
                                         return_exceptions=True)
         for outcome in outcomes:
             if isinstance(outcome, BaseException):
@@ -297,12 +323,13 @@ class CombinedRetrieval:
             catching_up = catching_up or response.mode == "catch_up"
             out.notes.extend(f"{origin}: {note}" for note in response.notes)
             out.per_mind.append([memory_result(r, origin) for r in response.results])
-        if self._external is None or name is None:
-            return out
         allowed = external and not catching_up and opts.lanes == "hybrid"
         local = [r for rows in out.per_mind for r in rows]
-        if should_query_external(True, allowed, query, local):
+        if (self._external is not None and name is not None
+                and should_query_external(True, allowed, query, local)):
             await self._search_external(self._external, name, query, limit, out)
+        if opts.touch:
+            await touch_given(out.merged(limit), searched)
         return out
 
     def _source_name(self) -> str | None:

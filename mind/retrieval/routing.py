@@ -36,6 +36,7 @@ from mind.retrieval.vector_scan import QueryPlanes, blocks, ones, quantized_scor
 
 FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"  # memory_frames_fts's (a test checks)
 LOAD_ROWS = 4096
+ROUTED_CANDIDATES = 40  # per lane and mind in a routed recall (a single mind's search: 100)
 _VOCAB = "temp.hm_route_vocab"
 
 
@@ -96,7 +97,7 @@ class QueryStemmer:
     on an in-memory table of this process."""
 
     def __init__(self, connect: Any) -> None:
-        self._conn = connect(":memory:")
+        self._conn = connect(":memory:", check_same_thread=False)
         self._conn.execute(f"CREATE VIRTUAL TABLE temp.q USING fts5(x, tokenize='{FTS_TOKENIZER}')")
         self._conn.execute("CREATE VIRTUAL TABLE temp.qv USING fts5vocab(temp, 'q', 'row')")
         self._lock = threading.Lock()

@@ -216,8 +216,11 @@ class HybridSearch:
         catch_up: bool | None = None,
         touch: bool = True,
         lanes: Lanes = "hybrid",
+        candidates: int = CANDIDATES,
     ) -> SearchResponse:
-        """Search the mind. ``lanes`` restricts to one lane (evaluation, debugging)."""
+        """Search the mind. ``lanes`` restricts to one lane (evaluation, debugging);
+        ``candidates`` is what each lane draws (fewer: a routed scope-wide recall, where a
+        mind contributes a few results of the merged list)."""
         if not isinstance(query, str):
             raise ValidationError("query must be text")
         if not 1 <= limit <= MAX_LIMIT:
@@ -231,7 +234,7 @@ class HybridSearch:
             return await self._catch_up(query, limit, session, profile, touch)
         if not query.strip():
             return SearchResponse(query, [], "empty", notes=["empty query"])
-        n = max(CANDIDATES, limit)
+        n = max(candidates, limit)
         signals = self.signals or conversation.DEFAULT_SIGNALS
         ran = _Lanes(bm25=_bm25(signals.context_weight))
 
@@ -290,7 +293,7 @@ class HybridSearch:
             results = await self._rerank(query, results, limit, ran.notes)
         results = results[:limit]
         if touch:
-            await self._touch([r.frame.id for r in results])
+            await self.touch([r.frame.id for r in results])
         mode = "hybrid" if ran.active == 2 else ("vector" if ran.similarity else "keyword")
         return SearchResponse(query, results, mode, ran.degraded, ran.notes)
 
@@ -484,10 +487,11 @@ class HybridSearch:
             score = min(1.0, rel / reference_relevance(weights))
             results.append(SearchResult(frame, 0.0, rel, rel, score, reason=reason))
         if touch:
-            await self._touch([r.frame.id for r in results])
+            await self.touch([r.frame.id for r in results])
         return SearchResponse(query, results, "catch_up")
 
-    async def _touch(self, ids: list[int]) -> None:
+    async def touch(self, ids: list[int]) -> None:
+        """Count an access of these frames (the results a caller was given)."""
         if not ids:
             return
         if self._on_hits is not None:
