@@ -3,8 +3,10 @@
 Mind ids are ``personal`` or ``workspace:<slug>`` (slug validated before it touches the
 filesystem, DESIGN invariant 8). The host keeps at most ``max_open`` minds open (LRU); a mind
 idle for ``idle_seconds`` is closed by :meth:`sweep_idle`. Each open mind has one writer actor
-and one read-only ``Mind`` for searches. Several processes may host the same data dir (one MCP
-stdio server per agent window): SQLite's locks serialize their short write transactions.
+and one read-only ``Mind`` for searches; a mind only read so far (a scope-wide recall) has just
+the reader, its writer and actor open on its first write. Several processes may host the same
+data dir (one MCP stdio server per agent window): SQLite's locks serialize their short write
+transactions.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from actors.constants import (
 from mind.errors import InvalidIdError, NotFoundError
 from mind.ids import validate_slug
 from mind.mind import Mind
+from mind.storage.migrate import needs_migration
 from vocabulary.ids import PERSONAL_MIND, WORKSPACE_PREFIX, split_mind_id
 
 log = logging.getLogger(__name__)
@@ -75,7 +78,7 @@ class ActorSettings:
 
 @dataclass
 class _Open:
-    actor: MindActor
+    actor: MindActor | None  # None: open for reads only, until its first write
     reader: Mind
     last_used: float
     pins: int = 0  # leases in use: the LRU never closes a pinned mind
@@ -114,45 +117,67 @@ class MindHost:
     def queued(self, mind_id: str) -> int:
         """Write-ops waiting in an open mind's actor (0 when it is not open)."""
         entry = self._open.get(mind_id)
-        return 0 if entry is None else entry.actor.queued
+        return 0 if entry is None or entry.actor is None else entry.actor.queued
 
-    async def _get(self, mind_id: str, create: bool) -> _Open:
+    async def _get(self, mind_id: str, create: bool, *, write: bool = True) -> _Open:
+        """The open mind; a read (``write=False``) of an existing, migrated file opens only
+        its reader — a scope-wide recall reads dozens of minds it does not write — and the
+        writer and actor follow on its first write."""
         path = self.path(mind_id)
         async with self._lock:
             entry = self._open.get(mind_id)
             if entry is None:
                 if not create and not path.exists():
                     raise NotFoundError(f"mind {mind_id} does not exist")
-                writer = await Mind.open(path)
-                try:
+                reader = None
+                if not write and path.exists():
                     reader = await Mind.open(path, readonly=True)
-                except BaseException:
-                    await writer.close()
-                    raise
-                # the hook gets the reader itself: looking it up through the host from inside
-                # an actor would deadlock with close() (which holds the lock while stopping)
-                writer.share_index(reader)  # one in-memory vector index per mind, not two
-                hook = self._on_commit(mind_id, reader) if self._on_commit else None
-                actor = MindActor(
-                    writer, self._handlers, max_ops=self._settings.max_ops,
-                    max_wait=self._settings.max_wait, mailbox=self._settings.mailbox,
-                    bulk_weight=self._settings.bulk_weight,
-                    urgent_weight=self._settings.urgent_weight,
-                    on_commit=hook, name=mind_id,
-                )
-                actor.start()
-                entry = _Open(actor, reader, time.monotonic())
+                    if await needs_migration(reader.db):
+                        await reader.close()  # the writer migrates it first
+                        reader = None
+                entry = (_Open(None, reader, time.monotonic()) if reader is not None
+                         else await self._open_writer(mind_id, path, None))
                 self._open[mind_id] = entry
                 await self._evict_over_cap(keep=mind_id)
+            elif write and entry.actor is None:
+                await self._open_writer(mind_id, path, entry)
             self._open.move_to_end(mind_id)
             entry.last_used = time.monotonic()
             return entry
 
+    async def _open_writer(self, mind_id: str, path: Path, entry: _Open | None) -> _Open:
+        """Open the writer (migrating the file) and start the actor, for ``entry`` (a mind
+        open for reads) or with a new reader."""
+        writer = await Mind.open(path)
+        try:
+            reader = entry.reader if entry is not None else await Mind.open(path, readonly=True)
+        except BaseException:
+            await writer.close()
+            raise
+        # the hook gets the reader itself: looking it up through the host from inside
+        # an actor would deadlock with close() (which holds the lock while stopping)
+        writer.share_index(reader)  # one in-memory vector index per mind, not two
+        hook = self._on_commit(mind_id, reader) if self._on_commit else None
+        actor = MindActor(
+            writer, self._handlers, max_ops=self._settings.max_ops,
+            max_wait=self._settings.max_wait, mailbox=self._settings.mailbox,
+            bulk_weight=self._settings.bulk_weight,
+            urgent_weight=self._settings.urgent_weight,
+            on_commit=hook, name=mind_id,
+        )
+        actor.start()
+        if entry is None:
+            return _Open(actor, reader, time.monotonic())
+        entry.actor = actor
+        return entry
+
     async def actor(self, mind_id: str, *, create: bool = True) -> MindActor:
-        return (await self._get(mind_id, create)).actor
+        actor = (await self._get(mind_id, create)).actor
+        assert actor is not None  # _get(write=True) started it
+        return actor
 
     async def reader(self, mind_id: str, *, create: bool = True) -> Mind:
-        return (await self._get(mind_id, create)).reader
+        return (await self._get(mind_id, create, write=False)).reader
 
     async def submit(self, mind_id: str, op: object, *, create: bool = True) -> object:
         return await (await self.actor(mind_id, create=create)).submit(op)
@@ -162,7 +187,7 @@ class MindHost:
         """The mind's reader, kept open until the block ends: the LRU closes no leased mind
         (it may hold more than ``max_open`` meanwhile, and catches up when leases end) — a
         reader handed out by :meth:`reader` may be closed by the next mind opened."""
-        entry = await self._get(mind_id, create)
+        entry = await self._get(mind_id, create, write=False)
         entry.pins += 1  # no await since _get returned: nothing evicted it meanwhile
         try:
             yield entry.reader
@@ -184,7 +209,8 @@ class MindHost:
         entry = self._open.pop(mind_id, None)
         if entry is None:
             return
-        await entry.actor.stop()
+        if entry.actor is not None:
+            await entry.actor.stop()
         await entry.reader.close()
         log.info("mind %s closed", mind_id)
 
@@ -198,8 +224,9 @@ class MindHost:
         closed = 0
         async with self._lock:
             for mind_id, entry in list(self._open.items()):
-                idle_for = now - max(entry.last_used, entry.actor.last_used)
-                if idle_for >= self.idle_seconds and entry.actor.idle:
+                actor = entry.actor
+                idle_for = now - max(entry.last_used, actor.last_used if actor else 0.0)
+                if idle_for >= self.idle_seconds and (actor is None or actor.idle):
                     await self._close_one(mind_id)
                     closed += 1
         return closed
@@ -213,7 +240,8 @@ class MindHost:
         re-delivered (nothing unacknowledged was promised)."""
         self._closed = True
         for entry in self._open.values():
-            entry.actor.mind.abort()
+            if entry.actor is not None:
+                entry.actor.mind.abort()
             entry.reader.abort()
         self._open.clear()
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import UTC, datetime, timedelta
@@ -291,6 +292,22 @@ class HiveMind:
         if scope == "personal":
             return [None]
         return [None, *self.workspaces.ids()]
+
+    async def warm_up(self) -> None:
+        """What a long-running server loads before its first scope-wide recall asks: the
+        embedder and, with more workspaces than a recall searches, every workspace's routing
+        summary (seconds at a thousand workspaces; errors are the recall's to report)."""
+        try:
+            await self.runtime.embedder_ready()
+            ids = self.workspaces.ids()
+            if 0 < self.settings.scope_minds < len(ids):
+                started = time.perf_counter()
+                await self.runtime.route_pool([mind_id(ws) for ws in ids])
+                log.info("routing summaries of %d workspaces ready in %.1f s", len(ids),
+                         time.perf_counter() - started)
+        except Exception:
+            log.warning("warm-up failed; the first recall will load what it needs",
+                        exc_info=True)
 
     async def _routed(self, query: str, workspaces: list[str], embedder: QueryMemo,
                       lanes: str, catching_up: bool) -> list[str]:

@@ -87,6 +87,7 @@ async def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8765, *
         return facade
 
     schedule = start_schedule(settings, facade_of)  # embedded: the nightly maintenance here
+    warming = asyncio.ensure_future(facade.warm_up())  # the first scope-wide recall is warm
     try:
         consumer = facade.runtime.consumer_settings(settings.schedule_config())
         if consumer is not None:
@@ -104,6 +105,8 @@ async def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8765, *
         if reporter is not None:
             reporter.cancel()
     finally:
+        warming.cancel()
+        await asyncio.gather(warming, return_exceptions=True)
         if schedule is not None:
             await schedule.stop()
         if worker is not None:

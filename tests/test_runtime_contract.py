@@ -142,9 +142,9 @@ async def test_status_reports_the_runners_numbers_through_the_runtime(
         monkeypatch.setattr(Mind, "open", classmethod(counting_open))
         monkeypatch.setattr(EmbeddingProviderChain, "start", counting_start)
         report = await hm.status(probe=True)
-        # the open mind through the host's reader, the other one by a read-only look (no
-        # actor opened for a report), and the embedder the runtime already loaded
-        assert opened == [data / "workspaces" / "ops" / "workspace.mind"] and started == []
+        # every mind's counts from the catalog's short looks: no mind opened (no actor, no
+        # reader) for a report, and the embedder the runtime already loaded
+        assert opened == [] and started == []
         assert report["embedder"]["dimensions"] == 32 and report["embedder"]["degraded"] is False
         queue = report["queue"]
         assert queue["mode"] == "embedded"

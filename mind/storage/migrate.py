@@ -29,6 +29,11 @@ async def current_version(db: Database) -> int:
     return int(await db.fetchval("SELECT MAX(version) FROM schema_migrations", default=0))
 
 
+async def needs_migration(db: Database) -> bool:
+    """The file is older than this code's schema (a reader must wait for the writer)."""
+    return await current_version(db) < LATEST_VERSION
+
+
 async def migrate(db: Database, *, target: int | None = None) -> list[int]:
     """Bring the file up to ``target`` (default: latest). Returns the versions applied."""
     goal = LATEST_VERSION if target is None else target
