@@ -33,7 +33,7 @@ from actors.constants import (
     WORKSPACE_FILE,
     WORKSPACES_DIR,
 )
-from mind.errors import InvalidIdError, NotFoundError
+from mind.errors import InvalidIdError, NotFoundError, StorageError
 from mind.ids import validate_slug
 from mind.mind import Mind
 from mind.storage.migrate import needs_migration
@@ -78,10 +78,12 @@ class ActorSettings:
 
 @dataclass
 class _Open:
+    name: str
     actor: MindActor | None  # None: open for reads only, until its first write
     reader: Mind
     last_used: float
     pins: int = 0  # leases in use: the LRU never closes a pinned mind
+    closing: asyncio.Future[None] | None = None  # set while the LRU closes it
 
 class MindHost:
     def __init__(
@@ -102,6 +104,7 @@ class MindHost:
         self._on_commit = on_commit
         self._open: OrderedDict[str, _Open] = OrderedDict()
         self._lock = asyncio.Lock()
+        self._busy: dict[str, asyncio.Future[None]] = {}  # minds being opened or closed
         self._closed = False
 
     def path(self, mind_id: str) -> Path:
@@ -119,31 +122,64 @@ class MindHost:
         entry = self._open.get(mind_id)
         return 0 if entry is None or entry.actor is None else entry.actor.queued
 
-    async def _get(self, mind_id: str, create: bool, *, write: bool = True) -> _Open:
+    async def _get(self, mind_id: str, create: bool, *, write: bool = True, pin: bool = False
+                   ) -> _Open:
         """The open mind; a read (``write=False``) of an existing, migrated file opens only
         its reader — a scope-wide recall reads dozens of minds it does not write — and the
-        writer and actor follow on its first write."""
+        writer and actor follow on its first write.
+
+        Files are opened and closed outside the host's lock (a scope-wide recall opens a dozen
+        minds at once; under one lock they opened one after another): a mind being opened or
+        closed has a future in ``_busy`` that other callers for the same mind wait on."""
         path = self.path(mind_id)
-        async with self._lock:
-            entry = self._open.get(mind_id)
+        while True:
+            async with self._lock:
+                entry = self._open.get(mind_id)
+                busy = self._busy.get(mind_id)
+                if busy is None:
+                    if entry is not None and (not write or entry.actor is not None):
+                        self._open.move_to_end(mind_id)
+                        entry.last_used = time.monotonic()
+                        entry.pins += pin
+                        return entry
+                    if entry is None and not create and not path.exists():
+                        raise NotFoundError(f"mind {mind_id} does not exist")
+                    busy = self._busy[mind_id] = asyncio.get_running_loop().create_future()
+                    break
+            await asyncio.shield(busy)  # opened (or closed) by another caller: look again
+        victims: list[_Open] = []
+        try:
             if entry is None:
-                if not create and not path.exists():
-                    raise NotFoundError(f"mind {mind_id} does not exist")
-                reader = None
-                if not write and path.exists():
-                    reader = await Mind.open(path, readonly=True)
-                    if await needs_migration(reader.db):
-                        await reader.close()  # the writer migrates it first
-                        reader = None
-                entry = (_Open(None, reader, time.monotonic()) if reader is not None
-                         else await self._open_writer(mind_id, path, None))
-                self._open[mind_id] = entry
-                await self._evict_over_cap(keep=mind_id)
-            elif write and entry.actor is None:
+                entry = await self._open_new(mind_id, path, write)
+            else:
                 await self._open_writer(mind_id, path, entry)
-            self._open.move_to_end(mind_id)
-            entry.last_used = time.monotonic()
-            return entry
+            async with self._lock:
+                if not self._closed:
+                    self._open[mind_id] = entry
+                    self._open.move_to_end(mind_id)
+                    entry.last_used = time.monotonic()
+                    entry.pins += pin  # before the evictions below yield: a lease keeps it
+                    victims = self._over_cap(keep=mind_id)
+        finally:
+            self._settle(mind_id, busy)
+        if self._open.get(mind_id) is not entry:  # the host closed meanwhile
+            await self._stop(entry)
+            raise StorageError(f"the mind host is closed: {mind_id} was not opened")
+        await self._close_all(victims)
+        return entry
+
+    async def _open_new(self, mind_id: str, path: Path, write: bool) -> _Open:
+        if not write and path.exists():
+            reader = await Mind.open(path, readonly=True)
+            if not await needs_migration(reader.db):
+                return _Open(mind_id, None, reader, time.monotonic())
+            await reader.close()  # the writer migrates it first
+        return await self._open_writer(mind_id, path, None)
+
+    def _settle(self, mind_id: str, busy: asyncio.Future[None]) -> None:
+        if self._busy.get(mind_id) is busy:
+            del self._busy[mind_id]
+        busy.set_result(None)
 
     async def _open_writer(self, mind_id: str, path: Path, entry: _Open | None) -> _Open:
         """Open the writer (migrating the file) and start the actor, for ``entry`` (a mind
@@ -167,7 +203,7 @@ class MindHost:
         )
         actor.start()
         if entry is None:
-            return _Open(actor, reader, time.monotonic())
+            return _Open(mind_id, actor, reader, time.monotonic())
         entry.actor = actor
         return entry
 
@@ -187,34 +223,52 @@ class MindHost:
         """The mind's reader, kept open until the block ends: the LRU closes no leased mind
         (it may hold more than ``max_open`` meanwhile, and catches up when leases end) — a
         reader handed out by :meth:`reader` may be closed by the next mind opened."""
-        entry = await self._get(mind_id, create, write=False)
-        entry.pins += 1  # no await since _get returned: nothing evicted it meanwhile
+        entry = await self._get(mind_id, create, write=False, pin=True)
         try:
             yield entry.reader
         finally:
             entry.pins -= 1
             if len(self._open) > self.max_open and not self._closed:
                 async with self._lock:
-                    await self._evict_over_cap()
+                    victims = self._over_cap()
+                await self._close_all(victims)
 
-    async def _evict_over_cap(self, keep: str | None = None) -> None:
-        """Close least recently used minds while over the cap, never a leased one or
-        ``keep`` (the mind being opened)."""
-        for victim in [m for m, e in self._open.items() if not e.pins and m != keep]:
+    def _over_cap(self, keep: str | None = None) -> list[_Open]:
+        """Take least recently used minds out while over the cap, never a leased one, one
+        being opened or ``keep``; the caller closes them (:meth:`_close_all`) once the lock
+        is released. Call with the lock held."""
+        taken: list[_Open] = []
+        for victim in [m for m, e in self._open.items()
+                       if not e.pins and m != keep and m not in self._busy]:
             if len(self._open) <= self.max_open:
-                return
-            await self._close_one(victim)
+                break
+            entry = self._open.pop(victim)
+            entry.closing = self._busy[victim] = asyncio.get_running_loop().create_future()
+            taken.append(entry)
+        return taken
 
-    async def _close_one(self, mind_id: str) -> None:
-        entry = self._open.pop(mind_id, None)
-        if entry is None:
-            return
+    async def _close_all(self, entries: list[_Open]) -> None:
+        for entry in entries:
+            try:
+                await self._stop(entry)
+            finally:
+                assert entry.closing is not None
+                self._settle(entry.name, entry.closing)
+
+    async def _stop(self, entry: _Open) -> None:
         if entry.actor is not None:
             await entry.actor.stop()
         await entry.reader.close()
-        log.info("mind %s closed", mind_id)
+        log.info("mind %s closed", entry.name)
+
+    async def _close_one(self, mind_id: str) -> None:
+        entry = self._open.pop(mind_id, None)
+        if entry is not None:
+            await self._stop(entry)
 
     async def close_mind(self, mind_id: str) -> None:
+        while (busy := self._busy.get(mind_id)) is not None:
+            await asyncio.shield(busy)  # being opened or closed: then close what is open
         async with self._lock:
             await self._close_one(mind_id)
 
@@ -226,7 +280,8 @@ class MindHost:
             for mind_id, entry in list(self._open.items()):
                 actor = entry.actor
                 idle_for = now - max(entry.last_used, actor.last_used if actor else 0.0)
-                if idle_for >= self.idle_seconds and (actor is None or actor.idle):
+                if (idle_for >= self.idle_seconds and (actor is None or actor.idle)
+                        and not entry.pins and mind_id not in self._busy):
                     await self._close_one(mind_id)
                     closed += 1
         return closed
@@ -249,6 +304,8 @@ class MindHost:
         if self._closed:
             return
         self._closed = True
+        while self._busy:  # opens finish (and see the host closed), LRU closes complete
+            await asyncio.gather(*(asyncio.shield(f) for f in list(self._busy.values())))
         async with self._lock:
             for mind_id in list(self._open):
                 await self._close_one(mind_id)

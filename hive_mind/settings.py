@@ -116,7 +116,7 @@ class Settings(BaseSettings):
     )
     max_open_minds: int = Field(default=64, ge=1, description="LRU cap on open mind files")
     scope_minds: int = Field(
-        default=24, ge=0, le=10_000,
+        default=16, ge=0, le=10_000,
         description="workspaces a scope-all recall searches in full, chosen by their content "
                     "(0: every workspace)",
     )
