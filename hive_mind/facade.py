@@ -329,8 +329,7 @@ class HiveMind:
                     vector = (await embedder.embed_batch([query]))[0]
             stems = self.runtime.stems(query) if lanes != "vector" else []
             chosen = [present[i] for i in select(pool, vector, stems, want)]
-        picked = set(chosen)
-        return [ws for m, ws in ids.items() if m in picked]  # the list's order, as unrouted
+        return [ids[m] for m in chosen]  # best routed first: equal scores merge in that order
 
     def _searcher(self, workspace: str | None, embedder: QueryMemo
                   ) -> Callable[[], AbstractAsyncContextManager[HybridSearch]]:
