@@ -27,7 +27,8 @@ from mind.storage.connection import driver
 
 
 def unit(v: np.ndarray) -> np.ndarray:
-    return (v / np.linalg.norm(v, axis=-1, keepdims=True)).astype(np.float32)
+    out: np.ndarray = (v / np.linalg.norm(v, axis=-1, keepdims=True)).astype(np.float32)
+    return out
 
 
 def summary(vectors: np.ndarray | None, terms: list[str]) -> RouteSummary:
@@ -159,7 +160,7 @@ async def test_routed_scope_wide_recall_finds_the_one_workspace_that_knows(
         assert detail["routing"] == {"searched": 4, "workspaces": 30}
         assert detail["results"][0]["from"] == "workspace:team-21"
         assert "zeppelin" in detail["results"][0]["content"]
-        assert len(hm.runtime.host.open_ids) <= 6  # type: ignore[attr-defined]
+        assert len(hm.runtime.host.open_ids) <= 6
         # by meaning too: the vector ranking alone brings the workspace (keyword lane off)
         vector = await hm.recall_detail("zeppelins hangars leases", scope="all", limit=5,
                                         lanes="vector")
@@ -199,7 +200,7 @@ async def test_reader_only_minds_open_their_writer_on_the_first_write(tmp_path: 
         await hm.create_workspace("R", workspace_id="r")
         await hm.save("first", workspace="r", wait=True)
     async with await HiveMind.open(data_dir=tmp_path, embedding_provider="test") as hm:
-        host = hm.runtime.host  # type: ignore[attr-defined]
+        host = hm.runtime.host
         assert (await hm.recall_detail("first", workspace="r"))["results"]
         await hm.wait_idle()
         await hm.save("second", workspace="r", wait=True)
