@@ -694,14 +694,21 @@ class HiveMind:
 
         return await drop(self.runtime, dead_letter_id, all_failed=all_failed)
 
-    async def nightly_maintenance(self) -> dict[str, Any]:
+    async def nightly_maintenance(self, *, spread: bool = False,
+                                  on_progress: Callable[[int, int], None] | None = None
+                                  ) -> dict[str, Any]:
         """Today's scheduled maintenance now, in this process: the configured tasks of every
         mind not opted out, minus what a process on this data dir ran today already
-        (:mod:`workers.schedule`; for a systemd timer or cron when no ``serve``/``mcp`` runs)."""
+        (:mod:`workers.schedule`; for a systemd timer or cron when no ``serve``/``mcp`` runs).
+        ``spread`` starts the minds over ``HIVE_MIND_MAINTENANCE_SPREAD_MINUTES`` (else one
+        after another); ``on_progress(minds done, minds)`` follows the run."""
+        from dataclasses import replace
+
         from workers.scheduler import run_scheduled
 
-        run = await run_scheduled(self.runtime, self.settings.schedule_config(),
-                                  self.settings.data_dir)
+        config = self.settings.schedule_config()
+        run = await run_scheduled(self.runtime, config if spread else replace(
+            config, spread_minutes=0), self.settings.data_dir, on_progress=on_progress)
         return run.as_dict()
 
     # -- status -----------------------------------------------------------------------------

@@ -401,7 +401,9 @@ class RemoteHiveMind:
         return await self._dead_letters("DELETE", dead_letter_id, all_failed,
                                         "/v1/jobs/{}", "/v1/jobs")
 
-    async def nightly_maintenance(self) -> dict[str, Any]:
+    async def nightly_maintenance(self, *, spread: bool = False,
+                                  on_progress: Any = None) -> dict[str, Any]:
+        """The server runs it (its own schedule's spread and progress: ``status``)."""
         result: dict[str, Any] = await self._call("POST", "/v1/jobs/nightly")
         return result
 

@@ -145,6 +145,11 @@ class Settings(BaseSettings):
         description="run the nightly maintenance: in serve and mcp processes (embedded), the "
                     "host's cron (distributed)",
     )
+    maintenance_spread_minutes: float = Field(
+        default=60.0, ge=0, le=720,
+        description="the nightly minds start spread over this many minutes after the slot "
+                    "(jittered; a thousand workspaces do not all compact at once)",
+    )
     maintenance_tasks: Annotated[list[MaintenanceTask], NoDecode] = Field(
         default_factory=lambda: list(TASKS),
         description="the nightly tasks, comma-separated: compact, reconcile, harvest_sync",
@@ -365,7 +370,8 @@ class Settings(BaseSettings):
         return ScheduleConfig(enabled=self.maintenance_enabled, hour=self.maintenance_hour,
                               minute=self.maintenance_minute,
                               tasks=tuple(dict.fromkeys(self.maintenance_tasks)),
-                              skip_minds=frozenset(skip))
+                              skip_minds=frozenset(skip),
+                              spread_minutes=self.maintenance_spread_minutes)
 
     def queue_config(self) -> QueueConfig:
         if not self.redis_url:

@@ -64,13 +64,15 @@ async def external_status(settings: Settings, *, probe: bool) -> dict[str, Any] 
 
 async def collect(settings: Settings, runtime: Runtime, *, probe: bool = True
                   ) -> dict[str, Any]:
+    minds = await minds_status(runtime)
     return {
         "mode": "embedded" if settings.embedded else "distributed",
         "embedder": await embedder_status(settings, runtime, probe=probe),
         "external": await external_status(settings, probe=probe),
         "queue": await runtime.queue_status(),
-        "minds": await minds_status(runtime),
-        "schedule": schedule_status(settings.schedule_config(), settings.data_dir),
+        "minds": minds,
+        "schedule": schedule_status(settings.schedule_config(), settings.data_dir,
+                                    minds=[m["id"] for m in minds]),
         "config": settings.redacted(),
     }
 

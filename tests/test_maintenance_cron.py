@@ -57,3 +57,14 @@ async def test_fanout_is_idempotent_per_day_and_the_host_runs_it(
         assert any("Prune in Feb." in c for c in contents)  # the stale source was re-harvested
         run_rows = await mind.db.fetchall("SELECT status FROM harvest_runs")
         assert [r[0] for r in run_rows] == ["completed", "completed"]
+    # the host recorded each job it applied: the day's claims say ok (the cron wrote enqueued)
+    from workers.claims import ClaimStore
+    from workers.schedule import ScheduleConfig
+    from workers.scheduler import schedule_status
+
+    day = next(d for d, _ in ClaimStore(data)._days())
+    assert sorted(r["status"] for r in ClaimStore(data).records(day)) == ["ok"] * 6
+    last = schedule_status(ScheduleConfig(), data,
+                           minds=["personal", "workspace:work"])["last_runs"]
+    assert (last["compact"]["minds"], last["compact"]["expected"], last["compact"]["ok"]) == (
+        2, 2, 2)

@@ -45,8 +45,8 @@ from workers.followups import followup_jobs
 from workers.protocol import MindAccess
 from workers.queue import QueueConfig, guarded, redis_settings
 from workers.runtime import RuntimeConfig, open_host
-from workers.schedule import DailyJob, ScheduleConfig
-from workers.scheduler import run_day
+from workers.schedule import DailyJob, ScheduleConfig, start_offsets
+from workers.scheduler import record_applied, run_day, summarize
 
 log = logging.getLogger(__name__)
 
@@ -171,17 +171,21 @@ async def apply_op(ctx: dict[str, Any], payload: dict[str, Any]) -> Any:
     op = ops.parse_op(payload)
     create = op.kind in ("save_frames", "harvest_batch")
     result = await ctx["host"].submit(op.mind_id, op, create=create)
+    if op.kind in ("compact", "reconcile") and op.op_id:  # a scheduled job done: its claim
+        record_applied(ctx["host"].data_dir, op.op_id, summarize(result))
     return {"duplicate": True} if isinstance(result, Duplicate) else result
 
 
 async def maintenance_fanout(ctx: dict[str, Any]) -> dict[str, int]:
     """Enqueue today's scheduled jobs (:mod:`workers.schedule`: the configured tasks of every
-    mind not skipped, per-day ids, claimed once per data dir), mind ``i`` deferred by
-    ``i × pause_seconds`` so the host does not run every mind's maintenance at once."""
+    mind not skipped, per-day ids, claimed once per data dir), each mind's deferred to its
+    start offset (:func:`workers.schedule.start_offsets`: spread over ``spread_minutes``,
+    jittered, ``pause_seconds`` apart) so the host does not run every mind's at once."""
     host: MindHost = ctx["host"]
     schedule: ScheduleConfig = ctx.get("schedule") or ScheduleConfig()
     minds = [m for m in host.list_minds() if m not in schedule.skip_minds]
-    delay = {mind: index * schedule.pause_seconds for index, mind in enumerate(minds)}
+    today = datetime.now(UTC).date()
+    delay = dict(zip(minds, start_offsets(minds, today, schedule), strict=True))
 
     async def enqueue(job: DailyJob) -> dict[str, Any]:
         defer = delay[job.mind_id] or None
@@ -194,7 +198,7 @@ async def maintenance_fanout(ctx: dict[str, Any]) -> dict[str, int]:
                 _queue_name=host_queue(ctx["host_id"]), _expires=24 * 3600, _defer_by=defer)
         return {"deferred_seconds": defer or 0}
 
-    run = await run_day(datetime.now(UTC).date(), minds, replace(schedule, pause_seconds=0),
+    run = await run_day(today, minds, replace(schedule, pause_seconds=0, spread_minutes=0),
                         ClaimStore(host.data_dir), enqueue, done="enqueued")
     return {"enqueued": run.ran}
 
@@ -205,6 +209,8 @@ async def harvest_sync(ctx: dict[str, Any], payload: dict[str, Any]) -> dict[str
 
     mind_id = str(payload.get("mind_id", ""))
     results = await harvest_stale(ctx["host"], mind_id)
+    record_applied(ctx["host"].data_dir, str(ctx.get("job_id", "")), {
+        "sources": len(results), "failed": sum(1 for r in results if r.status == "failed")})
     return {"mind_id": mind_id, "synced": [r.status for r in results]}
 
 

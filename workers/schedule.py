@@ -4,15 +4,17 @@ What runs: for each mind in turn, the configured tasks of :data:`TASKS` — ``co
 ``reconcile`` (its outbox sweep re-queues lost index work) and ``harvest_sync`` (re-harvest
 stale auto-sync sources) — each under its per-day id ``job_id(task, mind, day)``, which is
 also the op id the mind records in ``applied_ops``. Workspaces in ``skip_minds`` are left out.
-When: :func:`next_run`, ``hour:minute`` UTC.
+When: :func:`next_run`, ``hour:minute`` UTC; the minds start spread over ``spread_minutes``
+after it (:func:`start_offsets`: evenly, each with a jitter inside its own slice, never two
+closer than ``pause_seconds``), so a thousand workspaces' maintenance does not land at once.
 
 Who runs it (:mod:`workers.scheduler`, the thin async shell around this):
 
 * distributed: the host's arq cron (:func:`workers.distributed.maintenance_fanout`) enqueues
-  the day's jobs, mind ``i`` deferred by ``i × pause_seconds``;
+  the day's jobs, each mind's deferred to its start offset;
 * embedded long-running processes (``serve`` without Redis, ``mcp`` over stdio): a
-  ``Scheduler`` task executes them in process, one mind after another with ``pause_seconds``
-  between minds;
+  ``Scheduler`` task executes them in process, one mind after another, each at its offset (and
+  ``pause_seconds`` after the previous mind finished);
 * CLI-only users: ``hive-mind maintenance nightly`` from a systemd timer or cron.
 
 Each (task, mind, day) runs once however many processes share the data dir: a claim file
@@ -21,7 +23,8 @@ Each (task, mind, day) runs once however many processes share the data dir: a cl
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import hashlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Final, Literal, get_args
@@ -42,6 +45,7 @@ class ScheduleConfig:
     tasks: tuple[str, ...] = TASKS
     skip_minds: frozenset[str] = frozenset()
     pause_seconds: float = PAUSE_SECONDS
+    spread_minutes: float = 0.0  # settings default: 60 (HIVE_MIND_MAINTENANCE_SPREAD_MINUTES)
 
     def __post_init__(self) -> None:
         unknown = [t for t in self.tasks if t not in TASKS]
@@ -69,6 +73,24 @@ class DailyJob:
         return None
 
 
+
+
+def jitter(day: date, mind_id: str) -> float:
+    """A fraction in [0, 1), the same in every process for one mind and day."""
+    digest = hashlib.blake2b(f"{day.isoformat()}:{mind_id}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2**64
+
+
+def start_offsets(minds: Sequence[str], day: date, config: ScheduleConfig) -> list[float]:
+    """Seconds after the slot at which each mind's jobs start: mind ``i`` at ``i × gap`` plus a
+    jitter of up to ``gap − pause_seconds``, where ``gap`` spreads the minds over
+    ``spread_minutes`` (and is never below ``pause_seconds``) — so two minds never start closer
+    than ``pause_seconds``, and the plan is the same for every process on the data dir."""
+    if not minds:
+        return []
+    gap = max(config.pause_seconds, config.spread_minutes * 60 / len(minds))
+    slack = gap - config.pause_seconds
+    return [i * gap + jitter(day, mind) * slack for i, mind in enumerate(minds)]
 
 
 def next_run(now: datetime, hour: int, minute: int) -> datetime:

@@ -20,7 +20,14 @@ from actors.actor import Duplicate
 from actors.host import list_minds
 from workers.claims import ClaimStore
 from workers.dead_letters import DeadLetterFile, error_text
-from workers.schedule import TASKS, DailyJob, ScheduleConfig, daily_jobs, next_run
+from workers.schedule import (
+    TASKS,
+    DailyJob,
+    ScheduleConfig,
+    daily_jobs,
+    next_run,
+    start_offsets,
+)
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +36,7 @@ SCALARS: Final = (str, int, float, bool)
 
 Execute = Callable[[DailyJob], Awaitable[dict[str, Any]]]
 OnFailure = Callable[[DailyJob, Exception], None]
+OnProgress = Callable[[int, int], None]
 
 
 @dataclass
@@ -46,13 +54,25 @@ class DayRun:
 async def run_day(day: date, minds: Iterable[str], config: ScheduleConfig, claims: ClaimStore,
                   execute: Execute, *, on_failure: OnFailure | None = None,
                   sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-                  done: str = "ok") -> DayRun:
+                  clock: Callable[[], datetime] | None = None,
+                  on_progress: OnProgress | None = None, done: str = "ok") -> DayRun:
     """Run (or, for the cron, enqueue) every job of ``day`` this process claims, mind after
-    mind; ``done`` is the status a successful ``execute`` records."""
+    mind, each mind at its start offset (:func:`workers.schedule.start_offsets`) and at least
+    ``pause_seconds`` after the previous one ran here; ``done`` is the status a successful
+    ``execute`` records, ``on_progress(minds done, minds)`` follows the run."""
     report = DayRun(day)
     claims.prune(day)
     per_mind = daily_jobs(minds, day, config)
+    offsets = start_offsets([jobs[0].mind_id for jobs in per_mind], day, config)
+    now = clock or (lambda: datetime.now(UTC))
+    started = now()
+    ran_before = False
     for index, jobs in enumerate(per_mind):
+        wait = offsets[index] - (now() - started).total_seconds()
+        if ran_before:
+            wait = max(wait, config.pause_seconds)
+        if wait > 0:
+            await sleep(wait)
         ran_here = False
         for job in jobs:
             if not claims.claim(job.task, job.mind_id, day, job.job_id):
@@ -70,8 +90,9 @@ async def run_day(day: date, minds: Iterable[str], config: ScheduleConfig, claim
                 continue
             claims.finish(job.task, job.mind_id, day, done, {"result": detail})
             report.ran += 1
-        if ran_here and config.pause_seconds > 0 and index + 1 < len(per_mind):
-            await sleep(config.pause_seconds)
+        ran_before = ran_here
+        if on_progress is not None:
+            on_progress(index + 1, len(per_mind))
     log.info("maintenance of %s: %d jobs run here, %d claimed elsewhere, %d failed", day,
              report.ran, report.skipped, len(report.failed))
     return report
@@ -114,12 +135,13 @@ def in_process(runtime: Any) -> Execute:
 
 
 async def run_scheduled(runtime: Any, config: ScheduleConfig, data_dir: Path, *,
-                        day: date | None = None) -> DayRun:
+                        day: date | None = None, on_progress: OnProgress | None = None
+                        ) -> DayRun:
     """Today's jobs now, in this process (``hive-mind maintenance nightly``): what the
     schedule would run, minus what a process on this data dir ran (or runs) already."""
     return await run_day(day or datetime.now(UTC).date(), runtime.list_minds(), config,
                          ClaimStore(data_dir), in_process(runtime),
-                         on_failure=record_failures(data_dir))
+                         on_failure=record_failures(data_dir), on_progress=on_progress)
 
 
 def record_failures(data_dir: Path) -> OnFailure:
@@ -132,6 +154,29 @@ def record_failures(data_dir: Path) -> OnFailure:
                    "day": job.day.isoformat(), "error": error_text(exc), "tries": 1})
 
     return record
+
+
+def record_applied(data_dir: Path, job_id: str, detail: dict[str, Any]) -> None:
+    """A scheduled job the distributed host has now applied (the cron recorded ``enqueued``):
+    its claim says ``ok``, so ``status`` counts it done. Any other id is ignored."""
+    parsed = parse_job_id(job_id)
+    if parsed is not None:
+        task, mind_id, day = parsed
+        claims = ClaimStore(data_dir)
+        if claims.exists(task, mind_id, day):
+            claims.finish(task, mind_id, day, "ok", {"result": detail})
+
+
+def parse_job_id(job_id: str) -> tuple[str, str, date] | None:
+    """``(task, mind id, day)`` of a scheduled job id ``task:mind:YYYY-MM-DD``, else None."""
+    task, _, rest = job_id.partition(":")
+    mind_id, _, day = rest.rpartition(":")
+    if task not in TASKS or not mind_id:
+        return None
+    try:
+        return task, mind_id, date.fromisoformat(day)
+    except ValueError:
+        return None
 
 
 def embedded_scheduler(runtime_of: Callable[[], Awaitable[Any]], config: ScheduleConfig,
@@ -168,6 +213,12 @@ class Scheduler:
         self._task: asyncio.Task[None] | None = None
         self.due: datetime | None = None
         self.runs: list[DayRun] = []
+        self.progress: tuple[int, int] | None = None  # (minds done, minds) of the run going on
+
+    def _progress(self, done: int, total: int) -> None:
+        self.progress = (done, total)
+        if done == total or done % 100 == 0:
+            log.info("nightly maintenance: %d of %d minds", done, total)
 
     async def run(self) -> None:
         cfg = self.config
@@ -180,7 +231,8 @@ class Scheduler:
             try:
                 self.runs.append(await run_day(
                     self.due.date(), self._list_minds(), cfg, self.claims, self._execute,
-                    on_failure=self._on_failure, sleep=self._sleep))
+                    on_failure=self._on_failure, sleep=self._sleep, clock=self._clock,
+                    on_progress=self._progress))
             except Exception:
                 log.exception("nightly maintenance of %s stopped", self.due.date())
             self.due = next_run(max(self._clock(), self.due), cfg.hour, cfg.minute)
@@ -199,15 +251,25 @@ class Scheduler:
 
 
 def schedule_status(config: ScheduleConfig, data_dir: Path, *,
-                    now: datetime | None = None) -> dict[str, Any]:
-    """The schedule as ``status`` shows it: when, what, next run and last run per task."""
+                    now: datetime | None = None, minds: Iterable[str] | None = None
+                    ) -> dict[str, Any]:
+    """The schedule as ``status`` shows it: when, what, next run and last run per task —
+    with ``minds`` (the data dir's), each last run says how many minds it covers of how many
+    are due (``expected``), so a run going on shows its progress."""
     moment = now or datetime.now(UTC)
+    last = ClaimStore(data_dir).last_runs(TASKS)
+    if minds is not None:
+        due = sum(1 for m in minds if m not in config.skip_minds)
+        for summary in last.values():
+            if summary is not None:
+                summary["expected"] = due
     return {
         "enabled": config.enabled,
         "time_utc": f"{config.hour:02d}:{config.minute:02d}",
+        "spread_minutes": config.spread_minutes,
         "tasks": list(config.tasks),
         "skip": sorted(config.skip_minds),
         "next_run": next_run(moment, config.hour, config.minute).strftime("%Y-%m-%dT%H:%M:%SZ")
         if config.enabled else None,
-        "last_runs": ClaimStore(data_dir).last_runs(TASKS),
+        "last_runs": last,
     }

@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from hive_mind.cli.common import JsonOpt, WorkspaceOpt, output, table, with_facade
+from hive_mind.cli.common import JsonOpt, WorkspaceOpt, err_console, output, table, with_facade
 from mind.errors import ValidationError
 from vocabulary.enums import MaintenanceKind
 
@@ -67,14 +68,46 @@ for _kind, _doc in KINDS.items():
     app.command(_kind)(_make(_kind, _doc))
 
 
+class NightlyProgress:
+    """The nightly run's minds done, as a rich progress bar on stderr."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.progress: Any = None
+        self.task: Any = None
+
+    def __enter__(self) -> NightlyProgress:
+        if self.enabled:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+            self.progress = Progress("minds maintained", BarColumn(), MofNCompleteColumn(),
+                                     TimeElapsedColumn(), console=err_console())
+            self.progress.start()
+            self.task = self.progress.add_task("nightly", total=None)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress.update(self.task, completed=done, total=total)
+
+
 @app.command("nightly")
-def nightly(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+def nightly(ctx: typer.Context, as_json: JsonOpt = False, spread: Annotated[bool, typer.Option(
+        "--spread/--no-spread",
+        help="Start the minds spread over HIVE_MIND_MAINTENANCE_SPREAD_MINUTES, as the "
+             "servers' schedule does (the systemd timer passes it); by default one after "
+             "another, a second apart.")] = False) -> None:
     """Run today's scheduled maintenance now (HIVE_MIND_MAINTENANCE_TASKS on every mind but
     HIVE_MIND_MAINTENANCE_SKIP_WORKSPACES), skipping what a process on this data dir already
     ran today: for a systemd timer or cron when no `serve` or `mcp` runs the schedule."""
 
     async def act(hm: Any) -> dict[str, Any]:
-        return dict(await hm.nightly_maintenance())
+        with NightlyProgress(not as_json and sys.stderr.isatty()) as progress:
+            return dict(await hm.nightly_maintenance(spread=spread, on_progress=progress))
 
     result = with_facade(ctx, act, writes=True, bulk=True)
     failed = ", ".join(result.get("failed") or []) or "-"

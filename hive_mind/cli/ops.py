@@ -96,18 +96,25 @@ def render_status(c: Console, report: dict[str, Any]) -> None:
     c.print(kv_table("Configuration (secrets masked)", report.get("config", {})))
 
 
+def progress_text(last: dict[str, Any]) -> str:
+    """``412 of 1000: ok=410, failed=2`` (``of`` only when the report knows the minds due)."""
+    counts = ", ".join(f"{k}={last[k]}" for k in ("ok", "enqueued", "running", "failed")
+                       if k in last)
+    expected = last.get("expected")
+    return counts if expected is None else f"{last.get('minds')} of {expected}: {counts}"
+
+
 def render_schedule(c: Console, schedule: dict[str, Any]) -> None:
     """The nightly maintenance: when, what, and the last run of each task."""
-    when = (f"{schedule.get('time_utc')} UTC, next {schedule.get('next_run')}"
+    when = (f"{schedule.get('time_utc')} UTC (minds spread over "
+            f"{schedule.get('spread_minutes', 0):g} min), next {schedule.get('next_run')}"
             if schedule.get("enabled") else "disabled (HIVE_MIND_MAINTENANCE_ENABLED)")
     rows = []
     for task in schedule.get("tasks", []):
         last = (schedule.get("last_runs") or {}).get(task)
         rows.append([task, "-" if not last else last.get("day"),
                      "-" if not last else last.get("finished_at") or last.get("started_at"),
-                     "-" if not last else ", ".join(
-                         f"{k}={last[k]}" for k in ("ok", "enqueued", "running", "failed")
-                         if k in last)])
+                     "-" if not last else progress_text(last)])
     c.print(table(f"Nightly maintenance: {when}; skipped: "
                   f"{', '.join(schedule.get('skip') or []) or 'none'}",
                   ["task", "last day", "last run", "minds"], rows))
