@@ -33,6 +33,7 @@ from actors.constants import (
     WORKSPACE_FILE,
     WORKSPACES_DIR,
 )
+from actors.heap import HeapTrimmer
 from mind.errors import InvalidIdError, NotFoundError, StorageError
 from mind.ids import validate_slug
 from mind.mind import Mind
@@ -105,6 +106,7 @@ class MindHost:
         self._open: OrderedDict[str, _Open] = OrderedDict()
         self._lock = asyncio.Lock()
         self._busy: dict[str, asyncio.Future[None]] = {}  # minds being opened or closed
+        self._trimmer = HeapTrimmer()
         self._closed = False
 
     def path(self, mind_id: str) -> Path:
@@ -254,6 +256,8 @@ class MindHost:
             finally:
                 assert entry.closing is not None
                 self._settle(entry.name, entry.closing)
+        if entries:
+            self._trimmer.request()  # what the closed minds freed goes back to the OS
 
     async def _stop(self, entry: _Open) -> None:
         if entry.actor is not None:

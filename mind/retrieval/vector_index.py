@@ -292,6 +292,7 @@ class VectorIndex:
                     self._put_batch(matrix, batch, owner_of)
         self._frames, self._chunks = frames, chunks
         self._seq = top
+        conn.execute("PRAGMA shrink_memory")  # the vectors are here now: drop their pages
 
     def _put_batch(self, matrix: _Matrix, batch: list[Any], owner_of: dict[int, int] | None
                    ) -> None:
