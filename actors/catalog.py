@@ -16,21 +16,54 @@ Memory: a census is a few integers; a summary ~48 bytes a vector + 8 a distinct 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import cast
 
 from actors.constants import CATALOG_THREADS
-from mind.census import Census, FileStamp, stamp, take_census
+from mind.census import COUNTS, Census, FileStamp, Version, stamp, take_census
 from mind.retrieval.routing import QueryStemmer, RoutePool, RouteSummary, read_summary
 from mind.storage.connection import connect_peek, driver
+from mind.storage.private_files import write_private_text
 
 log = logging.getLogger(__name__)
 
 
+def load_cache(path: Path | None) -> dict[str, tuple[FileStamp, Census]]:
+    """The censuses a process saved (anything unreadable: none — they are re-read)."""
+    if path is None:
+        return {}
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        return {str(m): (cast(FileStamp, tuple(int(x) for x in entry["stamp"])), Census(
+            **{k: int(entry[k]) for k in COUNTS}, version=cast(Version, tuple(
+                int(x) for x in entry["version"])), modified_ns=int(entry["modified_ns"])))
+            for m, entry in raw["minds"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+def save_cache(path: Path, census: dict[str, tuple[FileStamp, Census]]) -> None:
+    """(blocking) Replace the cache file atomically; a failure only costs the next process
+    its re-reads."""
+    minds = {m: {"stamp": list(st), **c.as_dict(), "version": list(c.version),
+                 "modified_ns": c.modified_ns} for m, (st, c) in census.items()}
+    try:
+        write_private_text(path, json.dumps({"minds": minds}, separators=(",", ":")))
+    except OSError as exc:
+        log.info("could not write the catalog cache %s: %s", path, exc)
+
+
 class MindCatalog:
-    def __init__(self, *, threads: int = CATALOG_THREADS) -> None:
-        self._census: dict[str, tuple[FileStamp, Census]] = {}
+    """``cache_file``: the censuses are kept there too (counts only, owner-only), so a fresh
+    CLI process re-reads only the minds whose files changed since any process last looked."""
+
+    def __init__(self, *, threads: int = CATALOG_THREADS, cache_file: Path | None = None
+                 ) -> None:
+        self._cache_file = cache_file
+        self._census: dict[str, tuple[FileStamp, Census]] = load_cache(cache_file)
         self._summaries: dict[str, RouteSummary] = {}
         self._pool: tuple[tuple[tuple[str, object], ...], RoutePool] | None = None
         self._executor = ThreadPoolExecutor(threads, thread_name_prefix="hm-catalog")
@@ -94,6 +127,10 @@ class MindCatalog:
                 self._census[mind_id] = (st, census)
                 if summary is not None:
                     self._summaries[mind_id] = summary
+            if self._cache_file is not None:
+                snapshot = dict(self._census)
+                await loop.run_in_executor(self._executor, save_cache, self._cache_file,
+                                           snapshot)
         return {m: self._census[m][1] for m in paths if m in self._census}
 
     def _read(self, mind_id: str, path: Path, st: FileStamp, summaries: bool

@@ -42,6 +42,9 @@ def stamp(path: Path) -> FileStamp | None:
     return (main.st_mtime_ns, main.st_size, *wal_part)
 
 
+COUNTS = ("frames", "pending_index", "vectors", "entities")
+
+
 @dataclass(frozen=True, slots=True)
 class Census:
     frames: int

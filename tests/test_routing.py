@@ -207,3 +207,43 @@ async def test_reader_only_minds_open_their_writer_on_the_first_write(tmp_path: 
         assert host.queued("workspace:r") == 0
         reader: Mind = await hm.reader("r")
         assert await reader.frames.count() == 2
+
+
+async def test_a_fresh_catalog_rereads_only_what_changed_since_the_cache(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import actors.catalog as catalog_module
+
+    async with await HiveMind.open(data_dir=tmp_path, embedding_provider="test") as hm:
+        for slug in ("a", "b", "c"):
+            await hm.create_workspace(slug.upper(), workspace_id=slug)
+            await hm.save(f"{slug} note", workspace=slug, wait=True)
+        paths = {f"workspace:{s}": mind_path(tmp_path, f"workspace:{s}") for s in "abc"}
+        cache = tmp_path / "catalog.json"
+        first = MindCatalog(cache_file=cache)
+        try:
+            counted = await first.census(paths)
+        finally:
+            first.close()
+        assert cache.stat().st_mode & 0o077 == 0  # owner-only
+        await hm.save("b again", workspace="b", wait=True)
+        await hm.wait_idle()
+        looked: list[str] = []
+        real = catalog_module.connect_peek
+
+        def counting(path: Path) -> object:
+            looked.append(Path(path).parent.name)
+            return real(path)
+
+        monkeypatch.setattr(catalog_module, "connect_peek", counting)
+        second = MindCatalog(cache_file=cache)
+        try:
+            fresh = await second.census(paths)
+        finally:
+            second.close()
+        assert looked == ["b"]  # a and c came from the cache
+        assert fresh["workspace:a"] == counted["workspace:a"]
+        assert fresh["workspace:b"].frames == 2
+        cache.write_text("{not json")
+        bad = MindCatalog(cache_file=cache)
+        assert bad._census == {}  # a bad cache is just re-read
+        bad.close()

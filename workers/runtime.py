@@ -25,6 +25,7 @@ from typing import Any
 
 from actors.actor import CommitHook
 from actors.catalog import MindCatalog
+from actors.constants import CATALOG_FILE
 from actors.handlers import HANDLERS
 from actors.host import ActorSettings, MindHost
 from mind.census import Census
@@ -79,7 +80,7 @@ class HostedRuntime:
         self.config = config
         self.embedder = EmbeddingProviderChain(config.embedding)
         self.host = open_host(config, on_commit)
-        self.catalog = MindCatalog()
+        self.catalog = MindCatalog(cache_file=config.data_dir / CATALOG_FILE)
         self._embedder_started: asyncio.Task[Any] | None = None
         self._resumed: set[str] = set()
 
