@@ -228,7 +228,7 @@ async def test_a_fresh_catalog_rereads_only_what_changed_since_the_cache(
         await hm.save("b again", workspace="b", wait=True)
         await hm.wait_idle()
         looked: list[str] = []
-        real = catalog_module.connect_peek
+        real = catalog_module.connect_peek  # type: ignore[attr-defined]
 
         def counting(path: Path) -> object:
             looked.append(Path(path).parent.name)
