@@ -62,6 +62,16 @@ def test_vector_ranking_puts_the_mind_holding_the_nearest_vector_first() -> None
     assert pool.by_vector(None) == [] and pool.by_vector(query[:100]) == []  # other model
 
 
+def test_a_mind_of_another_model_does_not_switch_vector_routing_off() -> None:
+    rng = np.random.default_rng(5)
+    minds = [summary(unit(rng.standard_normal((4, 32))), []) for _ in range(5)]
+    minds.append(summary(unit(rng.standard_normal((4, 16))), ["odd"]))
+    pool = RoutePool(minds)
+    assert pool.dim == 32
+    assert sorted(pool.by_vector(unit(rng.standard_normal(32)))) == [0, 1, 2, 3, 4]
+    assert pool.by_keyword(term_hashes(["odd"])) == [5]
+
+
 def test_minds_without_vectors_are_left_to_the_keyword_ranking() -> None:
     rng = np.random.default_rng(3)
     pool = RoutePool([summary(None, ["budget"]), summary(unit(rng.standard_normal((5, 8))), [])])

@@ -23,6 +23,7 @@ functions over NumPy arrays except :func:`read_summary` (SQL next to it) and the
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -120,8 +121,10 @@ class RoutePool:
 
     def __init__(self, summaries: Sequence[RouteSummary]) -> None:
         self.size = len(summaries)
-        dims = {s.dim for s in summaries if s.rows}
-        self.dim = dims.pop() if len(dims) == 1 else 0  # mixed models: no vector routing
+        dims = Counter(s.dim for s in summaries if s.rows)
+        # the most common dimension (a mind indexed by another model is left to the keyword
+        # ranking: this embedder's query vector cannot be compared with its vectors)
+        self.dim = dims.most_common(1)[0][0] if dims else 0
         with_rows = [i for i, s in enumerate(summaries) if s.rows and s.dim == self.dim]
         self._minds = np.asarray(with_rows, dtype=np.int64)
         if with_rows:
