@@ -45,6 +45,7 @@ from mind.retrieval.search import (
     Profile,
     SearchResponse,
     SearchResult,
+    rank_part,
 )
 from vocabulary.ids import WORKSPACE_PREFIX
 
@@ -190,6 +191,43 @@ def should_query_external(
     )
 
 
+def rescore_across(per_mind: Sequence[Sequence[CombinedResult]]) -> None:
+    """Put the results of several minds on one scale before they merge: each result's lane
+    ranks are its mind's own, so every mind's head scored alike (first in its lanes: 1.0) and
+    the merged list was a row of heads ordered by tie-breaks — over 200 SciFact workspaces,
+    nDCG@10 0.28 against 0.73 in one mind. Here the normalized score is recomputed with the
+    ranks a result has among *all* the minds' results: the vector lane's by cosine similarity
+    (one model, comparable across minds), the keyword lane's by its BM25 score; the other
+    factors (neighbour gain, speaker/time match, relevance) stay. Each mind's list stays in its
+    order (its scores floored from below, as in one mind); catch-up results keep theirs."""
+    rows = [r for rows in per_mind for r in rows if r.hit is not None and r.hit.reason is None]
+    by_vector = _global_ranks(rows, lambda h: h.similarity)
+    by_keyword = _global_ranks(rows, lambda h: h.keyword_score)
+    for r in rows:
+        hit = r.hit
+        assert hit is not None
+        neighbour = hit.factors.get("neighbour", 0.0)
+        local = rank_part(hit.keyword_rank) + rank_part(hit.vector_rank) + neighbour
+        if local > 0:
+            merged = rank_part(by_keyword.get(id(r))) + rank_part(by_vector.get(id(r)))
+            r.score = min(1.0, r.score * (merged + neighbour) / local)
+    for mind_rows in per_mind:
+        floor = 0.0
+        for r in reversed(mind_rows):
+            floor = max(floor, r.score)
+            r.score = floor
+            if r.hit is not None:
+                r.hit.score = floor
+
+
+def _global_ranks(rows: Sequence[CombinedResult],
+                  value: Callable[[SearchResult], float | None]) -> dict[int, int]:
+    scored = [(v, id(r)) for r in rows if r.hit is not None
+              and (v := value(r.hit)) is not None]
+    scored.sort(key=lambda pair: -pair[0])
+    return {key: rank for rank, (_, key) in enumerate(scored)}
+
+
 def merge_by_score(lists: Sequence[Sequence[CombinedResult]], limit: int
                    ) -> list[CombinedResult]:
     """At most ``limit`` results: the next one is always the head with the highest
@@ -323,6 +361,8 @@ class CombinedRetrieval:
             catching_up = catching_up or response.mode == "catch_up"
             out.notes.extend(f"{origin}: {note}" for note in response.notes)
             out.per_mind.append([memory_result(r, origin) for r in response.results])
+        if len(out.per_mind) > 1:
+            rescore_across(out.per_mind)
         allowed = external and not catching_up and opts.lanes == "hybrid"
         local = [r for rows in out.per_mind for r in rows]
         if (self._external is not None and name is not None

@@ -122,6 +122,7 @@ class SearchResult:
     keyword_rank: int | None = None
     vector_rank: int | None = None
     similarity: float | None = None
+    keyword_score: float | None = None  # the keyword lane's score (−BM25), when it found it
     reranked: bool = False
     reason: str | None = None
     factors: dict[str, float] = field(default_factory=dict)
@@ -265,6 +266,7 @@ class HybridSearch:
         weights = PROFILES[profile] if signals.rescore else NO_RESCORE
         now = datetime.now(UTC)
         k_rank = {fid: i for i, (fid, _) in enumerate(ran.keyword_hits)}
+        k_score = dict(ran.keyword_hits)
         v_rank = {fid: i for i, fid in enumerate(ran.similarity)}
         results: list[SearchResult] = []
         for fid, conv in scored.items():
@@ -281,9 +283,10 @@ class HybridSearch:
                 SearchResult(
                     frame, lane_rrf.get(fid, 0.0), rel, final,
                     normalized_score(
-                        (_rank_part(k_rank.get(fid)) + _rank_part(v_rank.get(fid))
+                        (rank_part(k_rank.get(fid)) + rank_part(v_rank.get(fid))
                          + conv.neighbour) * conv.match * rel, weights, max(ran.active, 1)),
                     k_rank.get(fid), v_rank.get(fid), ran.similarity.get(fid),
+                    keyword_score=k_score.get(fid),
                     factors={**conv.explain(), **prior.as_dict(), "relevance": rel},
                 )
             )
@@ -517,7 +520,7 @@ def _monotone_scores(results: list[SearchResult]) -> None:
         result.score = floor
 
 
-def _rank_part(rank: int | None) -> float:
+def rank_part(rank: int | None) -> float:
     """A lane's reciprocal rank, 1/(K + rank): the scale of the normalized ``score``."""
     return 0.0 if rank is None else 1.0 / (RRF_K + rank)
 
