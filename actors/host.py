@@ -86,6 +86,11 @@ class _Open:
     pins: int = 0  # leases in use: the LRU never closes a pinned mind
     closing: asyncio.Future[None] | None = None  # set while the LRU closes it
 
+def _log_failure(task: asyncio.Future[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("closing minds over the LRU cap failed", exc_info=task.exception())
+
+
 class MindHost:
     def __init__(
         self,
@@ -167,7 +172,9 @@ class MindHost:
         if self._open.get(mind_id) is not entry:  # the host closed meanwhile
             await self._stop(entry)
             raise StorageError(f"the mind host is closed: {mind_id} was not opened")
-        await self._close_all(victims)
+        if victims:  # closed in the background: no await between opening and the caller's
+            closing = asyncio.ensure_future(self._close_all(victims))  # first read of it
+            closing.add_done_callback(_log_failure)
         return entry
 
     async def _open_new(self, mind_id: str, path: Path, write: bool) -> _Open:
@@ -218,7 +225,14 @@ class MindHost:
         return (await self._get(mind_id, create, write=False)).reader
 
     async def submit(self, mind_id: str, op: object, *, create: bool = True) -> object:
-        return await (await self.actor(mind_id, create=create)).submit(op)
+        """Apply ``op`` through the mind's actor; the mind stays open (pinned) until it is
+        committed, however many other minds open meanwhile."""
+        entry = await self._get(mind_id, create, pin=True)
+        try:
+            assert entry.actor is not None  # _get(write=True) started it
+            return await entry.actor.submit(op)
+        finally:
+            await self._release(entry)
 
     @asynccontextmanager
     async def lease(self, mind_id: str, *, create: bool = True) -> AsyncIterator[Mind]:
@@ -229,11 +243,15 @@ class MindHost:
         try:
             yield entry.reader
         finally:
-            entry.pins -= 1
-            if len(self._open) > self.max_open and not self._closed:
-                async with self._lock:
-                    victims = self._over_cap()
-                await self._close_all(victims)
+            await self._release(entry)
+
+    async def _release(self, entry: _Open) -> None:
+        """Unpin; close what the LRU held open past its cap for pinned minds."""
+        entry.pins -= 1
+        if len(self._open) > self.max_open and not self._closed:
+            async with self._lock:
+                victims = self._over_cap()
+            await self._close_all(victims)
 
     def _over_cap(self, keep: str | None = None) -> list[_Open]:
         """Take least recently used minds out while over the cap, never a leased one, one

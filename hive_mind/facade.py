@@ -186,7 +186,15 @@ class HiveMind:
         return ident
 
     async def reader(self, workspace: str | None) -> Mind:
+        """The mind's reader for one query (another mind's opening may close it after)."""
         return await self.runtime.reader(await self._resolve(workspace))
+
+    @asynccontextmanager
+    async def reading(self, workspace: str | None) -> AsyncIterator[Mind]:
+        """The mind's reader for several reads: leased, so the LRU does not close it while
+        other minds open (with more minds busy than ``HIVE_MIND_MAX_OPEN_MINDS``)."""
+        async with self.runtime.lease(await self._resolve(workspace)) as reader:
+            yield reader
 
     async def submit(self, workspace: str | None,
                      op_factory: Callable[[str], ops.OpEnvelope]) -> Any:
@@ -239,8 +247,8 @@ class HiveMind:
                  else expect(result, FramesSaved)).frames[0]
         if wait:  # this frame, not the other minds' imports (workers/fairness.py)
             await self.runtime.wait_indexed(self.mind_id(workspace), [saved.id])
-        reader = await self.reader(workspace)
-        stored = await reader.frames.get(saved.id)
+        async with self.reading(workspace) as reader:
+            stored = await reader.frames.get(saved.id)
         if stored is None:  # forgotten since (a replay of an old save, or a racing forget)
             raise NotFoundError(f"frame {saved.id} was saved but has since been forgotten")
         return {**frame_dict(stored), "created": saved.created,
@@ -428,9 +436,10 @@ class HiveMind:
             raise ValidationError(f"type must be one of {list(ENTITY_TYPES)}")
         bounded_int(limit, "limit", 1, 200)
         bounded_text(query, "query", MAX_NAME_CHARS)
-        kg = (await self.reader(workspace)).knowledge
-        found = await kg.search_entities(query, limit, entity_type=entity_type)
-        return [await entity_dict(kg, e) for e in found]
+        async with self.reading(workspace) as reader:
+            kg = reader.knowledge
+            found = await kg.search_entities(query, limit, entity_type=entity_type)
+            return [await entity_dict(kg, e) for e in found]
 
     async def save_entity(self, entity_type: str, name: str, *,
                           properties: dict[str, Any] | None = None,
@@ -546,16 +555,16 @@ class HiveMind:
         return {"default_workspace": workspace}
 
     async def stats(self, *, workspace: str | None = None) -> dict[str, Any]:
-        reader = await self.reader(workspace)
-        frames = await reader.frames.get_stats()
-        return {
-            "frames": frames.get("total", 0), "by_type": frames.get("by_type", {}),
-            "by_importance": frames.get("by_importance", {}),
-            "entities": await reader.knowledge.get_entity_count(),
-            "entity_types": await reader.knowledge.get_entity_type_counts(),
-            "pending_index": await reader.outbox.count(),
-            "vectors": (await reader.vectors.counts())["frame_vectors"],
-        }
+        async with self.reading(workspace) as reader:
+            frames = await reader.frames.get_stats()
+            return {
+                "frames": frames.get("total", 0), "by_type": frames.get("by_type", {}),
+                "by_importance": frames.get("by_importance", {}),
+                "entities": await reader.knowledge.get_entity_count(),
+                "entity_types": await reader.knowledge.get_entity_type_counts(),
+                "pending_index": await reader.outbox.count(),
+                "vectors": (await reader.vectors.counts())["frame_vectors"],
+            }
 
     # -- maintenance ------------------------------------------------------------------------
 

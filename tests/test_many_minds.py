@@ -36,3 +36,29 @@ async def test_scope_wide_recall_over_more_workspaces_than_open_minds(tmp_path: 
         found = {r["from"] for r in detail["results"]}
         assert found == {f"workspace:team-{k}" for k in range(12)}
         assert len(hm.runtime.host.open_ids) <= 3
+
+
+async def test_lru_bound_holds_over_50_workspaces_with_a_limit_of_10(tmp_path: Path) -> None:
+    import asyncio
+
+    async with await HiveMind.open(data_dir=tmp_path, embedding_provider="test",
+                                   max_open_minds=10, scope_minds=0) as hm:
+        host = hm.runtime.host
+        peak = 0
+
+        async def save(k: int) -> None:
+            nonlocal peak
+            await hm.save(f"workspace {k} keeps the tapir{k} ledger", workspace=f"ws-{k}")
+            peak = max(peak, len(host.open_ids))
+
+        for k in range(50):
+            await hm.create_workspace(f"WS {k}", workspace_id=f"ws-{k}")
+        await asyncio.gather(*(save(k) for k in range(50)))  # 50 minds written at once
+        await hm.wait_idle()
+        assert len(host.open_ids) <= 10
+        detail = await hm.recall_detail("tapir ledger", scope="all", limit=60)
+        assert {r["from"] for r in detail["results"]} == {f"workspace:ws-{k}" for k in range(50)}
+        assert len(host.open_ids) <= 10
+        listed = await hm.list_workspaces()
+        assert sorted(w["frames"] for w in listed["workspaces"]) == [1] * 50
+        assert len(host.open_ids) <= 10  # the list opened none

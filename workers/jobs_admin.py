@@ -290,9 +290,9 @@ async def _rerun(runtime: EmbeddedRuntime, store: DeadLetterFile, entry: dict[st
                        "tries": int(entry.get("tries") or 1) + 1})
             return {**out, "status": "failed", "error": error_text(exc)}
         return {**out, "status": "done", "result": result}
-    reader = await runtime.reader(mind_id, create=False)
-    items = await pending_items(reader, await still_pending(
-        reader, {int(i) for i in entry.get("frame_ids", [])}))
+    async with runtime.lease(mind_id, create=False) as reader:
+        items = await pending_items(reader, await still_pending(
+            reader, {int(i) for i in entry.get("frame_ids", [])}))
     if not items:
         return {**out, "status": "nothing_pending"}  # indexed meanwhile
     rebuilt: jobs.CognifyJob | jobs.ReembedJob

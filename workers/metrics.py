@@ -144,9 +144,9 @@ async def sample_minds(host: Any) -> None:
     oldest: float | None = None
     pending = 0
     for mind_id in open_ids:
-        reader = await host.reader(mind_id, create=False)
-        pending += await reader.outbox.count()
-        age = await reader.outbox.oldest_age_seconds()
+        async with host.lease(mind_id, create=False) as reader:
+            pending += await reader.outbox.count()
+            age = await reader.outbox.oldest_age_seconds()
         if age is not None:
             oldest = age if oldest is None else max(oldest, age)
     PENDING_INDEX.set(pending)

@@ -142,8 +142,8 @@ class HostedRuntime:
 
     async def sweep(self, mind_id: str) -> int:
         """Queue cognify jobs for everything the mind's outbox still holds."""
-        reader = await self.host.reader(mind_id, create=False)
-        queued = await outbox_jobs(reader, mind_id, self.config.cognify_batch)
+        async with self.host.lease(mind_id, create=False) as reader:
+            queued = await outbox_jobs(reader, mind_id, self.config.cognify_batch)
         await self._dispatch(mind_id, queued)
         return sum(len(job.items) for job in queued)
 
@@ -170,15 +170,15 @@ class HostedRuntime:
         mind's bulk import returns when the save is indexed. False on timeout, or once this
         runtime has nothing left running that could index them (a degraded embedder)."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        reader = await self.host.reader(mind_id, create=False)
-        while True:
-            pending = await (reader.outbox.holds(frame_ids) if frame_ids is not None
-                             else reader.outbox.count())
-            if not pending:
-                return True
-            if self._settled() or (deadline is not None and time.monotonic() > deadline):
-                return False
-            await asyncio.sleep(INDEX_POLL_SECONDS)
+        async with self.host.lease(mind_id, create=False) as reader:
+            while True:
+                pending = await (reader.outbox.holds(frame_ids) if frame_ids is not None
+                                 else reader.outbox.count())
+                if not pending:
+                    return True
+                if self._settled() or (deadline is not None and time.monotonic() > deadline):
+                    return False
+                await asyncio.sleep(INDEX_POLL_SECONDS)
 
     def _settled(self) -> bool:
         """Nothing this process runs can still index a frame (embedded: the runner is idle)."""
