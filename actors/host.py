@@ -255,11 +255,13 @@ class MindHost:
 
     def _over_cap(self, keep: str | None = None) -> list[_Open]:
         """Take least recently used minds out while over the cap, never a leased one, one
-        being opened or ``keep``; the caller closes them (:meth:`_close_all`) once the lock
+        being opened, ``keep`` or the personal mind (every scope-wide recall searches it, and
+        it is the one likely to be large: reloading a 100,000-frame index took seconds — it
+        closes when idle); the caller closes them (:meth:`_close_all`) once the lock
         is released. Call with the lock held."""
         taken: list[_Open] = []
-        for victim in [m for m, e in self._open.items()
-                       if not e.pins and m != keep and m not in self._busy]:
+        for victim in [m for m, e in self._open.items() if not e.pins and m != keep
+                       and m not in self._busy and m != PERSONAL_MIND]:
             if len(self._open) <= self.max_open:
                 break
             entry = self._open.pop(victim)

@@ -56,9 +56,19 @@ async def test_lru_bound_holds_over_50_workspaces_with_a_limit_of_10(tmp_path: P
         await asyncio.gather(*(save(k) for k in range(50)))  # 50 minds written at once
         await hm.wait_idle()
         assert len(host.open_ids) <= 10
-        detail = await hm.recall_detail("tapir ledger", scope="all", limit=60)
+        # (touch=False: access-count writes would still be in flight, pinning their minds)
+        detail = await hm.recall_detail("tapir ledger", scope="all", limit=60, touch=False)
         assert {r["from"] for r in detail["results"]} == {f"workspace:ws-{k}" for k in range(50)}
         assert len(host.open_ids) <= 10
         listed = await hm.list_workspaces()
         assert sorted(w["frames"] for w in listed["workspaces"]) == [1] * 50
         assert len(host.open_ids) <= 10  # the list opened none
+
+
+async def test_the_lru_keeps_the_personal_mind_open(tmp_path: Path) -> None:
+    async with MindHost(tmp_path, HANDLERS, max_open=2) as host:
+        await host.reader("personal")
+        for k in range(5):
+            await host.reader(f"workspace:w{k}")
+        assert "personal" in host.open_ids and len(host.open_ids) <= 3
+        assert "workspace:w0" not in host.open_ids  # workspaces still take turns
