@@ -52,7 +52,7 @@ import numpy as np
 from mind.constants import T_CHUNKS_VEC, T_FRAMES_VEC
 from mind.errors import VectorError
 from mind.retrieval import vector_scan as scan
-from mind.storage.connection import connect_sync
+from mind.storage.connection import connect_peek
 
 FULL_RELOAD_AFTER = 20_000  # changed rows beyond which a full reload is cheaper
 MIN_DEAD_ROWS_TO_COMPACT = 1024  # masked rows are dropped by a reload once they outnumber live
@@ -243,7 +243,7 @@ class VectorIndex:
 
     def _connection(self) -> Any:
         if self._conn is None:
-            self._conn = connect_sync(self.path, readonly=True)
+            self._conn = connect_peek(self.path)  # reads only: the lightest connection
         return self._conn
 
     def close(self) -> None:

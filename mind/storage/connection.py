@@ -96,14 +96,15 @@ def _check_fts5(conn: Any) -> None:
 def connect_sync(path: str | Path, *, readonly: bool = False) -> Any:
     """Open and prepare one connection (blocking). Used as the aiosqlite connector."""
     mod = driver()
-    if str(path) != ":memory:":
-        prepare_mind_file(Path(path))
+    if str(path) != ":memory:" and not (readonly and Path(path).exists()):
+        prepare_mind_file(Path(path))  # a reader of an existing file: its writer did this
     conn = mod.connect(str(path), isolation_level=None, check_same_thread=False)
     try:
         conn.row_factory = mod.Row
         _check_database(conn, path)
         _load_vec(conn)
-        _check_fts5(conn)
+        if not readonly:  # the SQLite build is the same for every connection: checked once
+            _check_fts5(conn)
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         if str(path) != ":memory:":
             mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
