@@ -37,6 +37,8 @@ from actors.heap import HeapTrimmer
 from mind.errors import InvalidIdError, NotFoundError, StorageError
 from mind.ids import validate_slug
 from mind.mind import Mind
+from mind.storage import fencing
+from mind.storage.fencing import Fence
 from mind.storage.migrate import needs_migration
 from vocabulary.ids import PERSONAL_MIND, WORKSPACE_PREFIX, split_mind_id
 
@@ -101,8 +103,10 @@ class MindHost:
         idle_seconds: float = DEFAULT_IDLE_SECONDS,
         actor_settings: ActorSettings | None = None,
         on_commit: Callable[[str, Mind], CommitHook] | None = None,
+        fence: Fence | None = None,
     ) -> None:
         self.data_dir = Path(data_dir).expanduser()
+        self.fence = fence  # a sharded host's (shard, epoch): files it opens must be its own
         self._handlers = handlers
         self.max_open = max_open
         self.idle_seconds = idle_seconds
@@ -180,7 +184,14 @@ class MindHost:
     async def _open_new(self, mind_id: str, path: Path, write: bool) -> _Open:
         if not write and path.exists():
             reader = await Mind.open(path, readonly=True)
-            if not await needs_migration(reader.db):
+            try:
+                if self.fence is not None:
+                    await fencing.check(reader.db, self.fence)
+                stale = await needs_migration(reader.db)
+            except BaseException:
+                await reader.close()
+                raise
+            if not stale:
                 return _Open(mind_id, None, reader, time.monotonic())
             await reader.close()  # the writer migrates it first
         return await self._open_writer(mind_id, path, None)
@@ -193,8 +204,12 @@ class MindHost:
     async def _open_writer(self, mind_id: str, path: Path, entry: _Open | None) -> _Open:
         """Open the writer (migrating the file) and start the actor, for ``entry`` (a mind
         open for reads) or with a new reader."""
+        if self.fence is not None and path.exists():  # before migrating it: no write at all
+            await asyncio.to_thread(fencing.check_file, path, self.fence)
         writer = await Mind.open(path)
         try:
+            if self.fence is not None:  # checked and recorded in one write transaction
+                await fencing.claim(writer.db, self.fence)
             reader = entry.reader if entry is not None else await Mind.open(path, readonly=True)
         except BaseException:
             await writer.close()

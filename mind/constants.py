@@ -47,3 +47,5 @@ SQL_IN_CHUNK: Final = 500
 # session of the saves that name none: one per day, "save:<YYYY-MM-DD>" (hive_mind.facade);
 # not a conversation, so it lends no graph proximity to its frames (mind.knowledge.graph)
 DAILY_SAVE_SESSION_PREFIX: Final = "save:"
+META_FENCE_SHARD: Final = "fence_shard"  # the shard that owns this file (issue #17)
+META_FENCE_EPOCH: Final = "fence_epoch"  # ... and the epoch it claimed it at

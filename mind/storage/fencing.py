@@ -1,0 +1,96 @@
+"""Fencing records: which shard owns a mind file, and since which epoch (issue #17).
+
+A sharded deployment gives each host a shard id and an epoch (raised when a mind moves to it).
+Before a host writes a mind file it claims it (:func:`claim`): a file recorded for another
+shard, or for this shard at a newer epoch than the host's, is refused with
+:class:`FencedError` — so a misconfigured or stale host never becomes a second writer, even on
+shared storage. A file with no record (or an older epoch of this shard) is recorded as the
+host's, in the same write transaction as the check. Readers check without writing
+(:func:`check`). Unsharded hosts claim nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mind.constants import META_FENCE_EPOCH, META_FENCE_SHARD
+from mind.errors import StorageError
+from mind.storage.connection import connect_peek
+from mind.storage.db import Database
+
+
+class FencedError(StorageError):
+    """This host may not open the mind file: another shard (or a newer epoch) owns it."""
+
+    code = "fenced"
+
+
+@dataclass(frozen=True, slots=True)
+class Fence:
+    shard: str
+    epoch: int
+
+
+_READ = "SELECT key, value FROM meta WHERE key IN (?, ?)"
+_KEYS = (META_FENCE_SHARD, META_FENCE_EPOCH)
+
+
+def _fence_of(rows: list[Any]) -> Fence | None:
+    values = {r[0]: r[1] for r in rows}
+    if META_FENCE_SHARD not in values:
+        return None
+    return Fence(str(values[META_FENCE_SHARD]), int(values.get(META_FENCE_EPOCH, 0)))
+
+
+async def read_fence(db: Database) -> Fence | None:
+    return _fence_of(await db.fetchall(_READ, _KEYS))
+
+
+def refusal(path: object, found: Fence | None, mine: Fence) -> FencedError | None:
+    """Why ``mine`` may not open a file fenced ``found`` (None: it may)."""
+    if found is None:
+        return None
+    if found.shard != mine.shard:
+        return FencedError(f"{path} belongs to {found.shard} (epoch {found.epoch}), not to this "
+                           f"host's {mine.shard}: route the request to its owner")
+    if found.epoch > mine.epoch:
+        return FencedError(f"{path} was claimed by {found.shard} at epoch {found.epoch}, newer "
+                           f"than this host's {mine.epoch}: this host is stale, restart it with "
+                           "the current epoch")
+    return None
+
+
+def check_file(path: Path, mine: Fence) -> None:
+    """(blocking) Refuse a file this host may not open, before anything writes to it (a
+    migration of another shard's file would be a second writer's write)."""
+    conn = connect_peek(path)
+    try:
+        present = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone()
+        rows = conn.execute(_READ, _KEYS).fetchall() if present else []
+    finally:
+        conn.close()
+    error = refusal(path, _fence_of(rows), mine)
+    if error is not None:
+        raise error
+
+
+async def check(db: Database, mine: Fence) -> None:
+    """Refuse (raise) a file this host may not read."""
+    error = refusal(db.path, await read_fence(db), mine)
+    if error is not None:
+        raise error
+
+
+async def claim(db: Database, mine: Fence) -> Fence:
+    """Check and record ``mine`` on the file in one write transaction; returns the record."""
+    async with db.transaction():
+        found = await read_fence(db)
+        error = refusal(db.path, found, mine)
+        if error is not None:
+            raise error
+        if found != mine:
+            await db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", [
+                (META_FENCE_SHARD, mine.shard), (META_FENCE_EPOCH, str(mine.epoch))])
+    return mine
