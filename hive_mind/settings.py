@@ -14,9 +14,11 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from actors.placement import ShardMap, ShardMapError, parse_shards
 from mind.bounds import name_text
 from mind.errors import ConfigurationError, ValidationError
 from mind.redact import mask_text, mask_url
+from mind.storage.fencing import Fence
 from vocabulary.ids import PERSONAL_MIND, validate_slug, workspace_mind_id
 from workers.constants import COGNIFY_BATCH_FRAMES
 from workers.schedule import TASKS, MaintenanceTask, ScheduleConfig
@@ -48,6 +50,13 @@ class Settings(BaseSettings):
     redis_url: str | None = Field(default=None, description="unset = embedded mode (no Redis)")
     url: str | None = Field(default=None, description="client mode: URL of a running serve")
     host_id: str = Field(default="local", description="this mind host's queue id")
+    shards: str = Field(
+        default="", max_length=65_536,
+        description="sharded deployment (issue #17, groundwork): shard-0=http://h0:8765,... "
+                    "— this host (HIVE_MIND_HOST_ID=shard-<n>) then fences the mind files it "
+                    "opens; empty: one host owns every mind",
+    )
+    shard_epoch: int = Field(default=0, ge=0, description="this shard host's fencing epoch")
 
     embedding_provider: Provider = Field(
         default="auto", description="auto probes inprocess → ollama → voyage → openai",
@@ -361,7 +370,28 @@ class Settings(BaseSettings):
             idle_close_seconds=self.idle_close_seconds,
             max_tries=self.job_max_tries,
             cognify_batch=self.cognify_batch_frames,
+            fence=self.fence(),
         )
+
+    def shard_map(self) -> ShardMap | None:
+        """The configured shards (None: unsharded); a malformed map names its fix."""
+        if not self.shards.strip():
+            return None
+        try:
+            return parse_shards(self.shards)
+        except ShardMapError as exc:
+            raise ConfigurationError(f"HIVE_MIND_SHARDS: {exc}") from None
+
+    def fence(self) -> Fence | None:
+        """This host's fencing record when sharded: its shard id (the host id) and epoch."""
+        shards = self.shard_map()
+        if shards is None:
+            return None
+        if self.host_id not in shards.shards:
+            raise ConfigurationError(
+                f"HIVE_MIND_HOST_ID={self.host_id!r} is not a shard of HIVE_MIND_SHARDS "
+                f"({', '.join(sorted(shards.shards))}): set it to the shard this host serves")
+        return Fence(self.host_id, self.shard_epoch)
 
     def schedule_config(self) -> ScheduleConfig:
         """The nightly maintenance (:mod:`workers.schedule`)."""

@@ -49,3 +49,19 @@ def test_malformed_maps_are_refused_with_the_fix(text: str) -> None:
 def test_an_invalid_mind_id_is_refused() -> None:
     with pytest.raises(ValueError):
         shard_map(2).owner("workspace:../../etc")
+
+
+def test_settings_give_a_shard_host_its_fence(tmp_path: object) -> None:
+    from hive_mind.settings import Settings
+    from mind.errors import ConfigurationError
+    from mind.storage.fencing import Fence
+
+    assert Settings(data_dir=tmp_path).runtime_config().fence is None  # unsharded
+    sharded = Settings(data_dir=tmp_path, shards="shard-0=http://a:1,shard-1=http://b:1",
+                       host_id="shard-1", shard_epoch=3)
+    assert sharded.runtime_config().fence == Fence("shard-1", 3)
+    assert sharded.shard_map() is not None
+    with pytest.raises(ConfigurationError, match="HIVE_MIND_HOST_ID"):
+        Settings(data_dir=tmp_path, shards="shard-0=http://a:1", host_id="local").fence()
+    with pytest.raises(ConfigurationError, match="HIVE_MIND_SHARDS"):
+        Settings(data_dir=tmp_path, shards="shard-0=ftp://a:1", host_id="shard-0").fence()

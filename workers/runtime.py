@@ -33,6 +33,7 @@ from mind.embeddings.chain import EmbeddingProviderChain
 from mind.embeddings.registry import EmbeddingConfig
 from mind.mind import Mind
 from mind.retrieval.routing import RoutePool
+from mind.storage.fencing import Fence
 from queue_schemas import jobs, ops
 from workers.batcher import EmbeddingBatcher
 from workers.cognify import run_index_job
@@ -60,6 +61,7 @@ class RuntimeConfig:
     concurrency: int = RUNNER_CONCURRENCY
     max_tries: int = 5
     cognify_batch: int = COGNIFY_BATCH_FRAMES
+    fence: Fence | None = None  # a shard host's fencing record (issue #17); None: unsharded
 
 
 def open_host(config: RuntimeConfig, on_commit: HookFactory) -> MindHost:
@@ -68,7 +70,7 @@ def open_host(config: RuntimeConfig, on_commit: HookFactory) -> MindHost:
     return MindHost(
         config.data_dir, HANDLERS, max_open=config.max_open_minds,
         idle_seconds=config.idle_close_seconds, actor_settings=config.actor,
-        on_commit=on_commit,
+        on_commit=on_commit, fence=config.fence,
     )
 
 
