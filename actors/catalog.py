@@ -71,12 +71,12 @@ class MindCatalog:
 
     async def census(self, paths: dict[str, Path]) -> dict[str, Census]:
         """The census of each mind (id → file) whose file exists, fresh as of now."""
-        return await self._look(paths, summaries=False)
+        return await self._look(paths, summaries=False, persist=True)
 
     async def route_pool(self, paths: dict[str, Path]) -> tuple[list[str], RoutePool]:
         """The minds that exist, in the given order, and their summaries pooled for routing
         (the pool is rebuilt only when a mind's summary changed)."""
-        await self._look(paths, summaries=True)
+        await self._look(paths, summaries=True, persist=False)
         ids = [m for m in paths if m in self._summaries]
         key = tuple((m, self._summaries[m].version) for m in ids)
         if self._pool is None or self._pool[0] != key:
@@ -100,7 +100,10 @@ class MindCatalog:
         self._census.pop(mind_id, None)
         self._summaries.pop(mind_id, None)
 
-    async def _look(self, paths: dict[str, Path], *, summaries: bool) -> dict[str, Census]:
+    async def _look(self, paths: dict[str, Path], *, summaries: bool, persist: bool
+                    ) -> dict[str, Census]:
+        """Re-read the minds whose stamps moved; ``persist`` rewrites the cache file (reports
+        only: a recall moves a few stamps each time, its access counts, and rewrote it)."""
         loop = asyncio.get_running_loop()
         stamps = await loop.run_in_executor(
             self._executor, lambda: {m: stamp(p) for m, p in paths.items()})
@@ -127,7 +130,7 @@ class MindCatalog:
                 self._census[mind_id] = (st, census)
                 if summary is not None:
                     self._summaries[mind_id] = summary
-            if self._cache_file is not None:
+            if persist and self._cache_file is not None:
                 snapshot = dict(self._census)
                 await loop.run_in_executor(self._executor, save_cache, self._cache_file,
                                            snapshot)

@@ -13,8 +13,6 @@ method                 contract
 ``submit``             apply a write-op through the mind's actor; its follow-up work is this
                        process's to wait for (``wait_idle``)
 ``reader``             the mind's read-only connection (``create``: make the file if missing)
-``inspect``            a reader for a report that must not open an actor: the host's own when the
-                       mind is open, else a short-lived read-only connection
 ``lease``              the reader, kept open until the block ends (the LRU of open minds may
                        close a plain ``reader`` when other minds open: a scope-wide recall)
 ``exists``             the mind has a file; ``list_minds`` every mind with one
@@ -68,8 +66,6 @@ class Runtime(MindAccess, Protocol):
               ) -> AbstractAsyncContextManager[Mind]: ...
 
     def list_minds(self) -> list[str]: ...
-
-    def inspect(self, mind_id: str) -> AbstractAsyncContextManager[Mind]: ...
 
     async def census(self, mind_ids: Sequence[str]) -> dict[str, Census]: ...
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -116,16 +116,6 @@ class HostedRuntime:
 
     async def close_mind(self, mind_id: str) -> None:
         await self.host.close_mind(mind_id)
-
-    @asynccontextmanager
-    async def inspect(self, mind_id: str) -> AsyncIterator[Mind]:
-        """The host's reader of an open mind; else a read-only connection for this look only
-        (a report over every mind must not open an actor per mind and churn the LRU)."""
-        if mind_id in self.host.open_ids:
-            yield await self.host.reader(mind_id, create=False)
-            return
-        async with await Mind.open(self.host.path(mind_id), readonly=True) as mind:
-            yield mind
 
     # -- every mind at once (the catalog: no actor, no place in the LRU) ---------------------
 

@@ -87,7 +87,7 @@ def read_summary(conn: Any, version: Version) -> RouteSummary:
             terms = [str(r[0]) for r in conn.execute(f"SELECT term FROM {_VOCAB}")]
         finally:
             conn.execute("PRAGMA query_only=1")
-    return RouteSummary(version, dim if parts else 0, codes,
+    return RouteSummary(version, dim, codes,
                         ones(codes) if parts else np.zeros(0, dtype=np.int32),
                         term_hashes(terms))
 
