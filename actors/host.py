@@ -104,9 +104,11 @@ class MindHost:
         actor_settings: ActorSettings | None = None,
         on_commit: Callable[[str, Mind], CommitHook] | None = None,
         fence: Fence | None = None,
+        owner: Callable[[str], str] | None = None,
     ) -> None:
         self.data_dir = Path(data_dir).expanduser()
         self.fence = fence  # a sharded host's (shard, epoch): files it opens must be its own
+        self.owner = owner  # a sharded host's placement: mind id -> the shard that owns it
         self._handlers = handlers
         self.max_open = max_open
         self.idle_seconds = idle_seconds
@@ -143,6 +145,7 @@ class MindHost:
         minds at once; under one lock they opened one after another): a mind being opened or
         closed has a future in ``_busy`` that other callers for the same mind wait on."""
         path = self.path(mind_id)
+        self._check_owner(mind_id)
         while True:
             async with self._lock:
                 entry = self._open.get(mind_id)
@@ -325,8 +328,23 @@ class MindHost:
                     closed += 1
         return closed
 
+    def owns(self, mind_id: str) -> bool:
+        """Does this host's shard own ``mind_id`` (always, unsharded)?"""
+        return self.fence is None or self.owner is None or self.owner(mind_id) == self.fence.shard
+
+    def _check_owner(self, mind_id: str) -> None:
+        """Refuse a mind another shard owns by the shard map, before any file is opened or
+        created: its file here (left by a move) or a new one would make a second writer."""
+        if not self.owns(mind_id):
+            assert self.owner is not None and self.fence is not None
+            raise fencing.FencedError(
+                f"mind {mind_id} belongs to {self.owner(mind_id)} by the shard map, not to "
+                f"this host's {self.fence.shard}: route the request to its owner")
+
     def list_minds(self) -> list[str]:
-        return list_minds(self.data_dir)
+        """The minds with a file here that this host owns (a sharded host skips the files a
+        move left behind)."""
+        return [m for m in list_minds(self.data_dir) if self.owns(m)]
 
     def abort(self) -> None:
         """Release every mind without the event loop (after a failed graceful shutdown): stops

@@ -107,10 +107,13 @@ def _today() -> str:
 
 
 class HiveMind:
+    stores_minds = True  # this process holds mind files (a sharded gateway does not)
+
     def __init__(self, settings: Settings, runtime: Runtime) -> None:
         self.settings = settings
         self.runtime = runtime
         self.workspaces = WorkspaceManager(settings.data_dir)
+        self.owns = settings.ownership()  # sharded: the minds of this host's shard only
         self.external = settings.external_source()  # asked by scope-all recalls
         self._touches: set[asyncio.Future[Any]] = set()  # access-count writes not awaited
 
@@ -125,6 +128,18 @@ class HiveMind:
             from hive_mind.remote import RemoteHiveMind
 
             return RemoteHiveMind(settings)
+        shards = settings.shard_map()
+        if shards is not None:  # sharded (issue #17): each mind served by its owner
+            from hive_mind.sharded import ShardedHiveMind
+
+            if settings.gateway:
+                return ShardedHiveMind(settings, shards)
+            local = await cls._open_local(settings)
+            return ShardedHiveMind(settings, shards, local)
+        return await cls._open_local(settings)
+
+    @classmethod
+    async def _open_local(cls, settings: Settings) -> HiveMind:
         make_private_dir(settings.data_dir)
         from mind.harvest import netguard  # which addresses URL ingest may fetch (SSRF guard)
 
@@ -299,7 +314,16 @@ class HiveMind:
             return [workspace]
         if scope == "personal":
             return [None]
-        return [None, *self.workspaces.ids()]
+        return [*self._personal_here(), *self._workspace_ids()]
+
+    def _personal_here(self) -> list[None]:
+        """``[None]`` (the personal mind) where a scope-wide pass includes it: unsharded, or
+        on the shard that owns it."""
+        return [None] if self.owns(PERSONAL_MIND) else []
+
+    def _workspace_ids(self) -> list[str]:
+        """The workspaces a scope-wide pass covers: all of them, or a shard's own."""
+        return [ws for ws in self.workspaces.ids() if self.owns(mind_id(ws))]
 
     async def warm_up(self) -> None:
         """What a long-running server loads before its first scope-wide recall asks: the
@@ -307,7 +331,7 @@ class HiveMind:
         summary (seconds at a thousand workspaces; errors are the recall's to report)."""
         try:
             await self.runtime.embedder_ready()
-            ids = self.workspaces.ids()
+            ids = self._workspace_ids()
             if 0 < self.settings.scope_minds < len(ids):
                 started = time.perf_counter()
                 await self.runtime.route_pool([mind_id(ws) for ws in ids])
@@ -410,7 +434,7 @@ class HiveMind:
             routed = await self._routed(query, workspaces, embedder, lanes, catching_up)
             if len(routed) < len(workspaces):
                 routing = {"searched": len(routed), "workspaces": len(workspaces)}
-            minds = [None, *routed]
+            minds = [*self._personal_here(), *routed]
         searchers = [("personal" if ws is None else f"workspace:{ws}",
                       self._searcher(ws, embedder)) for ws in minds]
         options = SearchOptions(profile=profile, since=since, until=until,  # type: ignore[arg-type]
@@ -519,14 +543,15 @@ class HiveMind:
     async def list_workspaces(self) -> dict[str, Any]:
         """Every workspace with its counts, from the runtime's catalog (no mind opened: a
         thousand workspaces list in well under a second)."""
-        listed = self.workspaces.list()
+        listed = [ws for ws in self.workspaces.list() if self.owns(mind_id(ws["id"]))]
         counts = await self.runtime.census([mind_id(ws["id"]) for ws in listed])
         rows = []
         for ws in listed:
             known = counts.get(mind_id(ws["id"]))
             rows.append({**ws, "frames": known.frames if known else 0,
                          "entities": known.entities if known else 0})
-        return {"personal": await self.stats(), "workspaces": rows,
+        personal = await self.stats() if self.owns(PERSONAL_MIND) else None  # sharded: its owner's
+        return {"personal": personal, "workspaces": rows,
                 "default_workspace": self.workspaces.default()}
 
     async def create_workspace(self, name: str, *, group: str = "general",
@@ -574,7 +599,7 @@ class HiveMind:
         auto-sync sources) on one mind or on all."""
         if kind not in MAINTENANCE_KINDS:
             raise ValidationError(f"maintenance must be one of {list(MAINTENANCE_KINDS)}")
-        targets = ([None, *self.workspaces.ids()] if all_minds
+        targets = ([*self._personal_here(), *self._workspace_ids()] if all_minds
                    else [workspace])
         out: dict[str, Any] = {}
         for ws in targets:

@@ -63,7 +63,7 @@ def _dump_tasks(signum: int, frame: object) -> None:
 
 def run_cognify_worker(settings: Settings, *, burst: bool = False) -> None:
     """Run a stateless embedding/cognify worker until stopped (or the queue is empty)."""
-    cls = worker_settings(settings.queue_config(), settings.runtime_config())
+    cls = worker_settings(settings.queue_config(), settings.runtime_config(host=False))
     if settings.metrics_port is not None:
         from hive_mind.server_reads import is_loopback
         from workers.metrics import serve_metrics

@@ -19,6 +19,7 @@ from __future__ import annotations
 import tempfile
 import uuid
 import zipfile
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -78,7 +79,9 @@ def _local_file(value: object) -> Path | None:
 
 class RemoteHiveMind:
     def __init__(self, settings: Settings, *, timeout: float = DEFAULT_TIMEOUT,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+                 transport: httpx.AsyncBaseTransport | None = None,
+                 connect_timeout: float = 10.0,
+                 on_request: Callable[[httpx.Request], Awaitable[None]] | None = None) -> None:
         if not settings.url:
             raise ConfigurationError("client mode needs a server URL (HIVE_MIND_URL or --url)")
         self.settings = settings
@@ -87,8 +90,10 @@ class RemoteHiveMind:
         token = settings.api_token.get_secret_value() if settings.api_token else ""
         if token:
             headers["Authorization"] = f"Bearer {token}"
+        hooks = {"request": [on_request]} if on_request is not None else None
         self._http = httpx.AsyncClient(base_url=self.url, headers=headers, transport=transport,
-                                       timeout=httpx.Timeout(timeout, connect=10.0))
+                                       timeout=httpx.Timeout(timeout, connect=connect_timeout),
+                                       event_hooks=hooks)
 
     mode = "client"
 

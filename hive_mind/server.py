@@ -86,10 +86,13 @@ async def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8765, *
     async def facade_of() -> Any:
         return facade
 
-    schedule = start_schedule(settings, facade_of)  # embedded: the nightly maintenance here
+    runtime = facade.runtime  # a gateway (sharded, issue #17) has none: it holds no mind
+    # embedded: the nightly maintenance here
+    schedule = None if runtime is None else start_schedule(settings, facade_of)
     warming = asyncio.ensure_future(facade.warm_up())  # the first scope-wide recall is warm
     try:
-        consumer = facade.runtime.consumer_settings(settings.schedule_config())
+        consumer = None if runtime is None else runtime.consumer_settings(
+            settings.schedule_config())
         if consumer is not None:
             worker = HostWorker(consumer)
             worker.start()
@@ -99,8 +102,8 @@ async def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8765, *
             timeout_graceful_shutdown=30))
         reporter = None if on_started is None else asyncio.ensure_future(
             _report_port(server, on_started))
-        log.info("hive-mind starting on %s:%d (%s mode, data %s)", host, port,
-                 "embedded" if settings.embedded else "distributed", settings.data_dir)
+        log.info("hive-mind starting on %s:%d (%s, data %s)", host, port, _role(settings),
+                 "none" if runtime is None else settings.data_dir)
         await server.serve()
         if reporter is not None:
             reporter.cancel()
@@ -113,6 +116,13 @@ async def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8765, *
             await worker.stop()
         await facade.close()
         log.info("hive-mind server stopped")
+
+
+def _role(settings: Settings) -> str:
+    mode = "embedded" if settings.embedded else "distributed"
+    if settings.shard_map() is None:
+        return f"{mode} mode"
+    return "sharded gateway" if settings.gateway else f"{mode} mode, {settings.host_id}"
 
 
 async def _report_port(server: uvicorn.Server, on_started: Callable[[int], None]) -> None:

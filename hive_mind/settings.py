@@ -7,6 +7,7 @@ secrets masked, for ``hive-mind status``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -52,11 +53,13 @@ class Settings(BaseSettings):
     host_id: str = Field(default="local", description="this mind host's queue id")
     shards: str = Field(
         default="", max_length=65_536,
-        description="sharded deployment (issue #17, groundwork): shard-0=http://h0:8765,... "
-                    "— this host (HIVE_MIND_HOST_ID=shard-<n>) then fences the mind files it "
-                    "opens; empty: one host owns every mind",
+        description="sharded deployment (issue #17): shard-0=http://h0:8765,... — this host "
+                    "(HIVE_MIND_HOST_ID=shard-<n>) serves and fences the minds of its shard "
+                    "and forwards the rest to their owners; empty: one host owns every mind",
     )
     shard_epoch: int = Field(default=0, ge=0, description="this shard host's fencing epoch")
+    gateway: bool = Field(default=False, description="serve --gateway: a stateless host of a "
+                          "sharded deployment that forwards every request to its mind's owner")
 
     embedding_provider: Provider = Field(
         default="auto", description="auto probes inprocess → ollama → voyage → openai",
@@ -354,7 +357,8 @@ class Settings(BaseSettings):
             timeout=self.external_timeout,
             name=self.external_name or urlsplit(self.external_url).hostname or "external")
 
-    def runtime_config(self) -> RuntimeConfig:
+    def runtime_config(self, *, host: bool = True) -> RuntimeConfig:
+        """``host=False``: a cognify worker's (it opens no mind file, so it has no fence)."""
         from actors.host import ActorSettings
         from workers.runtime import RuntimeConfig
 
@@ -370,7 +374,8 @@ class Settings(BaseSettings):
             idle_close_seconds=self.idle_close_seconds,
             max_tries=self.job_max_tries,
             cognify_batch=self.cognify_batch_frames,
-            fence=self.fence(),
+            fence=self.fence() if host else None,
+            shards=self.shard_map() if host else None,
         )
 
     def shard_map(self) -> ShardMap | None:
@@ -393,6 +398,14 @@ class Settings(BaseSettings):
                 f"({', '.join(sorted(shards.shards))}): set it to the shard this host serves")
         return Fence(self.host_id, self.shard_epoch)
 
+    def ownership(self) -> Callable[[str], bool]:
+        """Whether this host owns a mind id: always unsharded, else when the shard map gives
+        it to this host's shard (a gateway owns none)."""
+        shards = self.shard_map()
+        if shards is None:
+            return lambda mind_id: True
+        return lambda mind_id: shards.owner(mind_id) == self.host_id
+
     def schedule_config(self) -> ScheduleConfig:
         """The nightly maintenance (:mod:`workers.schedule`)."""
         skip = {PERSONAL_MIND if ident == PERSONAL_MIND else workspace_mind_id(ident)
@@ -411,6 +424,7 @@ class Settings(BaseSettings):
         return QueueConfig(
             redis_url=self.redis_url, host_id=self.host_id, max_jobs=self.worker_max_jobs,
             job_timeout=self.job_timeout_seconds, max_tries=self.job_max_tries,
+            shards=self.shard_map(),
         )
 
     def redacted(self) -> dict[str, Any]:

@@ -45,3 +45,12 @@ async def eventually(check: Callable[[], Awaitable[bool]], timeout: float, what:
             return
         await asyncio.sleep(0.1)
     raise AssertionError(f"timed out after {timeout}s waiting for: {what}")
+
+
+def free_port() -> int:
+    """A port nothing listens on right now (for a process that must know it before starting)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

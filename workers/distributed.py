@@ -109,7 +109,8 @@ class CognifyQueue:
 async def cognify(ctx: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
     job = jobs.parse_job(payload)
     op = await run_index_job(job, ctx["batcher"])
-    await enqueue_op(ctx["redis"], ctx["host_id"], op, priority=job.priority)
+    await enqueue_op(ctx["redis"], ctx["queue"].owner_of(job.mind_id), op,
+                     priority=job.priority)
     return {"op_id": op.op_id, "frames": len(op.results)}
 
 
@@ -125,6 +126,7 @@ def worker_settings(queue: QueueConfig, runtime: RuntimeConfig) -> type:
             max_wait=runtime.batcher_max_wait,
         )
         ctx["host_id"] = queue.host_id
+        ctx["queue"] = queue
         ctx["sampler"] = asyncio.ensure_future(metrics.sample_forever(
             ctx["redis"], [COGNIFY_QUEUE, host_queue(queue.host_id)]))
 
@@ -169,6 +171,12 @@ def _settings_class(
 
 async def apply_op(ctx: dict[str, Any], payload: dict[str, Any]) -> Any:
     op = ops.parse_op(payload)
+    queue: QueueConfig = ctx["queue"]
+    owner = queue.owner_of(op.mind_id)
+    if owner != queue.host_id:  # sharded: the mind moved (or a worker's map is older)
+        await enqueue_op(ctx["redis"], owner, op)
+        log.info("op %s of %s forwarded to %s, its owner", op.op_id, op.mind_id, owner)
+        return {"forwarded": owner}
     create = op.kind in ("save_frames", "harvest_batch")
     result = await ctx["host"].submit(op.mind_id, op, create=create)
     if op.kind in ("compact", "reconcile") and op.op_id:  # a scheduled job done: its claim
@@ -268,6 +276,7 @@ def host_settings(queue: QueueConfig, runtime: RuntimeConfig, *,
             runtime, host_hook(CognifyQueue(ctx["redis"]), runtime.cognify_batch))
         ctx["host"] = host
         ctx["host_id"] = queue.host_id
+        ctx["queue"] = queue
         ctx["schedule"] = schedule
         if holder is not None:
             holder["host"] = host

@@ -17,6 +17,7 @@ from typing import Any
 from arq import Retry
 from arq.connections import ArqRedis, RedisSettings, create_pool
 
+from actors.placement import ShardMap
 from mind.errors import HiveMindError
 from mind.redact import mask_text, mask_url
 from queue_schemas.codec import deserialize, serialize
@@ -44,6 +45,12 @@ class QueueConfig:
     job_timeout: int = 120
     max_tries: int = 5
     retry_backoff: float = 2.0
+    shards: ShardMap | None = None  # sharded (issue #17): a mind's results go to its owner
+
+    def owner_of(self, mind_id: str) -> str:
+        """The host whose queue takes ``mind_id``'s write-ops: its shard's, else this
+        deployment's one host."""
+        return self.host_id if self.shards is None else self.shards.owner(mind_id)
 
 
 def redis_settings(url: str) -> RedisSettings:

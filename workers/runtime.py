@@ -28,6 +28,7 @@ from actors.catalog import MindCatalog
 from actors.constants import CATALOG_FILE
 from actors.handlers import HANDLERS
 from actors.host import ActorSettings, MindHost
+from actors.placement import ShardMap
 from mind.census import Census
 from mind.embeddings.chain import EmbeddingProviderChain
 from mind.embeddings.registry import EmbeddingConfig
@@ -62,6 +63,7 @@ class RuntimeConfig:
     max_tries: int = 5
     cognify_batch: int = COGNIFY_BATCH_FRAMES
     fence: Fence | None = None  # a shard host's fencing record (issue #17); None: unsharded
+    shards: ShardMap | None = None  # a shard host's placement: which minds it may open
 
 
 def open_host(config: RuntimeConfig, on_commit: HookFactory) -> MindHost:
@@ -71,6 +73,7 @@ def open_host(config: RuntimeConfig, on_commit: HookFactory) -> MindHost:
         config.data_dir, HANDLERS, max_open=config.max_open_minds,
         idle_seconds=config.idle_close_seconds, actor_settings=config.actor,
         on_commit=on_commit, fence=config.fence,
+        owner=None if config.shards is None else config.shards.owner,
     )
 
 

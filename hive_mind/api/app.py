@@ -34,6 +34,7 @@ from hive_mind.api.exposure import api_token, check_exposure
 from hive_mind.api.guard import HostOriginMiddleware, host_policy
 from hive_mind.api.mcp_mount import mount_mcp
 from hive_mind.api.middleware import BearerAuthMiddleware, BodyLimitMiddleware, CatchAllMiddleware
+from hive_mind.forwarding import ForwardingContext
 from hive_mind.server_reads import reads_allowed
 from hive_mind.settings import Settings
 
@@ -87,6 +88,7 @@ def create_app(settings: Settings, facade: Any = None, *, mcp: bool = True,
     # add_middleware puts each new one outside the previous: the last added runs first
     app.add_middleware(CatchAllMiddleware)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_request_bytes)
+    app.add_middleware(ForwardingContext)  # inside auth: the caller's credentials, checked
     token = api_token(settings)
     if token is not None:
         public = (*PUBLIC_PATHS, "/metrics") if settings.metrics_public else PUBLIC_PATHS

@@ -73,8 +73,11 @@ STATUS: Final[dict[str, int]] = {
     "embedding_dim_mismatch": 409, "too_large": 413, "quota_exceeded": 429,
     "embedding_error": 502, "external_source": 502, "actor_closed": 503,
     "queue_unavailable": 503, "server_unavailable": 503,
-    "not_ready": 503,
+    "not_ready": 503, "fenced": 503, "shard_unavailable": 503,
 }
+# codes a client should retry after a pause (503 with ``Retry-After``: a shard restarting, or
+# the hosts' shard maps converging during a move)
+RETRY_AFTER: Final[dict[str, int]] = {"fenced": 5, "shard_unavailable": 5, "not_ready": 2}
 
 # code -> "module:Class" of the exception the client raises (imported only when needed).
 CLASSES: Final[dict[str, str]] = {
@@ -100,6 +103,8 @@ CLASSES: Final[dict[str, str]] = {
     "unauthorized": "hive_mind.api.codes:UnauthorizedError",
     "too_large": "hive_mind.api.codes:PayloadTooLargeError",
     "server_unavailable": "hive_mind.api.codes:ServerUnavailableError",
+    "shard_unavailable": "hive_mind.sharded:ShardUnavailableError",
+    "fenced": "mind.storage.fencing:FencedError",
     "not_ready": "hive_mind.api.codes:NotReadyError",
     "invalid_host": "hive_mind.api.codes:InvalidHostError",
     "forbidden_origin": "hive_mind.api.codes:ForbiddenOriginError",

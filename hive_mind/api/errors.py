@@ -14,7 +14,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from hive_mind.api.codes import INTERNAL, error_body, status_for
+from hive_mind.api.codes import INTERNAL, RETRY_AFTER, error_body, status_for
 from mind.errors import HiveMindError
 
 log = logging.getLogger(__name__)
@@ -37,9 +37,12 @@ async def _hive_mind_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, HiveMindError)
     code = getattr(exc, "code", "error")
     status = status_for(code)
-    if status >= 500:
-        log.error("%s %s failed: %s: %s", request.method, request.url.path, code, exc)
-    return error_response(code, str(exc) or code, status)
+    retry = RETRY_AFTER.get(code)
+    if status >= 500:  # a retryable refusal (a shard down) is the caller's to retry
+        log.log(logging.WARNING if retry else logging.ERROR, "%s %s failed: %s: %s",
+                request.method, request.url.path, code, exc)
+    return error_response(code, str(exc) or code, status,
+                          headers=None if retry is None else {"Retry-After": str(retry)})
 
 
 async def _request_validation(request: Request, exc: Exception) -> JSONResponse:

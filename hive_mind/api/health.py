@@ -36,7 +36,8 @@ async def readyz(request: Request) -> JSONResponse:
     facade = getattr(request.app.state, "facade", None)
     checks: dict[str, bool] = {"facade": facade is not None}
     if facade is not None:
-        checks["data_dir"] = await run_in_threadpool(_writable, facade.settings.data_dir)
+        if getattr(facade, "stores_minds", True):  # a sharded gateway holds no mind file
+            checks["data_dir"] = await run_in_threadpool(_writable, facade.settings.data_dir)
         checks.update(await facade.readiness())  # distributed: Redis answers
     ready = all(checks.values())
     return JSONResponse({"status": "ready" if ready else "not ready", "checks": checks},

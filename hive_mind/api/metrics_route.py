@@ -16,6 +16,6 @@ router = APIRouter(tags=["status"])
             response_class=Response)
 async def metrics(request: Request) -> Response:
     facade = getattr(request.app.state, "facade", None)
-    if facade is not None:
+    if facade is not None and facade.runtime is not None:  # a gateway has no runtime
         await sample_runtime(facade.runtime)
     return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)

@@ -43,6 +43,7 @@ GROUPS: Final = (  # (top-level command names, the module that registers them), 
     (("workspace",), "workspace"),
     (("maintenance",), "maintenance"),
     (("jobs",), "jobs"),
+    (("cluster",), "cluster"),
 )
 
 
@@ -97,6 +98,8 @@ def register(app: typer.Typer, module: str) -> None:
         from hive_mind.cli.maintenance import register as add
     elif module == "jobs":
         from hive_mind.cli.jobs import register as add
+    elif module == "cluster":
+        from hive_mind.cli.cluster import register as add
     else:
         raise ValueError(f"no command module {module!r}")
     add(app)

@@ -149,6 +149,10 @@ def serve(
         "--insecure-no-auth", metavar="",
         help="Serve beyond loopback without HIVE_MIND_API_TOKEN: anyone who reaches the port "
              "reads and writes every mind (env HIVE_MIND_API_INSECURE_NO_AUTH).")] = False,
+    gateway: Annotated[bool, typer.Option(
+        "--gateway", metavar="",
+        help="Sharded deployment: hold no minds, forward every request to the shard that "
+             "owns its mind (HIVE_MIND_SHARDS; env HIVE_MIND_GATEWAY).")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Run the mind host: owns the mind files, serves the HTTP API (OpenAPI at /docs) and MCP
@@ -160,6 +164,11 @@ def serve(
     settings = _process_logging(ctx, "INFO")
     if insecure_no_auth:
         settings = settings.model_copy(update={"api_insecure_no_auth": True})
+    if gateway:
+        settings = settings.model_copy(update={"gateway": True})
+    if settings.gateway and settings.shard_map() is None:
+        raise ConfigurationError("serve --gateway needs HIVE_MIND_SHARDS (the shards it "
+                                 "forwards to)")
     warning = None
     if not burst:
         from hive_mind.api.exposure import check_exposure

@@ -1,0 +1,59 @@
+"""``cluster status``: the shards of a sharded deployment (issue #17), from any machine that has
+its ``HIVE_MIND_SHARDS`` (and token): liveness, minds, frames, index lag, queued ops."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from hive_mind.cli.common import JsonOpt, output, run, state, table
+from mind.errors import ConfigurationError
+from queue_schemas.constants import COGNIFY_QUEUE
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+HELP = """A sharded deployment's shards (HIVE_MIND_SHARDS): which answer, what each holds.
+
+Each shard is asked over HTTP (/healthz, then its own /v1/status) with HIVE_MIND_API_TOKEN; a
+shard that does not answer within a few seconds is shown down. With a Redis URL, each shard's
+queued write-ops too.
+"""
+
+app = typer.Typer(help=HELP, no_args_is_help=True)
+
+
+@app.command("status")
+def status(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """Shards, their liveness and latency, minds, frames, index lag and queued ops."""
+    from hive_mind.cluster import cluster_status
+
+    settings = state(ctx).settings()
+    shards = settings.shard_map()
+    if shards is None:
+        raise ConfigurationError("not a sharded deployment: set HIVE_MIND_SHARDS "
+                                 "(shard-0=http://host:port,...)")
+    report = run(cluster_status(settings, shards))
+    output(as_json, report, lambda c: render(c, report))
+    if report["alive"] < len(report["shards"]):
+        raise typer.Exit(1)
+
+
+def render(c: Console, report: dict[str, Any]) -> None:
+    c.print(table(f"Shards ({report['alive']} of {len(report['shards'])} up)",
+                  ["shard", "url", "up", "ms", "minds", "frames", "pending index",
+                   "queued ops", "error"],
+                  ([r["shard"], r["url"], "yes" if r["alive"] else "NO", r["latency_ms"],
+                    r["minds"], r["frames"], r["pending_index"], r.get("queued_ops"),
+                    r["error"] or ""] for r in report["shards"])))
+    queue = report.get("queue")
+    if queue and queue.get("error"):
+        c.print(f"[red]queue: {queue['error']}[/red]")
+    elif queue:
+        c.print(f"cognify queue: {queue['queues'].get(COGNIFY_QUEUE, 0)} jobs; "
+                f"dead letters: {queue.get('dead_letters', 0)}")
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="cluster")

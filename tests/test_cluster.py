@@ -1,0 +1,249 @@
+"""A sharded deployment with real processes (issue #17): one Redis, three shard hosts, one
+gateway, two workers, the real embedding model.
+
+Through the gateway only: 30 workspaces spread over the shards by the shard map (each file on
+its owner's volume, fenced for it), concurrent saves and harvests; kill -9 of one shard host
+mid-load → its minds answer 503 + Retry-After at once while the other shards keep serving;
+restart it → every acknowledged frame present exactly once and indexed. The caller's own
+credentials reach the owner (the gateway has no token of its own here).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from actors.placement import parse_shards
+from mind.mind import Mind
+from tests.conftest import REDIS_URL
+from tests.procs import eventually, free_port, kill9, spawn, stop
+
+pytestmark = pytest.mark.slow
+
+TOKEN = "cluster-test-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+SHARDS = ("shard-0", "shard-1", "shard-2")
+WORKSPACES = [f"ws-{i:02d}" for i in range(30)]
+
+
+class Cluster:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.ports = {s: free_port() for s in SHARDS}
+        self.gateway_port = free_port()
+        self.shard_map = ",".join(f"{s}=http://127.0.0.1:{p}" for s, p in self.ports.items())
+        self.placement = parse_shards(self.shard_map)
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.common = {"HIVE_MIND_REDIS_URL": REDIS_URL, "HIVE_MIND_SHARDS": self.shard_map,
+                       "HIVE_MIND_MAINTENANCE_ENABLED": "false"}
+
+    def data(self, shard: str) -> Path:
+        return self.root / shard
+
+    def start_shard(self, shard: str) -> None:
+        env = {**self.common, "HIVE_MIND_HOST_ID": shard, "HIVE_MIND_API_TOKEN": TOKEN,
+               "HIVE_MIND_DATA_DIR": str(self.data(shard))}
+        self.procs[shard] = spawn(["serve", "--port", str(self.ports[shard])], env,
+                                  self.root / f"{shard}.log")
+
+    def start(self) -> None:
+        for shard in SHARDS:
+            self.start_shard(shard)
+        self.procs["gateway"] = spawn(
+            ["serve", "--gateway", "--port", str(self.gateway_port)],
+            {**self.common, "HIVE_MIND_DATA_DIR": str(self.root / "gateway")},
+            self.root / "gateway.log")
+        for n in range(2):
+            self.procs[f"worker-{n}"] = spawn(
+                ["worker"], {**self.common, "HIVE_MIND_DATA_DIR": str(self.root / "worker")},
+                self.root / f"worker-{n}.log")
+
+    def url(self, shard: str) -> str:
+        return f"http://127.0.0.1:{self.ports[shard]}"
+
+    @property
+    def gateway(self) -> str:
+        return f"http://127.0.0.1:{self.gateway_port}"
+
+    def owner(self, workspace: str) -> str:
+        return self.placement.owner(f"workspace:{workspace}")
+
+    def mind_file(self, workspace: str) -> Path:
+        return self.data(self.owner(workspace)) / "workspaces" / workspace / "workspace.mind"
+
+    def logs(self) -> str:
+        return "\n".join(f"--- {p.name}\n{p.read_text()[-2500:]}"
+                         for p in sorted(self.root.glob("*.log")))
+
+    def stop(self) -> None:
+        for proc in self.procs.values():
+            stop(proc)
+
+
+async def ready(client: httpx.AsyncClient, url: str) -> bool:
+    try:
+        return (await client.get(f"{url}/readyz")).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+@pytest.fixture
+async def cluster(tmp_path: Path, redis: Any) -> AsyncIterator[Cluster]:
+    c = Cluster(tmp_path)
+    c.start()
+    try:
+        async with httpx.AsyncClient(timeout=10) as client:
+            for url in [*(c.url(s) for s in SHARDS), c.gateway]:
+                await eventually(lambda u=url: ready(client, u), 90, f"{url} ready")
+        yield c
+    except BaseException:
+        print(c.logs())
+        raise
+    finally:
+        c.stop()
+
+
+async def file_state(path: Path) -> dict[str, Any]:
+    async with await Mind.open(path, readonly=True) as m:
+        rows = await m.db.fetchall("SELECT content, COUNT(*) FROM memory_frames GROUP BY content")
+        fence = dict(await m.db.fetchall(
+            "SELECT key, value FROM meta WHERE key LIKE 'fence_%'"))
+        return {"contents": {r[0]: r[1] for r in rows}, "pending": await m.outbox.count(),
+                "frames": await m.frames.count(),
+                "vectors": (await m.vectors.counts())["frame_vectors"], "fence": fence}
+
+
+async def save(client: httpx.AsyncClient, gateway: str, workspace: str, text: str,
+               key: str) -> tuple[int, float, httpx.Response]:
+    started = time.perf_counter()
+    response = await client.post(f"{gateway}/v1/memories", headers=AUTH, json={
+        "content": text, "workspace": workspace, "idempotency_key": key})
+    return response.status_code, time.perf_counter() - started, response
+
+
+async def test_sharded_cluster_routes_fences_and_survives_kill9(cluster: Cluster) -> None:
+    c = cluster
+    acked: dict[str, str] = {}  # content -> workspace, acknowledged (201/200)
+    async with httpx.AsyncClient(timeout=30) as client:
+        # the gateway forwards the caller's credentials: none → the owner refuses
+        bare = await client.post(f"{c.gateway}/v1/workspaces", json={"name": "x", "id": "x"})
+        assert bare.status_code == 401, bare.text
+        for ws in WORKSPACES:
+            r = await client.post(f"{c.gateway}/v1/workspaces", headers=AUTH,
+                                  json={"name": f"Project {ws}", "id": ws})
+            assert r.status_code == 201, r.text
+        owners = {ws: c.owner(ws) for ws in WORKSPACES}
+        assert set(owners.values()) == set(SHARDS)  # 30 workspaces reach every shard
+        for ws in WORKSPACES:  # each file on its owner's volume only
+            assert c.mind_file(ws).exists()
+            for shard in SHARDS:
+                if shard != owners[ws]:
+                    assert not (c.data(shard) / "workspaces" / ws).exists()
+        listed = (await client.get(f"{c.gateway}/v1/workspaces", headers=AUTH)).json()
+        assert sorted(w["id"] for w in listed["workspaces"]) == WORKSPACES
+
+        # harvests through the gateway: inline data, one per shard's first workspace
+        firsts = {owners[ws]: ws for ws in reversed(WORKSPACES)}
+        for ws in sorted(firsts.values()):
+            doc = "\n\n".join(f"## Part {i}\n\nHarvested {ws} section {i} about the Apollo "
+                                f"launch budget." for i in range(12))
+            r = await client.post(f"{c.gateway}/v1/harvest", headers=AUTH, json={
+                "source": "markdown", "data": doc, "filename": f"{ws}.md", "workspace": ws})
+            assert r.status_code == 200, r.text
+
+        # concurrent saves over every workspace, then kill -9 one shard host mid-load
+        victim = owners[WORKSPACES[0]]
+        live_ws = [ws for ws in WORKSPACES if owners[ws] != victim]
+        dead_ws = [ws for ws in WORKSPACES if owners[ws] == victim]
+        results: list[tuple[str, str, int, float]] = []
+        sem = asyncio.Semaphore(12)
+
+        async def one(ws: str, n: int, phase: str) -> None:
+            text = f"{phase} note {n} for {ws}: Alice moved the Apollo review"
+            async with sem:
+                try:
+                    status, took, _ = await save(client, c.gateway, ws, text, f"{phase}-{ws}-{n}")
+                except httpx.HTTPError:
+                    status, took = -1, 0.0
+            if status in (200, 201):
+                acked[text] = ws
+            results.append((phase, ws, status, took))
+
+        before = [one(ws, n, "before") for ws in WORKSPACES for n in range(6)]
+        await asyncio.gather(*before)
+        assert all(s in (200, 201) for _, _, s, _ in results), results
+        during = asyncio.gather(*(one(ws, n, "during") for n in range(6) for ws in WORKSPACES))
+        await asyncio.sleep(0.3)
+        kill9(c.procs[victim])
+        await during
+        after = [one(ws, n, "down") for ws in WORKSPACES for n in range(3)]
+        await asyncio.gather(*after)
+
+        down = [(ws, s, t) for phase, ws, s, t in results if phase == "down"]
+        for ws, status, took in down:
+            if ws in dead_ws:
+                assert status == 503 and took < 5.0, (ws, status, took)
+            else:
+                assert status in (200, 201), (ws, status)
+        r = await client.get(f"{c.gateway}/v1/stats", headers=AUTH,
+                             params={"workspace": dead_ws[0]})
+        assert r.status_code == 503 and r.headers.get("Retry-After")
+        assert r.json()["error"]["code"] == "shard_unavailable"
+        # a scope-wide recall still answers from the shards that are up, naming the one down
+        r = await client.post(f"{c.gateway}/v1/recall", headers=AUTH,
+                              json={"query": "Apollo review", "scope": "all", "limit": 20})
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert victim in body["unreachable"]
+        assert {x["from"] for x in body["results"]} <= {f"workspace:{ws}" for ws in live_ws}
+        assert body["results"]
+
+        # cluster status (the CLI, from the gateway's settings) shows the shard down
+        status = subprocess.run(
+            [".venv/bin/hive-mind", "cluster", "status", "--json"], capture_output=True,
+            env={**__import__("os").environ, **c.common, "HIVE_MIND_API_TOKEN": TOKEN},
+            timeout=60, cwd=Path(__file__).resolve().parents[1])
+        report = json.loads(status.stdout)
+        assert status.returncode == 1, status.stderr
+        alive = {r["shard"]: r["alive"] for r in report["shards"]}
+        assert alive == {s: s != victim for s in SHARDS}
+
+        # restart: every acknowledged frame exactly once, indexed, in its owner's file
+        c.start_shard(victim)
+        await eventually(lambda: ready(client, c.url(victim)), 90, "restarted shard ready")
+        # the writes refused (or cut off) while it was down, retried with their keys
+        for phase in ("during", "down"):
+            for ws in dead_ws:
+                for n in range(6 if phase == "during" else 3):
+                    text = f"{phase} note {n} for {ws}: Alice moved the Apollo review"
+                    if text not in acked:
+                        s, _, resp = await save(client, c.gateway, ws, text, f"{phase}-{ws}-{n}")
+                        assert s in (200, 201), resp.text
+                        acked[text] = ws
+
+        async def indexed() -> bool:
+            for ws in WORKSPACES:
+                state = await file_state(c.mind_file(ws))
+                if state["pending"] or state["vectors"] != state["frames"]:
+                    return False
+            return True
+
+        await eventually(indexed, 120, "every workspace indexed")
+        for ws in WORKSPACES:
+            state = await file_state(c.mind_file(ws))
+            mine = [t for t, w in acked.items() if w == ws]
+            for text in mine:
+                assert state["contents"].get(text) == 1, (ws, text, state["contents"].get(text))
+            assert state["fence"]["fence_shard"] == owners[ws]
+        # the restarted shard serves again, through the gateway
+        r = await client.post(f"{c.gateway}/v1/recall", headers=AUTH, json={
+            "query": "Apollo review", "workspace": dead_ws[0], "scope": "workspace"})
+        assert r.status_code == 200 and r.json()["results"]
