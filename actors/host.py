@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -31,15 +32,18 @@ from actors.constants import (
     PERSONAL_FILE,
     URGENT_MAX_WEIGHT,
     WORKSPACE_FILE,
+    WORKSPACE_META,
     WORKSPACES_DIR,
 )
 from actors.heap import HeapTrimmer
-from mind.errors import InvalidIdError, NotFoundError, StorageError
+from actors.moves import Departure, MoveBook
+from mind.errors import ConflictError, InvalidIdError, NotFoundError, StorageError
 from mind.ids import validate_slug
 from mind.mind import Mind
 from mind.storage import fencing
 from mind.storage.fencing import Fence
 from mind.storage.migrate import needs_migration
+from mind.storage.private_files import make_private_dir, write_private_text
 from vocabulary.ids import PERSONAL_MIND, WORKSPACE_PREFIX, split_mind_id
 
 log = logging.getLogger(__name__)
@@ -109,6 +113,7 @@ class MindHost:
         self.data_dir = Path(data_dir).expanduser()
         self.fence = fence  # a sharded host's (shard, epoch): files it opens must be its own
         self.owner = owner  # a sharded host's placement: mind id -> the shard that owns it
+        self.moves = MoveBook(self.data_dir) if fence is not None else None  # minds moving
         self._handlers = handlers
         self.max_open = max_open
         self.idle_seconds = idle_seconds
@@ -145,9 +150,9 @@ class MindHost:
         minds at once; under one lock they opened one after another): a mind being opened or
         closed has a future in ``_busy`` that other callers for the same mind wait on."""
         path = self.path(mind_id)
-        self._check_owner(mind_id)
         while True:
-            async with self._lock:
+            async with self._lock:  # checked under the lock: a release closes what opened
+                self.check_owner(mind_id)
                 entry = self._open.get(mind_id)
                 busy = self._busy.get(mind_id)
                 if busy is None:
@@ -332,19 +337,122 @@ class MindHost:
         """Does this host's shard own ``mind_id`` (always, unsharded)?"""
         return self.fence is None or self.owner is None or self.owner(mind_id) == self.fence.shard
 
-    def _check_owner(self, mind_id: str) -> None:
+    def serves(self, mind_id: str) -> bool:
+        """Does this host serve ``mind_id``: its shard owns it and it is not moving away or
+        on its way here (what scope-wide passes cover)."""
+        return self.owns(mind_id) and (self.moves is None or self.moves.refusal(mind_id) is None)
+
+    def check_owner(self, mind_id: str) -> None:
         """Refuse a mind another shard owns by the shard map, before any file is opened or
         created: its file here (left by a move) or a new one would make a second writer."""
-        if not self.owns(mind_id):
-            assert self.owner is not None and self.fence is not None
-            raise fencing.FencedError(
-                f"mind {mind_id} belongs to {self.owner(mind_id)} by the shard map, not to "
-                f"this host's {self.fence.shard}: route the request to its owner")
+        self._check_owner_by_map(mind_id)
+        refusal = None if self.moves is None else self.moves.refusal(mind_id)
+        if refusal is not None:
+            raise refusal
 
     def list_minds(self) -> list[str]:
         """The minds with a file here that this host owns (a sharded host skips the files a
         move left behind)."""
-        return [m for m in list_minds(self.data_dir) if self.owns(m)]
+        return [m for m in list_minds(self.data_dir) if self.serves(m)]
+
+    # -- moves between shards (actors/moves.py) ---------------------------------------------
+
+    def _book(self) -> tuple[MoveBook, Fence]:
+        if self.moves is None or self.fence is None:
+            raise StorageError("minds move only between the hosts of a sharded deployment")
+        return self.moves, self.fence
+
+    async def holdings(self) -> list[dict[str, object]]:
+        """Every mind file here, owned or not, with its fencing record and size; and the
+        minds departed and awaited (what a rebalance plans from)."""
+        book, _ = self._book()
+
+        def look() -> list[dict[str, object]]:
+            rows: list[dict[str, object]] = []
+            for mind_id in list_minds(self.data_dir):
+                path = self.path(mind_id)
+                found = fencing.read_file_fence(path)
+                rows.append({"mind_id": mind_id, "bytes": path.stat().st_size,
+                             "fence": None if found is None else
+                             {"shard": found.shard, "epoch": found.epoch}})
+            return rows
+
+        rows = await asyncio.to_thread(look)
+        for d in book.departed.values():
+            rows.append({"mind_id": d.mind_id,
+                         "departed": {"to": d.to, "epoch": d.epoch, "state": d.state}})
+        rows.extend({"mind_id": m, "awaited": True} for m in sorted(book.awaited))
+        return rows
+
+    def expect(self, mind_id: str) -> None:
+        """Step 1 of a move here: refuse ``mind_id`` until it is admitted (a no-op once it is:
+        a resumed rebalance)."""
+        book, fence = self._book()
+        path = self.path(mind_id)
+        if path.exists() and fencing.read_file_fence(path) == fence:
+            return
+        if path.exists():
+            raise ConflictError(f"{mind_id} already has a file here not fenced for "
+                                f"{fence.shard}: move it aside before moving the mind here")
+        book.expect(mind_id)
+
+    async def release(self, mind_id: str, to: Fence, url: str) -> Departure:
+        """Step 2 of a move away: refuse the mind, close it (its acknowledged writes are in
+        the file), hand the file's fencing record to ``to``."""
+        book, fence = self._book()
+        path = self.path(mind_id)
+        if mind_id not in book.departed:
+            if not path.exists():
+                raise NotFoundError(f"mind {mind_id} has no file on {fence.shard}")
+            book.depart(Departure(mind_id, to.shard, to.epoch, url, "released"))
+        await self.close_mind(mind_id)
+        if path.exists():
+            await asyncio.to_thread(fencing.hand_over, path, fence, to)
+        return book.departed[mind_id]
+
+    async def snapshot(self, mind_id: str, dest: Path) -> None:
+        """Step 3: a consistent copy of a released mind's file at ``dest``."""
+        book, _ = self._book()
+        path = self.path(mind_id)
+        if mind_id not in book.departed or not path.exists():
+            raise NotFoundError(f"mind {mind_id} is not released here (release it first)")
+        await asyncio.to_thread(fencing.snapshot, path, dest)
+
+    def admit(self, mind_id: str, copy: Path, metadata: str | None) -> None:
+        """Step 4 of a move here: put the copy (on this data dir's file system) in place,
+        with the workspace's metadata, once it proves to be this shard's."""
+        book, fence = self._book()
+        self._check_owner_by_map(mind_id)
+        path = self.path(mind_id)
+        if path.exists():
+            if fencing.read_file_fence(path) != fence:
+                raise ConflictError(f"{mind_id} already has another file on {fence.shard}")
+            copy.unlink(missing_ok=True)  # admitted before: a resumed rebalance
+            book.arrived(mind_id)
+            return
+        found = fencing.read_file_fence(copy)
+        error = fencing.refusal(copy, found, fence)
+        if found is None or error is not None:
+            raise error or fencing.FencedError(
+                f"the copy of {mind_id} carries no fencing record: release it on its holder")
+        make_private_dir(path.parent)
+        if metadata is not None and path.name == WORKSPACE_FILE:
+            write_private_text(path.parent / WORKSPACE_META, metadata)
+        os.replace(copy, path)
+        book.arrived(mind_id)
+
+    def retire(self, mind_id: str) -> Path:
+        """Step 5 of a move away: the released file goes aside (the departure stays)."""
+        book, _ = self._book()
+        return book.retire(self.data_dir, mind_id, self.path(mind_id))
+
+    def _check_owner_by_map(self, mind_id: str) -> None:
+        if not self.owns(mind_id):
+            assert self.owner is not None and self.fence is not None
+            raise fencing.FencedError(
+                f"mind {mind_id} belongs to {self.owner(mind_id)} by the shard map, not to "
+                f"this host's {self.fence.shard}: route the request to its owner",
+                owner=self.owner(mind_id))
 
     def abort(self) -> None:
         """Release every mind without the event loop (after a failed graceful shutdown): stops

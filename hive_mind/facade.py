@@ -113,7 +113,7 @@ class HiveMind:
         self.settings = settings
         self.runtime = runtime
         self.workspaces = WorkspaceManager(settings.data_dir)
-        self.owns = settings.ownership()  # sharded: the minds of this host's shard only
+        self.owns = runtime.serves  # sharded: the minds of this host's shard only
         self.external = settings.external_source()  # asked by scope-all recalls
         self._touches: set[asyncio.Future[Any]] = set()  # access-count writes not awaited
 
@@ -184,6 +184,7 @@ class HiveMind:
         if workspace is None or workspace == "" or workspace == PERSONAL_MIND:
             return PERSONAL_MIND
         ident = mind_id(workspace)  # validates the slug first: no path tricks
+        self.runtime.check_serves(ident)  # sharded: moving here or away is retryable, not 404
         if not self.workspaces.exists(workspace):
             raise NotFoundError(f'Workspace "{workspace}" not found')
         return ident

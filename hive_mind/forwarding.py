@@ -8,10 +8,12 @@ inside the auth layer, so only an authenticated request sets them):
 - the caller's ``Authorization`` header: the owner checks the caller's own credentials, never a
   credential of the forwarding host's (calls made outside a request, MCP tool calls on their
   session's task, use this host's configured token);
-- ``X-Hive-Mind-Forwarded: 1`` on every forwarded request: the receiving host answers from the
-  minds it owns and never forwards again, so two hosts with different shard maps cannot bounce
-  a request between them (it gets a retryable ``fenced`` error instead). A client sending the
-  header itself only restricts its request to the minds of the host it called.
+- ``X-Hive-Mind-Forwarded: <hops>`` on every forwarded request: a host that received a forwarded
+  request answers a call over every mind from its own minds only, and forwards a one-mind call
+  at most once more (a gateway → the old owner → where the mind moved, during a rebalance), so
+  two hosts with different shard maps cannot bounce a request between them (it gets a
+  retryable ``fenced`` error instead). A client sending the header itself only restricts its
+  request to the host it called.
 """
 
 from __future__ import annotations
@@ -24,20 +26,26 @@ import httpx
 FORWARDED_HEADER: Final = "X-Hive-Mind-Forwarded"
 _FORWARDED_KEY: Final = FORWARDED_HEADER.lower().encode()
 _caller_auth: ContextVar[str | None] = ContextVar("hive_mind_caller_auth", default=None)
-_forwarded: ContextVar[bool] = ContextVar("hive_mind_forwarded", default=False)
+_hops: ContextVar[int] = ContextVar("hive_mind_forwarded_hops", default=0)
+MAX_HOPS: Final = 2
 
 
 def forwarded() -> bool:
     """Did the current request come from another host of the deployment?"""
-    return _forwarded.get()
+    return _hops.get() > 0
+
+
+def may_forward() -> bool:
+    """May this host forward the current one-mind call (it has not travelled too far)?"""
+    return _hops.get() < MAX_HOPS
 
 
 async def stamp(request: httpx.Request) -> None:
-    """httpx request hook of the forwarding clients: the caller's auth and the hop marker."""
+    """httpx request hook of the forwarding clients: the caller's auth and the hop count."""
     auth = _caller_auth.get()
     if auth:
         request.headers["Authorization"] = auth
-    request.headers[FORWARDED_HEADER] = "1"
+    request.headers[FORWARDED_HEADER] = str(_hops.get() + 1)
 
 
 class ForwardingContext:
@@ -50,15 +58,16 @@ class ForwardingContext:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        auth, hop = None, False
+        auth, hops = None, 0
         for key, value in scope.get("headers", ()):
             if key == b"authorization":
                 auth = value.decode("latin-1")
             elif key == _FORWARDED_KEY:
-                hop = value.strip() == b"1"
-        auth_token, hop_token = _caller_auth.set(auth), _forwarded.set(hop)
+                text = value.strip()
+                hops = min(int(text), MAX_HOPS) if text.isdigit() and len(text) < 4 else MAX_HOPS
+        auth_token, hop_token = _caller_auth.set(auth), _hops.set(hops)
         try:
             await self.app(scope, receive, send)
         finally:
             _caller_auth.reset(auth_token)
-            _forwarded.reset(hop_token)
+            _hops.reset(hop_token)

@@ -7,7 +7,6 @@ secrets masked, for ``hive-mind status``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -193,6 +192,10 @@ class Settings(BaseSettings):
     )
     max_request_bytes: int = Field(
         default=10 * 1024 * 1024, ge=1024, description="HTTP request body limit",
+    )
+    max_move_bytes: int = Field(
+        default=64 * 1024**3, ge=1024 * 1024,
+        description="body limit of a mind file moved to this shard (cluster rebalance)",
     )
     metrics_public: bool = Field(
         default=False,
@@ -397,14 +400,6 @@ class Settings(BaseSettings):
                 f"HIVE_MIND_HOST_ID={self.host_id!r} is not a shard of HIVE_MIND_SHARDS "
                 f"({', '.join(sorted(shards.shards))}): set it to the shard this host serves")
         return Fence(self.host_id, self.shard_epoch)
-
-    def ownership(self) -> Callable[[str], bool]:
-        """Whether this host owns a mind id: always unsharded, else when the shard map gives
-        it to this host's shard (a gateway owns none)."""
-        shards = self.shard_map()
-        if shards is None:
-            return lambda mind_id: True
-        return lambda mind_id: shards.owner(mind_id) == self.host_id
 
     def schedule_config(self) -> ScheduleConfig:
         """The nightly maintenance (:mod:`workers.schedule`)."""

@@ -27,16 +27,20 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any, Final
 
-from actors.placement import ShardMap
+from actors.constants import WORKSPACE_META
+from actors.moves import MOVES_DIR, record_name
+from actors.placement import ShardMap, parse_shards
 from hive_mind.api.codes import ServerUnavailableError
-from hive_mind.forwarding import forwarded, stamp
+from hive_mind.forwarding import forwarded, may_forward, stamp
 from hive_mind.remote import RemoteHiveMind, WriteOutcomeUnknownError
 from hive_mind.settings import Settings
 from hive_mind.workspaces import slugify
 from mind.errors import ConflictError, ValidationError
-from mind.storage.fencing import FencedError
+from mind.storage.fencing import Fence, FencedError
+from mind.storage.private_files import make_private_dir
 from vocabulary.ids import PERSONAL_MIND, validate_slug, workspace_mind_id
 
 log = logging.getLogger(__name__)
@@ -87,11 +91,7 @@ class ShardedHiveMind:
         self.shards = shards
         self.local = local  # this host's own facade (None on a gateway)
         self.shard_id = settings.host_id if local is not None else None
-        self.remotes = {
-            shard: RemoteHiveMind(settings.model_copy(update={"url": url}),
-                                  timeout=FORWARD_TIMEOUT_SECONDS,
-                                  connect_timeout=FORWARD_CONNECT_SECONDS, on_request=stamp)
-            for shard, url in shards.shards.items() if shard != self.shard_id}
+        self.remotes: dict[str, RemoteHiveMind] = {}  # by URL, made on first use
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -131,19 +131,44 @@ class ShardedHiveMind:
     def owner(self, workspace: str | None) -> str:
         return self.shards.owner(mind_of(workspace))
 
-    def _target(self, shard: str) -> Any:
-        """The facade serving ``shard`` from here: the local one, else its remote client; a
-        forwarded request is answered locally or refused (never forwarded twice)."""
+    def _route(self, workspace: str | None) -> tuple[str, str | None]:
+        """(shard, URL) serving ``workspace``'s mind: its owner by the map — unless this host
+        owns it by the map but moved it (``cluster rebalance``), then where it went."""
+        mind = mind_of(workspace)
+        shard = self.shards.owner(mind)
+        if shard == self.shard_id:
+            gone = self._departed(mind)
+            if gone is not None:
+                return gone.to, gone.url
+        return shard, None
+
+    def _departed(self, mind: str) -> Any:
+        return None if self.local is None else self.local.runtime.departed(mind)
+
+    def _target(self, shard: str, url: str | None = None) -> Any:
+        """The facade serving ``shard`` from here: the local one, else a remote client; a
+        request that travelled far enough is answered locally or refused."""
         if shard == self.shard_id:
             return self.local
-        if forwarded():
+        if not may_forward():
             raise FencedError(
                 f"this host ({self.shard_id or 'gateway'}) does not own the mind: its shard map "
                 f"gives it to {shard} (the hosts' shard maps differ; retry once they agree)")
-        return self.remotes[shard]
+        url = url or self.shards.shards.get(shard)
+        if url is None:
+            raise ShardUnavailableError(f"{shard} is not in this host's shard map")
+        if url not in self.remotes:
+            self.remotes[url] = self._client(url)
+        return self.remotes[url]
 
-    async def _on(self, shard: str, call: Callable[[Any], Awaitable[Any]]) -> Any:
-        target = self._target(shard)
+    def _client(self, url: str) -> RemoteHiveMind:
+        return RemoteHiveMind(self.settings.model_copy(update={"url": url}),
+                              timeout=FORWARD_TIMEOUT_SECONDS,
+                              connect_timeout=FORWARD_CONNECT_SECONDS, on_request=stamp)
+
+    async def _on(self, shard: str, call: Callable[[Any], Awaitable[Any]],
+                  url: str | None = None) -> Any:
+        target = self._target(shard, url)
         try:
             return await call(target)
         except WriteOutcomeUnknownError:
@@ -152,14 +177,14 @@ class ShardedHiveMind:
             if target is self.local or isinstance(exc, ShardUnavailableError):
                 raise
             raise ShardUnavailableError(
-                f"{shard} ({self.shards.shards[shard]}), which owns this mind, is unavailable: "
-                f"{exc}; retry in a few seconds") from exc
+                f"{shard} ({url or self.shards.shards[shard]}), which owns this mind, is "
+                f"unavailable: {exc}; retry in a few seconds") from exc
 
     async def _by_workspace(self, name: str, workspace: str | None, /, *args: Any,
                             **kwargs: Any) -> Any:
         """``name(*args, **kwargs)`` on the facade serving ``workspace``'s mind."""
-        return await self._on(self.owner(workspace),
-                              lambda f: getattr(f, name)(*args, **kwargs))
+        shard, url = self._route(workspace)
+        return await self._on(shard, lambda f: getattr(f, name)(*args, **kwargs), url)
 
     def _fan_shards(self) -> list[str]:
         """The shards a call over every mind asks: all, or only this one for a forwarded
@@ -211,22 +236,22 @@ class ShardedHiveMind:
 
     async def run_harvest(self, source: str, path: Any, *, workspace: str | None = None,
                           rereadable: bool = False, **options: Any) -> Any:
-        shard = self.owner(workspace)
+        shard, url = self._route(workspace)
         if shard == self.shard_id:
             return await self.local.run_harvest(source, path, workspace=workspace,
                                                 rereadable=rereadable, **options)
         options.pop("progress", None)
         return _Summary(await self._on(shard, lambda f: f.harvest(
-            source, path, workspace=workspace, **options)))
+            source, path, workspace=workspace, **options), url))
 
     async def run_ingest(self, content: str, *, workspace: str | None = None,
                          label: str | None = None, **options: Any) -> Any:
-        shard = self.owner(workspace)
+        shard, url = self._route(workspace)
         if shard == self.shard_id:
             return await self.local.run_ingest(content, workspace=workspace, label=label,
                                                **options)
         return _Summary(await self._on(shard, lambda f: f.ingest(
-            content, workspace=workspace, **options)))
+            content, workspace=workspace, **options), url))
 
     async def maintenance(self, kind: str, *, workspace: str | None = None,
                           all_minds: bool = False) -> dict[str, Any]:
@@ -315,6 +340,55 @@ class ShardedHiveMind:
         if not forwarded():
             own["cluster"] = await cluster_status(self.settings, self.shards)
         return own
+
+
+    # -- moving minds (cluster rebalance: actors/moves.py) -----------------------------------
+
+    def _runtime(self) -> Any:
+        if self.local is None:
+            raise ValidationError("a gateway holds no minds: ask a shard host")
+        return self.local.runtime
+
+    async def holdings(self) -> dict[str, Any]:
+        runtime = self._runtime()
+        shard = runtime.shard()
+        return {"shard": shard.shard, "epoch": shard.epoch, "minds": await runtime.holdings()}
+
+    async def expect_mind(self, mind_id: str) -> dict[str, Any]:
+        self._runtime().expect_mind(mind_id)
+        return {"mind_id": mind_id, "expected": True}
+
+    async def release_mind(self, mind_id: str, to: str, epoch: int, url: str
+                           ) -> dict[str, Any]:
+        parse_shards(f"{to}={url}")  # a shard id and a plain http(s) URL, or an error
+        gone = await self._runtime().release_mind(mind_id, Fence(to, epoch), url)
+        return {"mind_id": mind_id, "to": gone.to, "epoch": gone.epoch, "state": gone.state}
+
+    async def snapshot_mind(self, mind_id: str, dest: Path) -> None:
+        """A released mind's file copied to ``dest``."""
+        await self._runtime().snapshot_mind(mind_id, dest)
+
+    async def mind_metadata(self, mind_id: str) -> str | None:
+        """A workspace's metadata file (JSON text) as the move carries it; None: personal."""
+        meta = Path(self._runtime().mind_path(mind_id)).parent / WORKSPACE_META
+        if mind_id == PERSONAL_MIND or not meta.exists():
+            return None
+        return meta.read_text(encoding="utf-8")
+
+    def incoming_path(self, mind_id: str) -> Path:
+        """Where an arriving copy is written first (this data dir's file system)."""
+        folder = Path(self.settings.data_dir).expanduser() / MOVES_DIR
+        make_private_dir(folder)
+        return folder / f".incoming-{record_name(mind_id)}.mind"
+
+    async def admit_mind(self, mind_id: str, copy: Path, metadata: str | None
+                         ) -> dict[str, Any]:
+        self._runtime().admit_mind(mind_id, copy, metadata)
+        return {"mind_id": mind_id, "admitted": True}
+
+    async def retire_mind(self, mind_id: str) -> dict[str, Any]:
+        aside = self._runtime().retire_mind(mind_id)
+        return {"mind_id": mind_id, "retired": True, "kept_at": aside.name}
 
 
 def _unreached(down: dict[str, str]) -> dict[str, Any]:

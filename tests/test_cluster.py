@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import time
 from collections.abc import AsyncIterator
@@ -23,23 +24,26 @@ import pytest
 
 from actors.placement import parse_shards
 from mind.mind import Mind
+from mind.storage.fencing import read_file_fence
 from tests.conftest import REDIS_URL
-from tests.procs import eventually, free_port, kill9, spawn, stop
+from tests.procs import ROOT, eventually, free_port, kill9, spawn, stop
 
 pytestmark = pytest.mark.slow
 
 TOKEN = "cluster-test-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 SHARDS = ("shard-0", "shard-1", "shard-2")
+NEW_SHARD = "shard-3"
 WORKSPACES = [f"ws-{i:02d}" for i in range(30)]
 
 
 class Cluster:
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.ports = {s: free_port() for s in SHARDS}
+        self.ports = {s: free_port() for s in (*SHARDS, NEW_SHARD)}
         self.gateway_port = free_port()
-        self.shard_map = ",".join(f"{s}=http://127.0.0.1:{p}" for s, p in self.ports.items())
+        self.shard_map = ",".join(f"{s}=http://127.0.0.1:{self.ports[s]}" for s in SHARDS)
+        self.grown_map = f"{self.shard_map},{NEW_SHARD}=http://127.0.0.1:{self.ports[NEW_SHARD]}"
         self.placement = parse_shards(self.shard_map)
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.common = {"HIVE_MIND_REDIS_URL": REDIS_URL, "HIVE_MIND_SHARDS": self.shard_map,
@@ -48,23 +52,29 @@ class Cluster:
     def data(self, shard: str) -> Path:
         return self.root / shard
 
-    def start_shard(self, shard: str) -> None:
+    def start_shard(self, shard: str, shard_map: str | None = None) -> None:
         env = {**self.common, "HIVE_MIND_HOST_ID": shard, "HIVE_MIND_API_TOKEN": TOKEN,
                "HIVE_MIND_DATA_DIR": str(self.data(shard))}
+        if shard_map is not None:
+            env["HIVE_MIND_SHARDS"] = shard_map
         self.procs[shard] = spawn(["serve", "--port", str(self.ports[shard])], env,
                                   self.root / f"{shard}.log")
 
     def start(self) -> None:
         for shard in SHARDS:
             self.start_shard(shard)
-        self.procs["gateway"] = spawn(
-            ["serve", "--gateway", "--port", str(self.gateway_port)],
-            {**self.common, "HIVE_MIND_DATA_DIR": str(self.root / "gateway")},
-            self.root / "gateway.log")
+        self.start_gateway()
         for n in range(2):
             self.procs[f"worker-{n}"] = spawn(
                 ["worker"], {**self.common, "HIVE_MIND_DATA_DIR": str(self.root / "worker")},
                 self.root / f"worker-{n}.log")
+
+    def start_gateway(self, shard_map: str | None = None) -> None:
+        env = {**self.common, "HIVE_MIND_DATA_DIR": str(self.root / "gateway")}
+        if shard_map is not None:
+            env["HIVE_MIND_SHARDS"] = shard_map
+        self.procs["gateway"] = spawn(["serve", "--gateway", "--port", str(self.gateway_port)],
+                                      env, self.root / "gateway.log")
 
     def url(self, shard: str) -> str:
         return f"http://127.0.0.1:{self.ports[shard]}"
@@ -209,8 +219,7 @@ async def test_sharded_cluster_routes_fences_and_survives_kill9(cluster: Cluster
         # cluster status (the CLI, from the gateway's settings) shows the shard down
         status = subprocess.run(
             [".venv/bin/hive-mind", "cluster", "status", "--json"], capture_output=True,
-            env={**__import__("os").environ, **c.common, "HIVE_MIND_API_TOKEN": TOKEN},
-            timeout=60, cwd=Path(__file__).resolve().parents[1])
+            env={**os.environ, **c.common, "HIVE_MIND_API_TOKEN": TOKEN}, timeout=60, cwd=ROOT)
         report = json.loads(status.stdout)
         assert status.returncode == 1, status.stderr
         alive = {r["shard"]: r["alive"] for r in report["shards"]}
@@ -247,3 +256,127 @@ async def test_sharded_cluster_routes_fences_and_survives_kill9(cluster: Cluster
         r = await client.post(f"{c.gateway}/v1/recall", headers=AUTH, json={
             "query": "Apollo review", "workspace": dead_ws[0], "scope": "workspace"})
         assert r.status_code == 200 and r.json()["results"]
+
+
+def fences(c: Cluster, ws: str) -> dict[str, str]:
+    """holder -> the shard each live copy of ``ws``'s file names (unfenced: its holder)."""
+    out = {}
+    for shard in (*SHARDS, NEW_SHARD):
+        path = c.data(shard) / "workspaces" / ws / "workspace.mind"
+        if not path.exists():
+            continue
+        try:
+            found = read_file_fence(path)
+        except Exception:  # renamed into place or aside right now
+            continue
+        out[shard] = found.shard if found is not None else shard
+    return out
+
+
+async def save_until_acked(client: httpx.AsyncClient, gateway: str, ws: str, text: str,
+                           key: str) -> None:
+    """A client's retry of a retryable refusal (503 while its mind moves), with its key."""
+    for _ in range(300):
+        status, _, resp = await save(client, gateway, ws, text, key)
+        if status in (200, 201):
+            return
+        assert status == 503 and resp.headers.get("Retry-After"), resp.text
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{ws} refused for 30 s")
+
+
+async def test_rebalance_onto_a_fourth_shard_under_load(cluster: Cluster) -> None:
+    c = cluster
+    acked: dict[str, str] = {}
+    async with httpx.AsyncClient(timeout=30) as client:
+        for ws in WORKSPACES:
+            r = await client.post(f"{c.gateway}/v1/workspaces", headers=AUTH,
+                                  json={"name": f"Project {ws}", "id": ws, "group": "moving"})
+            assert r.status_code == 201, r.text
+            for n in range(4):
+                text = f"first note {n} for {ws}: the Apollo review moved"
+                await save_until_acked(client, c.gateway, ws, text, f"first-{ws}-{n}")
+                acked[text] = ws
+        grown = parse_shards(c.grown_map)
+        moving = [ws for ws in WORKSPACES if grown.owner(f"workspace:{ws}") == NEW_SHARD]
+        assert moving and all(c.owner(ws) != NEW_SHARD for ws in WORKSPACES)
+        c.start_shard(NEW_SHARD, c.grown_map)
+        await eventually(lambda: ready(client, c.url(NEW_SHARD)), 90, "new shard ready")
+
+        stop_load = asyncio.Event()
+        violations: list[str] = []
+
+        async def load() -> None:
+            n = 0
+            while not stop_load.is_set():
+                batch = []
+                for ws in WORKSPACES:
+                    text = f"load note {n} for {ws}: Alice moved the Apollo review"
+                    batch.append(save_until_acked(client, c.gateway, ws, text, f"l-{ws}-{n}"))
+                    acked[text] = ws
+                await asyncio.gather(*batch)
+                n += 1
+
+        async def sample() -> None:
+            while not stop_load.is_set():
+                for ws in WORKSPACES:
+                    named = set((await asyncio.to_thread(fences, c, ws)).values())
+                    if len(named) > 1:
+                        violations.append(f"{ws}: {named}")
+                await asyncio.sleep(0.05)
+
+        loader, sampler = asyncio.ensure_future(load()), asyncio.ensure_future(sample())
+        await asyncio.sleep(1.0)
+        env = {**os.environ, **c.common, "HIVE_MIND_SHARDS": c.grown_map,
+               "HIVE_MIND_API_TOKEN": TOKEN}
+        done = await asyncio.to_thread(subprocess.run, [
+            str(ROOT / ".venv/bin/hive-mind"), "cluster", "rebalance", "--from-shards",
+            c.shard_map, "--json"], capture_output=True, env=env, timeout=300, cwd=ROOT)
+        await asyncio.sleep(1.0)
+        stop_load.set()
+        await asyncio.gather(loader, sampler)
+        assert done.returncode == 0, done.stderr.decode()[-3000:]
+        report = json.loads(done.stdout)
+        assert sorted(report["moved"]) == sorted(f"workspace:{ws}" for ws in moving)
+        assert violations == []
+
+        # every mind on exactly one volume, its new owner's, fenced for it
+        for ws in WORKSPACES:
+            assert fences(c, ws) == {grown.owner(f"workspace:{ws}"):
+                                     grown.owner(f"workspace:{ws}")}, ws
+        # a moved workspace answers through the gateway still on the old map (its old owner
+        # forwards); then the gateway restarts on the new map and lists every workspace
+        r = await client.get(f"{c.gateway}/v1/workspaces/{moving[0]}", headers=AUTH)
+        assert r.status_code == 200 and r.json()["group"] == "moving", r.text
+        stop(c.procs["gateway"])
+        c.start_gateway(c.grown_map)
+        await eventually(lambda: ready(client, c.gateway), 90, "gateway on the new map")
+        listed = (await client.get(f"{c.gateway}/v1/workspaces", headers=AUTH)).json()
+        assert sorted(w["id"] for w in listed["workspaces"]) == WORKSPACES
+        assert {w["group"] for w in listed["workspaces"]} == {"moving"}
+
+        def new_file(ws: str) -> Path:
+            owner = grown.owner(f"workspace:{ws}")
+            return c.data(owner) / "workspaces" / ws / "workspace.mind"
+
+        async def indexed() -> bool:
+            for ws in WORKSPACES:
+                state = await file_state(new_file(ws))
+                if state["pending"] or state["vectors"] != state["frames"]:
+                    return False
+            return True
+
+        await eventually(indexed, 120, "every workspace indexed after the rebalance")
+        for ws in WORKSPACES:
+            contents = (await file_state(new_file(ws)))["contents"]
+            for text in (t for t, w in acked.items() if w == ws):
+                assert contents.get(text) == 1, (ws, text, contents.get(text))
+        r = await client.post(f"{c.gateway}/v1/recall", headers=AUTH, json={
+            "query": "Apollo review", "workspace": moving[0], "scope": "workspace"})
+        assert r.status_code == 200 and r.json()["results"], r.text
+
+        # run again: nothing left to move
+        again = await asyncio.to_thread(subprocess.run, [
+            str(ROOT / ".venv/bin/hive-mind"), "cluster", "rebalance", "--from-shards",
+            c.shard_map, "--json"], capture_output=True, env=env, timeout=120, cwd=ROOT)
+        assert again.returncode == 0 and json.loads(again.stdout)["moves"] == []

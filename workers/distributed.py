@@ -31,6 +31,7 @@ from actors.host import MindHost
 from actors.results import Reconciled
 from mind.embeddings.chain import EmbeddingProviderChain
 from mind.mind import Mind
+from mind.storage.fencing import FencedError
 from queue_schemas import jobs, ops
 from queue_schemas.codec import deserialize, serialize
 from queue_schemas.constants import COGNIFY_QUEUE, host_queue
@@ -61,12 +62,17 @@ async def enqueue_job(redis: ArqRedis, job: jobs.CognifyJob | jobs.ReembedJob, *
 
 
 async def enqueue_op(redis: ArqRedis, host_id: str, op: Any, *,
-                     defer: float | None = None, priority: JobPriority | None = None) -> None:
+                     defer: float | None = None, priority: JobPriority | None = None,
+                     forwarded: bool = False) -> None:
     """Queue a write-op for its host: at a wall-clock time (``defer`` seconds from now), or in
-    the interactive band (the index op of an interactive job: ahead of a bulk import's)."""
+    the interactive band (the index op of an interactive job: ahead of a bulk import's).
+    ``forwarded``: passed on by a host the mind left, while that host's job of the same op id
+    still runs (arq drops a job whose id is in use): the job id names the new host too; the op
+    id inside, which the mind dedupes on, is unchanged."""
     later = defer_by("interactive") if priority == "interactive" else defer
+    job_id = f"{op.op_id}.to.{host_id}" if forwarded else op.op_id
     await redis.enqueue_job(
-        "apply_op", op.model_dump(mode="json"), _job_id=op.op_id, _queue_name=host_queue(host_id),
+        "apply_op", op.model_dump(mode="json"), _job_id=job_id, _queue_name=host_queue(host_id),
         _expires=7 * 24 * 3600, _defer_by=later,
     )
 
@@ -174,11 +180,18 @@ async def apply_op(ctx: dict[str, Any], payload: dict[str, Any]) -> Any:
     queue: QueueConfig = ctx["queue"]
     owner = queue.owner_of(op.mind_id)
     if owner != queue.host_id:  # sharded: the mind moved (or a worker's map is older)
-        await enqueue_op(ctx["redis"], owner, op)
+        await enqueue_op(ctx["redis"], owner, op, forwarded=True)
         log.info("op %s of %s forwarded to %s, its owner", op.op_id, op.mind_id, owner)
         return {"forwarded": owner}
     create = op.kind in ("save_frames", "harvest_batch")
-    result = await ctx["host"].submit(op.mind_id, op, create=create)
+    try:
+        result = await ctx["host"].submit(op.mind_id, op, create=create)
+    except FencedError as exc:
+        if exc.owner is None or exc.owner == queue.host_id:
+            raise  # arriving or stale here: retried, then a dead letter naming why
+        await enqueue_op(ctx["redis"], exc.owner, op, forwarded=True)  # ops follow the mind
+        log.info("op %s of %s forwarded to %s, where it moved", op.op_id, op.mind_id, exc.owner)
+        return {"forwarded": exc.owner}
     if op.kind in ("compact", "reconcile") and op.op_id:  # a scheduled job done: its claim
         record_applied(ctx["host"].data_dir, op.op_id, summarize(result))
     return {"duplicate": True} if isinstance(result, Duplicate) else result

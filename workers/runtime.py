@@ -28,10 +28,12 @@ from actors.catalog import MindCatalog
 from actors.constants import CATALOG_FILE
 from actors.handlers import HANDLERS
 from actors.host import ActorSettings, MindHost
+from actors.moves import Departure
 from actors.placement import ShardMap
 from mind.census import Census
 from mind.embeddings.chain import EmbeddingProviderChain
 from mind.embeddings.registry import EmbeddingConfig
+from mind.errors import ConfigurationError
 from mind.mind import Mind
 from mind.retrieval.routing import RoutePool
 from mind.storage.fencing import Fence
@@ -116,6 +118,45 @@ class HostedRuntime:
 
     def list_minds(self) -> list[str]:
         return self.host.list_minds()
+
+    def serves(self, mind_id: str) -> bool:
+        return self.host.serves(mind_id)
+
+    def check_serves(self, mind_id: str) -> None:
+        self.host.check_owner(mind_id)
+
+    # moving minds between shards (actors/moves.py; ``cluster rebalance``)
+
+    def departed(self, mind_id: str) -> Departure | None:
+        """Where ``mind_id`` went, if this (sharded) host moved it away."""
+        moves = self.host.moves
+        return None if moves is None else moves.departed.get(mind_id)
+
+    def shard(self) -> Fence:
+        if self.host.fence is None:
+            raise ConfigurationError("not a shard host (HIVE_MIND_SHARDS is unset)")
+        return self.host.fence
+
+    def mind_path(self, mind_id: str) -> Path:
+        return self.host.path(mind_id)
+
+    async def holdings(self) -> list[dict[str, object]]:
+        return await self.host.holdings()
+
+    def expect_mind(self, mind_id: str) -> None:
+        self.host.expect(mind_id)
+
+    async def release_mind(self, mind_id: str, to: Fence, url: str) -> Departure:
+        return await self.host.release(mind_id, to, url)
+
+    async def snapshot_mind(self, mind_id: str, dest: Path) -> None:
+        await self.host.snapshot(mind_id, dest)
+
+    def admit_mind(self, mind_id: str, copy: Path, metadata: str | None) -> None:
+        self.host.admit(mind_id, copy, metadata)
+
+    def retire_mind(self, mind_id: str) -> Path:
+        return self.host.retire(mind_id)
 
     async def close_mind(self, mind_id: str) -> None:
         await self.host.close_mind(mind_id)

@@ -25,6 +25,7 @@ from hive_mind.api import (
     errors,
     health,
     metrics_route,
+    routes_cluster,
     routes_jobs,
     routes_memory,
     routes_mind,
@@ -34,6 +35,7 @@ from hive_mind.api.exposure import api_token, check_exposure
 from hive_mind.api.guard import HostOriginMiddleware, host_policy
 from hive_mind.api.mcp_mount import mount_mcp
 from hive_mind.api.middleware import BearerAuthMiddleware, BodyLimitMiddleware, CatchAllMiddleware
+from hive_mind.api.routes_cluster import CLUSTER_MINDS
 from hive_mind.forwarding import ForwardingContext
 from hive_mind.server_reads import reads_allowed
 from hive_mind.settings import Settings
@@ -80,6 +82,7 @@ def create_app(settings: Settings, facade: Any = None, *, mcp: bool = True,
     app.include_router(routes_mind.router)
     app.include_router(routes_ops.router)
     app.include_router(routes_jobs.router)
+    app.include_router(routes_cluster.router)
     app.include_router(metrics_route.router)
     if mcp:
         lifespan_of = mount_mcp(app, bind_host, server_reads=app.state.server_reads)
@@ -87,7 +90,8 @@ def create_app(settings: Settings, facade: Any = None, *, mcp: bool = True,
             mcp_lifespans.append(lifespan_of)
     # add_middleware puts each new one outside the previous: the last added runs first
     app.add_middleware(CatchAllMiddleware)
-    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_request_bytes)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_request_bytes,
+                       larger=((CLUSTER_MINDS, settings.max_move_bytes),))
     app.add_middleware(ForwardingContext)  # inside auth: the caller's credentials, checked
     token = api_token(settings)
     if token is not None:

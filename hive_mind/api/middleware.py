@@ -36,14 +36,22 @@ class BodyLimitMiddleware:
     """413 for a body over ``max_bytes``: by ``Content-Length`` before reading anything, and by
     counting the bytes actually received (chunked bodies, lying clients)."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int,
+                 larger: tuple[tuple[str, int], ...] = ()) -> None:
         self.app = app
-        self.max_bytes = max_bytes
+        self.default_bytes = max_bytes
+        self.larger = larger  # (path prefix, limit): mind files moved between shards
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        path = scope.get("path", "")
+        limit = next((n for prefix, n in self.larger if path.startswith(prefix)),
+                     self.default_bytes)
+        await self._limited(scope, receive, send, limit)
+
+    async def _limited(self, scope: Scope, receive: Receive, send: Send, limit: int) -> None:
         declared = Headers(scope=scope).get("content-length")
         if declared is not None:
             try:
@@ -51,9 +59,9 @@ class BodyLimitMiddleware:
             except ValueError:
                 await _send_error(scope, receive, send, "invalid", "bad Content-Length header")
                 return
-            if length > self.max_bytes:
+            if length > limit:
                 await _send_error(scope, receive, send, "too_large",
-                                  f"request body larger than {self.max_bytes} bytes")
+                                  f"request body larger than {limit} bytes")
                 return
         received = 0
         tracker = _ResponseTracker(send)
@@ -63,8 +71,8 @@ class BodyLimitMiddleware:
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
-                if received > self.max_bytes:
-                    raise BodyTooLarge(self.max_bytes)
+                if received > limit:
+                    raise BodyTooLarge(limit)
             return message
 
         try:

@@ -3,11 +3,12 @@ its ``HIVE_MIND_SHARDS`` (and token): liveness, minds, frames, index lag, queued
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import sys
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from hive_mind.cli.common import JsonOpt, output, run, state, table
+from hive_mind.cli.common import CountProgress, JsonOpt, output, run, state, table
 from mind.errors import ConfigurationError
 from queue_schemas.constants import COGNIFY_QUEUE
 
@@ -38,6 +39,60 @@ def status(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     output(as_json, report, lambda c: render(c, report))
     if report["alive"] < len(report["shards"]):
         raise typer.Exit(1)
+
+
+@app.command("rebalance")
+def rebalance(
+    ctx: typer.Context,
+    from_shards: Annotated[str | None, typer.Option(
+        "--from-shards", metavar="MAP",
+        help="The shard map before the change (to reach shards that were removed); "
+             "HIVE_MIND_SHARDS is the new one.")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", metavar="",
+                                          help="Only show the plan.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Move each mind whose owner changed to its new shard (resumable: run it again after an
+    interruption). Every host must answer; each mind is unavailable (503, retryable) only
+    while it moves."""
+    from actors.placement import ShardMapError, parse_shards
+    from hive_mind.rebalance import Rebalancer
+
+    settings = state(ctx).settings()
+    new = settings.shard_map()
+    if new is None:
+        raise ConfigurationError("set HIVE_MIND_SHARDS to the new shard map")
+    try:
+        old = parse_shards(from_shards) if from_shards else None
+    except ShardMapError as exc:
+        raise ConfigurationError(f"--from-shards: {exc}") from None
+
+    async def go() -> dict[str, Any]:
+        tool = Rebalancer(settings, new, old)
+        try:
+            plan = await tool.plan()
+            if dry_run:
+                return plan.as_dict()
+            total = len(plan.moves)
+            with CountProgress("minds moved", not as_json and sys.stderr.isatty()) as bar:
+                bar(0, total)
+                return await tool.run(plan, on_step=lambda done: bar(done, total))
+        finally:
+            await tool.close()
+
+    report = run(go())
+    output(as_json, report, lambda c: render_plan(c, report))
+    if report["problems"]:
+        raise typer.Exit(1)
+
+
+def render_plan(c: Console, report: dict[str, Any]) -> None:
+    c.print(table("Moves", ["mind", "from", "to", "done"],
+                  ([m["mind_id"], m["source"], m["target"],
+                    "yes" if m["mind_id"] in report.get("moved", ()) else "no"]
+                   for m in report["moves"])))
+    for problem in report["problems"]:
+        c.print(f"[red]not moved: {problem}[/red]")
 
 
 def render(c: Console, report: dict[str, Any]) -> None:

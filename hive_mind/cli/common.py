@@ -302,3 +302,32 @@ def parse_properties(pairs: list[str] | None, raw_json: str | None) -> dict[str,
             raise ValidationError(f"--property must be KEY=VALUE, got {pair!r}")
         props[key.strip()] = value
     return props
+
+
+class CountProgress:
+    """Items done of items due, as a rich progress bar on stderr (nothing when disabled):
+    called with ``(done, total)``."""
+
+    def __init__(self, label: str, enabled: bool) -> None:
+        self.label = label
+        self.enabled = enabled
+        self.progress: Any = None
+        self.task: Any = None
+
+    def __enter__(self) -> CountProgress:
+        if self.enabled:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+            self.progress = Progress(self.label, BarColumn(), MofNCompleteColumn(),
+                                     TimeElapsedColumn(), console=err_console())
+            self.progress.start()
+            self.task = self.progress.add_task(self.label, total=None)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress.update(self.task, completed=done, total=total)

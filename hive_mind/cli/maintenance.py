@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from hive_mind.cli.common import JsonOpt, WorkspaceOpt, err_console, output, table, with_facade
+from hive_mind.cli.common import CountProgress, JsonOpt, WorkspaceOpt, output, table, with_facade
 from mind.errors import ValidationError
 from vocabulary.enums import MaintenanceKind
 
@@ -68,33 +68,6 @@ for _kind, _doc in KINDS.items():
     app.command(_kind)(_make(_kind, _doc))
 
 
-class NightlyProgress:
-    """The nightly run's minds done, as a rich progress bar on stderr."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self.progress: Any = None
-        self.task: Any = None
-
-    def __enter__(self) -> NightlyProgress:
-        if self.enabled:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
-            self.progress = Progress("minds maintained", BarColumn(), MofNCompleteColumn(),
-                                     TimeElapsedColumn(), console=err_console())
-            self.progress.start()
-            self.task = self.progress.add_task("nightly", total=None)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.progress is not None:
-            self.progress.stop()
-
-    def __call__(self, done: int, total: int) -> None:
-        if self.progress is not None:
-            self.progress.update(self.task, completed=done, total=total)
-
-
 @app.command("nightly")
 def nightly(ctx: typer.Context, as_json: JsonOpt = False, spread: Annotated[bool, typer.Option(
         "--spread/--no-spread",
@@ -106,7 +79,7 @@ def nightly(ctx: typer.Context, as_json: JsonOpt = False, spread: Annotated[bool
     ran today: for a systemd timer or cron when no `serve` or `mcp` runs the schedule."""
 
     async def act(hm: Any) -> dict[str, Any]:
-        with NightlyProgress(not as_json and sys.stderr.isatty()) as progress:
+        with CountProgress("minds maintained", not as_json and sys.stderr.isatty()) as progress:
             return dict(await hm.nightly_maintenance(spread=spread, on_progress=progress))
 
     result = with_facade(ctx, act, writes=True, bulk=True)

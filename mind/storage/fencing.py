@@ -22,9 +22,14 @@ from mind.storage.db import Database
 
 
 class FencedError(StorageError):
-    """This host may not open the mind file: another shard (or a newer epoch) owns it."""
+    """This host may not open the mind file: another shard (or a newer epoch) owns it.
+    ``owner``: the shard that does, when known (a host forwards the mind's queued ops there)."""
 
     code = "fenced"
+
+    def __init__(self, message: str, *, owner: str | None = None) -> None:
+        super().__init__(message)
+        self.owner = owner
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +59,8 @@ def refusal(path: object, found: Fence | None, mine: Fence) -> FencedError | Non
         return None
     if found.shard != mine.shard:
         return FencedError(f"{path} belongs to {found.shard} (epoch {found.epoch}), not to this "
-                           f"host's {mine.shard}: route the request to its owner")
+                           f"host's {mine.shard}: route the request to its owner",
+                           owner=found.shard)
     if found.epoch > mine.epoch:
         return FencedError(f"{path} was claimed by {found.shard} at epoch {found.epoch}, newer "
                            f"than this host's {mine.epoch}: this host is stale, restart it with "
@@ -65,13 +71,7 @@ def refusal(path: object, found: Fence | None, mine: Fence) -> FencedError | Non
 def check_file(path: Path, mine: Fence) -> None:
     """(blocking) Refuse a file this host may not open, before anything writes to it (a
     migration of another shard's file would be a second writer's write)."""
-    conn = connect_peek(path)
-    try:
-        present = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone()
-        rows = conn.execute(_READ, _KEYS).fetchall() if present else []
-    finally:
-        conn.close()
-    error = refusal(path, _fence_of(rows), mine)
+    error = refusal(path, read_file_fence(path), mine)
     if error is not None:
         raise error
 
@@ -94,3 +94,54 @@ async def claim(db: Database, mine: Fence) -> Fence:
             await db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", [
                 (META_FENCE_SHARD, mine.shard), (META_FENCE_EPOCH, str(mine.epoch))])
     return mine
+
+
+def read_file_fence(path: Path) -> Fence | None:
+    """(blocking) The fencing record of a mind file (None: unfenced), on a read-only look."""
+    conn = connect_peek(path)
+    try:
+        present = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone()
+        return _fence_of(conn.execute(_READ, _KEYS).fetchall() if present else [])
+    finally:
+        conn.close()
+
+
+def hand_over(path: Path, mine: Fence, to: Fence) -> None:
+    """(blocking) Record ``to`` as the file's owner, in one write transaction checked against
+    ``mine`` (a file already handed to ``to`` is left as it is: a resumed move). The caller has
+    closed its own writer: from here on this host refuses the file."""
+    from mind.storage.connection import connect_sync
+
+    conn = connect_sync(path)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        found = _fence_of(conn.execute(_READ, _KEYS).fetchall())
+        if found != to:
+            error = refusal(path, found, mine)
+            if error is not None:
+                raise error
+            conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", [
+                (META_FENCE_SHARD, to.shard), (META_FENCE_EPOCH, str(to.epoch))])
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    finally:
+        conn.close()
+
+
+def snapshot(path: Path, dest: Path) -> None:
+    """(blocking) A consistent copy of the mind file at ``dest`` (SQLite's online backup: the
+    WAL's committed pages included), for a move to another shard."""
+    from mind.storage.connection import driver
+
+    source = connect_peek(path)
+    try:
+        target = driver().connect(str(dest))
+        try:
+            source.backup(target)
+        finally:
+            target.close()
+    finally:
+        source.close()

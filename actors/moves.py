@@ -1,0 +1,116 @@
+"""A shard host's side of moving minds between shards (issue #17, ``cluster rebalance``).
+
+A move of mind *m* from host A to host B, each step idempotent so a cut-off rebalance resumes:
+
+1. **expect** (B): B records that *m* is on its way and refuses to open or create it until it
+   arrives — a write routed to B by the new shard map meanwhile gets a retryable ``fenced``
+   refusal, never a fresh empty file.
+2. **release** (A): A records *m* as departed (refusing it from now on), closes its actor —
+   every acknowledged write is committed in the file — and hands the file's fencing record to
+   B (:func:`mind.storage.fencing.hand_over`). From here the file names B as its owner.
+3. **snapshot** (A): SQLite's online backup of the released file, streamed to the rebalancer.
+4. **admit** (B): the copy is checked (a mind file, fenced for B at an epoch B may claim) and
+   renamed into place with the workspace's metadata; B serves *m*.
+5. **retire** (A): A's file and workspace folder move aside under ``moves/`` (kept, never
+   listed or opened again); the departure record stays, so A keeps forwarding *m*'s requests
+   and queued ops to B and never re-creates *m* even if restarted with the old shard map.
+
+Records are small JSON files under ``<data dir>/moves/`` (owner-only), read at start.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from mind.errors import NotFoundError
+from mind.storage.fencing import FencedError
+from mind.storage.private_files import make_private_dir, write_private_text
+from vocabulary.ids import PERSONAL_MIND, split_mind_id
+
+MOVES_DIR: Final = "moves"
+DepartureState = Literal["released", "retired"]
+
+
+def record_name(mind_id: str) -> str:
+    """A file-name-safe form of a (validated) mind id: ``personal``, ``workspace-<slug>``."""
+    kind, slug = split_mind_id(mind_id)
+    return PERSONAL_MIND if slug is None else f"{kind}-{slug}"
+
+
+@dataclass(frozen=True, slots=True)
+class Departure:
+    mind_id: str
+    to: str  # the shard it went to
+    epoch: int
+    url: str  # where that shard serves
+    state: DepartureState
+
+
+class MoveBook:
+    """The minds this host released (departures) and the minds it awaits (arrivals)."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.root = data_dir / MOVES_DIR
+        self.departed: dict[str, Departure] = {}
+        self.awaited: set[str] = set()
+        if self.root.is_dir():
+            for entry in sorted(self.root.glob("*.json")):
+                data = json.loads(entry.read_text(encoding="utf-8"))
+                if data.get("kind") == "arrival":
+                    self.awaited.add(str(data["mind_id"]))
+                else:
+                    data.pop("kind", None)
+                    self.departed[str(data["mind_id"])] = Departure(**data)
+
+    def refusal(self, mind_id: str) -> FencedError | None:
+        """Why this host may not open ``mind_id`` because of a move (None: no move)."""
+        gone = self.departed.get(mind_id)
+        if gone is not None:
+            return FencedError(f"mind {mind_id} moved to {gone.to} (epoch {gone.epoch})",
+                               owner=gone.to)
+        if mind_id in self.awaited:
+            return FencedError(f"mind {mind_id} is moving to this host; retry in a moment")
+        return None
+
+    def _write(self, name: str, data: dict[str, Any]) -> None:
+        make_private_dir(self.root)
+        write_private_text(self.root / f"{name}.json", json.dumps(data, sort_keys=True))
+
+    def expect(self, mind_id: str) -> None:
+        self.awaited.add(mind_id)
+        self._write(f"{record_name(mind_id)}.arrival", {"kind": "arrival", "mind_id": mind_id})
+
+    def arrived(self, mind_id: str) -> None:
+        self.awaited.discard(mind_id)
+        (self.root / f"{record_name(mind_id)}.arrival.json").unlink(missing_ok=True)
+
+    def depart(self, departure: Departure) -> None:
+        """Record (or advance) a departure: written before the file is touched."""
+        self.departed[departure.mind_id] = departure
+        self._write(f"{record_name(departure.mind_id)}.departure",
+                    {"kind": "departure", **asdict(departure)})
+
+    def retire(self, data_dir: Path, mind_id: str, path: Path) -> Path:
+        """Move the released file (with its WAL, and a workspace's folder) aside; returns where
+        it went. Already retired: that place."""
+        gone = self.departed.get(mind_id)
+        if gone is None:
+            raise NotFoundError(f"mind {mind_id} was not released by this host")
+        aside = self.root / f"{record_name(mind_id)}.{gone.epoch}"
+        if gone.state == "retired":
+            return aside
+        make_private_dir(aside)
+        _, slug = split_mind_id(mind_id)
+        moving = [path.parent] if slug is not None else [
+            path.with_name(path.name + suffix) for suffix in ("", "-wal", "-shm")]
+        for item in moving:
+            if item.exists():
+                os.replace(item, aside / item.name) if item.is_file() else shutil.move(
+                    str(item), str(aside / item.name))
+        self.depart(Departure(gone.mind_id, gone.to, gone.epoch, gone.url, "retired"))
+        return aside
