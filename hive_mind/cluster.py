@@ -42,6 +42,7 @@ async def _probe(client: httpx.AsyncClient, shard: str, url: str) -> dict[str, A
         return out
     minds = report.get("minds") or []
     out["minds"] = len(minds)
+    out["mind_ids"] = [str(m.get("id")) for m in minds]
     out["frames"] = sum(int(m.get("frames") or 0) for m in minds)
     out["pending_index"] = sum(int(m.get("pending_index") or 0) for m in minds)
     out["epoch"] = (report.get("config") or {}).get("shard_epoch")

@@ -57,6 +57,47 @@ class Plan:
                 "problems": self.problems}
 
 
+def make_plan(held: dict[str, dict[str, Any]], hosts: dict[str, str], new: ShardMap) -> Plan:
+    """The moves from every host's holdings (``GET /v1/cluster/minds`` by shard) to the owners
+    of ``new`` (see the module docstring)."""
+    epochs = {s: int(h["epoch"]) for s, h in held.items()}
+    files: dict[str, dict[str, dict[str, Any] | None]] = {}  # mind -> holder -> fence
+    departed: dict[str, set[str]] = {}  # mind -> holders that handed it over
+    for shard, report in held.items():
+        if report["shard"] != shard:
+            raise RuntimeError(f"{hosts[shard]} answers as {report['shard']}, "
+                               f"not {shard}: fix its HIVE_MIND_HOST_ID first")
+        for row in report["minds"]:
+            if "bytes" in row:
+                files.setdefault(row["mind_id"], {})[shard] = row["fence"]
+            elif "departed" in row:
+                departed.setdefault(row["mind_id"], set()).add(shard)
+    plan = Plan([], [], [], dict(hosts), epochs)
+    for mind_id, holders in sorted(files.items()):
+        target = new.owner(mind_id)
+        handed = {h for h, f in holders.items() if f and f["shard"] != h}
+        live = [h for h in holders if h not in handed and h not in departed.get(mind_id, ())]
+        if target in holders and (holders[target] or {}).get("shard", target) == target:
+            plan.retire.extend((mind_id, h) for h in sorted(handed)
+                               if h != target and h in departed.get(mind_id, ()))
+            stale = [h for h in live if h != target]
+            if stale:
+                plan.problems.append(f"{mind_id}: held by {target} and also live on "
+                                     f"{', '.join(stale)}")
+            continue
+        if len(live) > 1:
+            plan.problems.append(f"{mind_id}: live copies on {', '.join(live)}; not moved")
+        elif live:
+            plan.moves.append(Move(mind_id, live[0], target, release=True))
+        else:
+            ready = [h for h in holders if (holders[h] or {}).get("shard") == target]
+            if ready:
+                plan.moves.append(Move(mind_id, ready[0], target, release=False))
+            else:
+                plan.problems.append(f"{mind_id}: handed to another shard than {target}")
+    return plan
+
+
 class Rebalancer:
     def __init__(self, settings: Settings, new: ShardMap, old: ShardMap | None = None,
                  transport: httpx.AsyncBaseTransport | None = None) -> None:
@@ -90,42 +131,7 @@ class Rebalancer:
     async def plan(self) -> Plan:
         answers = await asyncio.gather(*(self._call(s, "GET", "/minds") for s in self.hosts))
         held = {s: a.json() for s, a in zip(self.hosts, answers, strict=True)}
-        epochs = {s: int(h["epoch"]) for s, h in held.items()}
-        files: dict[str, dict[str, dict[str, Any] | None]] = {}  # mind -> holder -> fence
-        departed: dict[str, set[str]] = {}  # mind -> holders that handed it over
-        for shard, report in held.items():
-            if report["shard"] != shard:
-                raise RuntimeError(f"{self.hosts[shard]} answers as {report['shard']}, "
-                                   f"not {shard}: fix its HIVE_MIND_HOST_ID first")
-            for row in report["minds"]:
-                if "bytes" in row:
-                    files.setdefault(row["mind_id"], {})[shard] = row["fence"]
-                elif "departed" in row:
-                    departed.setdefault(row["mind_id"], set()).add(shard)
-        plan = Plan([], [], [], dict(self.hosts), epochs)
-        for mind_id, holders in sorted(files.items()):
-            target = self.new.owner(mind_id)
-            handed = {h for h, f in holders.items() if f and f["shard"] != h}
-            live = [h for h in holders if h not in handed and h not in departed.get(mind_id, ())]
-            if target in holders and (holders[target] or {}).get("shard", target) == target:
-                plan.retire.extend((mind_id, h) for h in sorted(handed)
-                                   if h != target and h in departed.get(mind_id, ()))
-                stale = [h for h in live if h != target]
-                if stale:
-                    plan.problems.append(f"{mind_id}: held by {target} and also live on "
-                                         f"{', '.join(stale)}")
-                continue
-            if len(live) > 1:
-                plan.problems.append(f"{mind_id}: live copies on {', '.join(live)}; not moved")
-            elif live:
-                plan.moves.append(Move(mind_id, live[0], target, release=True))
-            else:
-                ready = [h for h in holders if (holders[h] or {}).get("shard") == target]
-                if ready:
-                    plan.moves.append(Move(mind_id, ready[0], target, release=False))
-                else:
-                    plan.problems.append(f"{mind_id}: handed to another shard than {target}")
-        return plan
+        return make_plan(held, self.hosts, self.new)
 
     async def move(self, move: Move, epochs: dict[str, int]) -> None:
         """One mind's move, every step idempotent (see :mod:`actors.moves`)."""

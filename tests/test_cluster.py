@@ -131,6 +131,20 @@ async def file_state(path: Path) -> dict[str, Any]:
                 "vectors": (await m.vectors.counts())["frame_vectors"], "fence": fence}
 
 
+async def mcp_call(url: str, tool: str, arguments: dict[str, Any]) -> str:
+    """One tool call with a real MCP client over streamable HTTP, with the caller's token."""
+    from mcp import ClientSession
+    from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+
+    async with (create_mcp_http_client(headers=AUTH) as http,
+                streamable_http_client(f"{url}/mcp", http_client=http) as streams,
+                ClientSession(streams[0], streams[1]) as session):
+        await session.initialize()
+        result = await session.call_tool(tool, arguments)
+        assert not result.is_error, result.content
+        return str(result.content[0].text)  # type: ignore[union-attr]
+
+
 async def save(client: httpx.AsyncClient, gateway: str, workspace: str, text: str,
                key: str) -> tuple[int, float, httpx.Response]:
     started = time.perf_counter()
@@ -159,6 +173,18 @@ async def test_sharded_cluster_routes_fences_and_survives_kill9(cluster: Cluster
                     assert not (c.data(shard) / "workspaces" / ws).exists()
         listed = (await client.get(f"{c.gateway}/v1/workspaces", headers=AUTH)).json()
         assert sorted(w["id"] for w in listed["workspaces"]) == WORKSPACES
+
+        # MCP over HTTP through the gateway: the client knows nothing of shards
+        mcp_ws = WORKSPACES[7]
+        saved = json.loads(await mcp_call(c.gateway, "save_memory", {
+            "content": "the Zephyr launch moved to Friday", "workspace": mcp_ws}))
+        assert saved["created"] is True
+        acked["the Zephyr launch moved to Friday"] = mcp_ws
+        found = await mcp_call(c.gateway, "recall_memory", {"query": "Zephyr launch",
+                                                            "workspace": mcp_ws})
+        assert "Zephyr launch moved to Friday" in found
+        assert (await file_state(c.mind_file(mcp_ws)))["contents"].get(
+            "the Zephyr launch moved to Friday") == 1
 
         # harvests through the gateway: inline data, one per shard's first workspace
         firsts = {owners[ws]: ws for ws in reversed(WORKSPACES)}
@@ -224,6 +250,10 @@ async def test_sharded_cluster_routes_fences_and_survives_kill9(cluster: Cluster
         assert status.returncode == 1, status.stderr
         alive = {r["shard"]: r["alive"] for r in report["shards"]}
         assert alive == {s: s != victim for s in SHARDS}
+        for row in report["shards"]:  # each live shard lists exactly the minds it owns
+            if row["alive"]:
+                assert {m for m in row["mind_ids"] if m.startswith("workspace:")} == {
+                    f"workspace:{ws}" for ws in WORKSPACES if owners[ws] == row["shard"]}
 
         # restart: every acknowledged frame exactly once, indexed, in its owner's file
         c.start_shard(victim)
