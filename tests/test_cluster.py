@@ -18,6 +18,7 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -186,15 +187,6 @@ async def test_sharded_cluster_routes_fences_and_survives_kill9(cluster: Cluster
         assert (await file_state(c.mind_file(mcp_ws)))["contents"].get(
             "the Zephyr launch moved to Friday") == 1
 
-        # harvests through the gateway: inline data, one per shard's first workspace
-        firsts = {owners[ws]: ws for ws in reversed(WORKSPACES)}
-        for ws in sorted(firsts.values()):
-            doc = "\n\n".join(f"## Part {i}\n\nHarvested {ws} section {i} about the Apollo "
-                                f"launch budget." for i in range(12))
-            r = await client.post(f"{c.gateway}/v1/harvest", headers=AUTH, json={
-                "source": "markdown", "data": doc, "filename": f"{ws}.md", "workspace": ws})
-            assert r.status_code == 200, r.text
-
         # concurrent saves over every workspace, then kill -9 one shard host mid-load
         victim = owners[WORKSPACES[0]]
         live_ws = [ws for ws in WORKSPACES if owners[ws] != victim]
@@ -213,13 +205,30 @@ async def test_sharded_cluster_routes_fences_and_survives_kill9(cluster: Cluster
                 acked[text] = ws
             results.append((phase, ws, status, took))
 
+        # harvests through the gateway (inline data), one per shard, beside the saves
+        harvested = sorted({owners[ws]: ws for ws in reversed(WORKSPACES)}.values())
+
+        async def harvest(ws: str) -> int:
+            doc = "\n\n".join(f"## Part {i}\n\nHarvested {ws} section {i} about the Apollo "
+                              f"launch budget." for i in range(12))
+            try:
+                r = await client.post(f"{c.gateway}/v1/harvest", headers=AUTH, json={
+                    "source": "markdown", "data": doc, "filename": f"{ws}.md",
+                    "workspace": ws})
+            except httpx.HTTPError:
+                return -1
+            return r.status_code
+
         before = [one(ws, n, "before") for ws in WORKSPACES for n in range(6)]
         await asyncio.gather(*before)
         assert all(s in (200, 201) for _, _, s, _ in results), results
-        during = asyncio.gather(*(one(ws, n, "during") for n in range(6) for ws in WORKSPACES))
+        during = asyncio.gather(*(one(ws, n, "during") for n in range(6) for ws in WORKSPACES),
+                                *(harvest(ws) for ws in harvested))
         await asyncio.sleep(0.3)
         kill9(c.procs[victim])
-        await during
+        statuses = (await during)[-len(harvested):]
+        for ws, status in zip(harvested, statuses, strict=True):
+            assert status == 200 or owners[ws] == victim, (ws, status)
         after = [one(ws, n, "down") for ws in WORKSPACES for n in range(3)]
         await asyncio.gather(*after)
 
@@ -268,6 +277,9 @@ async def test_sharded_cluster_routes_fences_and_survives_kill9(cluster: Cluster
                         assert s in (200, 201), resp.text
                         acked[text] = ws
 
+        for ws in harvested:  # the same export again: only what is missing is imported
+            assert await harvest(ws) == 200
+
         async def indexed() -> bool:
             for ws in WORKSPACES:
                 state = await file_state(c.mind_file(ws))
@@ -276,11 +288,17 @@ async def test_sharded_cluster_routes_fences_and_survives_kill9(cluster: Cluster
             return True
 
         await eventually(indexed, 120, "every workspace indexed")
+        for ws in harvested:
+            contents = (await file_state(c.mind_file(ws)))["contents"]
+            for i in range(12):
+                marker = f"Harvested {ws} section {i} about"
+                assert sum(n for t, n in contents.items() if marker in t) == 1, (ws, i)
         for ws in WORKSPACES:
             state = await file_state(c.mind_file(ws))
             mine = [t for t, w in acked.items() if w == ws]
             for text in mine:
                 assert state["contents"].get(text) == 1, (ws, text, state["contents"].get(text))
+            assert max(state["contents"].values()) == 1  # nothing at all twice
             assert state["fence"]["fence_shard"] == owners[ws]
         # the restarted shard serves again, through the gateway
         r = await client.post(f"{c.gateway}/v1/recall", headers=AUTH, json={
@@ -357,6 +375,14 @@ async def test_rebalance_onto_a_fourth_shard_under_load(cluster: Cluster) -> Non
 
         loader, sampler = asyncio.ensure_future(load()), asyncio.ensure_future(sample())
         await asyncio.sleep(1.0)
+        # a rebalance cut off after its first release: handed over, not yet copied
+        cut = f"/v1/cluster/minds/{quote('workspace:' + moving[0], safe='')}"
+        r = await client.post(f"{c.url(NEW_SHARD)}{cut}/expect", headers=AUTH)
+        assert r.status_code == 200, r.text
+        r = await client.post(f"{c.url(c.owner(moving[0]))}{cut}/release", headers=AUTH,
+                              json={"to": NEW_SHARD, "epoch": 0, "url": c.url(NEW_SHARD)})
+        assert r.status_code == 200 and r.json()["state"] == "released", r.text
+        await asyncio.sleep(0.5)  # its saves meanwhile: 503 + Retry-After, retried
         env = {**os.environ, **c.common, "HIVE_MIND_SHARDS": c.grown_map,
                "HIVE_MIND_API_TOKEN": TOKEN}
         done = await asyncio.to_thread(subprocess.run, [
@@ -368,6 +394,9 @@ async def test_rebalance_onto_a_fourth_shard_under_load(cluster: Cluster) -> Non
         assert done.returncode == 0, done.stderr.decode()[-3000:]
         report = json.loads(done.stdout)
         assert sorted(report["moved"]) == sorted(f"workspace:{ws}" for ws in moving)
+        resumed = {m["mind_id"]: m["release"] for m in report["moves"]}
+        assert resumed.pop(f"workspace:{moving[0]}") is False  # the cut-off move, resumed
+        assert all(resumed.values())
         assert violations == []
 
         # every mind on exactly one volume, its new owner's, fenced for it
