@@ -59,3 +59,24 @@ def test_window_bounds(bound: str, end: bool, expected: str) -> None:
 def test_invalid_date_only_bound() -> None:
     with pytest.raises(InvalidTimestampError):
         window_bound("2023-02-29", end=True)
+
+
+@pytest.mark.parametrize(("stored", "expected"), [
+    ("2026-03-01T10:00:00.250Z", datetime(2026, 3, 1, 10, 0, 0, 250_000, tzinfo=UTC)),
+    ("2026-03-01 10:00:00", datetime(2026, 3, 1, 10, tzinfo=UTC)),  # legacy SQLite datetime
+    ("2026-03-01T12:00:00+02:00", datetime(2026, 3, 1, 10, tzinfo=UTC)),
+    ("2026-03-01T10:00:00.1234567Z", datetime(2026, 3, 1, 10, 0, 0, 123_456, tzinfo=UTC)),
+])
+def test_stored_timestamps_parse_the_same_on_the_fast_path_and_the_strict_one(
+        stored: str, expected: datetime) -> None:
+    from mind.timeutil import parse_stored
+
+    assert parse_stored(stored) == expected
+    assert parse_stored(stored).tzinfo is not None
+
+
+def test_a_stored_value_of_house_shape_that_is_no_date_is_still_refused() -> None:
+    from mind.timeutil import parse_stored
+
+    with pytest.raises((InvalidTimestampError, ValueError)):
+        parse_stored("2026-13-45T99:00:00.000Z")

@@ -11,7 +11,7 @@ from mind.errors import ValidationError
 
 def load_object(raw: object) -> dict[str, Any]:
     """Decode a stored JSON object; anything that is not one reads as ``{}``."""
-    if not isinstance(raw, str | bytes) or not raw:
+    if not isinstance(raw, str | bytes) or not raw or raw == "{}":  # most frames: no metadata
         return {}
     try:
         value = json.loads(raw)
