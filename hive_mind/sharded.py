@@ -38,7 +38,7 @@ from hive_mind.forwarding import forwarded, may_forward, stamp
 from hive_mind.remote import RemoteHiveMind, WriteOutcomeUnknownError
 from hive_mind.settings import Settings
 from hive_mind.workspaces import slugify
-from mind.errors import ConflictError, ValidationError
+from mind.errors import ConflictError, NotFoundError, ValidationError
 from mind.storage.fencing import Fence, FencedError
 from mind.storage.private_files import make_private_dir
 from vocabulary.ids import PERSONAL_MIND, validate_slug, workspace_mind_id
@@ -299,30 +299,41 @@ class ShardedHiveMind:
 
     async def jobs(self) -> dict[str, Any]:
         answers, down = await self._fan_out(lambda f: f.jobs())
-        return {"shards": answers, **_unreached(down)}
+        return {**merge_jobs(answers), **_unreached(down)}
 
     async def retry_jobs(self, dead_letter_id: str | None = None, *,
                          all_failed: bool = False) -> dict[str, Any]:
-        return await self._dead_letters("retry_jobs", dead_letter_id, all_failed)
+        return await self._dead_letters("retry_jobs", "retried", dead_letter_id, all_failed)
 
     async def drop_jobs(self, dead_letter_id: str | None = None, *,
                         all_failed: bool = False) -> dict[str, Any]:
-        return await self._dead_letters("drop_jobs", dead_letter_id, all_failed)
+        return await self._dead_letters("drop_jobs", "dropped", dead_letter_id, all_failed)
 
-    async def _dead_letters(self, name: str, dead_letter_id: str | None,
+    async def _dead_letters(self, name: str, key: str, dead_letter_id: str | None,
                             all_failed: bool) -> dict[str, Any]:
-        """Dead letters are each host's own: every shard is asked (one id: the shard that
-        knows it answers; the others say not found)."""
-        async def ask(f: Any) -> Any:
+        """Dead letters live with each host (its file) or in the deployment's one Redis: the
+        shards are asked one after another — never two at once on a shared list — and one id
+        stops at the shard that knows it (the others say not found)."""
+        done: list[Any] = []
+        down: dict[str, str] = {}
+        missing: NotFoundError | None = None
+        for shard in self._fan_shards():
             try:
-                return await getattr(f, name)(dead_letter_id, all_failed=all_failed)
-            except Exception as exc:
-                if isinstance(exc, ServerUnavailableError):
-                    raise
-                return {"error": {"code": getattr(exc, "code", "error"), "message": str(exc)}}
-
-        answers, down = await self._fan_out(ask)
-        return {"shards": answers, **_unreached(down)}
+                answer = await self._on(shard, lambda f: getattr(f, name)(
+                    dead_letter_id, all_failed=all_failed))
+            except ShardUnavailableError as exc:
+                down[shard] = str(exc)
+                continue
+            except NotFoundError as exc:
+                missing = exc
+                continue
+            done.extend(answer.get(key) or [])
+            if dead_letter_id is not None:
+                break
+        else:
+            if dead_letter_id is not None and missing is not None and not down:
+                raise missing
+        return {key: done, **_unreached(down)}
 
     async def nightly_maintenance(self, *, spread: bool = False,
                                   on_progress: Any = None) -> dict[str, Any]:
@@ -389,6 +400,31 @@ class ShardedHiveMind:
     async def retire_mind(self, mind_id: str) -> dict[str, Any]:
         aside = self._runtime().retire_mind(mind_id)
         return {"mind_id": mind_id, "retired": True, "kept_at": aside.name}
+
+
+def merge_jobs(answers: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Every shard's jobs report as one: each mind's row from the shard that holds it, dead
+    letters once each. Hosts on one Redis each see the same queues, so their totals are that
+    queue's (the largest report), not a sum; hosts with their own queues add up."""
+    shared = all(a.get("mode") == "distributed" for a in answers.values())
+    minds: dict[str, dict[str, Any]] = {}
+    failures: dict[str, dict[str, Any]] = {}
+    for shard in sorted(answers):
+        for row in answers[shard].get("minds", []):
+            if row.get("pending_index") is not None or row["id"] not in minds:
+                minds[row["id"]] = row
+        for letter in answers[shard].get("failures", []):
+            failures.setdefault(str(letter.get("id")), letter)
+    totals = {key: [int(a.get(key) or 0) for a in answers.values()]
+              for key in ("queued", "running", "dead_letters")}
+    return {"mode": "sharded", "shared_queue": shared,
+            **{key: (max(v, default=0) if shared else sum(v)) for key, v in totals.items()},
+            "minds": [minds[m] for m in sorted(minds)],
+            "running_jobs": [job for s in sorted(answers)
+                             for job in answers[s].get("running_jobs", [])],
+            "failures": list(failures.values()),
+            "note": "per shard: " + "; ".join(f"{s}: {answers[s].get('mode')}"
+                                               for s in sorted(answers))}
 
 
 def _unreached(down: dict[str, str]) -> dict[str, Any]:

@@ -251,6 +251,13 @@ async def test_sharded_cluster_routes_fences_and_survives_kill9(cluster: Cluster
         assert {x["from"] for x in body["results"]} <= {f"workspace:{ws}" for ws in live_ws}
         assert body["results"]
 
+        # jobs through the gateway: each live shard's minds once, the dead shard named
+        jobs = (await client.get(f"{c.gateway}/v1/jobs", headers=AUTH)).json()
+        assert victim in jobs["unreachable"]
+        held = [m["id"] for m in jobs["minds"]  # a holder's row: its pending count
+                if m["id"].startswith("workspace:") and m["pending_index"] is not None]
+        assert sorted(held) == sorted(f"workspace:{ws}" for ws in live_ws)
+
         # cluster status (the CLI, from the gateway's settings) shows the shard down
         status = subprocess.run(
             [".venv/bin/hive-mind", "cluster", "status", "--json"], capture_output=True,

@@ -213,3 +213,31 @@ def test_scope_wide_answers_merge_by_score_keeping_each_shards_order() -> None:
     assert merged["routing"] == {"searched": 16, "workspaces": 40}
     assert merged["unreachable"] == {"shard-3": "down"}
     assert merge_recalls({"shard-0": answer()}, 5, {})["routing"] is None
+
+
+def jobs_answer(mode: str, minds: list[tuple[str, int | None]], letters: list[str],
+                queued: int) -> dict[str, Any]:
+    return {"mode": mode, "queued": queued, "running": 0, "dead_letters": len(letters),
+            "minds": [{"id": m, "pending_index": p, "queued": 0, "running": 0,
+                       "dead_letters": 0} for m, p in minds],
+            "running_jobs": [], "failures": [{"id": i} for i in letters]}
+
+
+def test_jobs_reports_merge_each_mind_from_its_holder_and_each_letter_once() -> None:
+    from hive_mind.sharded import merge_jobs
+
+    shared = merge_jobs({  # two hosts on one Redis: the same queue and dead letters
+        "shard-0": jobs_answer("distributed", [("workspace:a", 3), ("workspace:b", None)],
+                               ["d1", "d2"], queued=7),
+        "shard-1": jobs_answer("distributed", [("workspace:b", 0), ("workspace:a", None)],
+                               ["d1", "d2"], queued=7),
+    })
+    assert [(m["id"], m["pending_index"]) for m in shared["minds"]] == [
+        ("workspace:a", 3), ("workspace:b", 0)]
+    assert [f["id"] for f in shared["failures"]] == ["d1", "d2"]
+    assert (shared["queued"], shared["dead_letters"], shared["shared_queue"]) == (7, 2, True)
+    own = merge_jobs({  # embedded shard hosts: each its own runner and dead-letter file
+        "shard-0": jobs_answer("embedded", [("workspace:a", 1)], ["d1"], queued=2),
+        "shard-1": jobs_answer("embedded", [("workspace:b", 2)], ["d2"], queued=3),
+    })
+    assert (own["queued"], own["dead_letters"], own["shared_queue"]) == (5, 2, False)
