@@ -441,6 +441,17 @@ class MindHost:
         os.replace(copy, path)
         book.arrived(mind_id)
 
+    def metadata(self, mind_id: str) -> str | None:
+        """(blocking) A workspace's metadata file as a move carries it (None: personal)."""
+        meta = self.path(mind_id).parent / WORKSPACE_META
+        return meta.read_text(encoding="utf-8") if mind_id != PERSONAL_MIND and meta.exists() \
+            else None
+
+    def incoming_path(self, mind_id: str) -> Path:
+        """Where an arriving copy of ``mind_id`` is written before :meth:`admit`."""
+        book, _ = self._book()
+        return book.incoming(mind_id)
+
     def retire(self, mind_id: str) -> Path:
         """Step 5 of a move away: the released file goes aside (the departure stays)."""
         book, _ = self._book()

@@ -77,6 +77,12 @@ class MoveBook:
             return FencedError(f"mind {mind_id} is moving to this host; retry in a moment")
         return None
 
+    def incoming(self, mind_id: str) -> Path:
+        """Where an arriving copy is written first (this data dir's file system: it is
+        renamed into place)."""
+        make_private_dir(self.root)
+        return self.root / f".incoming-{record_name(mind_id)}.mind"
+
     def _write(self, name: str, data: dict[str, Any]) -> None:
         make_private_dir(self.root)
         write_private_text(self.root / f"{name}.json", json.dumps(data, sort_keys=True))

@@ -25,23 +25,22 @@ unsharded (``slug``, ``slug-2``, …) by asking each candidate's owner in turn.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final
 
-from actors.constants import WORKSPACE_META
-from actors.moves import MOVES_DIR, record_name
 from actors.placement import ShardMap, parse_shards
 from hive_mind.api.codes import ServerUnavailableError
 from hive_mind.forwarding import forwarded, may_forward, stamp
 from hive_mind.remote import RemoteHiveMind, WriteOutcomeUnknownError
 from hive_mind.settings import Settings
-from hive_mind.workspaces import slugify
+from hive_mind.workspaces import candidate_ids, slugify
+from hive_mind.workspaces import mind_id as workspace_mind
 from mind.errors import ConflictError, NotFoundError, ValidationError
 from mind.storage.fencing import Fence, FencedError
-from mind.storage.private_files import make_private_dir
-from vocabulary.ids import PERSONAL_MIND, validate_slug, workspace_mind_id
+from vocabulary.ids import PERSONAL_MIND
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +79,7 @@ def mind_of(workspace: str | None) -> str:
     """The mind id a call names (validated: a bad slug never reaches a shard)."""
     if workspace is None or workspace == "" or workspace == PERSONAL_MIND:
         return PERSONAL_MIND
-    return workspace_mind_id(validate_slug(workspace))
+    return workspace_mind(workspace)
 
 
 class ShardedHiveMind:
@@ -127,9 +126,6 @@ class ShardedHiveMind:
         await self.close()
 
     # -- routing ----------------------------------------------------------------------------
-
-    def owner(self, workspace: str | None) -> str:
-        return self.shards.owner(mind_of(workspace))
 
     def _route(self, workspace: str | None) -> tuple[str, str | None]:
         """(shard, URL) serving ``workspace``'s mind: its owner by the map — unless this host
@@ -236,22 +232,27 @@ class ShardedHiveMind:
 
     async def run_harvest(self, source: str, path: Any, *, workspace: str | None = None,
                           rereadable: bool = False, **options: Any) -> Any:
-        shard, url = self._route(workspace)
-        if shard == self.shard_id:
-            return await self.local.run_harvest(source, path, workspace=workspace,
-                                                rereadable=rereadable, **options)
-        options.pop("progress", None)
-        return _Summary(await self._on(shard, lambda f: f.harvest(
-            source, path, workspace=workspace, **options), url))
+        return await self._summary(
+            workspace, lambda f: f.run_harvest(source, path, workspace=workspace,
+                                               rereadable=rereadable, **options),
+            lambda r: r.harvest(source, path, workspace=workspace,
+                                **{k: v for k, v in options.items() if k != "progress"}))
 
     async def run_ingest(self, content: str, *, workspace: str | None = None,
                          label: str | None = None, **options: Any) -> Any:
+        return await self._summary(
+            workspace, lambda f: f.run_ingest(content, workspace=workspace, label=label,
+                                              **options),
+            lambda r: r.ingest(content, workspace=workspace, **options))
+
+    async def _summary(self, workspace: str | None, here: Callable[[Any], Awaitable[Any]],
+                       there: Callable[[Any], Awaitable[dict[str, Any]]]) -> Any:
+        """A run that answers a summary object: ``here`` on the local facade, else ``there``
+        (its dict) on the owner's client, wrapped like one."""
         shard, url = self._route(workspace)
         if shard == self.shard_id:
-            return await self.local.run_ingest(content, workspace=workspace, label=label,
-                                               **options)
-        return _Summary(await self._on(shard, lambda f: f.ingest(
-            content, workspace=workspace, **options), url))
+            return await here(self.local)
+        return _Summary(await self._on(shard, there, url))
 
     async def maintenance(self, kind: str, *, workspace: str | None = None,
                           all_minds: bool = False) -> dict[str, Any]:
@@ -281,9 +282,7 @@ class ShardedHiveMind:
         if workspace_id is not None:
             return dict(await self._by_workspace("create_workspace", workspace_id, name,
                                                  workspace_id=workspace_id, **fields))
-        base = slugify(name)
-        for n in range(1, 1000):
-            candidate = base if n == 1 else f"{base[:60]}-{n}"
+        for candidate in itertools.islice(candidate_ids(slugify(name)), 1000):
             try:
                 return dict(await self._by_workspace("create_workspace", candidate, name,
                                                      workspace_id=candidate, **fields))
@@ -352,7 +351,6 @@ class ShardedHiveMind:
             own["cluster"] = await cluster_status(self.settings, self.shards)
         return own
 
-
     # -- moving minds (cluster rebalance: actors/moves.py) -----------------------------------
 
     def _runtime(self) -> Any:
@@ -381,16 +379,12 @@ class ShardedHiveMind:
 
     async def mind_metadata(self, mind_id: str) -> str | None:
         """A workspace's metadata file (JSON text) as the move carries it; None: personal."""
-        meta = Path(self._runtime().mind_path(mind_id)).parent / WORKSPACE_META
-        if mind_id == PERSONAL_MIND or not meta.exists():
-            return None
-        return meta.read_text(encoding="utf-8")
+        return await asyncio.to_thread(self._runtime().mind_metadata, mind_id)
 
     def incoming_path(self, mind_id: str) -> Path:
         """Where an arriving copy is written first (this data dir's file system)."""
-        folder = Path(self.settings.data_dir).expanduser() / MOVES_DIR
-        make_private_dir(folder)
-        return folder / f".incoming-{record_name(mind_id)}.mind"
+        path: Path = self._runtime().incoming_path(mind_id)
+        return path
 
     async def admit_mind(self, mind_id: str, copy: Path, metadata: str | None
                          ) -> dict[str, Any]:

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import os
 import re
 import shutil
 import unicodedata
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -48,6 +50,13 @@ def slugify(name: str) -> str:
     if not slug:
         slug = "ws-" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
     return slug
+
+
+def candidate_ids(base: str) -> Iterator[str]:
+    """The ids a new workspace of slug ``base`` tries in turn: ``base``, ``base-2``, …."""
+    yield base
+    for n in itertools.count(2):
+        yield f"{base[:60]}-{n}"
 
 
 def mind_id(workspace_id: str) -> str:
@@ -133,11 +142,7 @@ class WorkspaceManager:
                 raise ConflictError(f'Workspace "{base}" already exists')
             slug = base
         else:
-            base = slug = slugify(clean)
-            n = 2
-            while self.exists(slug):
-                slug = f"{base[:60]}-{n}"
-                n += 1
+            slug = next(c for c in candidate_ids(slugify(clean)) if not self.exists(c))
         folder = self._dir(slug)
         make_private_dir(folder)
         meta: dict[str, Any] = {"id": slug, "name": clean, **fields, "created": now_iso()}

@@ -177,20 +177,14 @@ def _settings_class(
 
 async def apply_op(ctx: dict[str, Any], payload: dict[str, Any]) -> Any:
     op = ops.parse_op(payload)
-    queue: QueueConfig = ctx["queue"]
-    owner = queue.owner_of(op.mind_id)
-    if owner != queue.host_id:  # sharded: the mind moved (or a worker's map is older)
-        await enqueue_op(ctx["redis"], owner, op, forwarded=True)
-        log.info("op %s of %s forwarded to %s, its owner", op.op_id, op.mind_id, owner)
-        return {"forwarded": owner}
     create = op.kind in ("save_frames", "harvest_batch")
     try:
         result = await ctx["host"].submit(op.mind_id, op, create=create)
-    except FencedError as exc:
-        if exc.owner is None or exc.owner == queue.host_id:
+    except FencedError as exc:  # sharded: the map gives the mind to another shard, or it moved
+        if exc.owner is None or exc.owner == ctx["host_id"]:
             raise  # arriving or stale here: retried, then a dead letter naming why
         await enqueue_op(ctx["redis"], exc.owner, op, forwarded=True)  # ops follow the mind
-        log.info("op %s of %s forwarded to %s, where it moved", op.op_id, op.mind_id, exc.owner)
+        log.info("op %s of %s forwarded to %s, its owner", op.op_id, op.mind_id, exc.owner)
         return {"forwarded": exc.owner}
     if op.kind in ("compact", "reconcile") and op.op_id:  # a scheduled job done: its claim
         record_applied(ctx["host"].data_dir, op.op_id, summarize(result))
@@ -289,7 +283,6 @@ def host_settings(queue: QueueConfig, runtime: RuntimeConfig, *,
             runtime, host_hook(CognifyQueue(ctx["redis"]), runtime.cognify_batch))
         ctx["host"] = host
         ctx["host_id"] = queue.host_id
-        ctx["queue"] = queue
         ctx["schedule"] = schedule
         if holder is not None:
             holder["host"] = host

@@ -137,8 +137,11 @@ class HostedRuntime:
             raise ConfigurationError("not a shard host (HIVE_MIND_SHARDS is unset)")
         return self.host.fence
 
-    def mind_path(self, mind_id: str) -> Path:
-        return self.host.path(mind_id)
+    def mind_metadata(self, mind_id: str) -> str | None:
+        return self.host.metadata(mind_id)
+
+    def incoming_path(self, mind_id: str) -> Path:
+        return self.host.incoming_path(mind_id)
 
     async def holdings(self) -> list[dict[str, object]]:
         return await self.host.holdings()
