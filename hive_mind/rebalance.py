@@ -29,7 +29,7 @@ from urllib.parse import quote
 import httpx
 
 from actors.placement import ShardMap
-from hive_mind.api.codes import exception_for
+from hive_mind.remote import error_of
 from hive_mind.settings import Settings
 
 TIMEOUT: Final = httpx.Timeout(3600.0, connect=5.0)  # a copy of a large mind takes a while
@@ -115,13 +115,8 @@ class Rebalancer:
     async def _call(self, shard: str, method: str, path: str, **kwargs: Any) -> httpx.Response:
         response = await self.http.request(method, f"{self.hosts[shard]}/v1/cluster{path}",
                                            **kwargs)
-        if response.status_code >= 400:
-            try:
-                error = response.json()["error"]
-                raise exception_for(str(error["code"]), f"{shard}: {error['message']}",
-                                    response.status_code)
-            except (ValueError, KeyError, TypeError):
-                response.raise_for_status()
+        if response.status_code >= 400:  # the host's own error class (a fenced mind, …)
+            raise error_of(response, f"{shard}: ")
         return response
 
     @staticmethod
@@ -148,8 +143,7 @@ class Rebalancer:
                     "GET", f"{self.hosts[move.source]}/v1/cluster{path}/snapshot") as stream:
                 if stream.status_code >= 400:
                     await stream.aread()
-                    raise RuntimeError(f"{move.source}: snapshot of {move.mind_id} failed: "
-                                       f"{stream.text[:300]}")
+                    raise error_of(stream, f"{move.source}: ")
                 with copy.open("wb") as out:
                     async for chunk in stream.aiter_bytes(1 << 20):
                         out.write(chunk)

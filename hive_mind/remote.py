@@ -64,6 +64,18 @@ def _form(values: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def error_of(response: httpx.Response, prefix: str = "") -> Exception:
+    """The exception of an error response (by its stable code; ``prefix`` names who said it);
+    a body that is not our error JSON is a :class:`RemoteError` with its status."""
+    try:
+        error = response.json()["error"]
+        code, message = str(error["code"]), str(error["message"])
+    except (ValueError, KeyError, TypeError):
+        return RemoteError(f"{prefix}HTTP {response.status_code}: {response.text[:300]}",
+                           code=f"http_{response.status_code}", status=response.status_code)
+    return exception_for(code, prefix + message, response.status_code)
+
+
 def _local_file(value: object) -> Path | None:
     if isinstance(value, Path):
         return value.expanduser()
@@ -126,13 +138,7 @@ class RemoteHiveMind:
 
     @staticmethod
     def _error(response: httpx.Response) -> Exception:
-        try:
-            error = response.json()["error"]
-            code, message = str(error["code"]), str(error["message"])
-        except (ValueError, KeyError, TypeError):
-            return RemoteError(f"HTTP {response.status_code}: {response.text[:300]}",
-                               code=f"http_{response.status_code}", status=response.status_code)
-        return exception_for(code, message, response.status_code)
+        return error_of(response)
 
     async def close(self) -> None:
         await self._http.aclose()

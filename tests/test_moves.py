@@ -241,3 +241,31 @@ def test_jobs_reports_merge_each_mind_from_its_holder_and_each_letter_once() -> 
         "shard-1": jobs_answer("embedded", [("workspace:b", 2)], ["d2"], queued=3),
     })
     assert (own["queued"], own["dead_letters"], own["shared_queue"]) == (5, 2, False)
+
+
+async def test_the_rebalancer_raises_the_hosts_own_error_classes(tmp_path: Path) -> None:
+    """A refusal of a real shard host's cluster API reaches the rebalancer as the host's
+    error class (a release of a mind it does not hold: not found), not a bare HTTP error."""
+    from hive_mind.api import create_app
+    from hive_mind.facade import HiveMind
+    from hive_mind.rebalance import Rebalancer
+    from hive_mind.settings import load_settings
+    from mind.errors import NotFoundError
+
+    shards = "shard-0=http://127.0.0.1:1,shard-1=http://127.0.0.1:2"
+    settings = load_settings(data_dir=tmp_path, embedding_provider="test", shards=shards,
+                             host_id="shard-0")
+    facade = await HiveMind.open(settings)
+    try:
+        transport = httpx.ASGITransport(app=create_app(settings, facade, mcp=False))
+        tool = Rebalancer(settings, parse_shards(shards), transport=transport)
+        try:
+            with pytest.raises(NotFoundError, match="shard-0: mind workspace:nope has no file"):
+                await tool._call("shard-0", "POST", f"{tool._mind('workspace:nope')}/release",
+                                 json={"to": "shard-1", "epoch": 0, "url": "http://127.0.0.1:2"})
+            held = (await tool._call("shard-0", "GET", "/minds")).json()
+            assert (held["shard"], held["minds"]) == ("shard-0", [])
+        finally:
+            await tool.close()
+    finally:
+        await facade.close()
