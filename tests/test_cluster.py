@@ -330,12 +330,14 @@ def fences(c: Cluster, ws: str) -> dict[str, str]:
 
 async def save_until_acked(client: httpx.AsyncClient, gateway: str, ws: str, text: str,
                            key: str) -> None:
-    """A client's retry of a retryable refusal (503 while its mind moves), with its key."""
+    """A client's retry, with its key: of a retryable refusal (503 while its mind moves) and
+    of a write whose answer was lost on the way (outcome_unknown: the key makes it once)."""
     for _ in range(300):
         status, _, resp = await save(client, gateway, ws, text, key)
         if status in (200, 201):
             return
-        assert status == 503 and resp.headers.get("Retry-After"), resp.text
+        lost = resp.json()["error"]["code"] == "outcome_unknown"
+        assert lost or (status == 503 and resp.headers.get("Retry-After")), resp.text
         await asyncio.sleep(0.1)
     raise AssertionError(f"{ws} refused for 30 s")
 
