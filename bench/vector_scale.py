@@ -14,8 +14,8 @@ after its refresh (blocks on the scan pool, one BLAS thread). Data and queries:
   queries, embedded by the product's in-process model — to see the estimate on the
   distribution it serves.
 
-"symmetric" is the usual binary pass (Hamming distance of the query's sign bits), shown for
-comparison with the index's asymmetric one (a 4-bit query against the sign bits).
+The sweep sets the int8 pass's candidates re-scored exactly per wanted row
+(``int8_scan.CANDIDATES_PER_ROW``; the index's default is marked).
 
     HF_HUB_OFFLINE=1 .venv/bin/python bench/vector_scale.py [--rows 100000 1000000]
         [--queries 40] [--scifact ../shared/data/scifact]
@@ -33,11 +33,11 @@ from pathlib import Path
 import numpy as np
 from common import write_section
 
-from mind.retrieval import vector_index, vector_scan
+from mind.retrieval import int8_scan, vector_index
 from mind.retrieval.vector_index import VectorIndex
 
 DIM = 384
-FRACTIONS = (0.005, 0.01, 0.02, 0.05)
+PER_ROW = (1, 2, 4, 16)
 
 
 def unit(rng: np.random.Generator, n: int, dim: int = DIM) -> np.ndarray:
@@ -82,21 +82,6 @@ def timed_search(index: VectorIndex, queries: np.ndarray) -> tuple[list[float], 
     return ms, found
 
 
-def symmetric_recall(x: np.ndarray, queries: np.ndarray, truth: list[set[int]],
-                     fraction: float) -> float:
-    codes = vector_scan.sign_codes(x)
-    got = []
-    for q, want in zip(queries, truth, strict=True):
-        qcodes = vector_scan.sign_codes(q[None, :])[:, 0]
-        distance = np.zeros(len(x), dtype=np.int32)
-        for w in range(len(codes)):
-            distance += np.bitwise_count(codes[w] ^ qcodes[w])
-        rows = vector_scan.best_rows(-distance, int(fraction * len(x)))
-        top = rows[np.argsort(-(x[rows] @ q))[:10]] + 1
-        got.append(len(want & set(top.tolist())) / 10)
-    return float(np.mean(got))
-
-
 def scifact(folder: Path) -> tuple[np.ndarray, np.ndarray]:
     """SciFact sentences (over 30 characters) and queries, embedded by the product model."""
     from hive_mind.settings import load_settings
@@ -118,30 +103,30 @@ def pct(values: list[float], p: float) -> float:
     return float(np.percentile(values, p))
 
 
-def measure(name: str, x: np.ndarray, queries: np.ndarray, symmetric: bool) -> list[str]:
-    fraction_set, floor = vector_index.CANDIDATE_FRACTION, vector_index.MIN_CANDIDATES
+def measure(name: str, x: np.ndarray, queries: np.ndarray) -> list[str]:
+    per_row_set, floor = int8_scan.CANDIDATES_PER_ROW, int8_scan.MIN_CANDIDATES
     index, fill_s = fill(x)
     n = len(x)
     rows = []
     index.quantize_min_rows = n + 1
     exact_ms, truth = timed_search(index, queries)
-    print(f"{name} {n:,}: fill {fill_s:.1f} s, {index.nbytes / 2**20:,.0f} MiB; exact p50 "
+    print(f"{name} {n:,}: fill {fill_s:.1f} s; exact p50 "
           f"{pct(exact_ms, 50):.1f} ms p95 {pct(exact_ms, 95):.1f} ms", flush=True)
     rows.append(f"| {name} | {n:,} | exact | {pct(exact_ms, 50):.1f} | {pct(exact_ms, 95):.1f} "
                 f"| 1.000 | {index.nbytes / 2**20:,.0f} MiB |")
     index.quantize_min_rows = 0
-    vector_index.MIN_CANDIDATES = 10  # the fraction alone decides (the index's floor: 1,000)
-    for fraction in FRACTIONS:
-        vector_index.CANDIDATE_FRACTION = fraction
+    int8_scan.MIN_CANDIDATES = 1  # the per-row count alone decides
+    for per_row in PER_ROW:
+        int8_scan.CANDIDATES_PER_ROW = per_row
         ms, found = timed_search(index, queries)
         recall = np.mean([len(a & b) / 10 for a, b in zip(found, truth, strict=True)])
-        line = (f"| {name} | {n:,} | quantized, {fraction * 100:g} % re-scored | "
-                f"{pct(ms, 50):.1f} | {pct(ms, 95):.1f} | {recall:.3f} | |")
-        if symmetric:
-            line += f" {symmetric_recall(x, queries, truth, fraction):.3f} |"
+        mark = " (default)" if per_row == per_row_set else ""
+        line = (f"| {name} | {n:,} | int8, {per_row} × k a block re-scored{mark} | "
+                f"{pct(ms, 50):.1f} | {pct(ms, 95):.1f} | {recall:.3f} | "
+                f"{index.nbytes / 2**20:,.0f} MiB |")
         print(line, flush=True)
         rows.append(line)
-    vector_index.CANDIDATE_FRACTION, vector_index.MIN_CANDIDATES = fraction_set, floor
+    int8_scan.CANDIDATES_PER_ROW, int8_scan.MIN_CANDIDATES = per_row_set, floor
     return rows
 
 
@@ -156,13 +141,15 @@ def main() -> None:
     for n in args.rows:
         for kind in ("random", "clustered"):
             x, q = dataset(kind, n, args.queries, rng)
-            rows += measure(kind, x, q, symmetric=kind == "random")
+            rows += measure(kind, x, q)
             del x
     if args.scifact:
         x, q = scifact(args.scifact)
         rows += measure("SciFact sentences, real queries", x.astype(np.float32),
-                        q.astype(np.float32), True)
+                        q.astype(np.float32))
     sizes = " ".join(map(str, args.rows))
+    per_row, floor = int8_scan.CANDIDATES_PER_ROW, int8_scan.MIN_CANDIDATES
+    threshold = vector_index.QUANTIZE_MIN_ROWS
     real = f" --scifact {args.scifact}" if args.scifact else ""
     write_section("Vector index at scale (shortcut: the index alone)", f"""
 Command: `HF_HUB_OFFLINE=1 .venv/bin/python bench/vector_scale.py --rows {sizes} --queries {args.queries}{real}`
@@ -173,15 +160,15 @@ search at a time, the scan blocks on the process's scan pool (2 threads, one BLA
 each). "random": uniform vectors and unrelated queries (the hardest case for a coarse pass);
 "clustered": 2,000 centers + noise, queries near a stored vector; "SciFact sentences": abstracts
 split into sentences and 300 SciFact queries, embedded by the product model (real data, but
-few rows: the fraction needed shrinks as rows grow). Recall@10 is against exact
-search on the same index; "symmetric" is a plain Hamming pass with the same number of
-candidates, for comparison. The sweep sets the candidates by the fraction alone (the index
-keeps at least `MIN_CANDIDATES` = {vector_index.MIN_CANDIDATES:,}). The index switches to the quantized pass from
-`QUANTIZE_MIN_ROWS` = {vector_index.QUANTIZE_MIN_ROWS:,} rows with
-`CANDIDATE_FRACTION` = {vector_index.CANDIDATE_FRACTION}.
+few rows). Recall@10 is against exact search on the same index. "int8, N × k a block re-scored": the
+int8 pass (`mind/retrieval/int8_scan.py`) keeps the best N × k rows of each 32,768-row block by
+its estimate and re-scores them exactly; the index's default is `CANDIDATES_PER_ROW` = {per_row} per wanted
+row, at least `MIN_CANDIDATES` = {floor}. The index switches to the int8 pass from
+`QUANTIZE_MIN_ROWS` = {threshold:,} rows; RAM is the index's arrays (float32 rows, and int8
+rows once quantized).
 
-| data | rows | pass | p50 ms | p95 ms | recall@10 | index RAM | symmetric recall@10 |
-|---|---:|---|---:|---:|---:|---:|---:|
+| data | rows | pass | p50 ms | p95 ms | recall@10 | index RAM |
+|---|---:|---|---:|---:|---:|---:|
 {chr(10).join(rows)}
 """)
 

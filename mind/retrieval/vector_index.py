@@ -4,14 +4,16 @@ sqlite-vec (0.1.9, no SIMD in the PyPI wheel) scans 100,000 × 384 float vectors
 here, and random access to single vectors reads whole 1,024-vector chunks, so neither a flat
 KNN nor a quantized pass with float re-scoring inside it meets the latency target
 (docs/benchmarks.md). The vec0 tables stay the durable store; this index mirrors them in a
-NumPy matrix (float32) plus each vector's sign bits (:mod:`mind.retrieval.vector_scan`).
+NumPy matrix (float32) plus, from :data:`QUANTIZE_MIN_ROWS` rows on, one byte per dimension
+(:mod:`mind.retrieval.int8_scan`).
 
 Search: below :data:`QUANTIZE_MIN_ROWS` rows, exact (one matrix-vector product in blocks).
-From there on, the sign bits are scanned first with a 4-bit query and the best
-:data:`CANDIDATE_FRACTION` of the rows (at least :data:`MIN_CANDIDATES`) are re-scored exactly:
-about half the time at 100,000 rows and 2-2.5× less at 1,000,000, recall@10 ≥ 0.99 of exact
-even on uniformly random vectors, the hardest case (docs/benchmarks.md, "Vector search at
-scale (#14)"). That holds for one query; many queries at once (:meth:`VectorIndex.search_many`,
+From there on, the int8 rows are scored first (ONNX Runtime's integer product) and a few
+candidates per wanted row are re-scored exactly: recall@10 1.000 of exact on uniformly random
+vectors, the hardest case (docs/benchmarks.md, "Vector search at scale (#14)"). The codes are
+built when a matrix first reaches the threshold (their scales from its rows then) and kept up
+to date by every append after. That holds for one query; many queries at once
+(:meth:`VectorIndex.search_many`,
 a cognify batch's links) are one exact matrix product, which reads the matrix once for all of
 them: 64 queries over 100,000 rows took 146 ms exact against 764 ms through the quantized pass
 one query at a time (2-core AMD EPYC, bench/link_cost.py). ``window`` limits a search to the
@@ -51,14 +53,13 @@ import numpy as np
 
 from mind.constants import T_CHUNKS_VEC, T_FRAMES_VEC
 from mind.errors import VectorError
+from mind.retrieval import int8_scan
 from mind.retrieval import vector_scan as scan
 from mind.storage.connection import connect_peek
 
 FULL_RELOAD_AFTER = 20_000  # changed rows beyond which a full reload is cheaper
 MIN_DEAD_ROWS_TO_COMPACT = 1024  # masked rows are dropped by a reload once they outnumber live
-QUANTIZE_MIN_ROWS = 100_000  # from this many rows a scan goes through the sign bits first
-CANDIDATE_FRACTION = 0.02  # rows re-scored exactly after the quantized pass
-MIN_CANDIDATES = 5_000  # 5 % at 100,000 rows: recall@10 0.995 on random vectors
+QUANTIZE_MIN_ROWS = 20_000  # from here on a scan goes through the int8 rows first (> 1 ms saved)
 EXACT_MIN_QUERIES = 4  # this many queries at once: one exact matrix product (module docstring)
 GATHER_FRACTION = 0.125  # a filter keeping fewer rows than both of these is scored on its
 GATHER_MAX_ROWS = 50_000  # own rows only (gathered) instead of masking a scan of all rows
@@ -103,29 +104,28 @@ def _limit_blas_threads() -> None:
 @dataclass(frozen=True)
 class _Snapshot:
     vectors: np.ndarray  # views: rows below this size are never written again
-    codes: np.ndarray
-    ones: np.ndarray
+    codes: np.ndarray | None  # int8 rows, when the matrix keeps them
+    scale: np.ndarray | None
     owners: np.ndarray  # a copy; -1 = removed
     live: int
 
 
 @dataclass
 class _Matrix:
-    """Rows of vectors (and their sign bits) addressed by item id, with owner frame ids
-    (itself for frames)."""
+    """Rows of vectors (and, once :meth:`quantize` ran, their int8 codes) addressed by item
+    id, with owner frame ids (itself for frames)."""
 
     dim: int
     ids: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     owners: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     vectors: np.ndarray = field(default_factory=lambda: np.empty((0, 0), dtype=np.float32))
-    codes: np.ndarray = field(default_factory=lambda: np.empty((0, 0), dtype=np.uint64))
-    ones: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int32))
+    codes: np.ndarray | None = None
+    scale: np.ndarray | None = None
     size: int = 0
     rows: dict[int, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.vectors = np.zeros((0, self.dim), dtype=np.float32)
-        self.codes = np.zeros((scan.words(self.dim), 0), dtype=np.uint64)
 
     def reserve(self, need: int) -> None:
         """Room for ``need`` more rows (doubling; exact when told the total up front)."""
@@ -136,12 +136,13 @@ class _Matrix:
         ids = np.full(new_cap, -1, dtype=np.int64)
         owners = np.full(new_cap, -1, dtype=np.int64)
         vecs = np.zeros((new_cap, self.dim), dtype=np.float32)
-        codes = np.zeros((self.codes.shape[0], new_cap), dtype=np.uint64)
-        ones = np.zeros(new_cap, dtype=np.int32)
         n = self.size
         ids[:n], owners[:n], vecs[:n] = self.ids[:n], self.owners[:n], self.vectors[:n]
-        codes[:, :n], ones[:n] = self.codes[:, :n], self.ones[:n]
-        self.ids, self.owners, self.vectors, self.codes, self.ones = ids, owners, vecs, codes, ones
+        if self.codes is not None:
+            codes = np.zeros((new_cap, self.dim), dtype=np.uint8)
+            codes[:n] = self.codes[:n]
+            self.codes = codes
+        self.ids, self.owners, self.vectors = ids, owners, vecs
 
     def put(self, item_id: int, owner: int, vector: np.ndarray) -> None:
         self.put_many(np.array([item_id]), np.array([owner]), np.asarray(vector)[None, :])
@@ -157,11 +158,20 @@ class _Matrix:
         self.ids[start:stop] = item_ids
         self.owners[start:stop] = owners
         self.vectors[start:stop] = vectors
-        codes = scan.sign_codes(self.vectors[start:stop])
-        self.codes[:, start:stop] = codes
-        self.ones[start:stop] = scan.ones(codes)
+        if self.codes is not None and self.scale is not None:
+            int8_scan.encode(self.vectors[start:stop], self.scale, self.codes[start:stop])
         self.rows.update(zip(item_ids.tolist(), range(start, stop), strict=True))
         self.size = stop
+
+    def quantize(self) -> None:
+        """Build the int8 codes of every row, with scales from these rows (once: appends keep
+        them up to date)."""
+        if self.codes is not None:
+            return
+        self.scale = int8_scan.scales(self.vectors[:self.size])
+        codes = np.zeros((len(self.ids), self.dim), dtype=np.uint8)
+        int8_scan.encode(self.vectors[:self.size], self.scale, codes[:self.size])
+        self.codes = codes
 
     def remove(self, item_id: int) -> None:
         row = self.rows.pop(item_id, None)
@@ -190,14 +200,15 @@ class _Matrix:
         first = 0 if window is None else max(0, n - window)
         owners = self.owners[first:n].copy()
         live = len(self.rows) if first == 0 else int(np.count_nonzero(owners >= 0))
-        return _Snapshot(self.vectors[first:n], self.codes[:, first:n], self.ones[first:n],
-                         owners, live)
+        codes = None if self.codes is None else self.codes[first:n]
+        return _Snapshot(self.vectors[first:n], codes, self.scale, owners, live)
 
     def live(self) -> int:
         return len(self.rows)
 
     def nbytes(self) -> int:
-        return sum(a.nbytes for a in (self.ids, self.owners, self.vectors, self.codes, self.ones))
+        codes = 0 if self.codes is None else self.codes.nbytes
+        return codes + sum(a.nbytes for a in (self.ids, self.owners, self.vectors))
 
 
 def _scan(snap: _Snapshot, queries: np.ndarray, take: int, allowed: np.ndarray | None,
@@ -209,11 +220,11 @@ def _scan(snap: _Snapshot, queries: np.ndarray, take: int, allowed: np.ndarray |
         return [(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32))] * len(queries)
     if allowed is not None and live <= min(GATHER_FRACTION * len(keep), GATHER_MAX_ROWS):
         return scan.gathered(snap.vectors, np.flatnonzero(keep), queries, take)
-    if live < quantize_min_rows or len(queries) >= EXACT_MIN_QUERIES:
+    if (live < quantize_min_rows or len(queries) >= EXACT_MIN_QUERIES or snap.codes is None
+            or snap.scale is None):
         return scan.exact(snap.vectors, keep, queries, take, _run_blocks)
-    candidates = max(MIN_CANDIDATES, int(CANDIDATE_FRACTION * live))
-    return [scan.quantized(snap.vectors, snap.codes, snap.ones, keep, q, take, candidates,
-                           _run_blocks) for q in queries]
+    return [int8_scan.quantized(snap.vectors, snap.codes, snap.scale, keep, q, take,
+                                _run_blocks) for q in queries]
 
 
 class VectorIndex:
@@ -356,6 +367,9 @@ class VectorIndex:
         with self._lock:
             self._refresh_sync()
             frames = self._frames
+            for matrix in (frames, self._chunks):
+                if matrix.live() >= self.quantize_min_rows:
+                    matrix.quantize()
             rows = frames.rows_of(frame_ids) if frame_ids is not None and frames.few(
                 frame_ids) else None
             return frames.snapshot(window), self._chunks.snapshot(window), rows

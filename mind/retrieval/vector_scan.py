@@ -1,14 +1,12 @@
 """The vector index's scans, as plain functions over NumPy arrays (no SQLite, no locks).
 
-Two ways to rank rows of unit vectors against a query:
-
-* **exact**: the float32 matrix-vector product, in row blocks (each block's top rows kept).
-* **quantized**: each stored vector is kept also as its sign bits (one bit per dimension,
-  column-major ``(words, rows)`` uint64), the query as 4-bit levels split into bit planes;
-  ``q · sign(x)`` is then a sum of ``popcount(plane & bits) << p`` — an *asymmetric* estimate
-  (the query is not binarized), which needs ~10× fewer candidates than Hamming distance for the
-  same recall (docs/benchmarks.md, "Vector index at scale"). The best ``candidates`` rows of
-  that estimate are re-scored exactly from the float32 rows.
+* **exact**: the float32 matrix-vector product, in row blocks (each block's top rows kept);
+  **gathered**: the same over a few given rows. The int8 pass that picks candidates for them
+  at scale is :mod:`mind.retrieval.int8_scan`.
+* **sign bits** (one bit per dimension, column-major ``(words, rows)`` uint64) scored against a
+  query's 4-bit levels split into bit planes: ``q · sign(x)`` as a sum of
+  ``popcount(plane & bits) << p``, an *asymmetric* estimate (the query is not binarized). The
+  cross-mind routing summaries are made of these (:mod:`mind.retrieval.routing`).
 
 Rows are masked by a boolean ``keep`` (removed rows, filters) inside the scan: the matrix is
 never copied; only a filter's own rows, or the candidates, are gathered.
@@ -98,18 +96,6 @@ def quantized_scores(codes: np.ndarray, row_ones: np.ndarray, planes: QueryPlane
     return acc
 
 
-def best_rows(scores: np.ndarray, count: int) -> np.ndarray:
-    """Indices of the ``count`` highest integer scores (rows tied with the last one included),
-    ascending: one counting pass instead of a sort."""
-    if count >= len(scores):
-        return np.arange(len(scores))
-    low = int(scores.min())
-    histogram = np.bincount(scores - low)
-    from_top = np.cumsum(histogram[::-1])
-    cut = len(histogram) - 1 - int(np.searchsorted(from_top, count))
-    return np.flatnonzero(scores >= cut + low)
-
-
 def top_of(sims: np.ndarray, rows: np.ndarray, take: int) -> tuple[np.ndarray, np.ndarray]:
     """The ``take`` best ``(rows, sims)`` of one query's similarities (unordered)."""
     if take <= 0:
@@ -157,25 +143,6 @@ def gathered(vectors: np.ndarray, rows: np.ndarray, queries: np.ndarray, take: i
     """Exact top ``take`` among the given rows only (a filter's rows, or candidates)."""
     sims = vectors[rows] @ queries.T
     return [top_of(sims[:, i], rows, min(take, len(rows))) for i in range(len(queries))]
-
-
-def quantized(vectors: np.ndarray, codes: np.ndarray, row_ones: np.ndarray, keep: np.ndarray,
-              query: np.ndarray, take: int, candidates: int, run: Runner = serial
-              ) -> tuple[np.ndarray, np.ndarray]:
-    """Top ``take`` rows for one query: the quantized estimate picks ``candidates`` rows
-    (never fewer than ``take``), which are re-scored exactly."""
-    planes = QueryPlanes(query)
-    n = len(vectors)
-    scores = np.empty(n, dtype=np.int32)
-
-    def block(start: int, stop: int) -> None:
-        scores[start:stop] = quantized_scores(codes, row_ones, planes, start, stop)
-
-    run([partial(block, a, b) for a, b in blocks(n)])
-    scores[~keep] = planes.floor(vectors.shape[1])
-    rows = best_rows(scores, max(candidates, take))
-    rows = rows[keep[rows]]
-    return gathered(vectors, rows, query[None, :], take)[0]
 
 
 def _merge(parts: Hits, take: int) -> tuple[np.ndarray, np.ndarray]:

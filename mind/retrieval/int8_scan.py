@@ -1,0 +1,147 @@
+"""The vector index's quantized pass: int8 rows scored by ONNX Runtime, re-scored exactly.
+
+Each stored vector is kept also as one byte per dimension: ``x_d / scale_d`` rounded to
+``[-127, 127]`` and offset by 128 (uint8), with one scale per dimension (the largest
+``|x_d|`` of the rows when the codes were built, so the codes use their whole range). A query
+folds the scales into itself (``q_d * scale_d``) and is rounded to 7 bits, so ``codes @ q8``
+ranks rows as ``x · q`` does up to a constant: the offset adds ``128 * sum(q8)`` to every row.
+
+The product is ONNX Runtime's ``MatMulInteger`` (u8 × s8, VNNI where the CPU has it): 100,000
+× 384 codes in ~2 ms on one core against ~4 ms for the sign-bit estimate it replaced and ~8 ms
+for the float32 product, and its estimate is close enough (recall@10 1.000 against exact on
+uniformly random vectors from 50 re-scored rows) that only a few candidates per wanted row are
+re-scored from the float32 rows. 7-bit queries keep a pair of u8 × s8 products inside int16,
+where AVX2 without VNNI adds them (``vpmaddubsw`` saturates).
+
+Rows are masked by a boolean ``keep`` inside each block; nothing is copied but a block's own
+candidates.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from mind.retrieval.vector_scan import Runner, blocks, gathered, serial
+
+LEVELS = 127  # a stored dimension's range, either side of the offset
+OFFSET = 128
+QUERY_LEVELS = 63  # 7 bits: u8 * s8 pairs stay within int16 (module docstring)
+CANDIDATES_PER_ROW = 4  # rows re-scored exactly per row asked for
+MIN_CANDIDATES = 64
+ENCODE_ROWS = 8_192  # rows quantized at once (temporaries stay small)
+
+_session: Any = None
+_session_lock = threading.Lock()
+
+
+def scales(vectors: np.ndarray) -> np.ndarray:
+    """One scale per dimension: the largest ``|x_d|`` over ``vectors``, over :data:`LEVELS`."""
+    if len(vectors) == 0:
+        return np.full(vectors.shape[1], 1.0 / LEVELS, dtype=np.float32)
+    top = np.zeros(vectors.shape[1], dtype=np.float32)
+    for start in range(0, len(vectors), ENCODE_ROWS):
+        np.maximum(top, np.abs(vectors[start:start + ENCODE_ROWS]).max(axis=0), out=top)
+    top[top <= 0] = 1.0
+    return (top / LEVELS).astype(np.float32)
+
+
+def encode(vectors: np.ndarray, scale: np.ndarray, out: np.ndarray) -> None:
+    """Write the uint8 codes of ``vectors`` into ``out`` (same rows); values beyond a
+    dimension's scale (rows added after the scales were set) are clipped."""
+    inverse = (1.0 / scale).astype(np.float32)
+    for start in range(0, len(vectors), ENCODE_ROWS):
+        part = vectors[start:start + ENCODE_ROWS] * inverse
+        np.rint(part, out=part)
+        np.clip(part, -LEVELS, LEVELS, out=part)
+        part += OFFSET
+        out[start:start + len(part)] = part
+
+
+def query_codes(query: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """``(dim, 1)`` int8: the query with the row scales folded in, at 7 bits."""
+    folded = np.asarray(query, dtype=np.float32).reshape(-1) * scale
+    top = float(np.abs(folded).max())
+    if top > 0:
+        folded *= QUERY_LEVELS / top
+    out: np.ndarray = np.rint(folded).astype(np.int8)[:, None]
+    return out
+
+
+# ``Y = MatMulInteger(A, B)``: A uint8 (rows, dim), B int8 (dim, queries), Y int32, opset 17,
+# IR 8 — the bytes of ``model_proto()`` (a test checks they are equal), kept here so that a
+# search does not import ``onnx`` (0.6 s) to build them
+MODEL = bytes.fromhex(
+    "08081209686976652d6d696e643a580a180a01410a0142120159220d4d61744d756c496e74656765721209"
+    "696e74385f7363616e5a0f0a0141120a0a08080212040a000a005a0f0a0142120a0a08080312040a000a00"
+    "620f0a0159120a0a08080612040a000a0042040a001011")
+
+
+def model_proto() -> Any:
+    """The scan's model built with ``onnx.helper`` (what :data:`MODEL` holds)."""
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("MatMulInteger", ["A", "B"], ["Y"])], "int8_scan",
+        [helper.make_tensor_value_info("A", TensorProto.UINT8, [None, None]),
+         helper.make_tensor_value_info("B", TensorProto.INT8, [None, None])],
+        [helper.make_tensor_value_info("Y", TensorProto.INT32, [None, None])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              producer_name="hive-mind")
+    model.ir_version = 8
+    return model
+
+
+def _matmul() -> Any:
+    """One ONNX Runtime session per process (``run`` is thread-safe), one thread per call:
+    the scan pool spreads the blocks over the cores."""
+    global _session
+    with _session_lock:
+        if _session is None:
+            import onnxruntime as ort
+
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = 1
+            options.inter_op_num_threads = 1
+            options.log_severity_level = 3
+            _session = ort.InferenceSession(MODEL, options, providers=["CPUExecutionProvider"])
+        return _session
+
+
+def scores(codes: np.ndarray, q8: np.ndarray) -> np.ndarray:
+    """int32 ``codes @ q8`` for one block of rows, one column per query."""
+    out: np.ndarray = _matmul().run(None, {"A": codes, "B": q8})[0]
+    return out
+
+
+def quantized(vectors: np.ndarray, codes: np.ndarray, scale: np.ndarray, keep: np.ndarray,
+              query: np.ndarray, take: int, run: Runner = serial
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """Top ``take`` rows for one query: each block's best ``CANDIDATES_PER_ROW * take`` rows
+    by the int8 estimate (kept rows only) are re-scored exactly."""
+    q8 = query_codes(query, scale)
+    want = max(MIN_CANDIDATES, CANDIDATES_PER_ROW * take)
+
+    def block(start: int, stop: int) -> np.ndarray:
+        est = scores(codes[start:stop], q8)[:, 0]
+        live = keep[start:stop]
+        if not live.all():
+            est[~live] = np.iinfo(np.int32).min
+        count = min(want, int(np.count_nonzero(live)))
+        if count <= 0:
+            return np.empty(0, dtype=np.int64)
+        if count < len(est):
+            best = np.argpartition(est, len(est) - count)[len(est) - count:]
+        else:
+            best = np.flatnonzero(live)
+        return best + start
+
+    tasks: list[Callable[[], object]] = [partial(block, a, b) for a, b in blocks(len(vectors))]
+    rows = np.concatenate([np.asarray(r, dtype=np.int64) for r in run(tasks)])
+    if rows.size == 0:
+        return rows, np.empty(0, dtype=np.float32)
+    return gathered(vectors, rows, np.asarray(query, dtype=np.float32)[None, :], take)[0]

@@ -1,0 +1,99 @@
+"""The vector index's int8 pass (mind.retrieval.int8_scan): the embedded model is the one
+``onnx.helper`` builds, ONNX Runtime's product equals the integer product, codes round-trip
+within half a step and clip what lies beyond the scales, and the pass keeps recall@10 of exact
+search with exact similarities, never returning a masked row (issue #14)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mind.retrieval import int8_scan as int8
+from mind.retrieval.vector_scan import serial
+
+
+def _unit(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
+    v = rng.standard_normal((n, dim)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def _codes(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    scale = int8.scales(x)
+    codes = np.zeros(x.shape, dtype=np.uint8)
+    int8.encode(x, scale, codes)
+    return codes, scale
+
+
+def test_the_embedded_model_is_the_one_onnx_helper_builds() -> None:
+    assert int8.model_proto().SerializeToString() == int8.MODEL
+
+
+@pytest.mark.parametrize("dim", [16, 384, 1000])
+def test_scores_equal_the_integer_product(dim: int) -> None:
+    rng = np.random.default_rng(dim)
+    x, q = _unit(rng, 777, dim), _unit(rng, 1, dim)[0]
+    codes, scale = _codes(x)
+    q8 = int8.query_codes(q, scale)
+    assert q8.dtype == np.int8 and q8.shape == (dim, 1)
+    assert np.abs(q8).max() == int8.QUERY_LEVELS
+    got = int8.scores(codes, q8)[:, 0]
+    assert np.array_equal(got, codes.astype(np.int64) @ q8[:, 0].astype(np.int64))
+    # and it ranks as x · q does: the offset adds the same constant to every row
+    assert np.corrcoef(got, x @ q)[0, 1] > 0.999
+
+
+def test_codes_round_trip_within_half_a_step_and_clip_beyond_the_scales() -> None:
+    rng = np.random.default_rng(4)
+    x = _unit(rng, 500, 64)
+    codes, scale = _codes(x)
+    assert codes.min() >= int8.OFFSET - int8.LEVELS and codes.max() <= int8.OFFSET + int8.LEVELS
+    decoded = (codes.astype(np.float32) - int8.OFFSET) * scale
+    assert np.all(np.abs(decoded - x) <= scale / 2 + 1e-7)
+    later = np.full((1, 64), 10.0, dtype=np.float32)  # far beyond every dimension's scale
+    out = np.zeros((1, 64), dtype=np.uint8)
+    int8.encode(later, scale, out)
+    assert np.all(out == int8.OFFSET + int8.LEVELS)
+
+
+@pytest.mark.parametrize("kind", ["random", "clustered"])
+def test_the_int8_pass_keeps_recall_at_10_of_exact(kind: str) -> None:
+    """20,000 × 96 unit vectors: uniformly random ones, where no coarse pass has structure to
+    use, and clustered ones with queries near a stored vector."""
+    rng = np.random.default_rng(11)
+    n, dim = 20_000, 96
+    x = _unit(rng, n, dim)
+    queries = _unit(rng, 30, dim)
+    if kind == "clustered":
+        centers = _unit(rng, 50, dim)
+        x = x * 0.3 + centers[rng.integers(0, 50, n)]
+        x /= np.linalg.norm(x, axis=1, keepdims=True)
+        queries = x[rng.integers(0, n, 30)] + 0.5 * queries
+        queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    codes, scale = _codes(x)
+    keep = np.ones(n, dtype=bool)
+    recalls = []
+    for q in queries:
+        rows, sims = int8.quantized(x, codes, scale, keep, q, 10, serial)
+        exact = set(np.argsort(-(x @ q))[:10].tolist())
+        recalls.append(len(exact & set(rows.tolist())) / 10)
+        assert np.allclose(sims, x[rows] @ q)  # re-scored exactly
+    assert np.mean(recalls) >= 0.99, np.mean(recalls)
+
+
+def test_the_int8_pass_never_returns_a_masked_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(int8, "blocks", lambda n: iter([(0, 1000), (1000, 2000), (2000, n)]))
+    rng = np.random.default_rng(2)
+    x = _unit(rng, 3000, 64)
+    keep = np.zeros(3000, dtype=bool)
+    keep[::7] = True
+    keep[1000:2000] = False  # a block with no live row
+    codes, scale = _codes(x)
+    q = _unit(rng, 1, 64)[0]
+    rows, _ = int8.quantized(x, codes, scale, keep, q, 10)
+    assert len(rows) == 10 and keep[rows].all()
+    want = np.flatnonzero(keep)[np.argsort(-(x[keep] @ q))[:10]]
+    assert sorted(rows.tolist()) == sorted(want.tolist())
+    rows, _ = int8.quantized(x, codes, scale, keep, q, 1000)
+    assert sorted(rows.tolist()) == np.flatnonzero(keep).tolist()  # fewer live rows: all
+    rows, sims = int8.quantized(x, codes, scale, np.zeros(3000, dtype=bool), q, 10)
+    assert rows.size == 0 and sims.size == 0
