@@ -12,7 +12,6 @@ Writes go through each mind's single-writer actor as ops; reads use reader conne
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import time
@@ -28,6 +27,7 @@ from actors.actor import Replayed
 from actors.results import AwarenessRemoved, FramesSaved, Reconciled, expect
 from hive_mind.results import entity_dict, frame_dict, recall_response, write_dict
 from hive_mind.settings import Settings, load_settings
+from hive_mind.touches import TouchBuffer
 from hive_mind.workspaces import WorkspaceManager, mind_id
 from mind.bounds import bounded_int, bounded_json, bounded_text, row_id, source_time, tags_input
 from mind.constants import DAILY_SAVE_SESSION_PREFIX
@@ -90,18 +90,6 @@ def build_op(factory: Callable[[str], OpT], mind_id: str) -> OpT:
         raise ValidationError(f"invalid {exc.title}: {where}") from None
 
 
-def _touched(pending: set[asyncio.Future[Any]]) -> Callable[[asyncio.Future[Any]], None]:
-    """Forget a finished access-count write; its failure is logged (a recall already
-    answered, and access counts only weigh on popularity)."""
-
-    def done(task: asyncio.Future[Any]) -> None:
-        pending.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.warning("recording a recall's hits failed: %s", task.exception())
-
-    return done
-
-
 def _today() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%d")
 
@@ -115,7 +103,7 @@ class HiveMind:
         self.workspaces = WorkspaceManager(settings.data_dir)
         self.owns = runtime.serves  # sharded: the minds of this host's shard only
         self.external = settings.external_source()  # asked by scope-all recalls
-        self._touches: set[asyncio.Future[Any]] = set()  # access-count writes not awaited
+        self._touches = TouchBuffer(self._write_touches)  # recalls' hits, written in batches
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -162,7 +150,7 @@ class HiveMind:
         return "embedded" if self.settings.embedded else "distributed"
 
     async def close(self) -> None:
-        await asyncio.gather(*self._touches, return_exceptions=True)
+        await self._touches.close()
         if self.external is not None:
             await self.external.close()
         await self.runtime.close()
@@ -378,16 +366,16 @@ class HiveMind:
         async with self.runtime.lease(ident) as reader:
             yield await self._search_over(ident, reader, embedder)
 
+    async def _write_touches(self, ident: str, frame_ids: list[int]) -> None:
+        await self.runtime.submit(ident, ops.Touch(mind_id=ident, frame_ids=frame_ids))
+
     async def _search_over(self, ident: str, reader: Mind, embedder: Any) -> HybridSearch:
 
         async def touch(ids: list[int]) -> None:
-            # the recall answers without waiting for the access-count write to commit (it
-            # waited for the commit, at times a WAL checkpoint: ~10 ms of a served recall's
-            # p95 at 100,000 frames); close() waits for the writes still running
-            task = asyncio.ensure_future(
-                self.runtime.submit(ident, ops.Touch(mind_id=ident, frame_ids=ids)))
-            self._touches.add(task)
-            task.add_done_callback(_touched(self._touches))
+            # the recall answers without waiting for the access-count write (it waited for the
+            # commit, at times a WAL checkpoint: ~10 ms of a served recall's p95 at 100,000
+            # frames), and the writes of many recalls are one (hive_mind/touches.py)
+            self._touches.add(ident, ids)
 
         return HybridSearch(reader.db, None if embedder.degraded else embedder,
                             vector_index=await reader.vector_index(), on_hits=touch)
