@@ -378,7 +378,7 @@ class HiveMind:
             self._touches.add(ident, ids)
 
         return HybridSearch(reader.db, None if embedder.degraded else embedder,
-                            vector_index=await reader.vector_index(), on_hits=touch)
+                            index_of=reader.vector_index, on_hits=touch)
 
     async def recall(
         self, query: str, *, limit: int = 10, scope: str | None = None,

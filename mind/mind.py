@@ -15,7 +15,7 @@ from mind.identity import IdentityLayer
 from mind.knowledge.store import KnowledgeGraph
 from mind.retrieval.reconcile import ReconcileResult, reconcile_indexes
 from mind.retrieval.vector_index import VectorIndex
-from mind.retrieval.vectors import VectorStore
+from mind.retrieval.vectors import Fingerprint, VectorStore
 from mind.storage.db import Database
 from mind.storage.migrate import migrate
 from mind.storage.private_files import make_private_dir
@@ -59,11 +59,12 @@ class Mind:
             raise
         return cls(db)
 
-    async def vector_index(self) -> VectorIndex | None:
-        """The in-memory vector index of this mind file (None until it has vectors)."""
+    async def vector_index(self, known: Fingerprint | None = None) -> VectorIndex | None:
+        """The in-memory vector index of this mind file (None until it has vectors);
+        ``known``: the fingerprint the caller just read, so it is not read again."""
         if self._index_owner is not None:
-            return await self._index_owner.vector_index()
-        fp = await self.vectors.fingerprint()
+            return await self._index_owner.vector_index(known)
+        fp = known or await self.vectors.fingerprint()
         if fp is None:
             return None
         if self._index is not None and self._index.dim != fp.dim:  # re-embedded at a new dim

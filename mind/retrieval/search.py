@@ -77,7 +77,7 @@ from mind.retrieval.scoring import (
 )
 from mind.retrieval.text_query import fts_match_expression, query_terms
 from mind.retrieval.vector_index import VectorIndex
-from mind.retrieval.vectors import VectorStore
+from mind.retrieval.vectors import Fingerprint, VectorStore
 from mind.storage.db import Database
 from mind.storage.sqlutil import escape_like
 from vocabulary.enums import RecallLanes, RecallProfile
@@ -184,14 +184,18 @@ class HybridSearch:
         rerank_pool: int = RERANK_POOL,
         on_hits: Callable[[list[int]], Awaitable[None]] | None = None,
         signals: Signals | None = None,
+        index_of: Callable[[Fingerprint], Awaitable[VectorIndex | None]] | None = None,
     ) -> None:
+        """``index_of``: where the vector lane gets its index, given the fingerprint it read
+        (a mind's own, :meth:`mind.mind.Mind.vector_index`), instead of ``vector_index``."""
         self.signals = signals
         self._db = db
         self.embedder = embedder
         self.reranker = reranker
         self.rerank_pool = rerank_pool
         self._index = vector_index
-        self._owns_index = vector_index is None
+        self._owns_index = vector_index is None and index_of is None
+        self._index_of = index_of
         self._frames = FrameQueries(db)
         self._kg = KnowledgeGraph(db)
         self._vectors = VectorStore(db)
@@ -414,6 +418,8 @@ class HybridSearch:
         if where:
             sql = f"SELECT f.id FROM memory_frames f WHERE {where}"
             allowed = [r[0] for r in await self._db.fetchall(sql, params)]
+        if self._index_of is not None:
+            self._index = await self._index_of(stored)
         if self._index is None:
             self._index = VectorIndex(self._db.path, dims)
         lanes.query_vector = np.asarray(vector, dtype=np.float32)
