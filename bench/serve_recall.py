@@ -335,9 +335,12 @@ async def run(args: argparse.Namespace, data: Path) -> list[tuple[str, float, fl
                 FLAT_SERVER: (flat.url + "/knn", {}),
             }
             times: dict[str, list[float]] = {k: [] for k in kinds}
+            order = list(kinds.items())
             for rep in range(args.repeat + 1):
-                for text in texts if rep else texts[:WARMUP]:
-                    for name, (url, extra) in kinds.items():
+                for i, text in enumerate(texts if rep else texts[:WARMUP]):
+                    # the order rotates: no kind always runs right after another (the flat
+                    # KNN's 150 MB scan leaves whatever follows it with cold caches)
+                    for name, (url, extra) in order[i % len(order):] + order[:i % len(order)]:
                         start = time.perf_counter()
                         response = await client.post(url, json={"query": text, "limit": 10,
                                                                  **extra})
@@ -413,7 +416,9 @@ A real `hive-mind serve` (embedded mode, default settings: the in-process model
 {EMBEDDER}) over a mind of {args.frames:,} frames built with a bench-only shortcut ({args.vectors} unit vectors written
 straight into vec0; synthetic texts in conversations of 50 turns). {QUERIES} queries × {args.repeat}
 passes, limit 10, one request at a time over keep-alive HTTP; each query is sent to every
-kind in turn, so the machine's other load weighs on all alike. "flat KNN server" is the fair
+kind in turn, so the machine's other load weighs on all alike, in an order that rotates from
+query to query, so no kind always runs right after the flat KNN's 150 MB scan (which leaves
+the caches cold for whatever follows it). "flat KNN server" is the fair
 baseline: the same model and mind file behind a minimal HTTP endpoint that embeds the query,
 runs sqlite-vec's flat KNN (`embedding MATCH ? AND k = 10`) and reads the ten frames. "flat
 KNN SQL alone" is that query with a precomputed vector, no HTTP, no embedding. The machine

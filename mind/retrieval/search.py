@@ -67,6 +67,7 @@ from mind.retrieval.scoring import (
     NO_RESCORE,
     PROFILES,
     RRF_K,
+    Factors,
     age_days,
     factors,
     fuse,
@@ -270,9 +271,11 @@ class HybridSearch:
         weights = PROFILES[profile] if signals.rescore else NO_RESCORE
         now = datetime.now(UTC)
         k_rank = {fid: i for i, (fid, _) in enumerate(ran.keyword_hits)}
-        k_score = dict(ran.keyword_hits)
         v_rank = {fid: i for i, fid in enumerate(ran.similarity)}
-        results: list[SearchResult] = []
+        lanes_on = max(ran.active, 1)
+        # every candidate is scored; only those that can be returned (the limit, or the
+        # reranker's pool) become results — the rest only floor the scores above them
+        ranked: list[tuple[tuple[float, float], float, int, _Conv, Factors, float]] = []
         for fid, conv in scored.items():
             frame = frames[fid]
             prior = factors(
@@ -283,19 +286,21 @@ class HybridSearch:
             )
             rel = prior.relevance(weights)
             final = conv.fused * conv.match * rel
-            results.append(
-                SearchResult(
-                    frame, lane_rrf.get(fid, 0.0), rel, final,
-                    normalized_score(
-                        (rank_part(k_rank.get(fid)) + rank_part(v_rank.get(fid))
-                         + conv.neighbour) * conv.match * rel, weights, max(ran.active, 1)),
-                    k_rank.get(fid), v_rank.get(fid), ran.similarity.get(fid),
-                    keyword_score=k_score.get(fid),
-                    factors={**conv.explain(), **prior.as_dict(), "relevance": rel},
-                )
-            )
-        results.sort(key=lambda r: sort_key(r.final, r.factors["popularity"]))
-        _monotone_scores(results)
+            score = normalized_score(
+                (rank_part(k_rank.get(fid)) + rank_part(v_rank.get(fid)) + conv.neighbour)
+                * conv.match * rel, weights, lanes_on)
+            ranked.append((sort_key(final, prior.popularity), score, fid, conv, prior, rel))
+        ranked.sort(key=lambda r: r[0])
+        floors = _monotone([r[1] for r in ranked])
+        keep = max(limit, self.rerank_pool) if rerank and self.reranker is not None else limit
+        k_score = dict(ran.keyword_hits)
+        results: list[SearchResult] = []
+        for (_, _, fid, conv, prior, rel), score in zip(ranked[:keep], floors, strict=False):
+            results.append(SearchResult(
+                frames[fid], lane_rrf.get(fid, 0.0), rel, conv.fused * conv.match * rel, score,
+                k_rank.get(fid), v_rank.get(fid), ran.similarity.get(fid),
+                keyword_score=k_score.get(fid),
+                factors={**conv.explain(), **prior.as_dict(), "relevance": rel}))
         if rerank and self.reranker is not None and results:
             results = await self._rerank(query, results, limit, ran.notes)
         results = results[:limit]
@@ -516,14 +521,16 @@ def _discard_unread_error(future: asyncio.Future[Any]) -> None:
         future.exception()
 
 
-def _monotone_scores(results: list[SearchResult]) -> None:
-    """A result ranked above another never shows a lower ``score``: each score is raised to the
-    best score ranked below it (the ranking says "at least as good"). Computed over all
-    candidates, so it does not depend on the limit."""
+def _monotone(scores: list[float]) -> list[float]:
+    """Scores in rank order, each raised to the best score ranked below it: a result ranked
+    above another never shows a lower ``score`` (the ranking says "at least as good").
+    Computed over all candidates, so it does not depend on the limit."""
     floor = 0.0
-    for result in reversed(results):
-        floor = max(floor, result.score)
-        result.score = floor
+    out = [0.0] * len(scores)
+    for i in range(len(scores) - 1, -1, -1):
+        floor = max(floor, scores[i])
+        out[i] = floor
+    return out
 
 
 def rank_part(rank: int | None) -> float:
