@@ -64,6 +64,7 @@ EXACT_MIN_QUERIES = 4  # this many queries at once: one exact matrix product (mo
 GATHER_FRACTION = 0.125  # a filter keeping fewer rows than both of these is scored on its
 GATHER_MAX_ROWS = 50_000  # own rows only (gathered) instead of masking a scan of all rows
 LOAD_BATCH = 8_192
+INLINE_SIMILARITIES = 2_000  # frames (and chunk rows) few enough to score on the event loop
 SCAN_THREADS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                           else os.cpu_count() or 1))
 
@@ -398,28 +399,33 @@ class VectorIndex:
     async def similarities(self, query: np.ndarray, frame_ids: list[int]) -> dict[int, float]:
         """Cosine similarity of the given frames (frame vector or best chunk) to ``query``;
         frames without a vector are left out. Lets fusion score a candidate the vector lane's
-        top k did not reach."""
+        top k did not reach. The rows are those of the last search or refresh (no refresh: it
+        follows the lane's search), read without the lock (rows are append-only and a reload
+        swaps whole matrices); a few frames of a mind with few chunks are scored right here,
+        more in a worker thread."""
         q = np.asarray(query, dtype=np.float32).reshape(-1)
         if q.shape[0] != self.dim:
             raise VectorError(f"query vector has dimension {q.shape[0]}, the index has {self.dim}")
         if not frame_ids:
             return {}
         wanted = np.asarray(frame_ids, dtype=np.int64)
+        if len(wanted) <= INLINE_SIMILARITIES and self._chunks.size <= INLINE_SIMILARITIES:
+            return self._similarities_sync(q, wanted)
         return await asyncio.to_thread(self._similarities_sync, q, wanted)
 
     def _similarities_sync(self, q: np.ndarray, wanted: np.ndarray) -> dict[int, float]:
         best: dict[int, float] = {}
-        frames, chunks, frame_rows = self._snapshots(wanted)
+        frames, chunks = self._frames, self._chunks
         for matrix in (frames, chunks):
-            if matrix is frames and frame_rows is not None:
-                rows = frame_rows
+            if matrix is frames:
+                rows = frames.rows_of(wanted)
             else:
-                rows = np.flatnonzero(np.isin(matrix.owners, wanted))
+                rows = np.flatnonzero(np.isin(matrix.owners[:matrix.size], wanted))
             if rows.size == 0:
                 continue
             for owner, sim in zip(matrix.owners[rows].tolist(),
                                   (matrix.vectors[rows] @ q).tolist(), strict=True):
-                if sim > best.get(owner, -2.0):
+                if owner >= 0 and sim > best.get(owner, -2.0):
                     best[owner] = sim
         return best
 
