@@ -275,7 +275,7 @@ class HybridSearch:
         lanes_on = max(ran.active, 1)
         # every candidate is scored; only those that can be returned (the limit, or the
         # reranker's pool) become results — the rest only floor the scores above them
-        ranked: list[tuple[tuple[float, float], float, int, _Conv, Factors, float]] = []
+        ranked: list[tuple[tuple[float, float], float, int, _Conv, Factors, float, float]] = []
         for fid, conv in scored.items():
             frame = frames[fid]
             prior = factors(
@@ -289,15 +289,16 @@ class HybridSearch:
             score = normalized_score(
                 (rank_part(k_rank.get(fid)) + rank_part(v_rank.get(fid)) + conv.neighbour)
                 * conv.match * rel, weights, lanes_on)
-            ranked.append((sort_key(final, prior.popularity), score, fid, conv, prior, rel))
+            ranked.append((sort_key(final, prior.popularity), score, fid, conv, prior, rel, final))
         ranked.sort(key=lambda r: r[0])
         floors = _monotone([r[1] for r in ranked])
         keep = max(limit, self.rerank_pool) if rerank and self.reranker is not None else limit
         k_score = dict(ran.keyword_hits)
         results: list[SearchResult] = []
-        for (_, _, fid, conv, prior, rel), score in zip(ranked[:keep], floors, strict=False):
+        for (_, _, fid, conv, prior, rel, final), score in zip(ranked[:keep], floors,
+                                                               strict=False):
             results.append(SearchResult(
-                frames[fid], lane_rrf.get(fid, 0.0), rel, conv.fused * conv.match * rel, score,
+                frames[fid], lane_rrf.get(fid, 0.0), rel, final, score,
                 k_rank.get(fid), v_rank.get(fid), ran.similarity.get(fid),
                 keyword_score=k_score.get(fid),
                 factors={**conv.explain(), **prior.as_dict(), "relevance": rel}))
