@@ -222,3 +222,21 @@ def test_lanes_keep_their_nice_value_and_a_multithread_lane_works(cache_root: Pa
     if sys.platform.startswith("linux"):
         assert lane_nice == min(19, base + 5)
     np.testing.assert_allclose(both, single, atol=1e-5)
+
+
+def test_forward_batches_by_token_count_give_each_text_its_own_vector(cache_root: Path) -> None:
+    """Batching without padding waste changes nothing: every text's vector equals the one it
+    gets encoded alone (fp32), in the caller's order, on one lane and on two."""
+    texts = [f"turn {i}: " + "we moved the launch to next week " * (i % 9) + "ok"
+             for i in range(70)] + TEXTS
+
+    async def alone() -> np.ndarray:
+        async with onnx_embedder(cache_root) as embedder:
+            return np.stack([(await embedder.embed_batch([t]))[0] for t in texts])
+
+    single = asyncio.run(alone())
+    one = asyncio.run(_embed(onnx_embedder(cache_root), texts))
+    two = asyncio.run(_embed(InProcessEmbedder(backend="onnx", onnx_cache_dir=cache_root,
+                                               num_threads=2, lanes=2), texts))
+    np.testing.assert_allclose(one, single, atol=2e-5)
+    np.testing.assert_allclose(two, single, atol=2e-5)

@@ -31,6 +31,7 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 
 from mind.embeddings.base import INT8_MODEL_SUFFIX, EmbeddingError, cap_texts, empty_matrix
+from mind.embeddings.batching import deal, plan_batches
 from mind.embeddings.model_source import (
     DEFAULT_ALIASES,
     DEFAULT_MODEL,
@@ -45,6 +46,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 MAX_DEFAULT_LANES = 4
+PLANNER = -1  # the lane argument that runs a call on the planning thread
 BACKENDS = ("torch", "onnx", "onnx-int8")
 # backends whose vectors differ from PyTorch's mark the model id (and so the mind's fingerprint):
 # fp32 ONNX gives the same vectors (cosine >= 0.9999) and shares the PyTorch fingerprint
@@ -160,6 +162,11 @@ class InProcessEmbedder:
             for i in range(self.lanes)
         ]
         self._queued = [0] * self.lanes  # calls submitted to each lane and not yet finished
+        # tokenizing and planning a multi-lane call (~65 us a text) runs apart from the lanes:
+        # queued on a lane, it would wait behind that lane's forward batches while the others
+        # ran dry
+        self._planner: PriorityExecutor | None = PriorityExecutor(
+            "hm-embed-plan", initializer=self._lane_init)
 
     def _make_encoder(self) -> Encoder:
         source, is_local = resolve_model_source(self.model_name)
@@ -204,6 +211,8 @@ class InProcessEmbedder:
             return empty_matrix(self.dimensions)
         await self.load()
         capped = cap_texts(texts, self.model_id)
+        if self.lanes > 1 and len(capped) > 1 and isinstance(self._encoder, OnnxEncoder):
+            return await self._embed_planned(capped)
         parts = split_for_lanes(capped, self.lanes, self.batch_size)
         if len(parts) == 1:  # a query or a small batch: the lane with the least work queued
             idlest = min(range(self.lanes), key=self._queued.__getitem__)
@@ -226,10 +235,25 @@ class InProcessEmbedder:
             out[piece] = matrix
         return out
 
+    async def _embed_planned(self, texts: list[str]) -> np.ndarray:
+        """ONNX on several lanes: the texts tokenized once and grouped into forward batches by
+        token count on the planning thread (:mod:`batching`), the batches dealt to the lanes so
+        they finish together, one call per batch."""
+        encodings, batches, lane_of = await self._run(self._plan_sync, texts, lane=PLANNER)
+        matrices = await asyncio.gather(*(
+            self._run(self._encode_tokens_sync, [encodings[i] for i in batch], lane=lane)
+            for batch, lane in zip(batches, lane_of, strict=True)
+        ))
+        out = np.empty((len(texts), self.dimensions), dtype=np.float32)
+        for batch, matrix in zip(batches, matrices, strict=True):
+            out[batch] = matrix
+        return out
+
     async def close(self) -> None:
         """Stop the lanes (a running encode finishes in the background) and drop the model."""
         executors, self._executors = self._executors, None
-        for executor in executors or ():
+        planner, self._planner = self._planner, None
+        for executor in [*(executors or ()), *([planner] if planner else [])]:
             executor.shutdown(wait=False, cancel_futures=True)
         self._loaded = False
         self._encoder.close()
@@ -243,9 +267,11 @@ class InProcessEmbedder:
     # -- executor side ----------------------------------------------------------------------
 
     async def _run(self, fn: Callable[..., T], *args: Any, lane: int = 0) -> T:
-        if self._executors is None:
+        if self._executors is None or self._planner is None:
             raise EmbeddingError("the in-process embedder is closed", provider=self.provider)
         loop = asyncio.get_running_loop()
+        if lane == PLANNER:
+            return await loop.run_in_executor(self._planner, fn, *args)
         self._queued[lane] += 1
         try:
             return await loop.run_in_executor(self._executors[lane], fn, *args)
@@ -270,15 +296,35 @@ class InProcessEmbedder:
             time.perf_counter() - started, self.lanes, self.lane_threads,
         )
 
+    def _plan_sync(self, texts: list[str]) -> tuple[list[Any], list[list[int]], list[int]]:
+        encoder = self._onnx()
+        encodings = self._guarded(encoder.tokenize, texts, "tokenize")
+        lengths = [len(e.ids) for e in encodings]
+        batches = plan_batches(lengths, self.batch_size)
+        return encodings, batches, deal(batches, lengths, self.lanes)
+
     def _encode_sync(self, texts: list[str]) -> np.ndarray:
+        return self._guarded(self._encoder.encode, texts, "encode")
+
+    def _encode_tokens_sync(self, encodings: list[Any]) -> np.ndarray:
+        """One forward batch of encodings from :meth:`_plan_sync`."""
+        return self._guarded(self._onnx().encode_tokens, encodings, "encode")
+
+    def _onnx(self) -> OnnxEncoder:
+        if not isinstance(self._encoder, OnnxEncoder):  # pragma: no cover - callers check
+            raise TypeError(f"the {self.backend} backend has no token-level calls")
+        return self._encoder
+
+    def _guarded(self, fn: Callable[[list[Any]], T], items: list[Any], what: str) -> T:
+        """``fn(items)`` on a lane, its failures as :class:`EmbeddingError`."""
         if not self._loaded:
             raise EmbeddingError("the in-process embedder is closed", provider=self.provider)
         try:
-            return self._encoder.encode(texts)
+            return fn(items)
         except EmbeddingError:
             raise
         except Exception as exc:
             raise EmbeddingError(
-                f"in-process model {self.model_id!r} failed to encode {len(texts)} texts: "
+                f"in-process model {self.model_id!r} failed to {what} {len(items)} texts: "
                 f"{exc}", provider=self.provider,
             ) from exc

@@ -3,8 +3,9 @@
 Loads only ``tokenizers`` and ``onnxruntime`` (a recall in a fresh CLI process imports neither
 torch nor sentence-transformers): the model is the cached export of :mod:`onnx_export`. Texts are
 tokenized like sentence-transformers does it (truncated at the model's ``max_seq_length``, padded
-to the longest text of the forward batch, batches formed from length-sorted texts), so the fp32
-export gives the PyTorch vectors (cosine ≥ 0.9999, tested).
+to the longest text of the forward batch), so the fp32 export gives the PyTorch vectors (cosine
+≥ 0.9999, tested); the forward batches are formed by exact token counts (:mod:`batching`), not
+by characters, which wastes far less work on padding.
 
 One session serves every lane: ``InferenceSession.run`` is thread-safe, and with one intra-op
 thread per lane it runs on the calling lane's thread, which keeps that lane's nice value. With
@@ -18,12 +19,14 @@ parallelism).
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from mind.embeddings.base import EmbeddingError
+from mind.embeddings.batching import plan_batches
 from mind.embeddings.onnx_export import ExportedModel, discard, ensure_exported
 
 PROVIDER = "inprocess"
@@ -91,7 +94,7 @@ class OnnxEncoder:
                                  provider=PROVIDER) from None
         tokenizer = Tokenizer.from_file(str(exported.tokenizer_path))
         tokenizer.enable_truncation(exported.max_seq_length)
-        tokenizer.enable_padding(pad_id=exported.pad_id, pad_token=exported.pad_token)
+        tokenizer.no_padding()  # each forward batch is padded to its own longest text
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.lane_threads
         options.inter_op_num_threads = 1
@@ -102,24 +105,40 @@ class OnnxEncoder:
                                        providers=["CPUExecutionProvider"])
         return session, tokenizer
 
+    def tokenize(self, texts: Sequence[str]) -> list[Any]:
+        """Each text's token ids (truncated at the model's ``max_seq_length``, unpadded)."""
+        tokenizer = self._tokenizer
+        if tokenizer is None:
+            raise EmbeddingError("the in-process embedder is closed", provider=PROVIDER)
+        return list(tokenizer.encode_batch(list(texts)))
+
     def encode(self, texts: list[str]) -> np.ndarray:
-        session, tokenizer, exported = self._session, self._tokenizer, self._exported
+        encodings = self.tokenize(texts)
+        out = np.empty((len(texts), self.dimensions), dtype=np.float32)
+        for batch in plan_batches([len(e.ids) for e in encodings], self.batch_size):
+            out[batch] = self.encode_tokens([encodings[i] for i in batch])
+        return out
+
+    def encode_tokens(self, encodings: Sequence[Any]) -> np.ndarray:
+        """One forward pass: ``encodings`` (from :meth:`tokenize`) padded to their longest."""
+        session, exported = self._session, self._exported
         if session is None or exported is None:
             raise EmbeddingError("the in-process embedder is closed", provider=PROVIDER)
-        out = np.empty((len(texts), self.dimensions), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        for start in range(0, len(order), self.batch_size):
-            batch = order[start: start + self.batch_size]
-            encodings = tokenizer.encode_batch([texts[i] for i in batch])
-            ids = np.array([e.ids for e in encodings], dtype=np.int64)
-            feeds = {"input_ids": ids}
-            if "attention_mask" in exported.inputs:
-                feeds["attention_mask"] = np.array([e.attention_mask for e in encodings],
-                                                   dtype=np.int64)
-            if "token_type_ids" in exported.inputs:
-                feeds["token_type_ids"] = np.array([e.type_ids for e in encodings],
-                                                   dtype=np.int64)
-            out[batch] = session.run(None, feeds)[0]
+        longest = max(len(e.ids) for e in encodings)
+        ids = np.full((len(encodings), longest), exported.pad_id, dtype=np.int64)
+        mask = np.zeros((len(encodings), longest), dtype=np.int64)
+        for row, encoding in enumerate(encodings):
+            ids[row, :len(encoding.ids)] = encoding.ids
+            mask[row, :len(encoding.ids)] = 1
+        feeds = {"input_ids": ids}
+        if "attention_mask" in exported.inputs:
+            feeds["attention_mask"] = mask
+        if "token_type_ids" in exported.inputs:
+            types = np.zeros_like(ids)
+            for row, encoding in enumerate(encodings):
+                types[row, :len(encoding.type_ids)] = encoding.type_ids
+            feeds["token_type_ids"] = types
+        out: np.ndarray = session.run(None, feeds)[0]
         if self.normalize and not exported.normalized:
             norms = np.linalg.norm(out, axis=1, keepdims=True)
             out /= np.maximum(norms, 1e-12)
