@@ -4,6 +4,7 @@ import pytest
 
 from mind.errors import ValidationError
 from mind.knowledge.extraction import (
+    _CODE,
     AMBIGUOUS_TECH,
     JUNK_WORDS,
     MAX_CO_OCCURRENCE_PAIRS,
@@ -11,6 +12,8 @@ from mind.knowledge.extraction import (
     TECH_VARIANTS,
     ExtractedEntity,
     ExtractedRelation,
+    Extraction,
+    _may_hold_code,
     co_occurrence_pairs,
     extract_entities,
     extract_relations,
@@ -312,3 +315,27 @@ def test_names_known_from_the_conversation_count_at_sentence_start() -> None:
     assert [e.name for e in extract_entities(text, known=known)] == ["Biscuit"]
     assert [e.name for e in extract_entities("Walks are chaos.", known=known)] == []
     assert "python" not in name_words(extract_entities("We moved the API to Python 3.12."))
+
+
+def test_one_extraction_asked_with_other_known_words() -> None:
+    text = "Biscuit pulls on the leash. Mark the ticket. Alice met Bob in Paris."
+    extraction = Extraction(text)
+    for known in ([], ["biscuit"], ["mark", "biscuit"], []):
+        assert extraction.entities(known) == extract_entities(text, known=known)
+
+
+@pytest.mark.parametrize("text", [
+    "```go\nx\n```", "see `x`", "go to http://a.b", "www.example.org", "mail a@b.cd",
+    "  def main", "return x", "f(x)", "a = b", "a == b", "a => b", "{", "}", "end;  \nnext",
+    "import os", "class Foo", "function f", "fn main", "func main", "é(1)",
+])
+def test_the_code_pretest_lets_every_code_match_through(text: str) -> None:
+    assert _CODE.search(text) is not None
+    assert _may_hold_code(text)
+
+
+@pytest.mark.parametrize("text", ["Bob met Alice (turn 3).", "Return the book, Dan.",
+                                  "def-con at 5 (no call)", "See the class notes"])
+def test_the_code_pretest_skips_plain_chat(text: str) -> None:
+    assert _CODE.search(text) is None
+    assert not _may_hold_code(text)

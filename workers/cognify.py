@@ -27,7 +27,7 @@ from mind.errors import EmbeddingFingerprintError
 from mind.frames.content_hash import hash_frame_content
 from mind.knowledge.extraction import (
     ExtractedEntity,
-    extract_entities,
+    Extraction,
     extract_relations,
     name_words,
 )
@@ -59,21 +59,23 @@ def _graphs(items: Sequence[jobs.CognifyItem], pause: Callable[[], None] = _no_p
     start of a sentence in the others of the same job (mostly one conversation): "Biscuit
     pulls on the leash" is about the dog another message named. ``pause`` runs after each
     item of each pass."""
-    first = []
+    passes, first = [], []
     for item in items:
-        first.append(extract_entities(item.content))
+        passes.append(Extraction(item.content))
+        first.append(passes[-1].entities())
         pause()
     known = set().union(*(name_words(found) for found in first))
 
-    def entities(content: str, found: list[ExtractedEntity]) -> list[ExtractedEntity]:
+    def entities(content: str, found: list[ExtractedEntity], extraction: Extraction
+                 ) -> list[ExtractedEntity]:
         lowered = content.casefold()  # a second pass only where another message's name occurs
         if any(word in lowered for word in known - name_words(found)):
-            return extract_entities(content, known=known)
+            return extraction.entities(known)
         return found
 
     out = []
-    for item, found in zip(items, first, strict=True):
-        out.append(_graph(item.content, entities(item.content, found)))
+    for item, found, extraction in zip(items, first, passes, strict=True):
+        out.append(_graph(item.content, entities(item.content, found, extraction)))
         pause()
     return out
 

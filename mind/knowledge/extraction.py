@@ -35,6 +35,7 @@ entities for ``co_occurs_with`` edges, capped at 45 pairs.
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import re
 import unicodedata
@@ -206,14 +207,23 @@ _CODE = re.compile(
     r"|^[^\n]*(?:\w\(|\s=\s|==|=>|[{}]|;[ \t]*$)[^\n]*",
     re.MULTILINE,
 )
+# each branch of _CODE needs one of these; most messages have none (a search of _CODE tries its
+# seven branches at every character: ~20 us a chat message, this test ~1)
+_CODE_SIGNS = "`@{}=;"
+_CODE_CALL = re.compile(r"\((?<=\w\()")  # "f(": from each "(", the character before it
+_CODE_KEYWORD = re.compile(r"^[ \t]*(?:def|class|import|return|function|fn|func)\s", re.MULTILINE)
 _POSSESSIVE = re.compile(r"['’]s$")
 _ACRONYMS = re.compile(r"[A-Z]{2,6}s")  # "APIs", "LLMs"
+_PIECES = re.compile(r"[.\-]")  # "node.js", "rest-api"
 
 MAX_NAME_WORDS: Final = 6  # longer Capitalized runs are headings or shouting, not names
 MAX_CO_OCCURRENCE_PAIRS: Final = 45  # all pairs of the first ten distinct entities
 
 
-@dataclass(frozen=True, slots=True)
+WORD_CACHE: Final = 1 << 14  # distinct words whose forms are remembered (:func:`_word`)
+
+
+@dataclass(slots=True)  # not frozen: a frozen init costs 5x, and a text has hundreds of tokens
 class _Token:
     text: str
     low: str  # case-folded, possessive stripped
@@ -221,29 +231,58 @@ class _Token:
     end: int
     initial: bool  # first word of the text, a sentence, a line or a list item
     code: bool  # inside code, a URL or an e-mail address
+    member: bool  # can be a word of a name: name-shaped, not code, not a splitter
+
+
+@functools.lru_cache(maxsize=WORD_CACHE)
+def _word(text: str) -> tuple[str, bool]:
+    """``(low, member)`` of a word outside code (a chat repeats its words: computed once)."""
+    low = (text[:-2] if text.endswith(("'s", "’s")) else text).casefold()
+    return low, _name_shaped(text) and low not in _SPLITTERS
+
+
+def _name_shaped(text: str) -> bool:
+    """Capitalized ("Bob", "McDonald") or camel ("iPhone"), with a letter, no dot, and not a
+    shouted word of more than six capitals."""
+    if not (text[0].isupper() or (len(text) > 1 and text[0].islower() and text[1].isupper())):
+        return False
+    if "." in text or not any(ch.isalpha() for ch in text):
+        return False
+    return not (text.isupper() and len(text) > 6)
+
+
+def _may_hold_code(text: str) -> bool:
+    """False when :data:`_CODE` cannot match ``text`` (a quick test before the search)."""
+    return (any(sign in text for sign in _CODE_SIGNS) or "http" in text or "www." in text
+            or _CODE_CALL.search(text) is not None or _CODE_KEYWORD.search(text) is not None)
 
 
 def _tokenize(text: str) -> list[_Token]:
-    spans = [m.span() for m in _CODE.finditer(text)]
+    spans = [m.span() for m in _CODE.finditer(text)] if _may_hold_code(text) else []
     starts = [s for s, _ in spans]
     tokens: list[_Token] = []
+    prev: _Token | None = None
     for m in _WORD.finditer(text):
-        k = bisect.bisect_right(starts, m.start()) - 1
-        prev = tokens[-1] if tokens else None
-        gap = text[prev.end if prev else 0 : m.start()]
-        after_abbrev = prev is not None and prev.low in _ABBREVIATIONS and gap.startswith(".")
-        initial = prev is None or (_BOUNDARY.search(gap) is not None and not after_abbrev)
-        low = _POSSESSIVE.sub("", m.group()).casefold()
-        tokens.append(_Token(m.group(), low, m.start(), m.end(), initial,
-                             k >= 0 and m.start() < spans[k][1]))
+        start, end = m.span()
+        code = False
+        if spans:
+            k = bisect.bisect_right(starts, start) - 1
+            code = k >= 0 and start < spans[k][1]
+        initial = prev is None or (
+            _BOUNDARY.search(text, prev.end, start) is not None
+            and not (prev.low in _ABBREVIATIONS and text.startswith(".", prev.end, start)))
+        word = m.group()
+        low, member = _word(word)
+        prev = _Token(word, low, start, end, initial, code, member and not code)
+        tokens.append(prev)
     return tokens
 
 
 class _Extractor:
-    def __init__(self, text: str, known: frozenset[str] = frozenset()) -> None:
-        self.known = known
+    def __init__(self, text: str) -> None:
         self.text = text
         self.tokens = _tokenize(text)
+        self._runs: list[tuple[int, ...]] | None = None
 
     def gap(self, i: int, j: int) -> str:
         return self.text[self.tokens[i].end : self.tokens[j].start]
@@ -322,17 +361,8 @@ class _Extractor:
 
     # -- proper nouns --------------------------------------------------------------------
 
-    def name_word(self, i: int) -> bool:
-        t = self.tokens[i]
-        if t.code or "." in t.text or not any(ch.isalpha() for ch in t.text):
-            return False
-        if t.text.isupper() and len(t.text) > 6:
-            return False
-        return t.text[0].isupper() or (len(t.text) > 1 and t.text[0].islower()
-                                       and t.text[1].isupper())
-
     def member(self, i: int) -> bool:
-        return self.name_word(i) and self.tokens[i].low not in _SPLITTERS
+        return self.tokens[i].member
 
     def extend(self, j: int) -> list[int]:
         nxt = self.near(j, 1)
@@ -349,8 +379,14 @@ class _Extractor:
             return [nxt, after, last] if last is not None and self.member(last) else []
         return [nxt, after] if after is not None and self.member(after) else []
 
-    def runs(self) -> list[list[int]]:
-        out: list[list[int]] = []
+    def runs(self) -> list[tuple[int, ...]]:
+        """Runs of name words (token indexes), before their ends are trimmed (found once)."""
+        if self._runs is None:
+            self._runs = self._find_runs()
+        return self._runs
+
+    def _find_runs(self) -> list[tuple[int, ...]]:
+        out: list[tuple[int, ...]] = []
         i = 0
         while i < len(self.tokens):
             if not self.member(i):
@@ -359,16 +395,16 @@ class _Extractor:
             run = [i]
             while more := self.extend(run[-1]):
                 run.extend(more)
-            out.append(run)
+            out.append(tuple(run))
             i = run[-1] + 1
         return out
 
-    def proper_nouns(self) -> list[tuple[int, ExtractedEntity]]:
+    def proper_nouns(self, known: frozenset[str] = frozenset()
+                     ) -> list[tuple[int, ExtractedEntity]]:
         toks = self.tokens
-        mid_caps = {t.low for i, t in enumerate(toks) if not t.initial and self.member(i)}
-        mid_caps |= self.known
+        mid_caps = {t.low for t in toks if not t.initial and t.member} | known
         out: list[tuple[int, ExtractedEntity]] = []
-        for run in self.runs():
+        for run in map(list, self.runs()):
             titled = self._titled(run[0])
             while run and (toks[run[0]].low in _EDGE_JUNK or not self.member(run[0])):
                 titled = titled or toks[run[0]].low in _TITLES
@@ -433,6 +469,7 @@ class _Extractor:
                 and self.tokens[prev2].low in _LOCATION_CUES)
 
 
+@functools.lru_cache(maxsize=WORD_CACHE)
 def _tech_term(low: str) -> tuple[str, bool] | None:
     """``(term, strong)`` when a lowercased token names a technology; ``strong`` = the spelling
     itself is evidence even for an ambiguous term ("node.js", "golang", "node18", "rest-api")."""
@@ -443,7 +480,9 @@ def _tech_term(low: str) -> tuple[str, bool] | None:
     m = _SUFFIXED.fullmatch(low)
     if m and m.group(1) in TECH_TERMS:
         return m.group(1), True
-    pieces = re.split(r"[.\-]", low)
+    if "." not in low and "-" not in low:
+        return None
+    pieces = _PIECES.split(low)
     for k, piece in enumerate(pieces):
         if len(pieces) > 1 and piece in TECH_TERMS:
             others = pieces[:k] + pieces[k + 1 :]
@@ -493,18 +532,32 @@ def extract_entities(text: str, *, max_chars: int = 10_000,
     conversation batch): a sentence-initial word among them counts as a name, as it would if
     this text itself used it mid-sentence ("Biscuit pulls on the leash" after "we adopted
     Biscuit")."""
-    text = unicodedata.normalize("NFC", text[: count_arg(max_chars, "max_chars")])
-    extractor = _Extractor(text, frozenset(known))
-    found = sorted(extractor.technologies() + extractor.proper_nouns(), key=lambda p: p[0])
-    seen: set[tuple[str, str]] = set()
-    out: list[ExtractedEntity] = []
-    for entity in _fold_partial_names(found):
-        key = (entity.entity_type, normalize_entity_name(entity.name))
-        if key in seen or (entity.entity_type != "technology" and is_noise_name(entity.name)):
-            continue
-        seen.add(key)
-        out.append(entity)
-    return out
+    return Extraction(text, max_chars=max_chars).entities(known)
+
+
+class Extraction:
+    """:func:`extract_entities` of one text, to be asked again with other ``known`` words (the
+    second pass over a cognify batch, :mod:`workers.cognify`): what does not depend on them
+    (tokens, technologies, name runs) is found once."""
+
+    def __init__(self, text: str, *, max_chars: int = 10_000) -> None:
+        text = unicodedata.normalize("NFC", text[: count_arg(max_chars, "max_chars")])
+        self._extractor = _Extractor(text)
+        self._technologies = self._extractor.technologies()
+
+    def entities(self, known: Collection[str] = ()) -> list[ExtractedEntity]:
+        """See :func:`extract_entities`."""
+        found = sorted(self._technologies + self._extractor.proper_nouns(frozenset(known)),
+                       key=lambda p: p[0])
+        seen: set[tuple[str, str]] = set()
+        out: list[ExtractedEntity] = []
+        for entity in _fold_partial_names(found):
+            key = (entity.entity_type, normalize_entity_name(entity.name))
+            if key in seen or (entity.entity_type != "technology" and is_noise_name(entity.name)):
+                continue
+            seen.add(key)
+            out.append(entity)
+        return out
 
 
 def name_words(entities: Sequence[ExtractedEntity]) -> set[str]:
