@@ -121,7 +121,7 @@ def measure(name: str, x: np.ndarray, queries: np.ndarray) -> list[str]:
         ms, found = timed_search(index, queries)
         recall = np.mean([len(a & b) / 10 for a, b in zip(found, truth, strict=True)])
         mark = " (default)" if per_row == per_row_set else ""
-        line = (f"| {name} | {n:,} | int8, {per_row} × k a block re-scored{mark} | "
+        line = (f"| {name} | {n:,} | int8, {per_row} × k re-scored{mark} | "
                 f"{pct(ms, 50):.1f} | {pct(ms, 95):.1f} | {recall:.3f} | "
                 f"{index.nbytes / 2**20:,.0f} MiB |")
         print(line, flush=True)
@@ -160,9 +160,9 @@ search at a time, the scan blocks on the process's scan pool (2 threads, one BLA
 each). "random": uniform vectors and unrelated queries (the hardest case for a coarse pass);
 "clustered": 2,000 centers + noise, queries near a stored vector; "SciFact sentences": abstracts
 split into sentences and 300 SciFact queries, embedded by the product model (real data, but
-few rows). Recall@10 is against exact search on the same index. "int8, N × k a block re-scored": the
+few rows). Recall@10 is against exact search on the same index. "int8, N × k re-scored": the
 int8 pass (`mind/retrieval/int8_scan.py`) keeps the best N × k rows of each 32,768-row block by
-its estimate and re-scores them exactly; the index's default is `CANDIDATES_PER_ROW` = {per_row} per wanted
+its estimate, and re-scores the best N × k of those exactly; the index's default is `CANDIDATES_PER_ROW` = {per_row} per wanted
 row, at least `MIN_CANDIDATES` = {floor}. The index switches to the int8 pass from
 `QUANTIZE_MIN_ROWS` = {threshold:,} rows; RAM is the index's arrays (float32 rows, and int8
 rows once quantized).
