@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Response
+from fastapi.responses import JSONResponse
 
 from hive_mind.api.deps import Facade, WorkspaceQuery
 from hive_mind.api.idempotency import KeyHeader, mark_replay, request_key
@@ -52,9 +53,9 @@ async def forget_memory(frame_id: FrameId, hm: Facade,
     return result
 
 
-@router.post("/recall", tags=["recall"],
+@router.post("/recall", tags=["recall"], response_model=dict[str, Any],
              summary="Hybrid search (keyword + vector) over the chosen minds")
-async def recall(body: RecallRequest, hm: Facade) -> dict[str, Any]:
+async def recall(body: RecallRequest, hm: Facade) -> Response:
     """``results`` (each with ``from`` and ``conflict``), ``count``, ``conflicts`` (``{note,
     from}``) and ``external`` (null without an external source, else ``{name, queried,
     error}``); see docs/architecture.md, "Combined recall"."""
@@ -62,7 +63,9 @@ async def recall(body: RecallRequest, hm: Facade) -> dict[str, Any]:
         body.query, limit=body.limit, scope=body.scope, workspace=body.workspace,
         profile=body.profile, since=body.since, until=body.until, catch_up=body.catch_up,
         lanes=body.lanes, touch=body.touch, explain=body.explain)
-    return detail
+    # already JSON types: rendered as is, without FastAPI's generic walk of the answer
+    # (validation against dict[str, Any] + jsonable_encoder: ~0.5 ms of a served recall)
+    return JSONResponse(detail)
 
 
 @router.get("/catch-up", tags=["recall"], summary="Recent and important frames, no query")
