@@ -174,3 +174,17 @@ async def test_a_job_shares_names_between_its_messages(tmp_path: Path) -> None:
             "WHERE e.name = 'Biscuit' ORDER BY f.id")
         assert [r[0] for r in rows] == ["We adopted a beagle and named her Biscuit.",
                                         "Biscuit pulls like crazy on the leash."]
+
+
+def test_extraction_lets_go_of_the_gil_once_a_slice_has_passed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from workers import cognify
+
+    clock = iter([0.0, 0.0001, 0.0003, 0.0003, 0.0004, 0.0006, 0.0006])
+    sleeps: list[float] = []
+    monkeypatch.setattr(cognify.time, "perf_counter", lambda: next(clock))
+    monkeypatch.setattr(cognify.time, "sleep", sleeps.append)
+    pause = cognify._releases_gil(0.00025)  # starts the slice at 0.0
+    for _ in range(4):  # at 0.0001 (held), 0.0003 (pause), 0.0004 (held), 0.0006 (pause)
+        pause()
+    assert sleeps == [0, 0]

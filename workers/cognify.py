@@ -8,10 +8,12 @@ from the job id, so a re-delivered job produces an op the owner has already appl
 Extraction is pure Python, so it holds the GIL while it runs: it runs on **one** thread per
 process (:data:`EXTRACTION`, interactive jobs' extraction before bulk ones':
 :mod:`mind.priority_executor`), not on the default pool where up to six jobs' extractions ran at
-once, and it lets go of the GIL between messages. Several CPU-bound threads starved the event
-loop and the writer's SQLite thread of the GIL at each of the dozen hand-offs a save's commit
-makes: a one-frame save committed in 30-120 ms while a job's extraction ran, 3-4 ms without
-(bench/ack_latency.py --trace, docs/benchmarks.md).
+once, and it lets go of the GIL between messages once it has held it :data:`GIL_SLICE`. Several
+CPU-bound threads starved the event loop and the writer's SQLite thread of the GIL at each of
+the dozen hand-offs a save's commit makes: a one-frame save committed in 30-120 ms while a job's
+extraction ran, 3-4 ms without (bench/ack_latency.py --trace, docs/benchmarks.md). The pause is
+a ``time.sleep(0)``, ~25 us of CPU on a 2-core VM: after every message (~40 us of extraction
+now) it cost more than the extraction.
 """
 
 from __future__ import annotations
@@ -39,10 +41,20 @@ from workers.batcher import EmbeddingBatcher
 from workers.constants import INDEX_OP_PREFIX
 
 EXTRACTION = PriorityExecutor("hm-extract")
+GIL_SLICE = 0.00025  # s of extraction between two pauses: a message took that before (aa8597e)
 
 
-def _release_gil() -> None:
-    time.sleep(0)  # a blocking call: waiting threads (the loop, the writer) take the GIL now
+def _releases_gil(slice_seconds: float = GIL_SLICE) -> Callable[[], None]:
+    """A pause that lets go of the GIL when ``slice_seconds`` passed since the last one."""
+    last = time.perf_counter()
+
+    def pause() -> None:
+        nonlocal last
+        if time.perf_counter() - last >= slice_seconds:
+            time.sleep(0)  # a blocking call: waiting threads (the loop, the writer) take the GIL
+            last = time.perf_counter()
+
+    return pause
 
 
 def _no_pause() -> None:
@@ -117,7 +129,7 @@ async def run_index_job(
     extract = isinstance(job, jobs.CognifyJob)
 
     def graphs_of() -> list[tuple[list[ops.EntityResult], list[ops.RelationResult]]]:
-        return _graphs(items, _release_gil) if extract else [([], []) for _ in items]
+        return _graphs(items, _releases_gil()) if extract else [([], []) for _ in items]
 
     with work_priority(job.priority):
         extraction = asyncio.get_running_loop().run_in_executor(EXTRACTION, graphs_of)
