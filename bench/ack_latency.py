@@ -23,14 +23,13 @@ import asyncio
 import random
 import statistics
 import sys
-import threading
 import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from common import write_section
+from common import thread_groups, thread_times, write_section
 from ingest import chat, embedded_config, save_ops
 
 from actors.actor import MindActor
@@ -95,35 +94,13 @@ async def ticker(trace: Trace) -> None:
             trace.lags.append((start, late))
 
 
-def thread_times() -> dict[str, tuple[float, float]]:
-    """Per thread of this process: (CPU seconds, seconds runnable but waiting for a core),
-    from Linux /proc (schedstat: run time, run delay); threads named as Python names them."""
-    names = {t.native_id: t.name for t in threading.enumerate()}
-    out: dict[str, tuple[float, float]] = {}
-    for task in Path("/proc/self/task").iterdir():
-        try:
-            ran, waited = (int(x) / 1e9 for x in (task / "schedstat").read_text().split()[:2])
-        except (OSError, ValueError):
-            continue
-        name = names.get(int(task.name), f"native {task.name}")
-        out[name] = (ran, waited)
-    return out
-
-
 def thread_report(before: dict[str, tuple[float, float]], after: dict[str, tuple[float, float]],
                   window: float) -> None:
-    groups: dict[str, list[float]] = {}
-    for name, (ran, waited) in after.items():
-        ran0, waited0 = before.get(name, (0.0, 0.0))
-        group = name.rstrip("0123456789_").rstrip("-") if name.startswith("asyncio") else name
-        row = groups.setdefault(group, [0.0, 0.0, 0])
-        row[0] += ran - ran0
-        row[1] += waited - waited0
-        row[2] += 1
     print(f"  threads over the {window:.1f} s of sampling (CPU s, waited for a core s):")
+    groups = thread_groups(before, after)
     for group, (ran, waited, n) in sorted(groups.items(), key=lambda g: -g[1][0] - g[1][1]):
         if ran + waited > 0.05:
-            print(f"    {group:<36} x{int(n)}: ran {ran:5.1f}  waited {waited:5.1f}")
+            print(f"    {group:<36} x{n}: ran {ran:5.1f}  waited {waited:5.1f}")
 
 
 def explain(trace: Trace) -> None:

@@ -6,6 +6,7 @@ import os
 import platform
 import re
 import sys
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -62,3 +63,35 @@ def write_section(name: str, body: str) -> None:
         text = text.rstrip() + "\n\n" + section
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     REPORT.write_text(text.rstrip() + "\n")
+
+
+def thread_times() -> dict[str, tuple[float, float]]:
+    """Per thread of this process: (CPU seconds, seconds runnable but waiting for a core),
+    from Linux /proc (schedstat: run time, run delay); threads named as Python names them."""
+    names = {t.native_id: t.name for t in threading.enumerate()}
+    out: dict[str, tuple[float, float]] = {}
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            ran, waited = (int(x) / 1e9 for x in (task / "schedstat").read_text().split()[:2])
+        except (OSError, ValueError):
+            continue
+        name = names.get(int(task.name), f"native {task.name}")
+        out[name] = (ran, waited)
+    return out
+
+
+def thread_groups(before: dict[str, tuple[float, float]], after: dict[str, tuple[float, float]]
+                  ) -> dict[str, tuple[float, float, int]]:
+    """(CPU s, waited s, threads) of each group of threads between two :func:`thread_times`:
+    the default executor's threads together, and the SQLite connections' threads together."""
+    groups: dict[str, list[float]] = {}
+    for name, (ran, waited) in after.items():
+        ran0, waited0 = before.get(name, (0.0, 0.0))
+        group = name.rstrip("0123456789_").rstrip("-") if name.startswith("asyncio") else name
+        if name.endswith("(_connection_worker_thread)"):
+            group = "SQLite connections"
+        row = groups.setdefault(group, [0.0, 0.0, 0])
+        row[0] += ran - ran0
+        row[1] += waited - waited0
+        row[2] += 1
+    return {group: (ran, waited, int(n)) for group, (ran, waited, n) in groups.items()}

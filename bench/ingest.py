@@ -7,8 +7,10 @@ call over all the texts), right before and right after (2) the pipeline: SaveFra
 the actor, cognify jobs (extraction + micro-batched embedding) through the in-process runner or
 the Redis workers, results applied by the actor, timed from the first save to the last frame
 indexed. Pipeline / raw uses the mean of the two raw measurements (the CPU's speed drifts within
-a run, more so on a shared machine). ``--repeat`` runs the whole sequence again and the report
-gives medians. Texts are synthetic chat turns (6-40 words). Writes docs/benchmarks.md.
+a run, more so on a shared machine). The embedded runs print their CPU a frame by thread (the
+encoder lanes, the event loop, the SQLite connections, extraction, the default executor's
+threads: the link search). ``--repeat`` runs the whole sequence again and the report gives
+medians. Texts are synthetic chat turns (6-40 words). Writes docs/benchmarks.md.
 
     HF_HUB_OFFLINE=1 .venv/bin/python bench/ingest.py [--frames 4000] [--workers 1 2]
         [--backends torch,onnx,onnx-int8] [--repeat 1] [--redis-url redis://127.0.0.1:6379/13]
@@ -29,7 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from common import ROOT, write_section
+from common import ROOT, thread_groups, thread_times, write_section
 
 from mind.embeddings.base import Embedder
 from mind.embeddings.inprocess import DEFAULT_ONNX_CACHE
@@ -104,11 +106,16 @@ class RawEncoders:
 async def embedded(texts: list[str], data: Path, backend: str) -> float:
     async with EmbeddedRuntime(embedded_config(data, backend)) as rt:
         await rt.embedder_ready()
+        threads = thread_times()
         start = time.perf_counter()
         await asyncio.gather(*(rt.submit("personal", op) for op in save_ops(texts)))
         await rt.wait_idle()
         elapsed = time.perf_counter() - start
+        groups = thread_groups(threads, thread_times())
         print("  batcher:", rt.batcher.stats.as_dict())
+        print("  CPU ms a frame by thread:", ", ".join(
+            f"{name} {ran / len(texts) * 1000:.3f}" for name, (ran, _, _) in
+            sorted(groups.items(), key=lambda g: -g[1][0]) if ran > 0.01))
     async with await Mind.open(data / "personal.mind", readonly=True) as m:
         assert await m.outbox.count() == 0
         assert (await m.vectors.counts())["frame_vectors"] == len(texts)
