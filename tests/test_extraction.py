@@ -339,3 +339,15 @@ def test_the_code_pretest_lets_every_code_match_through(text: str) -> None:
 def test_the_code_pretest_skips_plain_chat(text: str) -> None:
     assert _CODE.search(text) is None
     assert not _may_hold_code(text)
+
+
+def test_long_words_are_not_remembered() -> None:
+    from mind.knowledge.extraction import _cached_term, _cached_word
+
+    _cached_word.cache_clear()
+    _cached_term.cache_clear()
+    word = "Acgt" * 1000  # a sequence or a hash: one word of 4,000 characters
+    assert extract_entities(f"{word}.") == extract_entities(f"{word}.")
+    assert _cached_word.cache_info().currsize == _cached_term.cache_info().currsize == 0
+    assert [e.name for e in extract_entities("Bob met Alice.")] == ["Bob", "Alice"]
+    assert _cached_word.cache_info().currsize > 0

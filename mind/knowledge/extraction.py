@@ -221,6 +221,7 @@ MAX_CO_OCCURRENCE_PAIRS: Final = 45  # all pairs of the first ten distinct entit
 
 
 WORD_CACHE: Final = 1 << 14  # distinct words whose forms are remembered (:func:`_word`)
+CACHED_WORD_CHARS: Final = 64  # longer words (hashes, sequences) are not remembered
 
 
 @dataclass(slots=True)  # not frozen: a frozen init costs 5x, and a text has hundreds of tokens
@@ -234,11 +235,17 @@ class _Token:
     member: bool  # can be a word of a name: name-shaped, not code, not a splitter
 
 
-@functools.lru_cache(maxsize=WORD_CACHE)
 def _word(text: str) -> tuple[str, bool]:
     """``(low, member)`` of a word outside code (a chat repeats its words: computed once)."""
+    return _cached_word(text) if len(text) <= CACHED_WORD_CHARS else _word_forms(text)
+
+
+def _word_forms(text: str) -> tuple[str, bool]:
     low = (text[:-2] if text.endswith(("'s", "’s")) else text).casefold()
     return low, _name_shaped(text) and low not in _SPLITTERS
+
+
+_cached_word = functools.lru_cache(maxsize=WORD_CACHE)(_word_forms)
 
 
 def _name_shaped(text: str) -> bool:
@@ -469,10 +476,13 @@ class _Extractor:
                 and self.tokens[prev2].low in _LOCATION_CUES)
 
 
-@functools.lru_cache(maxsize=WORD_CACHE)
 def _tech_term(low: str) -> tuple[str, bool] | None:
     """``(term, strong)`` when a lowercased token names a technology; ``strong`` = the spelling
     itself is evidence even for an ambiguous term ("node.js", "golang", "node18", "rest-api")."""
+    return _cached_term(low) if len(low) <= CACHED_WORD_CHARS else _find_tech_term(low)
+
+
+def _find_tech_term(low: str) -> tuple[str, bool] | None:
     if low in TECH_TERMS:
         return low, False
     if low in TECH_VARIANTS:
@@ -489,6 +499,9 @@ def _tech_term(low: str) -> tuple[str, bool] | None:
             return piece, any(o in _TECH_NOUNS or o in TECH_TERMS or o[:1].isdigit()
                               for o in others)
     return None
+
+
+_cached_term = functools.lru_cache(maxsize=WORD_CACHE)(_find_tech_term)
 
 
 def _has(words: list[str], vocab: frozenset[str]) -> bool:
