@@ -220,7 +220,7 @@ MAX_NAME_WORDS: Final = 6  # longer Capitalized runs are headings or shouting, n
 MAX_CO_OCCURRENCE_PAIRS: Final = 45  # all pairs of the first ten distinct entities
 
 
-WORD_CACHE: Final = 1 << 14  # distinct words whose forms are remembered (:func:`_word`)
+WORD_CACHE: Final = 1 << 14  # distinct words whose forms are remembered (:func:`_word_forms`)
 CACHED_WORD_CHARS: Final = 64  # longer words (hashes, sequences) are not remembered
 
 
@@ -235,12 +235,9 @@ class _Token:
     member: bool  # can be a word of a name: name-shaped, not code, not a splitter
 
 
-def _word(text: str) -> tuple[str, bool]:
-    """``(low, member)`` of a word outside code (a chat repeats its words: computed once)."""
-    return _cached_word(text) if len(text) <= CACHED_WORD_CHARS else _word_forms(text)
-
-
 def _word_forms(text: str) -> tuple[str, bool]:
+    """``(low, member)`` of a word outside code (:func:`_tokenize` remembers those of short
+    words: a chat repeats its words)."""
     low = (text[:-2] if text.endswith(("'s", "’s")) else text).casefold()
     return low, _name_shaped(text) and low not in _SPLITTERS
 
@@ -267,6 +264,9 @@ def _may_hold_code(text: str) -> bool:
 def _tokenize(text: str) -> list[_Token]:
     spans = [m.span() for m in _CODE.finditer(text)] if _may_hold_code(text) else []
     starts = [s for s, _ in spans]
+    breaks = [m.start() for m in _BOUNDARY.finditer(text)]  # sentence and line ends, in order
+    breaks.append(len(text))
+    b = 0  # the first break at or after the previous token's end
     tokens: list[_Token] = []
     prev: _Token | None = None
     for m in _WORD.finditer(text):
@@ -275,11 +275,15 @@ def _tokenize(text: str) -> list[_Token]:
         if spans:
             k = bisect.bisect_right(starts, start) - 1
             code = k >= 0 and start < spans[k][1]
-        initial = prev is None or (
-            _BOUNDARY.search(text, prev.end, start) is not None
-            and not (prev.low in _ABBREVIATIONS and text.startswith(".", prev.end, start)))
+        if prev is None:
+            initial = True
+        else:
+            while breaks[b] < prev.end:
+                b += 1
+            initial = breaks[b] < start and not (
+                prev.low in _ABBREVIATIONS and text.startswith(".", prev.end, start))
         word = m.group()
-        low, member = _word(word)
+        low, member = _cached_word(word) if len(word) <= CACHED_WORD_CHARS else _word_forms(word)
         prev = _Token(word, low, start, end, initial, code, member and not code)
         tokens.append(prev)
     return tokens
