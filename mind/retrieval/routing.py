@@ -37,7 +37,7 @@ from mind.retrieval.vector_scan import QueryPlanes, blocks, ones, quantized_scor
 
 FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"  # memory_frames_fts's (a test checks)
 LOAD_ROWS = 4096
-ROUTED_CANDIDATES = 40  # per lane and mind in a routed recall (a single mind's search: 100)
+ROUTED_CANDIDATES = 40  # per lane and mind in a routed recall (a single mind's search: 70)
 _VOCAB = "temp.hm_route_vocab"
 
 

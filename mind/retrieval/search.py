@@ -90,9 +90,13 @@ Lanes = RecallLanes
 MAX_LIMIT = 1000
 RERANK_POOL = 30
 # Each lane draws this many candidates whatever the limit, so the first k results of
-# ``limit=k`` are the first k of ``limit=100`` (issue #11: a small limit used to cut each lane
-# to 2 × limit before fusion, and an exact match lost its other lane's contribution).
-CANDIDATES = 100
+# ``limit=k`` are the first k of ``limit=70`` (issue #11: a small limit used to cut each lane
+# to 2 × limit before fusion, and an exact match lost its other lane's contribution). 70, not
+# the 100 of #11: every candidate is read, fused and re-scored, and a served recall at 100,000
+# frames spends ~1/3 of its time there; product path with limit 10 (bench/recall_eval.py),
+# 100 / 70 / 50 / 30 gave LoCoMo dev R@10 0.8083 / 0.8087 / 0.8052 / 0.7967 and conv R@5
+# 0.8933 / 0.8933 / 0.8867 / 0.9000 (docs/benchmarks.md, issue #14)
+CANDIDATES = 70
 KEYWORD_RESERVE = 3  # the keyword lane reads 3 × CANDIDATES: the rest completes vector hits
 # lane scores closer together than this are not stretched over the whole 0..1 range: cosine
 # similarities within 0.3, BM25 scores within half the best one (two near-equal keyword hits
