@@ -253,10 +253,18 @@ class HybridSearch:
             ran.keyword_hits, ran.keyword_reserve = hits[:n], dict(hits[n:])
 
         # the FTS query and the matrix product run side by side; the vector lane starts first,
-        # so its fingerprint read goes to the reader's connection before the FTS query
-        await asyncio.gather(
+        # so its fingerprint read goes to the reader's connection before the FTS query; the
+        # graph signal needs only the query, so its reads queue behind them while the matrix
+        # product runs, off the recall's critical path
+        lanes_done = asyncio.gather(
             *([self._vector_lane(query, n, where, params, ran)] if lanes != "keyword" else []),
             *([keyword()] if lanes != "vector" else []))
+        graph = None
+        if graph_distances is None and signals.rescore:
+            graph = asyncio.ensure_future(self._graph_distances(
+                query, recent_entity_ids, PROFILES[profile].graph_depth))
+            graph.add_done_callback(_discard_unread_error)
+        await lanes_done
         if signals.complete:
             await self._complete(query, ran)
         best_bm25 = max((score for _, score in ran.keyword_hits), default=0.0)
@@ -265,9 +273,9 @@ class HybridSearch:
         frames = await self._frames.get_many(list(lane_rrf))
         lane_rrf = {fid: v for fid, v in lane_rrf.items() if fid in frames}
         scored = await self._conversation(query, lane_rrf, frames, where, params, signals)
-        if graph_distances is None:
-            graph_distances = await self._graph_distances(
-                query, recent_entity_ids, PROFILES[profile].graph_depth) if signals.rescore else {}
+        if graph is not None:
+            graph_distances = await graph
+        graph_distances = graph_distances or {}
         if graph_distances:
             graph_distances = await with_session_proximity(self._db, {
                 fid: f.gop_id for fid, f in frames.items() if is_conversation(f.gop_id)},
@@ -520,8 +528,9 @@ class HybridSearch:
 
 
 def _discard_unread_error(future: asyncio.Future[Any]) -> None:
-    """An embedding the vector lane did not wait for (no vectors, a fingerprint error) may
-    fail unread: fetch its error so asyncio does not log it as never retrieved."""
+    """A future the search did not wait for (the query embedding when a mind has no vectors or
+    another fingerprint, the graph read when a lane failed) may fail unread: fetch its error so
+    asyncio does not log it as never retrieved."""
     if not future.cancelled():
         future.exception()
 
