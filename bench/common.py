@@ -76,7 +76,8 @@ def thread_times() -> dict[str, tuple[float, float]]:
         except (OSError, ValueError):
             continue
         name = names.get(int(task.name), f"native {task.name}")
-        out[name] = (ran, waited)
+        before = out.get(name, (0.0, 0.0))  # two embedders' lanes share names: summed
+        out[name] = (before[0] + ran, before[1] + waited)
     return out
 
 

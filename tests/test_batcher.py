@@ -131,6 +131,28 @@ async def test_interactive_texts_do_not_wait_for_the_bulk_batches() -> None:
     await batcher.close()
 
 
+async def test_interactive_texts_arriving_while_the_encoder_is_full_join_one_call() -> None:
+    """Many interactive jobs at once (no bulk work): two calls encode, and the jobs' texts that
+    arrive meanwhile go as one call, not a call each; the bulk slots stay free."""
+    emb = Recording(delay=0.2)
+    batcher = EmbeddingBatcher(emb, max_items=100, max_wait=0.0, max_in_flight=1,
+                               max_interactive_in_flight=2)
+    jobs = [asyncio.create_task(batcher.embed([f"job 0 turn {i}" for i in range(3)]))]
+    await asyncio.sleep(0.02)
+    jobs.append(asyncio.create_task(batcher.embed(["job 1 turn 0"])))
+    await asyncio.sleep(0.02)  # two interactive calls encode
+    for j in range(2, 6):
+        jobs.append(asyncio.create_task(batcher.embed([f"job {j} turn {i}" for i in range(3)])))
+        await asyncio.sleep(0.01)
+    bulk = await asyncio.wait_for(batcher.embed(["an import's turn"], priority="bulk"), 0.35)
+    assert bulk.shape == (1, 32)  # not behind the interactive calls
+    await asyncio.gather(*jobs)
+    interactive = [c for c, p in zip(emb.calls, emb.priorities, strict=True)
+                   if p == "interactive"]
+    assert [len(c) for c in interactive] == [3, 1, 12]
+    await batcher.close()
+
+
 @pytest.mark.parametrize("texts", [[], ["single"]])
 async def test_edge_sizes(texts: list[str]) -> None:
     batcher = EmbeddingBatcher(Recording())
