@@ -6,7 +6,9 @@ or ``onnx-int8`` (weights quantized per channel: faster still, slightly differen
 fingerprint of its own). The model loads lazily and off the event loop; encodes run on the
 embedder's own **lanes**: single-thread executors that share the one loaded model, so the loop
 (and arq heartbeats, timeouts) stays responsive (infra-notes §6). A large batch is split across
-the lanes by text length and encoded in parallel, each lane with ``threads // lanes`` threads.
+the lanes by text length and encoded in parallel, each lane with ``threads // lanes`` threads
+(ONNX: tokenized once on a planning thread and cut into forward passes by exact token count,
+:mod:`mind.embeddings.batching`, the passes dealt so that the lanes finish together).
 On a CPU, one single-threaded encoder per core beats one encoder using every core: no barrier
 waits, and work that steals a core (the writer, the event loop, another process) slows one
 lane instead of stalling all of them (docs/benchmarks.md, ingest: ~10 % more texts/s on 2
