@@ -301,7 +301,7 @@ class InProcessEmbedder:
     def _plan_sync(self, texts: list[str]) -> tuple[list[Any], list[list[int]], list[int]]:
         encoder = self._onnx()
         encodings = self._guarded(encoder.tokenize, texts, "tokenize")
-        lengths = [len(e.ids) for e in encodings]
+        lengths = [len(e) for e in encodings]
         batches = plan_batches(lengths, self.batch_size)
         return encodings, batches, deal(batches, lengths, self.lanes)
 

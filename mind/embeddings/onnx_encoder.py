@@ -115,7 +115,7 @@ class OnnxEncoder:
     def encode(self, texts: list[str]) -> np.ndarray:
         encodings = self.tokenize(texts)
         out = np.empty((len(texts), self.dimensions), dtype=np.float32)
-        for batch in plan_batches([len(e.ids) for e in encodings], self.batch_size):
+        for batch in plan_batches([len(e) for e in encodings], self.batch_size):
             out[batch] = self.encode_tokens([encodings[i] for i in batch])
         return out
 
@@ -124,19 +124,19 @@ class OnnxEncoder:
         session, exported = self._session, self._exported
         if session is None or exported is None:
             raise EmbeddingError("the in-process embedder is closed", provider=PROVIDER)
-        longest = max(len(e.ids) for e in encodings)
+        longest = max(len(e) for e in encodings)  # len: tokens, without building the id list
         ids = np.full((len(encodings), longest), exported.pad_id, dtype=np.int64)
         mask = np.zeros((len(encodings), longest), dtype=np.int64)
         for row, encoding in enumerate(encodings):
-            ids[row, :len(encoding.ids)] = encoding.ids
-            mask[row, :len(encoding.ids)] = 1
+            ids[row, :len(encoding)] = encoding.ids
+            mask[row, :len(encoding)] = 1
         feeds = {"input_ids": ids}
         if "attention_mask" in exported.inputs:
             feeds["attention_mask"] = mask
         if "token_type_ids" in exported.inputs:
             types = np.zeros_like(ids)
             for row, encoding in enumerate(encodings):
-                types[row, :len(encoding.type_ids)] = encoding.type_ids
+                types[row, :len(encoding)] = encoding.type_ids
             feeds["token_type_ids"] = types
         out: np.ndarray = session.run(None, feeds)[0]
         if self.normalize and not exported.normalized:
