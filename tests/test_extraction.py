@@ -4,23 +4,19 @@ import pytest
 
 from mind.errors import ValidationError
 from mind.knowledge.extraction import (
-    _CODE,
-    AMBIGUOUS_TECH,
-    JUNK_WORDS,
     MAX_CO_OCCURRENCE_PAIRS,
-    TECH_TERMS,
-    TECH_VARIANTS,
     ExtractedEntity,
     ExtractedRelation,
     Extraction,
-    _may_hold_code,
     co_occurrence_pairs,
     extract_entities,
     extract_relations,
     name_words,
 )
+from mind.knowledge.lexicon import AMBIGUOUS_TECH, JUNK_WORDS, TECH_TERMS, TECH_VARIANTS
 from mind.knowledge.normalizer import STOP_TOKENS, normalize_entity_name
 from mind.knowledge.relation_patterns import find_mentions, match_gap
+from mind.knowledge.tokens import CODE, may_hold_code
 
 P, ORG, J, C, L, T = "person", "organization", "project", "concept", "location", "technology"
 
@@ -330,20 +326,22 @@ def test_one_extraction_asked_with_other_known_words() -> None:
     "import os", "class Foo", "function f", "fn main", "func main", "é(1)",
 ])
 def test_the_code_pretest_lets_every_code_match_through(text: str) -> None:
-    assert _CODE.search(text) is not None
-    assert _may_hold_code(text)
+    assert CODE.search(text) is not None
+    assert may_hold_code(text)
 
 
 @pytest.mark.parametrize("text", ["Bob met Alice (turn 3).", "Return the book, Dan.",
                                   "def-con at 5 (no call)", "See the class notes"])
 def test_the_code_pretest_skips_plain_chat(text: str) -> None:
-    assert _CODE.search(text) is None
-    assert not _may_hold_code(text)
+    assert CODE.search(text) is None
+    assert not may_hold_code(text)
 
 
 def test_long_words_are_not_remembered() -> None:
-    from mind.knowledge.extraction import _cached_term, _cached_word
+    from mind.knowledge.extraction import _tech_term
+    from mind.knowledge.tokens import word_forms
 
+    _cached_word, _cached_term = word_forms.cache, _tech_term.cache
     _cached_word.cache_clear()
     _cached_term.cache_clear()
     word = "Acgt" * 1000  # a sequence or a hash: one word of 4,000 characters

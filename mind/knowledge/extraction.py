@@ -26,6 +26,9 @@ Pure functions, no I/O. Follows the original regex extractor with its defects (f
   ``(type, normalize_entity_name(name))``; a lone first or last name of an extracted multi-word
   person (or first word of an organization) is folded into it. No minimum text length ("Bob").
 
+The word lists live in :mod:`mind.knowledge.lexicon`, a text's words (code spans, sentence starts,
+name-shaped words) come from :mod:`mind.knowledge.tokens`.
+
 :func:`extract_relations` reads the verb phrase between two adjacent mentions of the given
 entities (table in :mod:`mind.knowledge.relation_patterns`); :func:`co_occurrence_pairs` pairs
 distinct
@@ -34,8 +37,6 @@ entities for ``co_occurs_with`` edges, capped at 45 pairs.
 
 from __future__ import annotations
 
-import bisect
-import functools
 import itertools
 import re
 import unicodedata
@@ -43,8 +44,34 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from mind.knowledge.normalizer import STOP_TOKENS, count_arg, is_noise_name, normalize_entity_name
-from mind.knowledge.relation_patterns import ROLE_WORDS, find_mentions, match_gap
+from mind.knowledge.lexicon import (
+    AMBIGUOUS_TECH,
+    CONCEPT_WORDS,
+    CONNECTORS,
+    COORD,
+    COORD_LEFT,
+    CUE_ONLY,
+    DETERMINERS,
+    EDGE_JUNK,
+    JUNK_WORDS,
+    KNOWN_PLACES,
+    LOCATION_CUES,
+    LOCATION_WORDS,
+    MOVE_VERBS,
+    ORG_WORDS,
+    PERSON_FIRST_NAMES,
+    PROJECT_PREFIXES,
+    SENTENCE_VERBS,
+    TECH_CUES,
+    TECH_NOUNS,
+    TECH_TERMS,
+    TECH_VARIANTS,
+    TITLES,
+    VERB_MARKERS,
+)
+from mind.knowledge.normalizer import count_arg, is_noise_name, normalize_entity_name
+from mind.knowledge.relation_patterns import find_mentions, match_gap
+from mind.knowledge.tokens import WordMemo, tokenize
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,137 +89,6 @@ class ExtractedRelation:
     confidence: float
 
 
-def _set(words: str) -> frozenset[str]:
-    return frozenset(words.split())
-
-
-_TECH = (
-    "javascript:JavaScript typescript:TypeScript python:Python rust:Rust go:Go java:Java "
-    "ruby:Ruby react:React vue:Vue angular:Angular svelte:Svelte nextjs:Next.js nuxt:Nuxt "
-    "node:Node.js nodejs:Node.js deno:Deno bun:Bun postgresql:PostgreSQL postgres:PostgreSQL "
-    "sqlite:SQLite mysql:MySQL mongodb:MongoDB redis:Redis qdrant:Qdrant docker:Docker "
-    "kubernetes:Kubernetes aws:AWS gcp:GCP azure:Azure git:Git github:GitHub gitlab:GitLab "
-    "fastify:Fastify express:Express flask:Flask django:Django tauri:Tauri electron:Electron "
-    "graphql:GraphQL rest:REST grpc:gRPC openai:OpenAI anthropic:Anthropic litellm:LiteLLM "
-    "claude:Claude gpt:GPT vitest:Vitest jest:Jest pytest:pytest drizzle:Drizzle prisma:Prisma "
-    "sequelize:Sequelize bullmq:BullMQ clerk:Clerk stripe:Stripe webpack:webpack vite:Vite "
-    "esbuild:esbuild rollup:Rollup"
-)
-TECH_TERMS: Final[dict[str, str]] = dict(pair.split(":") for pair in _TECH.split())
-TECH_VARIANTS: Final[dict[str, str]] = dict(pair.split(":") for pair in (
-    "golang:go node.js:node next.js:nextjs vue.js:vue vuejs:vue react.js:react reactjs:react "
-    "express.js:express expressjs:express k8s:kubernetes rustlang:rust postgresql.org:postgresql"
-).split())
-AMBIGUOUS_TECH: Final = _set(
-    "go rest express node claude rust ruby react angular electron jest stripe clerk drizzle "
-    "rollup bun azure flask"
-)
-_TECH_NOUNS = _set(
-    "code codebase app apps application api apis server servers service services backend "
-    "frontend module modules package packages library libraries lib framework sdk runtime binary "
-    "compiler toolchain crate crates script scripts component components project projects version "
-    "versions endpoint endpoints client clients cli developer developers dev devs programmer "
-    "programming program programs test tests config plugin plugins router routes route middleware "
-    "stack process worker workers function functions handler handlers bindings repo repos bundle "
-    "bundler generics hooks native js dom account dashboard webhook webhooks model models sonnet "
-    "opus haiku docs install release image cluster instance lambda bucket subscription checkout "
-    "payments auth orm schema query queries mutation resolvers"
-)
-_TECH_CUES = _set(
-    "in using use uses used via learn learning learned learnt write writes writing wrote rewrite "
-    "rewriting rewrote rewritten port ported porting migrate migrated migrating switch switched "
-    "switching import imports require install installed installing upgrade upgraded prefer "
-    "deploy deployed deploying"
-)
-_MOVE_VERBS = _set("migrate migrated migrating switch switched switching move moved moving port "
-                   "ported porting upgrade upgraded rewrite rewrote")
-_VERB_MARKERS = _set("to let's lets let let’s will would can could should must might shall "
-                     "gotta wanna i'll we'll you'll i’ll we’ll don't didn't don’t didn’t")
-_COORD = _set("and or vs versus plus")
-
-PERSON_FIRST_NAMES: Final = _set(
-    # the original 61
-    "james john robert michael david william richard joseph thomas charles mary patricia "
-    "jennifer linda elizabeth barbara susan jessica sarah karen daniel matthew anthony mark "
-    "donald steven paul andrew joshua kenneth maria anna lisa nancy betty margaret sandra ashley "
-    "emily donna alice alex sam chris jordan taylor casey morgan riley jamie drew marko ana mia "
-    "stefan nikola elena ivan peter georg hans "
-    # short and international names (f.9)
-    "bob amy li joe tim tom ben dan max eve ian kim jim jon sue ann liz ted fred zoe zoë jose "
-    "josé lukasz łukasz luka lucas luca juan carlos luis pedro miguel sofia sophie olivia emma "
-    "liam noah oliver ethan mohammed muhammad ahmed ali fatima aisha omar hassan wei jun mei yuki "
-    "hiroshi priya raj amit arjun ravi olga sergei dmitri katarina ivana marija giulia marco "
-    "francesca pierre marie jean françois klaus jürgen sven lars ingrid björn søren carol dave "
-    "steve kate claire hannah rachel laura julia nina eva lena leo hugo felix oscar adam eric "
-    "kevin brian jason ryan nick greg alan henry jack harry george anne helen ruth lucy jane "
-    "tony mike matt alfred bruno diego ines"
-)
-ORG_WORDS: Final = _set(
-    "inc corp ltd llc gmbh group company foundation institute university team department "
-    "ministry agency council board association partnership venture capital lab labs studio "
-    "consulting bank co plc ag holdings partners technologies software solutions airlines "
-    "hospital college school ventures corporation incorporated limited"
-)
-CONCEPT_WORDS: Final = _set(
-    "analysis assessment review strategy planning framework methodology approach decision "
-    "pattern principle design optimization evaluation implementation migration integration "
-    "configuration architecture pipeline workflow summary overview comparison benchmark audit "
-    "standard guideline requirement specification matrix model protocol phase milestone roadmap"
-)
-PROJECT_PREFIXES: Final = _set(
-    "project initiative program programme campaign operation mission sprint milestone phase "
-    "version"
-)
-LOCATION_WORDS: Final = _set(
-    "city town village county province district region street avenue road boulevard square "
-    "river lake mount mountain mountains island islands bay valley beach airport station coast "
-    "harbor harbour peninsula desert canyon"
-)
-KNOWN_PLACES: Final = frozenset(p.replace("_", " ") for p in (
-    "the_hague amsterdam rotterdam london paris berlin munich vienna zurich zürich geneva rome "
-    "madrid barcelona lisbon dublin brussels prague warsaw kraków krakow budapest belgrade zagreb "
-    "ljubljana sarajevo athens istanbul moscow kyiv stockholm oslo copenhagen helsinki new_york "
-    "new_york_city san_francisco los_angeles seattle chicago boston toronto vancouver montreal "
-    "mexico_city são_paulo buenos_aires tokyo beijing shanghai hong_kong singapore seoul mumbai "
-    "rio_de_janeiro delhi bangalore bengaluru sydney melbourne cairo nairobi lagos dubai tel_aviv "
-    "europe asia africa north_america south_america america united_states usa united_kingdom uk "
-    "england scotland ireland france germany spain portugal italy the_netherlands netherlands "
-    "belgium switzerland austria poland hungary serbia croatia slovenia greece turkey ukraine "
-    "russia sweden norway denmark finland canada mexico brazil argentina china japan korea india "
-    "australia egypt kenya nigeria israel"
-).split())
-_LOCATION_CUES = _set("based located born headquartered lives live living moved moving "
-                      "relocated flew flying travelled traveled trip visiting visited")
-# Not in STOP_TOKENS (which already holds starters, verbs, weekdays and months).
-JUNK_WORDS: Final = _set(
-    "i i'm i've i'd i'll im me my we we're our us you you're your he he's him his she she's her "
-    "it it's its they they're them their there here not no yes yeah yep nope ok okay hi hey "
-    "hello dear thanks thank please sorry sure well oh also just now then all any each some "
-    "every both another other such only even very really maybe perhaps actually basically "
-    "anyway however meanwhile still finally next last lately recently again always never "
-    "sometimes often today yesterday tomorrow tonight has have had was were are is be been do "
-    "does did let let's lets see switch error great good nice cool awesome cheers regards lol "
-    "btw fyi asap a an sept tues thur thurs everyone someone everything something nothing after "
-    "before while since until during because although though once"
-)
-_SENTENCE_VERBS = _set(
-    "met meet ask asked tell told call called email emailed ping pinged thank thanked send sent "
-    "invite invited talk talked spoke saw went got said say says gave give took take bought made "
-    "heard thought found left came knew felt kept paid spent visited joined contacted messaged "
-    "texted reviewed approved signed hired remind remember"
-)
-_TITLES = _set("mr mrs ms mx dr prof sir dame")
-_ABBREVIATIONS = _TITLES | _set("st jr sr vs e.g i.e approx cf")
-_DETERMINERS = _set("the a an this that these those my our your his her its their it them all")
-_CONNECTORS = _set("of de da di du del der den van von la")
-_STOP = frozenset(token.casefold() for token in STOP_TOKENS)
-_SPLITTERS = _STOP | ROLE_WORDS  # end a name run
-_EDGE_JUNK = JUNK_WORDS | _TITLES  # stripped from the ends of a name run
-_COORD_LEFT = _COORD | {"to"}  # "from node to go": evidence flows rightwards only
-_CUE_ONLY = ORG_WORDS | CONCEPT_WORDS | PROJECT_PREFIXES | LOCATION_WORDS | ROLE_WORDS
-
-_WORD = re.compile(r"[^\W_](?:[^\W_]|[.'’\-](?=[^\W_]))*")
-_BOUNDARY = re.compile(r"[.!?:\n…]")
 _PLAIN = re.compile(r"[^\S\n]+")
 _AMPERSAND = re.compile(r"[^\S\n]*&[^\S\n]*")
 _LIST_SEP = re.compile(r"[^\S\n]*[,/+&][^\S\n]*")
@@ -200,18 +96,6 @@ _TITLE_GAP = re.compile(r"\.?[^\S\n]+")  # "Dr. Smith", "Dr Smith"
 _LOOSE = re.compile(r"[^\S\n]*\(?['\"]?")
 _VERSION = re.compile(r"v?\d+(?:\.\d+)*x?")
 _SUFFIXED = re.compile(r"([a-z]+)v?\d[\d.]*")
-_CODE = re.compile(
-    r"```[\s\S]*?(?:```|\Z)|`[^`\n]+`|\bhttps?://\S+|\bwww\.\S+"
-    r"|(?<![\w.+-])[\w.+-]+@[\w-]+\.[\w.]+"
-    r"|^[ \t]*(?:def|class|import|return|function|fn|func)\s[^\n]*"
-    r"|^[^\n]*(?:\w\(|\s=\s|==|=>|[{}]|;[ \t]*$)[^\n]*",
-    re.MULTILINE,
-)
-# each branch of _CODE needs one of these; most messages have none (a search of _CODE tries its
-# seven branches at every character: ~20 us a chat message, this test ~1)
-_CODE_SIGNS = "`@{}=;"
-_CODE_CALL = re.compile(r"\((?<=\w\()")  # "f(": from each "(", the character before it
-_CODE_KEYWORD = re.compile(r"^[ \t]*(?:def|class|import|return|function|fn|func)\s", re.MULTILINE)
 _POSSESSIVE = re.compile(r"['’]s$")
 _ACRONYMS = re.compile(r"[A-Z]{2,6}s")  # "APIs", "LLMs"
 _PIECES = re.compile(r"[.\-]")  # "node.js", "rest-api"
@@ -220,79 +104,10 @@ MAX_NAME_WORDS: Final = 6  # longer Capitalized runs are headings or shouting, n
 MAX_CO_OCCURRENCE_PAIRS: Final = 45  # all pairs of the first ten distinct entities
 
 
-WORD_CACHE: Final = 1 << 14  # distinct words whose forms are remembered (:func:`_word_forms`)
-CACHED_WORD_CHARS: Final = 64  # longer words (hashes, sequences) are not remembered
-
-
-@dataclass(slots=True)  # not frozen: a frozen init costs 5x, and a text has hundreds of tokens
-class _Token:
-    text: str
-    low: str  # case-folded, possessive stripped
-    start: int
-    end: int
-    initial: bool  # first word of the text, a sentence, a line or a list item
-    code: bool  # inside code, a URL or an e-mail address
-    member: bool  # can be a word of a name: name-shaped, not code, not a splitter
-
-
-def _word_forms(text: str) -> tuple[str, bool]:
-    """``(low, member)`` of a word outside code (:func:`_tokenize` remembers those of short
-    words: a chat repeats its words)."""
-    low = (text[:-2] if text.endswith(("'s", "’s")) else text).casefold()
-    return low, _name_shaped(text) and low not in _SPLITTERS
-
-
-_cached_word = functools.lru_cache(maxsize=WORD_CACHE)(_word_forms)
-
-
-def _name_shaped(text: str) -> bool:
-    """Capitalized ("Bob", "McDonald") or camel ("iPhone"), with a letter, no dot, and not a
-    shouted word of more than six capitals."""
-    if not (text[0].isupper() or (len(text) > 1 and text[0].islower() and text[1].isupper())):
-        return False
-    if "." in text or not any(ch.isalpha() for ch in text):
-        return False
-    return not (text.isupper() and len(text) > 6)
-
-
-def _may_hold_code(text: str) -> bool:
-    """False when :data:`_CODE` cannot match ``text`` (a quick test before the search)."""
-    return (any(sign in text for sign in _CODE_SIGNS) or "http" in text or "www." in text
-            or _CODE_CALL.search(text) is not None or _CODE_KEYWORD.search(text) is not None)
-
-
-def _tokenize(text: str) -> list[_Token]:
-    spans = [m.span() for m in _CODE.finditer(text)] if _may_hold_code(text) else []
-    starts = [s for s, _ in spans]
-    breaks = [m.start() for m in _BOUNDARY.finditer(text)]  # sentence and line ends, in order
-    breaks.append(len(text))
-    b = 0  # the first break at or after the previous token's end
-    tokens: list[_Token] = []
-    prev: _Token | None = None
-    for m in _WORD.finditer(text):
-        start, end = m.span()
-        code = False
-        if spans:
-            k = bisect.bisect_right(starts, start) - 1
-            code = k >= 0 and start < spans[k][1]
-        if prev is None:
-            initial = True
-        else:
-            while breaks[b] < prev.end:
-                b += 1
-            initial = breaks[b] < start and not (
-                prev.low in _ABBREVIATIONS and text.startswith(".", prev.end, start))
-        word = m.group()
-        low, member = _cached_word(word) if len(word) <= CACHED_WORD_CHARS else _word_forms(word)
-        prev = _Token(word, low, start, end, initial, code, member and not code)
-        tokens.append(prev)
-    return tokens
-
-
 class _Extractor:
     def __init__(self, text: str) -> None:
         self.text = text
-        self.tokens = _tokenize(text)
+        self.tokens = tokenize(text)
         self._runs: list[tuple[int, ...]] | None = None
 
     def gap(self, i: int, j: int) -> str:
@@ -330,21 +145,21 @@ class _Extractor:
 
     def verb_marked(self, i: int) -> bool:
         prev = self.near(i, -1)
-        return prev is not None and self.tokens[prev].low in _VERB_MARKERS
+        return prev is not None and self.tokens[prev].low in VERB_MARKERS
 
     def tech_context(self, i: int, term: str) -> bool:
         tok, prev, nxt = self.tokens[i], self.near(i, -1), self.near(i, 1)
         prev2 = self.near(prev, -1) if prev is not None else None
         if (prev is not None and prev2 is not None and self.tokens[prev].low in ("to", "from")
-                and self.tokens[prev2].low in _MOVE_VERBS):
+                and self.tokens[prev2].low in MOVE_VERBS):
             return True
         if self.verb_marked(i):
             return False
-        if nxt is not None and (self.tokens[nxt].low in _TECH_NOUNS
+        if nxt is not None and (self.tokens[nxt].low in TECH_NOUNS
                                 or _VERSION.fullmatch(self.tokens[nxt].low)):
             return True
         cue = self.near(i, -1, _LOOSE)
-        if cue is not None and self.tokens[cue].low in _TECH_CUES:
+        if cue is not None and self.tokens[cue].low in TECH_CUES:
             return True
         if self.text[max(0, tok.start - 3) : tok.start] == "```":
             return True
@@ -358,14 +173,14 @@ class _Extractor:
     def proper_word(self, j: int) -> bool:
         low = self.tokens[j].low
         return (self.member(j) and low not in JUNK_WORDS and _tech_term(low) is None
-                and low not in _TITLES)
+                and low not in TITLES)
 
     def coord(self, i: int, step: int) -> int | None:
         j = self.near(i, step, _LIST_SEP)
         if j is not None:
             return j
         j = self.near(i, step)
-        allowed = _COORD_LEFT if step < 0 else _COORD
+        allowed = COORD_LEFT if step < 0 else COORD
         if j is None or self.tokens[j].low not in allowed:
             return None
         return self.near(j, step)
@@ -382,7 +197,7 @@ class _Extractor:
         amp = self.near(j, 1, _AMPERSAND)
         if amp is not None and self.member(amp):
             return [amp]
-        if nxt is None or self.tokens[nxt].text not in _CONNECTORS:
+        if nxt is None or self.tokens[nxt].text not in CONNECTORS:
             return []
         after = self.near(nxt, 1)
         if after is not None and self.tokens[nxt].text == "of" and self.tokens[after].text == "the":
@@ -417,10 +232,10 @@ class _Extractor:
         out: list[tuple[int, ExtractedEntity]] = []
         for run in map(list, self.runs()):
             titled = self._titled(run[0])
-            while run and (toks[run[0]].low in _EDGE_JUNK or not self.member(run[0])):
-                titled = titled or toks[run[0]].low in _TITLES
+            while run and (toks[run[0]].low in EDGE_JUNK or not self.member(run[0])):
+                titled = titled or toks[run[0]].low in TITLES
                 run.pop(0)
-            while run and (toks[run[-1]].low in _EDGE_JUNK or not self.member(run[-1])):
+            while run and (toks[run[-1]].low in EDGE_JUNK or not self.member(run[-1])):
                 run.pop()
             if run and toks[run[0]].initial and not titled:
                 run = self._sentence_start(run, mid_caps)
@@ -441,18 +256,18 @@ class _Extractor:
 
     def _titled(self, i: int) -> bool:
         j = self.near(i, -1, _TITLE_GAP)
-        return j is not None and self.tokens[j].low in _TITLES
+        return j is not None and self.tokens[j].low in TITLES
 
     def _sentence_start(self, run: list[int], mid_caps: set[str]) -> list[int]:
         first = self.tokens[run[0]].low
         if len(run) == 1:
             nxt = self.near(run[0], 1)
-            imperative = nxt is not None and self.tokens[nxt].low in _DETERMINERS
+            imperative = nxt is not None and self.tokens[nxt].low in DETERMINERS
             keep = (first in mid_caps or first in KNOWN_PLACES
                     or (first in PERSON_FIRST_NAMES and not imperative))
             return run if keep else []
         second = self.tokens[run[1]].low
-        if first in _SENTENCE_VERBS or (second in PERSON_FIRST_NAMES and first not in mid_caps
+        if first in SENTENCE_VERBS or (second in PERSON_FIRST_NAMES and first not in mid_caps
                                         and first not in PERSON_FIRST_NAMES):
             run = run[1:]
             while run and not self.member(run[0]):
@@ -463,7 +278,7 @@ class _Extractor:
         lows = [self.tokens[k].low for k in words]
         if len(words) == 1:
             t = self.tokens[words[0]]
-            return (_tech_term(t.low) is None and t.low not in _CUE_ONLY and not t.text.isupper()
+            return (_tech_term(t.low) is None and t.low not in CUE_ONLY and not t.text.isupper()
                     and not _ACRONYMS.fullmatch(t.text) and sum(ch.isalpha() for ch in t.text) > 1)
         if all(_tech_term(low) is not None for low in lows):
             return False
@@ -477,16 +292,12 @@ class _Extractor:
         prev2 = self.near(prev, -1) if prev is not None else None
         return (prev is not None and prev2 is not None
                 and self.tokens[prev].low in ("in", "to", "at")
-                and self.tokens[prev2].low in _LOCATION_CUES)
-
-
-def _tech_term(low: str) -> tuple[str, bool] | None:
-    """``(term, strong)`` when a lowercased token names a technology; ``strong`` = the spelling
-    itself is evidence even for an ambiguous term ("node.js", "golang", "node18", "rest-api")."""
-    return _cached_term(low) if len(low) <= CACHED_WORD_CHARS else _find_tech_term(low)
+                and self.tokens[prev2].low in LOCATION_CUES)
 
 
 def _find_tech_term(low: str) -> tuple[str, bool] | None:
+    """``(term, strong)`` when a lowercased token names a technology; ``strong`` = the spelling
+    itself is evidence even for an ambiguous term ("node.js", "golang", "node18", "rest-api")."""
     if low in TECH_TERMS:
         return low, False
     if low in TECH_VARIANTS:
@@ -500,12 +311,12 @@ def _find_tech_term(low: str) -> tuple[str, bool] | None:
     for k, piece in enumerate(pieces):
         if len(pieces) > 1 and piece in TECH_TERMS:
             others = pieces[:k] + pieces[k + 1 :]
-            return piece, any(o in _TECH_NOUNS or o in TECH_TERMS or o[:1].isdigit()
+            return piece, any(o in TECH_NOUNS or o in TECH_TERMS or o[:1].isdigit()
                               for o in others)
     return None
 
 
-_cached_term = functools.lru_cache(maxsize=WORD_CACHE)(_find_tech_term)
+_tech_term = WordMemo(_find_tech_term)
 
 
 def _has(words: list[str], vocab: frozenset[str]) -> bool:
