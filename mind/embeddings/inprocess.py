@@ -33,7 +33,7 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 
 from mind.embeddings.base import INT8_MODEL_SUFFIX, EmbeddingError, cap_texts, empty_matrix
-from mind.embeddings.batching import deal, plan_batches
+from mind.embeddings.batching import deal
 from mind.embeddings.model_source import (
     DEFAULT_ALIASES,
     DEFAULT_MODEL,
@@ -269,14 +269,15 @@ class InProcessEmbedder:
     # -- executor side ----------------------------------------------------------------------
 
     async def _run(self, fn: Callable[..., T], *args: Any, lane: int = 0) -> T:
-        if self._executors is None or self._planner is None:
+        executors, planner = self._executors, self._planner
+        if executors is None or planner is None:
             raise EmbeddingError("the in-process embedder is closed", provider=self.provider)
         loop = asyncio.get_running_loop()
         if lane == PLANNER:
-            return await loop.run_in_executor(self._planner, fn, *args)
+            return await loop.run_in_executor(planner, fn, *args)
         self._queued[lane] += 1
         try:
-            return await loop.run_in_executor(self._executors[lane], fn, *args)
+            return await loop.run_in_executor(executors[lane], fn, *args)
         finally:
             self._queued[lane] -= 1
 
@@ -299,11 +300,8 @@ class InProcessEmbedder:
         )
 
     def _plan_sync(self, texts: list[str]) -> tuple[list[Any], list[list[int]], list[int]]:
-        encoder = self._onnx()
-        encodings = self._guarded(encoder.tokenize, texts, "tokenize")
-        lengths = [len(e) for e in encodings]
-        batches = plan_batches(lengths, self.batch_size)
-        return encodings, batches, deal(batches, lengths, self.lanes)
+        encodings, batches = self._guarded(self._onnx().plan, texts, "tokenize")
+        return encodings, batches, deal(batches, [len(e) for e in encodings], self.lanes)
 
     def _encode_sync(self, texts: list[str]) -> np.ndarray:
         return self._guarded(self._encoder.encode, texts, "encode")

@@ -112,10 +112,15 @@ class OnnxEncoder:
             raise EmbeddingError("the in-process embedder is closed", provider=PROVIDER)
         return list(tokenizer.encode_batch(list(texts)))
 
-    def encode(self, texts: list[str]) -> np.ndarray:
+    def plan(self, texts: Sequence[str]) -> tuple[list[Any], list[list[int]]]:
+        """The texts' encodings and their forward passes (indices, :func:`plan_batches`)."""
         encodings = self.tokenize(texts)
+        return encodings, plan_batches([len(e) for e in encodings], self.batch_size)
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        encodings, batches = self.plan(texts)
         out = np.empty((len(texts), self.dimensions), dtype=np.float32)
-        for batch in plan_batches([len(e) for e in encodings], self.batch_size):
+        for batch in batches:
             out[batch] = self.encode_tokens([encodings[i] for i in batch])
         return out
 
