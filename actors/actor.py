@@ -19,6 +19,11 @@ commit already running, never behind a queue of them nor inside a big group; bul
 at ``bulk_weight`` frames, so that one commit is short too (measured: save p99 during a bulk
 import, docs/benchmarks.md). Each lane is FIFO; the bulk lane keeps the order of imports and of
 index results relative to the ops they follow.
+
+An unkeyed bulk write heavier than ``bulk_weight`` frames (an import's batch, a cognify job's
+index results) is applied in parts of that many frames, one commit each, so interactive ops go
+between them (:mod:`actors.parts`: what that keeps — exactly-once, order — and gives up:
+all-or-nothing).
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from actors.constants import (
     URGENT_MAX_WEIGHT,
 )
 from actors.metrics import GROUP_COMMIT_SECONDS
+from actors.parts import Parted, merge, split
 from mind.errors import HiveMindError, StorageError
 from mind.mind import Mind
 from mind.storage import idempotency
@@ -93,6 +99,7 @@ class ActorClosedError(HiveMindError):
 class _Pending:
     op: Any
     future: asyncio.Future[Any]
+    parted: Parted | None = None  # a part of a bigger op (actors.parts)
 
 
 class MindActor:
@@ -121,6 +128,7 @@ class MindActor:
         self._queue: asyncio.Queue[_Pending | None] = asyncio.Queue(maxsize=mailbox)
         self._urgent: asyncio.Queue[_Pending] = asyncio.Queue(maxsize=mailbox)
         self._wake = asyncio.Event()  # set after every put into either lane
+        self._held: _Pending | None = None  # bulk op that did not fit the last group: next
         self._on_commit = on_commit
         self._task: asyncio.Task[None] | None = None
         self._closing = False
@@ -147,11 +155,11 @@ class MindActor:
 
     @property
     def idle(self) -> bool:
-        return self._queue.empty() and self._urgent.empty()
+        return self._queue.empty() and self._urgent.empty() and self._held is None
 
     @property
     def queued(self) -> int:
-        return self._queue.qsize() + self._urgent.qsize()
+        return self._queue.qsize() + self._urgent.qsize() + (self._held is not None)
 
     def urgent(self, op: Any) -> bool:
         """Whether ``op`` goes ahead of queued bulk work (module docstring)."""
@@ -166,12 +174,30 @@ class MindActor:
         if op.kind not in self._handlers:
             raise HiveMindError(f"no handler for op kind {op.kind!r}")
         self.start()
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.last_used = time.monotonic()
+        parts = split(op, self._bulk_weight)
+        if parts is not None:
+            return await self._submit_parts(op, parts)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         lane = self._urgent if self.urgent(op) else self._queue
         await lane.put(_Pending(op, future))
         self._wake.set()
         return await future
+
+    async def _submit_parts(self, op: Any, parts: list[Any]) -> Any:
+        """Queue a big op's parts one after the other in the bulk lane; its result is theirs
+        merged, or the first part's error."""
+        parted = Parted(op.op_id, len(parts))
+        futures: list[asyncio.Future[Any]] = []
+        for part in parts:
+            futures.append(asyncio.get_running_loop().create_future())
+            await self._queue.put(_Pending(part, futures[-1], parted))
+            self._wake.set()
+        results = await asyncio.gather(*futures, return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+        return merge(results, Duplicate(op.op_id))
 
     def submit_nowait(self, op: Any) -> asyncio.Future[Any]:
         """Queue without waiting for the commit (fire-and-forget writes such as touches)."""
@@ -193,13 +219,18 @@ class MindActor:
         """The next op, urgent lane first (None: stop), and the lane it came from."""
         while True:
             self._wake.clear()  # before looking: a put after the look sets it again
-            for lane in (self._urgent, self._queue):
-                if not lane.empty():
-                    return lane, lane.get_nowait()
+            if not self._urgent.empty():
+                return self._urgent, self._urgent.get_nowait()
+            if self._held is not None:
+                held, self._held = self._held, None
+                return self._queue, held
+            if not self._queue.empty():
+                return self._queue, self._queue.get_nowait()
             await self._wake.wait()
 
     async def _fill(self, batch: list[_Pending], lane: asyncio.Queue[Any]) -> bool:
-        """Add ops of the same lane to ``batch`` (the other lane's wait for the next group)."""
+        """Add ops of the same lane to ``batch`` (the other lane's wait for the next group); a
+        bulk op that would take the group past ``bulk_weight`` starts the next one."""
         deadline = time.monotonic() + self._max_wait
         weight = op_weight(batch[0].op)
         limit = self._max_weight if lane is self._urgent else self._bulk_weight
@@ -216,6 +247,9 @@ class MindActor:
                     return False
             if item is None:
                 return True
+            if lane is self._queue and weight + op_weight(item.op) > limit:
+                self._held = item
+                return False
             batch.append(item)
             weight += op_weight(item.op)
         return False
@@ -232,6 +266,8 @@ class MindActor:
             err = exc if isinstance(exc, HiveMindError) else StorageError(f"commit failed: {exc}")
             log.exception("mind %s: group commit of %d ops failed", self.name, len(batch))
             for pending in batch:
+                if pending.parted is not None and pending.parted.failed is None:
+                    pending.parted.failed = err
                 if not pending.future.done():
                     pending.future.set_exception(err)
             if not isinstance(exc, Exception):
@@ -261,19 +297,27 @@ class MindActor:
                 pending.future.set_exception(error)
 
     async def _apply_one(self, pending: _Pending) -> tuple[_Pending, Any, BaseException | None]:
-        op = pending.op
+        op, parted = pending.op, pending.parted
         db = self.mind.db
+        if parted is not None and parted.failed is not None:
+            return pending, None, parted.failed  # an earlier part failed: keep the order
         try:
             async with db.transaction():
                 applied = await idempotency.seen(db, op.op_id)
+                if applied is None and parted is not None:
+                    applied = await idempotency.seen(db, parted.op_id)
                 if applied is not None:
                     again = Replayed(op.op_id, applied.result) if applied.keyed \
                         else Duplicate(op.op_id)
                     return pending, again, None
                 result = await self._handlers[op.kind](self.mind, op)
                 await idempotency.record(db, op.op_id, result)
+                if parted is not None and parted.last(op.op_id):
+                    await idempotency.record_whole(db, parted.op_id, parted.part_ids)
             return pending, result, None
         except Exception as exc:
+            if parted is not None:
+                parted.failed = exc
             if not isinstance(exc, HiveMindError):
                 log.exception("mind %s: op %s (%s) failed", self.name, op.op_id, op.kind)
             return pending, None, exc

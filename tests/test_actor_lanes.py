@@ -138,3 +138,15 @@ async def test_extraction_runs_on_its_one_thread_and_gives_the_same_graphs() -> 
     assert threaded == cognify._graphs(items)  # pausing changes nothing in the result
     assert len(paused) == 2 * len(items)  # once per item of each pass
     assert any(entities for entities, _ in threaded)
+
+
+async def test_a_bulk_group_never_passes_the_bulk_weight(tmp_path: Path) -> None:
+    """An op that would take a bulk group past ``bulk_weight`` frames starts the next group
+    (a save waits for at most one bulk commit: the bound is what keeps that commit short)."""
+    ops = [bulk("a", 40), bulk("b", 40), bulk("c", 20), bulk("d", 30)]
+    rec, actor = await run_queue(tmp_path, ops, bulk_weight=64)
+    try:
+        assert [g for g in rec.groups if g != ["blocker"]] == [["a"], ["b", "c"], ["d"]]
+        assert [text for _, text in rec.applied] == ["blocker", "a", "b", "c", "d"]
+    finally:
+        await actor.stop()

@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, is_dataclass
 from typing import Any, Final
 
@@ -108,6 +108,14 @@ async def record(db: Database, op_id: str, result: Any = _NO_RESULT) -> None:
     await db.execute("INSERT INTO applied_ops(op_id, result) VALUES (?, ?)",
                      (op_id, json.dumps(result, separators=(",", ":"), ensure_ascii=False,
                                         default=_plain)))
+
+
+async def record_whole(db: Database, op_id: str, part_ids: Sequence[str]) -> None:
+    """An op applied in parts (:mod:`actors.parts`) is done: its id stands for its parts'."""
+    await db.execute("INSERT INTO applied_ops(op_id) VALUES (?)", (op_id,))
+    await db.execute(
+        f"DELETE FROM applied_ops WHERE op_id IN ({','.join('?' * len(part_ids))})",
+        tuple(part_ids))
 
 
 def _plain(value: object) -> Any:

@@ -1,0 +1,199 @@
+"""Big bulk writes applied in parts (actors/parts.py): interactive saves commit between the parts,
+exactly-once per part and per op, later parts wait for earlier ones, a harvest's resume point
+moves with the last part only."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from actors.actor import Duplicate, MindActor
+from actors.handlers import HANDLERS
+from actors.results import FramesSaved
+from mind.cognify_apply import ApplyStats
+from mind.errors import ValidationError
+from mind.mind import Mind
+from mind.storage.idempotency import seen
+from queue_schemas import ops
+from queue_schemas.vector import Fingerprint, Vector
+
+
+def frames(prefix: str, n: int) -> list[ops.NewFrameOp]:
+    return [ops.NewFrameOp(gop_id=f"{prefix}-conv", content=f"{prefix} turn {i}",
+                           external_id=f"{prefix}:{i}", dedup=False) for i in range(n)]
+
+
+def big_save(n: int = 200, op_id: str = "bulk-op", prefix: str = "bulk") -> ops.SaveFrames:
+    return ops.SaveFrames(mind_id="personal", op_id=op_id, frames=frames(prefix, n))
+
+
+async def actor(tmp_path: Path, handlers: dict[str, Any] | None = None,
+                **settings: Any) -> MindActor:
+    a = MindActor(await Mind.open(tmp_path / "p.mind"), handlers or HANDLERS,
+                  bulk_weight=settings.pop("bulk_weight", 64), **settings)
+    a.start()
+    return a
+
+
+async def frame_count(a: MindActor) -> int:
+    return int(await a.mind.db.fetchval("SELECT count(*) FROM memory_frames"))
+
+
+async def applied_ids(a: MindActor) -> list[str]:
+    rows = await a.mind.db.fetchall("SELECT op_id FROM applied_ops ORDER BY op_id")
+    return [r[0] for r in rows]
+
+
+async def test_a_save_commits_between_the_parts_of_a_big_import(tmp_path: Path) -> None:
+    release, reached = asyncio.Event(), asyncio.Event()
+
+    async def gated(mind: Mind, op: Any) -> Any:
+        if op.op_id == "bulk-op#1/4":
+            reached.set()
+            await release.wait()  # the save arrives while the first part's commit runs
+        return await HANDLERS["save_frames"](mind, op)
+
+    a = await actor(tmp_path, {**HANDLERS, "save_frames": gated})
+    try:
+        commits = []
+        original = a._apply
+
+        async def apply(batch: list[Any]) -> None:
+            await original(batch)
+            commits.append([p.op.op_id for p in batch])
+
+        a._apply = apply  # type: ignore[method-assign]
+        bulk = asyncio.create_task(a.submit(big_save(200)))
+        await reached.wait()
+        save = asyncio.create_task(a.submit(
+            ops.SaveFrames(mind_id="personal", op_id="live", frames=frames("live", 1))))
+        await asyncio.sleep(0.01)
+        release.set()
+        result, saved = await bulk, await save
+        assert isinstance(result, FramesSaved) and len(result.frames) == 200
+        ids = [f.id for f in result.frames]
+        assert ids == sorted(ids)
+        # committed after the first part, ahead of the three queued ones
+        assert commits == [["bulk-op#1/4"], ["live"], ["bulk-op#2/4"], ["bulk-op#3/4"],
+                           ["bulk-op#4/4"]]
+        assert saved.frames[0].id == 65
+        # the op's id stands for its parts' once the last part is in
+        assert await applied_ids(a) == ["bulk-op", "live"]
+        assert await frame_count(a) == 201
+    finally:
+        await a.stop()
+
+
+async def test_a_redelivered_import_applies_nothing_again(tmp_path: Path) -> None:
+    a = await actor(tmp_path)
+    try:
+        first = await a.submit(big_save(130))
+        again = await a.submit(big_save(130))
+        assert isinstance(first, FramesSaved) and len(first.frames) == 130
+        assert again == Duplicate("bulk-op")
+        assert await frame_count(a) == 130
+    finally:
+        await a.stop()
+
+
+async def test_a_failing_part_stops_the_later_ones_and_a_retry_applies_only_the_rest(
+    tmp_path: Path,
+) -> None:
+    broken = {"on": True}
+
+    async def flaky(mind: Mind, op: Any) -> Any:
+        if broken["on"] and any(f.content == "bulk turn 70" for f in op.frames):
+            raise ValidationError("frame 70 is refused")
+        return await HANDLERS["save_frames"](mind, op)
+
+    a = await actor(tmp_path, {**HANDLERS, "save_frames": flaky})
+    try:
+        with pytest.raises(ValidationError, match="frame 70"):
+            await a.submit(big_save(200))
+        # part 1 (frames 0-63) is committed; part 2 failed; parts 3 and 4 were not applied
+        assert await frame_count(a) == 64
+        assert await applied_ids(a) == ["bulk-op#1/4"]
+        broken["on"] = False
+        retried = await a.submit(big_save(200))
+        assert isinstance(retried, FramesSaved)
+        assert [f.id for f in retried.frames] == list(range(65, 201))  # only parts 2-4
+        assert await frame_count(a) == 200
+        contents = await a.mind.db.fetchall("SELECT content FROM memory_frames ORDER BY id")
+        assert [c[0] for c in contents] == [f"bulk turn {i}" for i in range(200)]
+        assert await applied_ids(a) == ["bulk-op"]
+        assert await seen(a.mind.db, "bulk-op") is not None
+    finally:
+        await a.stop()
+
+
+async def test_a_harvest_resume_point_moves_with_the_last_part_only(tmp_path: Path) -> None:
+    release = asyncio.Event()
+    reached = asyncio.Event()
+
+    async def gated(mind: Mind, op: Any) -> Any:
+        if op.op_id.endswith("#3/3"):
+            reached.set()
+            await release.wait()
+        return await HANDLERS["harvest_batch"](mind, op)
+
+    a = await actor(tmp_path, {**HANDLERS, "harvest_batch": gated})
+    batch = ops.HarvestBatch(mind_id="personal", op_id="h-1", source="chatgpt",
+                             conversation_ids=["c"], frames=frames("h", 150), items=3,
+                             cursor="3", run_id="run-1", source_path="x.json")
+    try:
+        task = asyncio.create_task(a.submit(batch))
+        await reached.wait()  # parts 1 and 2 are committed, the last one is running
+        run = await a.mind.db.fetchone(
+            "SELECT items_done, frames_created FROM harvest_runs WHERE run_id = 'run-1'")
+        assert tuple(run) == (0, 128)
+        release.set()
+        result = await task
+        assert isinstance(result, FramesSaved) and len(result.frames) == 150
+        run = await a.mind.db.fetchone(
+            "SELECT items_done, frames_created, cursor FROM harvest_runs WHERE run_id = 'run-1'")
+        assert tuple(run) == (3, 150, "3")
+    finally:
+        await a.stop()
+
+
+async def test_small_and_keyed_ops_are_applied_whole(tmp_path: Path) -> None:
+    a = await actor(tmp_path, bulk_weight=64)
+    try:
+        await a.submit(big_save(64, op_id="small"))
+        keyed = "key:" + "a" * 32 + ":" + "b" * 32
+        await a.submit(big_save(100, op_id=keyed, prefix="keyed"))
+        assert await applied_ids(a) == [keyed, "small"]
+        assert await frame_count(a) == 164
+    finally:
+        await a.stop()
+
+
+async def test_index_results_are_applied_in_parts_once(tmp_path: Path) -> None:
+    """A cognify job's results (more than ``bulk_weight`` frames) commit in parts; the stats
+    add up, and a redelivered op changes nothing (its id stands for its parts')."""
+    a = await actor(tmp_path, bulk_weight=32)
+    try:
+        saved = await a.submit(big_save(70))
+        fp = Fingerprint(provider="test", model="unit", dim=3)
+        rng = np.random.default_rng(1)
+        results = [ops.FrameIndexResult(
+            frame_id=f.id, content_hash=f.content_hash,
+            vector=Vector.from_floats((v / np.linalg.norm(v)).tolist()),
+            entities=[ops.EntityResult(name=f"Topic{f.id % 5}", entity_type="concept")])
+            for f, v in zip(saved.frames, rng.normal(size=(70, 3)), strict=True)]
+        op = ops.ApplyIndex(mind_id="personal", op_id="index-op", fingerprint=fp,
+                            results=results)
+        stats = await a.submit(op)
+        assert isinstance(stats, ApplyStats)
+        assert (stats.applied, stats.stale, stats.entities) == (70, 0, 70)
+        assert stats.links > 0  # parts 2 and 3 link to the vectors parts before them wrote
+        assert await a.mind.db.fetchval("SELECT count(*) FROM pending_index") == 0
+        assert await a.submit(op) == Duplicate("index-op")
+        assert "index-op" in await applied_ids(a)
+        assert not [i for i in await applied_ids(a) if i.startswith("index-op#")]
+    finally:
+        await a.stop()
