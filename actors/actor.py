@@ -20,9 +20,9 @@ at ``bulk_weight`` frames, so that one commit is short too (measured: save p99 d
 import, docs/benchmarks.md). Each lane is FIFO; the bulk lane keeps the order of imports and of
 index results relative to the ops they follow.
 
-An unkeyed bulk write heavier than ``bulk_weight`` frames (an import's batch, a cognify job's
-index results) is applied in parts of that many frames, one commit each, so interactive ops go
-between them (:mod:`actors.parts`: what that keeps — exactly-once, order — and gives up:
+An unkeyed bulk write bigger than a part (``part_frames`` new frames: an import's batch;
+``bulk_weight`` index results: a cognify job's) is applied in parts, one commit each, so
+interactive ops go between them (:mod:`actors.parts`: what that keeps — exactly-once, order — and gives up:
 all-or-nothing).
 """
 
@@ -41,6 +41,7 @@ from actors.constants import (
     DEFAULT_MAX_OPS,
     DEFAULT_MAX_WAIT,
     DEFAULT_MAX_WEIGHT,
+    DEFAULT_PART_FRAMES,
     URGENT_KINDS,
     URGENT_MAX_WEIGHT,
 )
@@ -113,6 +114,7 @@ class MindActor:
         mailbox: int = DEFAULT_MAILBOX,
         max_weight: int = DEFAULT_MAX_WEIGHT,
         bulk_weight: int = DEFAULT_BULK_WEIGHT,
+        part_frames: int = DEFAULT_PART_FRAMES,
         urgent_weight: int = URGENT_MAX_WEIGHT,
         on_commit: CommitHook | None = None,
         name: str = "",
@@ -124,6 +126,7 @@ class MindActor:
         self._max_wait = max_wait
         self._max_weight = max_weight
         self._bulk_weight = bulk_weight
+        self._part_frames = part_frames
         self._urgent_weight = urgent_weight
         self._queue: asyncio.Queue[_Pending | None] = asyncio.Queue(maxsize=mailbox)
         self._urgent: asyncio.Queue[_Pending] = asyncio.Queue(maxsize=mailbox)
@@ -175,7 +178,7 @@ class MindActor:
             raise HiveMindError(f"no handler for op kind {op.kind!r}")
         self.start()
         self.last_used = time.monotonic()
-        parts = split(op, self._bulk_weight)
+        parts = split(op, frames=self._part_frames, results=self._bulk_weight)
         if parts is not None:
             return await self._submit_parts(op, parts)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()

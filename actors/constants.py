@@ -14,14 +14,18 @@ DEFAULT_MAX_OPS: Final = 500  # ops per group commit
 DEFAULT_MAILBOX: Final = 2_000  # queued ops before submitters wait (backpressure)
 DEFAULT_MAX_WAIT: Final = 0.002  # seconds to let a group fill under load
 DEFAULT_MAX_WEIGHT: Final = 1_000  # frames written per group commit (bounds commit time)
-# ... of bulk work (index results, imports); a bigger op (an import's batch, a cognify job's 64
-# results) is applied in parts of this many frames, one commit each (actors/parts.py).
+# ... of bulk work (index results, imports); a cognify job's results (64 frames) are applied in
+# parts of this many frames, one commit each (actors/parts.py).
 # Applying index results costs ~0.5 ms a frame (the link search against the vector index
 # dominates), and a save waits for the bulk commit already running: groups of 1,000 → 256 →
 # 128 → 64 frames measured save p99 162 → 83 → 60 → 35 ms during a bulk import, same ingest
 # rate (2 cores, bench/ack_latency.py, docs/benchmarks.md); on a 2-core AMD EPYC without VNNI,
 # 64 → 32 frames: p99 64 → 44 ms, ingest 152 → 171 frames/s (one run each, side by side).
 DEFAULT_BULK_WEIGHT: Final = 32
+# New frames of a bigger op (an import's batch) are written in parts of this many frames, one
+# commit each: a commit's fixed cost (~7 ms on that machine) made parts of 32 frames halve an
+# import's write rate (actors/parts.py).
+DEFAULT_PART_FRAMES: Final = 128
 # Small interactive ops (a save, a touch, an erase, ...) are committed ahead of queued bulk work
 # (imports, index results), in groups of their own: a save waits for at most the one bulk commit
 # already running (actors/actor.py). Kinds listed here are safe to reorder: no submitter sends

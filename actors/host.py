@@ -29,6 +29,7 @@ from actors.constants import (
     DEFAULT_MAX_OPEN,
     DEFAULT_MAX_OPS,
     DEFAULT_MAX_WAIT,
+    DEFAULT_PART_FRAMES,
     PERSONAL_FILE,
     URGENT_MAX_WEIGHT,
     WORKSPACE_FILE,
@@ -80,6 +81,7 @@ class ActorSettings:
     max_wait: float = DEFAULT_MAX_WAIT
     mailbox: int = DEFAULT_MAILBOX
     bulk_weight: int = DEFAULT_BULK_WEIGHT  # frames per group commit of bulk work
+    part_frames: int = DEFAULT_PART_FRAMES  # new frames per commit of a big import batch
     urgent_weight: int = URGENT_MAX_WEIGHT  # 0: no urgent lane (one FIFO)
 
 
@@ -229,7 +231,7 @@ class MindHost:
         actor = MindActor(
             writer, self._handlers, max_ops=self._settings.max_ops,
             max_wait=self._settings.max_wait, mailbox=self._settings.mailbox,
-            bulk_weight=self._settings.bulk_weight,
+            bulk_weight=self._settings.bulk_weight, part_frames=self._settings.part_frames,
             urgent_weight=self._settings.urgent_weight,
             on_commit=hook, name=mind_id,
         )

@@ -34,7 +34,8 @@ def big_save(n: int = 200, op_id: str = "bulk-op", prefix: str = "bulk") -> ops.
 async def actor(tmp_path: Path, handlers: dict[str, Any] | None = None,
                 **settings: Any) -> MindActor:
     a = MindActor(await Mind.open(tmp_path / "p.mind"), handlers or HANDLERS,
-                  bulk_weight=settings.pop("bulk_weight", 64), **settings)
+                  bulk_weight=settings.pop("bulk_weight", 64),
+                  part_frames=settings.pop("part_frames", 64), **settings)
     a.start()
     return a
 
