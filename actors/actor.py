@@ -22,8 +22,8 @@ index results relative to the ops they follow.
 
 An unkeyed bulk write bigger than a part (``part_frames`` new frames: an import's batch;
 ``bulk_weight`` index results: a cognify job's) is applied in parts, one commit each, so
-interactive ops go between them (:mod:`actors.parts`: what that keeps — exactly-once, order — and gives up:
-all-or-nothing).
+interactive ops go between them (:mod:`actors.parts`: what that keeps — exactly-once, order —
+and gives up: all-or-nothing).
 """
 
 from __future__ import annotations
