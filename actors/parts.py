@@ -72,8 +72,11 @@ def split(op: Any, *, frames: int, results: int) -> list[Any] | None:
     for index in range(count):
         update: dict[str, Any] = {"op_id": part_id(op.op_id, index, count),
                                   name: items[index * size:(index + 1) * size]}
-        if isinstance(op, ops.HarvestBatch) and index < count - 1:
-            update["items"] = 0  # the run's resume point moves with the last part only
+        if isinstance(op, ops.HarvestBatch):
+            gops = {frame.gop_id for frame in update[name]}
+            update["titles"] = {g: t for g, t in op.titles.items() if g in gops}
+            if index < count - 1:
+                update["items"] = 0  # the run's resume point moves with the last part only
         parts.append(op.model_copy(update=update))
     return parts
 

@@ -269,7 +269,8 @@ def report(args: argparse.Namespace,
     write_section("Save acknowledgement latency", f"""
 Command: `HF_HUB_OFFLINE=1 .venv/bin/python bench/ack_latency.py --bulk {args.bulk} --saves {args.saves} --runs {' '.join(args.runs)} --repeat {args.repeat}`
 
-Embedded mode, one mind. A bulk import of {args.bulk:,} chat turns (SaveFrames ops of 1,000)
+Embedded mode, one mind. A bulk import of {args.bulk:,} chat turns (SaveFrames ops of 1,000,
+which the actor applies in parts: actors/parts.py)
 runs while cognify embeds them with the real model and the actor applies the index results;
 single-frame saves arrive every 20 ms. Latency = `submit` until the save is committed
 (acknowledged); bulk frames/s = the import from its first op until every frame is indexed, in

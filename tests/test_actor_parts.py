@@ -144,7 +144,8 @@ async def test_a_harvest_resume_point_moves_with_the_last_part_only(tmp_path: Pa
     a = await actor(tmp_path, {**HANDLERS, "harvest_batch": gated})
     batch = ops.HarvestBatch(mind_id="personal", op_id="h-1", source="chatgpt",
                              conversation_ids=["c"], frames=frames("h", 150), items=3,
-                             cursor="3", run_id="run-1", source_path="x.json")
+                             cursor="3", run_id="run-1", source_path="x.json",
+                             titles={"h-conv": "Trip planning", "other-conv": "Not here"})
     try:
         task = asyncio.create_task(a.submit(batch))
         await reached.wait()  # parts 1 and 2 are committed, the last one is running
@@ -157,6 +158,8 @@ async def test_a_harvest_resume_point_moves_with_the_last_part_only(tmp_path: Pa
         run = await a.mind.db.fetchone(
             "SELECT items_done, frames_created, cursor FROM harvest_runs WHERE run_id = 'run-1'")
         assert tuple(run) == (3, 150, "3")
+        titles = await a.mind.db.fetchall("SELECT gop_id, summary FROM sessions")
+        assert [tuple(t) for t in titles] == [("h-conv", "Trip planning")]
     finally:
         await a.stop()
 

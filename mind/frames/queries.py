@@ -6,11 +6,21 @@ from collections.abc import Sequence
 from typing import Any
 
 from mind.frames.model import FRAME_COLUMNS, Frame
-from mind.storage.db import Database
+from mind.storage.db import Database, SyncDb
 from mind.storage.sqlutil import chunked, placeholders
 from mind.timeutil import window_bound
 
 _SELECT = f"SELECT {FRAME_COLUMNS} FROM memory_frames"
+
+
+def frames_by_id(db: SyncDb, frame_ids: Sequence[int]) -> dict[int, Frame]:
+    """The frames with these ids (missing ones left out), in the connection's thread."""
+    out: dict[int, Frame] = {}
+    for part in chunked(list(dict.fromkeys(frame_ids))):
+        for row in db.fetchall(f"{_SELECT} WHERE id IN ({placeholders(len(part))})", part):
+            frame = Frame.from_row(row)
+            out[frame.id] = frame
+    return out
 
 
 class FrameQueries:
@@ -25,13 +35,9 @@ class FrameQueries:
         return rows[0] if rows else None
 
     async def get_many(self, frame_ids: Sequence[int]) -> dict[int, Frame]:
-        out: dict[int, Frame] = {}
-        ids = list(dict.fromkeys(frame_ids))
-        for part in chunked(ids):
-            sql = f"{_SELECT} WHERE id IN ({placeholders(len(part))})"
-            for frame in await self._frames(sql, part):
-                out[frame.id] = frame
-        return out
+        if not frame_ids:
+            return {}
+        return await self._db.run(lambda db: frames_by_id(db, frame_ids))
 
     async def get_by_external_id(self, external_id: str) -> Frame | None:
         rows = await self._frames(f"{_SELECT} WHERE external_id = ?", (external_id,))

@@ -18,8 +18,9 @@ from mind.constants import IMPORTANCE_RANK
 from mind.errors import NotFoundError, ValidationError
 from mind.frames.content_hash import hash_frame_content
 from mind.frames.model import Frame, NewFrame, SaveResult
-from mind.frames.queries import FrameQueries
+from mind.frames.queries import FrameQueries, frames_by_id
 from mind.ids import validate_id
+from mind.storage.db import SyncDb
 from mind.storage.jsonfields import dump_object
 from mind.storage.search_context import context_sql
 from mind.storage.sqlutil import chunked, delete_in, placeholders
@@ -110,7 +111,7 @@ class FrameStore(FrameQueries):
         if not items:
             return []
         async with self._db.transaction():
-            return await _BatchWriter(self, items).run()
+            return await self._db.run(lambda db: _BatchWriter(db, items).run())
 
     # -- modify -----------------------------------------------------------------------------
 
@@ -176,19 +177,19 @@ class FrameStore(FrameQueries):
 
 
 class _BatchWriter:
-    """One bulk insert inside an open transaction."""
+    """One bulk insert inside an open transaction, in the connection's thread (one round trip:
+    :meth:`Database.run`)."""
 
-    def __init__(self, store: FrameStore, items: Sequence[NewFrame]) -> None:
-        self.store = store
-        self.db = store._db
+    def __init__(self, db: SyncDb, items: Sequence[NewFrame]) -> None:
+        self.db = db
         self.items = items
         self.now = now_iso()
         self.hashes = [hash_frame_content(i.content) for i in items]
 
-    async def _lookup(self, column: str, keys: Sequence[str]) -> dict[str, int]:
+    def _lookup(self, column: str, keys: Sequence[str]) -> dict[str, int]:
         found: dict[str, int] = {}
         for part in chunked(list(dict.fromkeys(keys))):
-            rows = await self.db.fetchall(
+            rows = self.db.fetchall(
                 f"SELECT {column}, MAX(id) FROM memory_frames "
                 f"WHERE {column} IN ({placeholders(len(part))}) GROUP BY {column}",
                 part,
@@ -196,19 +197,19 @@ class _BatchWriter:
             found.update({r[0]: r[1] for r in rows})
         return found
 
-    async def run(self) -> list[SaveResult]:
+    def run(self) -> list[SaveResult]:
         items = self.items
         dedup_keys = [h for i, h in zip(items, self.hashes, strict=True) if _dedups(i)]
-        by_hash = await self._lookup("content_hash", dedup_keys) if dedup_keys else {}
+        by_hash = self._lookup("content_hash", dedup_keys) if dedup_keys else {}
         ext_keys = [i.external_id for i in items if i.external_id]
-        by_ext = await self._lookup("external_id", ext_keys) if ext_keys else {}
+        by_ext = self._lookup("external_id", ext_keys) if ext_keys else {}
         gops = list(dict.fromkeys(i.gop_id for i in items))
-        await self.db.executemany(
+        self.db.executemany(
             "INSERT OR IGNORE INTO sessions(gop_id) VALUES (?)", [(g,) for g in gops]
         )
-        next_t = await self._next_t(gops)
-        latest_i = await self._latest_i(gops) if _needs_base(items) else {}
-        next_id = await self._next_id()
+        next_t = self._next_t(gops)
+        latest_i = self._latest_i(gops) if _needs_base(items) else {}
+        next_id = self._next_id()
 
         rows: list[tuple[Any, ...]] = []
         refs: list[tuple[int, int, int]] = []
@@ -264,32 +265,32 @@ class _BatchWriter:
                 by_hash[digest] = fid
             results.append(SaveResult(_frame_from_row(rows[-1], item.metadata), created=True))
 
-        await self._check_bases(rows)
+        self._check_bases(rows)
         if rows:
-            await self.db.executemany(_INSERT, rows)
-            await self.db.execute(
+            self.db.executemany(_INSERT, rows)
+            self.db.execute(
                 "INSERT INTO memory_frames_fts(rowid, content, search_context) "
                 "SELECT id, content, search_context FROM memory_frames WHERE id BETWEEN ? AND ?",
                 (rows[0][0], rows[-1][0]),
             )
-            await self.db.executemany(
+            self.db.executemany(
                 "INSERT OR IGNORE INTO pending_index(frame_id, reason, enqueued_at) "
                 "VALUES (?, 'new', ?)",
                 [(r[0], self.now) for r in rows],
             )
         if refs:
-            await self._check_refs(refs)
-            await self.db.executemany(
+            self._check_refs(refs)
+            self.db.executemany(
                 "INSERT OR IGNORE INTO frame_references(frame_id, ref_frame_id, position) "
                 "VALUES (?,?,?)",
                 refs,
             )
-        return await self._resolve(results, hits)
+        return self._resolve(results, hits)
 
-    async def _next_t(self, gops: list[str]) -> dict[str, int]:
+    def _next_t(self, gops: list[str]) -> dict[str, int]:
         out: dict[str, int] = {}
         for part in chunked(gops):
-            rows = await self.db.fetchall(
+            rows = self.db.fetchall(
                 "SELECT gop_id, MAX(t) FROM memory_frames "
                 f"WHERE gop_id IN ({placeholders(len(part))}) GROUP BY gop_id",
                 part,
@@ -297,10 +298,10 @@ class _BatchWriter:
             out.update({r[0]: r[1] + 1 for r in rows})
         return out
 
-    async def _latest_i(self, gops: list[str]) -> dict[str, int]:
+    def _latest_i(self, gops: list[str]) -> dict[str, int]:
         out: dict[str, int] = {}
         for part in chunked(gops):
-            rows = await self.db.fetchall(
+            rows = self.db.fetchall(
                 "SELECT gop_id, id, MAX(t) FROM memory_frames WHERE frame_type = 'I' "
                 f"AND gop_id IN ({placeholders(len(part))}) GROUP BY gop_id",
                 part,
@@ -308,35 +309,35 @@ class _BatchWriter:
             out.update({r[0]: r[1] for r in rows})
         return out
 
-    async def _next_id(self) -> int:
-        seq = await self.db.fetchval(
+    def _next_id(self) -> int:
+        seq = self.db.fetchval(
             "SELECT seq FROM sqlite_sequence WHERE name = 'memory_frames'", default=0
         )
-        top = await self.db.fetchval("SELECT MAX(id) FROM memory_frames", default=0)
+        top = self.db.fetchval("SELECT MAX(id) FROM memory_frames", default=0)
         return int(max(seq, top)) + 1
 
-    async def _check_bases(self, rows: list[tuple[Any, ...]]) -> None:
+    def _check_bases(self, rows: list[tuple[Any, ...]]) -> None:
         new_ids = {r[0] for r in rows}
         wanted = sorted({r[4] for r in rows if r[4] is not None and r[4] not in new_ids})
-        await self._require_frames(wanted, "base frame")
+        self._require_frames(wanted, "base frame")
 
-    async def _check_refs(self, refs: list[tuple[int, int, int]]) -> None:
+    def _check_refs(self, refs: list[tuple[int, int, int]]) -> None:
         new_ids = {r[0] for r in refs}
-        await self._require_frames(sorted({r[1] for r in refs if r[1] not in new_ids}), "reference")
+        self._require_frames(sorted({r[1] for r in refs if r[1] not in new_ids}), "reference")
 
-    async def _require_frames(self, ids: list[int], what: str) -> None:
+    def _require_frames(self, ids: list[int], what: str) -> None:
         if not ids:
             return
-        found = set((await self.store.get_many(ids)).keys())
+        found = set(frames_by_id(self.db, ids))
         missing = [i for i in ids if i not in found]
         if missing:
             raise NotFoundError(f"{what} {missing[0]} not found")
 
-    async def _resolve(
+    def _resolve(
         self, results: list[SaveResult | int], hits: dict[int, list[Importance]]
     ) -> list[SaveResult]:
         existing_ids = [r for r in results if isinstance(r, int)]
-        existing = await self.store.get_many(existing_ids) if existing_ids else {}
+        existing = frames_by_id(self.db, existing_ids) if existing_ids else {}
         upgraded: set[int] = set()
         for fid, importances in hits.items():
             frame = existing[fid]
@@ -347,7 +348,7 @@ class _BatchWriter:
             frame.access_count += len(importances)
             frame.last_accessed = self.now
         if hits:
-            await self.db.executemany(
+            self.db.executemany(
                 "UPDATE memory_frames SET access_count = access_count + ?, last_accessed = ?, "
                 "importance = ? WHERE id = ?",
                 [

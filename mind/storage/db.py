@@ -4,6 +4,10 @@ It translates driver errors into the hive-mind tree and provides a re-entrant
 :meth:`Database.transaction`: the outermost level is ``BEGIN IMMEDIATE`` … ``COMMIT`` (so the
 write lock is taken up front and ``busy_timeout`` applies), inner levels are savepoints, so one
 failing operation rolls back alone while the surrounding group commit goes on.
+
+Every awaited statement is a round trip to the connection's thread (~0.2 ms idle on a 2-core
+AMD EPYC, more when the cores are busy); a piece of work of many statements — a bulk insert —
+runs in one trip with :meth:`Database.run`, its statements on a :class:`SyncDb`.
 """
 
 from __future__ import annotations
@@ -12,10 +16,10 @@ import asyncio
 import contextlib
 import contextvars
 import itertools
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import aiosqlite
 
@@ -26,6 +30,7 @@ Row = Any  # the driver's Row type (sqlite3.Row or pysqlite3.dbapi2.Row)
 Params = Sequence[Any] | dict[str, Any]
 
 _ids = itertools.count(1)
+T = TypeVar("T")
 
 
 def translate(exc: BaseException) -> HiveMindError:
@@ -39,6 +44,37 @@ def translate(exc: BaseException) -> HiveMindError:
     if "locked" in text or "busy" in text:
         return StorageError(f"the mind file is busy (another writer holds the lock): {text}")
     return StorageError(f"SQLite error: {text}")
+
+
+class SyncDb:
+    """The statements of :class:`Database` as its connection's thread runs them (inside
+    :meth:`Database.run`): same names, same results, same errors."""
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+
+    def execute(self, sql: str, params: Params = ()) -> tuple[int, int]:
+        try:
+            cur = self._conn.execute(sql, params)
+        except Exception as exc:
+            raise translate(exc) from exc
+        return cur.lastrowid or 0, cur.rowcount
+
+    def executemany(self, sql: str, rows: Iterable[Params]) -> int:
+        try:
+            return int(self._conn.executemany(sql, rows).rowcount)
+        except Exception as exc:
+            raise translate(exc) from exc
+
+    def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        try:
+            return self._conn.execute(sql, params).fetchall()  # type: ignore[no-any-return]
+        except Exception as exc:
+            raise translate(exc) from exc
+
+    def fetchval(self, sql: str, params: Params = (), default: Any = None) -> Any:
+        rows = self.fetchall(sql, params)
+        return default if not rows or rows[0][0] is None else rows[0][0]
 
 
 class Database:
@@ -97,6 +133,15 @@ class Database:
         if row is None or row[0] is None:
             return default
         return row[0]
+
+    async def run(self, work: Callable[[SyncDb], T]) -> T:
+        """``work`` in the connection's thread, its statements on a :class:`SyncDb`: one round
+        trip for all of them (inside a transaction of this connection when one is open)."""
+        try:
+            return await self._conn._execute(  # type: ignore[no-untyped-call,no-any-return]
+                lambda: work(SyncDb(self._conn._connection)))
+        except Exception as exc:
+            raise translate(exc) from exc
 
     # -- transactions -----------------------------------------------------------------------
 
