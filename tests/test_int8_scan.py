@@ -124,3 +124,64 @@ def test_only_the_best_estimates_of_all_blocks_are_rescored(
         recalls.append(len(exact & set(rows.tolist())) / 100)
     assert rescored == [int8.CANDIDATES_PER_ROW * 100] * 10  # five blocks, one block's worth
     assert np.mean(recalls) >= 0.99, np.mean(recalls)
+
+
+def test_the_packed_model_is_the_one_onnx_helper_builds() -> None:
+    assert int8.model_proto(packed=True).SerializeToString() == int8.PACKED_MODEL
+
+
+def test_a_packed_block_scores_as_the_integer_product_without_the_offset() -> None:
+    """Rows at the full ±127 and a 7-bit query: no int16 saturation in the packed product."""
+    rng = np.random.default_rng(8)
+    x = _unit(rng, int8.BLOCK_ROWS, 48)
+    codes, scale = _codes(x)
+    codes[0] = int8.OFFSET + int8.LEVELS  # extreme rows: every pair at its largest product
+    codes[1] = int8.OFFSET - int8.LEVELS
+    q8 = int8.query_codes(_unit(rng, 1, 48)[0], scale)
+    q8[:] = int8.QUERY_LEVELS
+    shifted = (q8[:, 0].astype(np.int16) + int8.PACKED_QUERY_OFFSET).astype(np.uint8)[None, :]
+    got = int8.Packed(codes).scores(shifted)
+    want = (codes.astype(np.int64) - int8.OFFSET) @ q8[:, 0].astype(np.int64)
+    assert np.array_equal(got, want)
+
+
+def test_packed_blocks_give_the_same_rows_as_the_repacking_product() -> None:
+    rng = np.random.default_rng(9)
+    n, dim = int8.BLOCK_ROWS * 2 + 5_000, 32
+    x = _unit(rng, n, dim)
+    codes, scale = _codes(x)
+    keep = rng.random(n) > 0.1
+    packed = int8.pack(codes, n, ())
+    assert len(packed) == 2  # the last, partial block goes through the repacking product
+    for q in _unit(rng, 5, dim):
+        plain = int8.quantized(x, codes, scale, keep, q, 10, serial)
+        fast = int8.quantized(x, codes, scale, keep, q, 10, serial, packed)
+        assert fast[0].tolist() == plain[0].tolist() and np.allclose(fast[1], plain[1])
+        assert keep[fast[0]].all()
+    again = int8.pack(codes, n, packed)  # nothing filled since: the same sessions, none built
+    assert len(again) == 2 and all(a is b for a, b in zip(again, packed, strict=True))
+
+
+def test_the_index_matrix_packs_each_block_once_it_is_full() -> None:
+    from mind.retrieval.vector_index import _Matrix
+
+    rng = np.random.default_rng(12)
+    matrix = _Matrix(16)
+    first = int8.BLOCK_ROWS + 100
+    matrix.put_many(np.arange(first), np.arange(first), _unit(rng, first, 16))
+    matrix.quantize()
+    assert len(matrix.packed) == 1
+    block = matrix.packed[0]
+    more = int8.BLOCK_ROWS
+    matrix.put_many(np.arange(first, first + more), np.arange(first, first + more),
+                    _unit(rng, more, 16))  # grows the arrays: the packed block keeps its rows
+    matrix.quantize()
+    assert len(matrix.packed) == 2 and matrix.packed[0] is block
+    assert matrix.snapshot().packed == matrix.packed
+    assert matrix.snapshot(window=1000).packed == ()  # rows of a window start elsewhere
+    q = _unit(rng, 1, 16)[0]
+    snap = matrix.snapshot()
+    keep = snap.owners >= 0
+    fast = int8.quantized(snap.vectors, snap.codes, snap.scale, keep, q, 10, serial, snap.packed)
+    exact = np.argsort(-(snap.vectors @ q))[:10]
+    assert sorted(fast[0].tolist()) == sorted(exact.tolist())
