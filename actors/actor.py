@@ -190,7 +190,7 @@ class MindActor:
     async def _submit_parts(self, op: Any, parts: list[Any]) -> Any:
         """Queue a big op's parts one after the other in the bulk lane; its result is theirs
         merged, or the first part's error."""
-        parted = Parted(op.op_id, len(parts))
+        parted = Parted(op.op_id, tuple(part.op_id for part in parts))
         futures: list[asyncio.Future[Any]] = []
         for part in parts:
             futures.append(asyncio.get_running_loop().create_future())

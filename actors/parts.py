@@ -25,7 +25,7 @@ What an op applied in parts keeps and gives up:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 
 from actors.results import FramesSaved
@@ -43,15 +43,12 @@ def part_id(op_id: str, index: int, count: int) -> str:
 
 @dataclass(slots=True)
 class Parted:
-    """The parts of one op in flight, shared by them: the op's id and the first failure."""
+    """The parts of one op in flight, shared by them: the op's id, its parts' ids (in order)
+    and the first failure."""
 
     op_id: str
-    count: int
+    part_ids: tuple[str, ...]
     failed: BaseException | None = None
-    part_ids: tuple[str, ...] = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.part_ids = tuple(part_id(self.op_id, i, self.count) for i in range(self.count))
 
     def last(self, op_id: str) -> bool:
         return op_id == self.part_ids[-1]

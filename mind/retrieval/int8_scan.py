@@ -107,7 +107,6 @@ PACKED_MODEL = bytes.fromhex(
 def model_proto(*, packed: bool = False) -> Any:
     """The scan's model built with ``onnx.helper`` (what :data:`MODEL`, or with ``packed``
     :data:`PACKED_MODEL`, holds)."""
-    import numpy as np
     from onnx import TensorProto, helper, numpy_helper
 
     a = helper.make_tensor_value_info("A", TensorProto.UINT8, [None, None])

@@ -99,18 +99,10 @@ class Database:
 
     async def execute(self, sql: str, params: Params = ()) -> tuple[int, int]:
         """Run one statement; returns ``(lastrowid, rowcount)``."""
-        try:
-            cur = await self._conn.execute(sql, params)
-        except Exception as exc:
-            raise translate(exc) from exc
-        return cur.lastrowid or 0, cur.rowcount
+        return await self.run(lambda db: db.execute(sql, params))
 
     async def executemany(self, sql: str, rows: Iterable[Params]) -> int:
-        try:
-            cur = await self._conn.executemany(sql, rows)
-        except Exception as exc:
-            raise translate(exc) from exc
-        return cur.rowcount
+        return await self.run(lambda db: db.executemany(sql, rows))
 
     async def executescript(self, sql: str) -> None:
         try:
@@ -119,10 +111,7 @@ class Database:
             raise translate(exc) from exc
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
-        try:
-            return list(await self._conn.execute_fetchall(sql, params))
-        except Exception as exc:
-            raise translate(exc) from exc
+        return await self.run(lambda db: db.fetchall(sql, params))
 
     async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         rows = await self.fetchall(sql, params)
