@@ -378,7 +378,8 @@ class HiveMind:
             self._touches.add(ident, ids)
 
         return HybridSearch(reader.db, None if embedder.degraded else embedder,
-                            index_of=reader.vector_index, on_hits=touch)
+                            index_of=reader.vector_index, on_hits=touch,
+                            keyword_index=reader.keyword_index())
 
     async def recall(
         self, query: str, *, limit: int = 10, scope: str | None = None,

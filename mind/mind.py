@@ -13,6 +13,7 @@ from mind.frames.sessions import SessionStore
 from mind.frames.store import FrameStore
 from mind.identity import IdentityLayer
 from mind.knowledge.store import KnowledgeGraph
+from mind.retrieval.keyword_index import KeywordIndex
 from mind.retrieval.reconcile import ReconcileResult, reconcile_indexes
 from mind.retrieval.vector_index import VectorIndex
 from mind.retrieval.vectors import Fingerprint, VectorStore
@@ -32,6 +33,7 @@ class Mind:
     def __init__(self, db: Database) -> None:
         self.db = db
         self._index: VectorIndex | None = None
+        self._keywords: KeywordIndex | None = None
         self._index_owner: Mind | None = None
         self.identity = IdentityLayer(db)
         self.awareness = AwarenessLayer(db)
@@ -74,6 +76,15 @@ class Mind:
             self._index = VectorIndex(self.db.path, fp.dim)
         return self._index
 
+    def keyword_index(self) -> KeywordIndex:
+        """The in-memory keyword index of this mind file (built on first use by a big mind:
+        :mod:`mind.retrieval.keyword_index`)."""
+        if self._index_owner is not None:
+            return self._index_owner.keyword_index()
+        if self._keywords is None:
+            self._keywords = KeywordIndex(self.db.path)
+        return self._keywords
+
     def share_index(self, other: Mind) -> None:
         """Use ``other``'s vector index (a writer and a reader of one file need only one)."""
         self._index_owner = other
@@ -104,16 +115,20 @@ class Mind:
 
     def abort(self) -> None:
         """Synchronous close for a process whose event loop already stopped."""
-        if self._index is not None:
-            self._index.close()
-            self._index = None
+        self._close_indexes()
         self.db.abort()
 
     async def close(self) -> None:
+        self._close_indexes()
+        await self.db.close()
+
+    def _close_indexes(self) -> None:
         if self._index is not None:
             self._index.close()
             self._index = None
-        await self.db.close()
+        if self._keywords is not None:
+            self._keywords.close()
+            self._keywords = None
 
     async def __aenter__(self) -> Mind:
         return self

@@ -32,10 +32,9 @@ import numpy as np
 
 from mind.census import Version, has_vector_tables, tables
 from mind.constants import T_CHUNKS_VEC, T_FRAMES_VEC
-from mind.retrieval.text_query import query_terms
+from mind.retrieval.text_query import FTS_TOKENIZER, query_terms
 from mind.retrieval.vector_scan import QueryPlanes, blocks, ones, quantized_scores, sign_codes
 
-FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"  # memory_frames_fts's (a test checks)
 LOAD_ROWS = 4096
 ROUTED_CANDIDATES = 40  # per lane and mind in a routed recall (a single mind's search: 70)
 _VOCAB = "temp.hm_route_vocab"

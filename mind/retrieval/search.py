@@ -62,6 +62,7 @@ from mind.retrieval.conversation import (
     session_bonus,
     speaker_of,
 )
+from mind.retrieval.keyword_index import KeywordIndex
 from mind.retrieval.query_time import in_windows, time_windows
 from mind.retrieval.scoring import (
     NO_RESCORE,
@@ -173,6 +174,7 @@ class _Lanes:
     similarity: dict[int, float] = field(default_factory=dict)  # the vector lane, best first
     query_vector: np.ndarray | None = None
     bm25: str = ""  # the keyword lane's score expression (:func:`_bm25`)
+    context_weight: float = 0.0  # its weight of the context column
     active: int = 0
     notes: list[str] = field(default_factory=list)
     degraded: bool = False
@@ -190,9 +192,13 @@ class HybridSearch:
         on_hits: Callable[[list[int]], Awaitable[None]] | None = None,
         signals: Signals | None = None,
         index_of: Callable[[Fingerprint], Awaitable[VectorIndex | None]] | None = None,
+        keyword_index: KeywordIndex | None = None,
     ) -> None:
         """``index_of``: where the vector lane gets its index, given the fingerprint it read
-        (a mind's own, :meth:`mind.mind.Mind.vector_index`), instead of ``vector_index``."""
+        (a mind's own, :meth:`mind.mind.Mind.vector_index`), instead of ``vector_index``;
+        ``keyword_index``: the in-memory BM25 the keyword lane asks before FTS5
+        (:mod:`mind.retrieval.keyword_index`; a mind's own: :meth:`mind.mind.Mind.keyword_index`).
+        """
         self.signals = signals
         self._db = db
         self.embedder = embedder
@@ -201,6 +207,7 @@ class HybridSearch:
         self._index = vector_index
         self._owns_index = vector_index is None and index_of is None
         self._index_of = index_of
+        self._keywords = keyword_index
         self._frames = FrameQueries(db)
         self._kg = KnowledgeGraph(db)
         self._vectors = VectorStore(db)
@@ -246,7 +253,7 @@ class HybridSearch:
             return SearchResponse(query, [], "empty", notes=["empty query"])
         n = max(candidates, limit)
         signals = self.signals or conversation.DEFAULT_SIGNALS
-        ran = _Lanes(bm25=_bm25(signals.context_weight))
+        ran = _Lanes(bm25=_bm25(signals.context_weight), context_weight=signals.context_weight)
 
         async def keyword() -> None:
             hits = await self._keyword_lane(query, n * KEYWORD_RESERVE, where, params, ran)
@@ -364,6 +371,12 @@ class HybridSearch:
         if not terms:
             return []
         lanes.active += 1
+        if self._keywords is not None and not where and self._keywords.worth_asking():
+            # a filtered query goes to FTS5 (mind.retrieval.keyword_index)
+            hits = await asyncio.to_thread(self._keywords.search_sync, query, n,
+                                           lanes.context_weight)
+            if hits is not None:
+                return hits
         extra = f" AND {where}" if where else ""
         # the frames table is joined only for a filter: the FTS rowid is the frame id, and a
         # lookup per match made the query 2.6× slower (6.4 → 2.4 ms at 100,000 frames)

@@ -18,6 +18,7 @@ STOP_WORDS = frozenset(
     "no not and or but".split()
 )
 MAX_TERMS = 32
+FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"  # memory_frames_fts's (a test checks)
 
 
 def _is_token_char(ch: str) -> bool:

@@ -370,6 +370,21 @@ APPLIED_RESULTS = """
 ALTER TABLE applied_ops ADD COLUMN result TEXT;
 """
 
+# Edits and deletions of frames, for in-memory keyword indexes (mind.retrieval.keyword_index):
+# new frames need no entry (ids only grow), so a bulk import writes nothing here.
+TEXT_LOG = """
+CREATE TABLE text_log (
+  seq      INTEGER PRIMARY KEY AUTOINCREMENT,
+  frame_id INTEGER NOT NULL
+);
+CREATE TRIGGER text_log_au AFTER UPDATE OF content, search_context ON memory_frames BEGIN
+  INSERT INTO text_log(frame_id) VALUES (new.id);
+END;
+CREATE TRIGGER text_log_ad AFTER DELETE ON memory_frames BEGIN
+  INSERT INTO text_log(frame_id) VALUES (old.id);
+END;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core: identity, awareness, sessions, frames, fts, outbox", CORE),
     Migration(2, "knowledge graph: entities, relations, entity-frame bridge", KNOWLEDGE),
@@ -385,6 +400,7 @@ MIGRATIONS: tuple[Migration, ...] = (
               HARVEST_LABELS),
     Migration(11, "idempotency keys: a keyed write's applied op keeps its result",
               APPLIED_RESULTS),
+    Migration(12, "text change log for in-memory keyword indexes", TEXT_LOG),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -1,0 +1,181 @@
+"""The in-memory keyword index ranks exactly as FTS5's bm25 does, and stays fresh."""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+
+import pytest
+
+from mind.frames.model import NewFrame
+from mind.mind import Mind
+from mind.retrieval import keyword_index as ki
+from mind.retrieval.keyword_index import KeywordIndex
+from mind.retrieval.search import HybridSearch
+from mind.retrieval.text_query import fts_match_expression, query_terms
+from mind.storage.connection import connect_peek
+
+# words that exercise FTS5's tokenizer: case, diacritics, stems, a curly apostrophe (a
+# separator inside one of our words), digits, CJK, marks
+_WORDS = ("Zürich zurich ZURICH café cafe running runs ran runner don’t won't Q2 2023 "
+          "naïve résumé resume budget budgets budgeting salad salads homemade desserts "
+          "日本語 テスト áb x_y e-mail co-op tea Tea coffee plans planning Berlin berlin").split()
+
+
+def _text(rng: random.Random) -> str:
+    return " ".join(rng.choices(_WORDS, k=rng.randint(3, 18))) + rng.choice([".", "?", "!"])
+
+
+def _fts(path: Path, query: str, n: int, weight: float) -> list[tuple[int, float]]:
+    conn = connect_peek(path)
+    try:
+        rows = conn.execute(
+            f"SELECT rowid, -bm25(memory_frames_fts, 1.0, {weight!r}) AS s "
+            "FROM memory_frames_fts WHERE memory_frames_fts MATCH ? ORDER BY s DESC LIMIT ?",
+            (fts_match_expression(query_terms(query)), n)).fetchall()
+    finally:
+        conn.close()
+    return [(int(r[0]), float(r[1])) for r in rows]
+
+
+def _same(ours: list[tuple[int, float]], theirs: list[tuple[int, float]]) -> None:
+    """Same scores (to rounding) and the same frames, but for ties at the cut."""
+    assert len(ours) == len(theirs)
+    assert [s for _, s in ours] == pytest.approx([s for _, s in theirs], rel=1e-12, abs=1e-12)
+    cut = theirs[-1][1] if theirs else 0.0
+    above = {f for f, s in theirs if s > cut + 1e-9}
+    assert above <= {f for f, _ in ours}
+    ours_scores = dict(ours)
+    for fid, score in theirs:
+        if fid in ours_scores:
+            assert ours_scores[fid] == pytest.approx(score, rel=1e-12)
+
+
+async def _fill(mind: Mind, rng: random.Random, count: int, sessions: int = 7) -> list[int]:
+    saved = await mind.frames.insert_many([
+        NewFrame(f"s{rng.randrange(sessions)}", _text(rng), dedup=False) for _ in range(count)])
+    return [r.frame.id for r in saved]
+
+
+QUERIES = ("zurich cafe", "Running budgets", "don’t resume", "日本語 tea", "naive e-mail plans",
+           "Q2 2023 salads", "coffee berlin homemade", "unknownword tea", "x_y co-op")
+
+
+@pytest.mark.parametrize("weight", [0.3, 1.0])
+async def test_scores_match_fts5(tmp_path: Path, weight: float) -> None:
+    path = tmp_path / "m.mind"
+    rng = random.Random(7)
+    async with await Mind.open(path) as mind:
+        await _fill(mind, rng, 600)
+    index = KeywordIndex(path, min_rows=0, background=False)
+    try:
+        assert index.prepare() and index.nbytes > 0
+        for query in QUERIES:
+            ours = index.search_sync(query, 40, weight)
+            assert ours is not None, query
+            _same(ours, _fts(path, query, 40, weight))
+        assert index.search_sync("the of and", 10, weight) == []  # stop words only
+    finally:
+        index.close()
+
+
+async def test_stays_fresh_through_writes_edits_and_deletions(tmp_path: Path) -> None:
+    path = tmp_path / "m.mind"
+    rng = random.Random(11)
+    async with await Mind.open(path) as mind:
+        ids = await _fill(mind, rng, 300)
+        index = KeywordIndex(path, min_rows=0, background=False)
+        try:
+            assert index.prepare()
+            built = index.nbytes
+            new = await _fill(mind, rng, 40)  # past the highest id the build saw
+            await mind.frames.update(ids[5], content="zurich zurich cafe budget resume")
+            await mind.frames.update(new[3], content="salads and a Berlin café")
+            await mind.frames.delete(ids[9])
+            await mind.frames.delete(new[0])
+            for query in QUERIES:
+                ours = index.search_sync(query, 60, 0.3)
+                assert ours is not None
+                _same(ours, _fts(path, query, 60, 0.3))
+            assert index.nbytes == built  # the changes live beside the arrays
+            found = dict(index.search_sync("zurich cafe budget resume", 600, 0.3) or [])
+            assert ids[5] in found and ids[9] not in found and new[0] not in found
+        finally:
+            index.close()
+
+
+async def test_rebuilds_after_many_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                           ) -> None:
+    monkeypatch.setattr(ki, "MAX_DELTA_ROWS", 10)
+    path = tmp_path / "m.mind"
+    rng = random.Random(3)
+    async with await Mind.open(path) as mind:
+        await _fill(mind, rng, 100)
+        index = KeywordIndex(path, min_rows=0, background=False)
+        try:
+            assert index.prepare()
+            rows = len(index._postings.ids) if index._postings is not None else 0
+            await _fill(mind, rng, 5)
+            assert index.search_sync("tea", 10, 0.3) is not None  # 5 changed: beside the arrays
+            assert index._postings is not None and len(index._postings.ids) == rows
+            await _fill(mind, rng, 30)
+            ours = index.search_sync("zurich tea", 50, 0.3)  # 35 changed: arrays rebuilt
+            assert index._postings is not None and len(index._postings.ids) == rows + 35
+            assert ours is not None
+            _same(ours, _fts(path, "zurich tea", 50, 0.3))
+        finally:
+            index.close()
+
+
+async def test_small_minds_and_background_builds(tmp_path: Path) -> None:
+    path = tmp_path / "m.mind"
+    rng = random.Random(5)
+    async with await Mind.open(path) as mind:
+        await _fill(mind, rng, 50)
+    small = KeywordIndex(path, min_rows=1000, background=False)
+    try:
+        assert small.search_sync("tea", 10, 0.3) is None and not small.ready
+        assert not small.worth_asking()  # not counted again at once
+    finally:
+        small.close()
+    index = KeywordIndex(path, min_rows=10, background=True)
+    try:
+        assert index.search_sync("tea", 10, 0.3) is None  # FTS5 answers while it builds
+        deadline = time.monotonic() + 30
+        while not index.ready and time.monotonic() < deadline:
+            time.sleep(0.01)
+        ours = index.search_sync("tea", 10, 0.3)
+        assert ours is not None
+        _same(ours, _fts(path, "tea", 10, 0.3))
+    finally:
+        index.close()
+
+
+async def test_hybrid_search_keyword_lane_uses_it(tmp_path: Path) -> None:
+    """The keyword lane through the index returns what it returns through FTS5; a filtered
+    query still goes to FTS5."""
+    path = tmp_path / "m.mind"
+    rng = random.Random(9)
+    async with await Mind.open(path) as mind:
+        await _fill(mind, rng, 400)
+        index = KeywordIndex(path, min_rows=0, background=False)
+        try:
+            with_index = HybridSearch(mind.db, keyword_index=index)
+            plain = HybridSearch(mind.db)
+            for query in QUERIES[:5]:
+                a = await with_index.search(query, limit=20, lanes="keyword", touch=False)
+                b = await plain.search(query, limit=20, lanes="keyword", touch=False)
+                assert [r.frame.id for r in a.results] == [r.frame.id for r in b.results]
+            assert index.ready
+            filtered = await with_index.search("tea", limit=5, lanes="keyword", session="s1",
+                                               touch=False)
+            assert filtered.results and all(r.frame.gop_id == "s1" for r in filtered.results)
+        finally:
+            index.close()
+
+
+def test_tokenizer_is_the_fts_tables() -> None:
+    from mind.storage.schema import SEARCH_CONTEXT
+
+    assert f"tokenize='{ki.FTS_TOKENIZER}'" in SEARCH_CONTEXT
