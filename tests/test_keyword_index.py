@@ -141,7 +141,9 @@ async def test_small_minds_and_background_builds(tmp_path: Path) -> None:
         small.close()
     index = KeywordIndex(path, min_rows=10, background=True)
     try:
-        assert index.search_sync("tea", 10, 0.3) is None  # FTS5 answers while it builds
+        assert index.search_sync("tea", 10, 0.3) is None  # not built: FTS5 answers
+        assert not index.worth_asking()
+        index.warm()  # a recall starts the build after answering
         deadline = time.monotonic() + 30
         while not index.ready and time.monotonic() < deadline:
             time.sleep(0.01)
@@ -167,12 +169,21 @@ async def test_hybrid_search_keyword_lane_uses_it(tmp_path: Path) -> None:
                 a = await with_index.search(query, limit=20, lanes="keyword", touch=False)
                 b = await plain.search(query, limit=20, lanes="keyword", touch=False)
                 assert [r.frame.id for r in a.results] == [r.frame.id for r in b.results]
-            assert index.ready
+            assert index.ready and index.worth_asking()
             filtered = await with_index.search("tea", limit=5, lanes="keyword", session="s1",
                                                touch=False)
             assert filtered.results and all(r.frame.gop_id == "s1" for r in filtered.results)
         finally:
             index.close()
+        warmed = KeywordIndex(path, min_rows=0)  # a served mind's: built after a recall
+        try:
+            await HybridSearch(mind.db, keyword_index=warmed).search("tea", touch=False)
+            deadline = time.monotonic() + 30
+            while not warmed.ready and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert warmed.ready
+        finally:
+            warmed.close()
 
 
 def test_tokenizer_is_the_fts_tables() -> None:

@@ -286,67 +286,81 @@ class KeywordIndex:
     # -- build and freshness (blocking: worker threads) ---------------------------------------
 
     def worth_asking(self) -> bool:
-        """False when a query would surely go to FTS5: the build failed, or the mind was too
-        small a moment ago (saves a small mind's recall the hand-off to a thread)."""
+        """False when a query would surely go to FTS5 (not built, or the build failed): saves
+        the recall a hand-off to a thread."""
         if self.failed is not None:
             return False
-        return self._postings is not None or time.monotonic() >= self._small_until
+        return self._postings is not None or (
+            not self.background and time.monotonic() >= self._small_until)
+
+    def warm(self) -> None:
+        """Start the build on a thread of its own if the index has none and the mind may be big
+        enough (the thread checks). Called after a recall has answered, so that the first
+        recall after a start, which loads the vector index, does not share the CPU with it."""
+        if not self.background or self.failed is not None or self._postings is not None:
+            return
+        with self._lock:
+            if (self._building is not None or self._postings is not None
+                    or time.monotonic() < self._small_until):
+                return
+            self._building = threading.Thread(target=self._build_if_big, name="keyword-index",
+                                              daemon=True)
+            self._building.start()
 
     def prepare(self) -> bool:
-        """Whether the index can answer now; starts (or, unless ``background``, runs) the build
-        when the mind is big enough and refreshes a built index."""
+        """Whether the index can answer now (refreshed). A built index that changed too much
+        is dropped here; without ``background`` the build runs here, else :meth:`warm`
+        starts it."""
         if self.failed is not None:
             return False
         if self._postings is not None:
             self.refresh()  # may drop the arrays (too many changes): then they are rebuilt
             if self._postings is not None:
                 return True
-        with self._lock:
-            if self._postings is not None or self._building is not None:
-                return self._postings is not None
-            top = self._connection().execute(
-                "SELECT COALESCE(MAX(id), 0) FROM memory_frames").fetchone()[0]
-            if int(top) < self.min_rows:
-                self._small_until = time.monotonic() + SMALL_RECHECK_S
-                return False
-            self._building = threading.Thread(target=self._build_now, name="keyword-index",
-                                              daemon=True)
-            if self.background:
-                self._building.start()
-                return False
-        self._build_now()
+        if self.background:
+            return False
+        self._build_if_big()
         return self._postings is not None
 
-    def _build_now(self) -> None:
-        started = time.perf_counter()
+    def _build_if_big(self) -> None:
         try:
-            conn = connect_peek(self.path)  # its own: the build's read runs for seconds
-            try:
-                conn.execute("BEGIN")
-                seq = int(conn.execute("SELECT COALESCE(MAX(seq), 0) FROM text_log"
-                                       ).fetchone()[0])
-                cursor = conn.execute(
-                    "SELECT id, content, search_context FROM memory_frames ORDER BY id")
-
-                def batches() -> Iterable[list[Any]]:
-                    while batch := cursor.fetchmany(BUILD_BATCH):
-                        yield batch
-
-                postings = _build(self._stemmer, batches())
-                conn.execute("COMMIT")
-            finally:
-                conn.close()
             with self._lock:
-                self._postings, self._delta, self._seq = postings, _Delta(), seq
-                self._top = int(postings.ids[-1]) if len(postings.ids) else 0
-                self._stats = _Stats(len(postings.ids), int(postings.length.sum()))
-            log.info("keyword index of %s built: %d frames in %.1f s, %.0f MiB", self.path,
-                     len(postings.ids), time.perf_counter() - started, self.nbytes / 2**20)
+                top = self._connection().execute(
+                    "SELECT COALESCE(MAX(id), 0) FROM memory_frames").fetchone()[0]
+            if int(top) < self.min_rows:
+                self._small_until = time.monotonic() + SMALL_RECHECK_S
+                return
+            self._build_now()
         except Exception as exc:  # the keyword lane keeps FTS5
             log.warning("keyword index of %s not built: %s", self.path, exc)
             self.failed = str(exc)
         finally:
             self._building = None
+
+    def _build_now(self) -> None:
+        started = time.perf_counter()
+        conn = connect_peek(self.path)  # its own: the build's read runs for seconds
+        try:
+            conn.execute("BEGIN")
+            seq = int(conn.execute("SELECT COALESCE(MAX(seq), 0) FROM text_log"
+                                   ).fetchone()[0])
+            cursor = conn.execute(
+                "SELECT id, content, search_context FROM memory_frames ORDER BY id")
+
+            def batches() -> Iterable[list[Any]]:
+                while batch := cursor.fetchmany(BUILD_BATCH):
+                    yield batch
+
+            postings = _build(self._stemmer, batches())
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+        with self._lock:
+            self._postings, self._delta, self._seq = postings, _Delta(), seq
+            self._top = int(postings.ids[-1]) if len(postings.ids) else 0
+            self._stats = _Stats(len(postings.ids), int(postings.length.sum()))
+        log.info("keyword index of %s built: %d frames in %.1f s, %.0f MiB", self.path,
+                 len(postings.ids), time.perf_counter() - started, self.nbytes / 2**20)
 
     def refresh(self) -> None:
         """Read the frames written and changed since the last look (module docstring)."""
@@ -435,6 +449,7 @@ def _score(postings: _Postings, delta: _Delta, stats: _Stats, phrases: list[int]
         return []
     avgdl = stats.tokens / stats.rows
     acc = np.zeros(len(postings.ids), dtype=np.float64)
+    hit = np.zeros(len(postings.ids), dtype=bool)  # found by a bool scan: 1/8 of acc's bytes
     extra: dict[int, float] = {}
     for term in phrases:
         rows, tf = postings.postings(term)
@@ -448,11 +463,12 @@ def _score(postings: _Postings, delta: _Delta, stats: _Stats, phrases: list[int]
             f = tf[:, 0].astype(np.float64) + weight * tf[:, 1]
             norm = K1 * (1 - B + B * postings.length[rows] / avgdl)
             acc[rows] += idf * (f * (K1 + 1.0)) / (f + norm)
+            hit[rows] = True
         for fid, (a, c) in in_delta.items():
             f1 = a + weight * c
             d = K1 * (1 - B + B * delta.length[fid] / avgdl)
             extra[fid] = extra.get(fid, 0.0) + idf * (f1 * (K1 + 1.0)) / (f1 + d)
-    found = np.flatnonzero(acc)
+    found = np.flatnonzero(hit)
     found = found[postings.alive[found]]
     ids = np.concatenate([postings.ids[found], np.fromiter(extra, dtype=np.int64,
                                                            count=len(extra))])

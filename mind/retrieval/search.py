@@ -324,6 +324,8 @@ class HybridSearch:
         if rerank and self.reranker is not None and results:
             results = await self._rerank(query, results, limit, ran.notes)
         results = results[:limit]
+        if self._keywords is not None:
+            self._keywords.warm()  # after the answer: never beside the first recall's loads
         if touch:
             await self.touch([r.frame.id for r in results])
         mode = "hybrid" if ran.active == 2 else ("vector" if ran.similarity else "keyword")

@@ -244,6 +244,11 @@ CREATE TABLE sessions (
   ended_at   TEXT,
   summary    TEXT
 );
+-- table text_log on text_log
+CREATE TABLE text_log (
+  seq      INTEGER PRIMARY KEY AUTOINCREMENT,
+  frame_id INTEGER NOT NULL
+);
 -- table vector_log on vector_log
 CREATE TABLE vector_log (
   seq     INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -284,4 +289,12 @@ END;
 CREATE TRIGGER relation_sources_ad AFTER DELETE ON relation_sources
 WHEN NOT EXISTS (SELECT 1 FROM relation_sources WHERE relation_id = old.relation_id) BEGIN
   DELETE FROM knowledge_relations WHERE id = old.relation_id AND asserted = 0;
+END;
+-- trigger text_log_ad on memory_frames
+CREATE TRIGGER text_log_ad AFTER DELETE ON memory_frames BEGIN
+  INSERT INTO text_log(frame_id) VALUES (old.id);
+END;
+-- trigger text_log_au on memory_frames
+CREATE TRIGGER text_log_au AFTER UPDATE OF content, search_context ON memory_frames BEGIN
+  INSERT INTO text_log(frame_id) VALUES (new.id);
 END;
