@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -52,6 +54,30 @@ def _same(ours: list[tuple[int, float]], theirs: list[tuple[int, float]]) -> Non
             assert ours_scores[fid] == pytest.approx(score, rel=1e-12)
 
 
+def _matches_fts(index: KeywordIndex, path: Path, query: str, n: int, weight: float = 0.3
+                 ) -> None:
+    ours = index.search_sync(query, n, weight)
+    assert ours is not None, query
+    _same(ours, _fts(path, query, n, weight))
+
+
+def _wait_ready(index: KeywordIndex) -> None:
+    deadline = time.monotonic() + 30
+    while not index.ready and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert index.ready
+
+
+@contextlib.contextmanager
+def _index(path: Path, min_rows: int = 0, background: bool = False
+           ) -> Iterator[KeywordIndex]:
+    index = KeywordIndex(path, min_rows=min_rows, background=background)
+    try:
+        yield index
+    finally:
+        index.close()
+
+
 async def _fill(mind: Mind, rng: random.Random, count: int, sessions: int = 7) -> list[int]:
     saved = await mind.frames.insert_many([
         NewFrame(f"s{rng.randrange(sessions)}", _text(rng), dedup=False) for _ in range(count)])
@@ -68,16 +94,11 @@ async def test_scores_match_fts5(tmp_path: Path, weight: float) -> None:
     rng = random.Random(7)
     async with await Mind.open(path) as mind:
         await _fill(mind, rng, 600)
-    index = KeywordIndex(path, min_rows=0, background=False)
-    try:
+    with _index(path) as index:
         assert index.prepare() and index.nbytes > 0
         for query in QUERIES:
-            ours = index.search_sync(query, 40, weight)
-            assert ours is not None, query
-            _same(ours, _fts(path, query, 40, weight))
+            _matches_fts(index, path, query, 40, weight)
         assert index.search_sync("the of and", 10, weight) == []  # stop words only
-    finally:
-        index.close()
 
 
 async def test_stays_fresh_through_writes_edits_and_deletions(tmp_path: Path) -> None:
@@ -85,8 +106,7 @@ async def test_stays_fresh_through_writes_edits_and_deletions(tmp_path: Path) ->
     rng = random.Random(11)
     async with await Mind.open(path) as mind:
         ids = await _fill(mind, rng, 300)
-        index = KeywordIndex(path, min_rows=0, background=False)
-        try:
+        with _index(path) as index:
             assert index.prepare()
             built = index.nbytes
             new = await _fill(mind, rng, 40)  # past the highest id the build saw
@@ -95,14 +115,10 @@ async def test_stays_fresh_through_writes_edits_and_deletions(tmp_path: Path) ->
             await mind.frames.delete(ids[9])
             await mind.frames.delete(new[0])
             for query in QUERIES:
-                ours = index.search_sync(query, 60, 0.3)
-                assert ours is not None
-                _same(ours, _fts(path, query, 60, 0.3))
+                _matches_fts(index, path, query, 60)
             assert index.nbytes == built  # the changes live beside the arrays
             found = dict(index.search_sync("zurich cafe budget resume", 600, 0.3) or [])
             assert ids[5] in found and ids[9] not in found and new[0] not in found
-        finally:
-            index.close()
 
 
 async def test_rebuilds_after_many_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -112,20 +128,15 @@ async def test_rebuilds_after_many_changes(tmp_path: Path, monkeypatch: pytest.M
     rng = random.Random(3)
     async with await Mind.open(path) as mind:
         await _fill(mind, rng, 100)
-        index = KeywordIndex(path, min_rows=0, background=False)
-        try:
+        with _index(path) as index:
             assert index.prepare()
             rows = len(index._postings.ids) if index._postings is not None else 0
             await _fill(mind, rng, 5)
             assert index.search_sync("tea", 10, 0.3) is not None  # 5 changed: beside the arrays
             assert index._postings is not None and len(index._postings.ids) == rows
             await _fill(mind, rng, 30)
-            ours = index.search_sync("zurich tea", 50, 0.3)  # 35 changed: arrays rebuilt
+            _matches_fts(index, path, "zurich tea", 50)  # 35 changed: arrays rebuilt
             assert index._postings is not None and len(index._postings.ids) == rows + 35
-            assert ours is not None
-            _same(ours, _fts(path, "zurich tea", 50, 0.3))
-        finally:
-            index.close()
 
 
 async def test_small_minds_and_background_builds(tmp_path: Path) -> None:
@@ -133,25 +144,15 @@ async def test_small_minds_and_background_builds(tmp_path: Path) -> None:
     rng = random.Random(5)
     async with await Mind.open(path) as mind:
         await _fill(mind, rng, 50)
-    small = KeywordIndex(path, min_rows=1000, background=False)
-    try:
+    with _index(path, 1000) as small:
         assert small.search_sync("tea", 10, 0.3) is None and not small.ready
         assert not small.worth_asking()  # not counted again at once
-    finally:
-        small.close()
-    index = KeywordIndex(path, min_rows=10, background=True)
-    try:
+    with _index(path, 10, True) as index:
         assert index.search_sync("tea", 10, 0.3) is None  # not built: FTS5 answers
         assert not index.worth_asking()
         index.warm()  # a recall starts the build after answering
-        deadline = time.monotonic() + 30
-        while not index.ready and time.monotonic() < deadline:
-            time.sleep(0.01)
-        ours = index.search_sync("tea", 10, 0.3)
-        assert ours is not None
-        _same(ours, _fts(path, "tea", 10, 0.3))
-    finally:
-        index.close()
+        _wait_ready(index)
+        _matches_fts(index, path, "tea", 10)
 
 
 async def test_hybrid_search_keyword_lane_uses_it(tmp_path: Path) -> None:
@@ -161,8 +162,7 @@ async def test_hybrid_search_keyword_lane_uses_it(tmp_path: Path) -> None:
     rng = random.Random(9)
     async with await Mind.open(path) as mind:
         await _fill(mind, rng, 400)
-        index = KeywordIndex(path, min_rows=0, background=False)
-        try:
+        with _index(path) as index:
             with_index = HybridSearch(mind.db, keyword_index=index)
             plain = HybridSearch(mind.db)
             for query in QUERIES[:5]:
@@ -173,17 +173,9 @@ async def test_hybrid_search_keyword_lane_uses_it(tmp_path: Path) -> None:
             filtered = await with_index.search("tea", limit=5, lanes="keyword", session="s1",
                                                touch=False)
             assert filtered.results and all(r.frame.gop_id == "s1" for r in filtered.results)
-        finally:
-            index.close()
-        warmed = KeywordIndex(path, min_rows=0)  # a served mind's: built after a recall
-        try:
+        with _index(path, background=True) as warmed:  # a served mind's: built after a recall
             await HybridSearch(mind.db, keyword_index=warmed).search("tea", touch=False)
-            deadline = time.monotonic() + 30
-            while not warmed.ready and time.monotonic() < deadline:
-                time.sleep(0.01)
-            assert warmed.ready
-        finally:
-            warmed.close()
+            _wait_ready(warmed)
 
 
 def test_tokenizer_is_the_fts_tables() -> None:
