@@ -202,9 +202,9 @@ def _build(stemmer: Stemmer, batches: Iterable[list[Any]]) -> _Postings:
             flat: list[int] = []
             counts = np.empty(n, dtype=np.int64)
             for i, ws in enumerate(found):
-                ids = stemmer.ids(ws)
-                flat.extend(ids)
-                counts[i] = len(ids)
+                got = stemmer.ids(ws)
+                flat.extend(got)
+                counts[i] = len(got)
             lengths += counts
             docs = np.repeat(np.arange(n, dtype=np.int64), counts)
             keys.append((np.asarray(flat, dtype=np.int64) << 32) | docs)
