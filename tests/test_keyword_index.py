@@ -182,3 +182,21 @@ def test_tokenizer_is_the_fts_tables() -> None:
     from mind.storage.schema import SEARCH_CONTEXT
 
     assert f"tokenize='{ki.FTS_TOKENIZER}'" in SEARCH_CONTEXT
+
+
+async def test_closing_during_a_build_is_quiet(tmp_path: Path, caplog: pytest.LogCaptureFixture
+                                              ) -> None:
+    """A one-shot CLI recall warms the index and closes the mind right after answering: the
+    build it started ends without a warning, and a closed index starts none."""
+    path = tmp_path / "m.mind"
+    async with await Mind.open(path) as mind:
+        await _fill(mind, random.Random(2), 3000)
+    index = KeywordIndex(path, min_rows=10)
+    index.warm()
+    thread = index._building
+    index.close()
+    if thread is not None:
+        thread.join(30)
+    assert not [r for r in caplog.records if r.name == ki.__name__ and r.levelname == "WARNING"]
+    index.warm()
+    assert index._building is None

@@ -265,6 +265,7 @@ class KeywordIndex:
         self._building: threading.Thread | None = None
         self.failed: str | None = None
         self._small_until = 0.0
+        self.closed = False
 
     @property
     def ready(self) -> bool:
@@ -278,6 +279,7 @@ class KeywordIndex:
         return int(sum(a.nbytes for a in (p.ids, p.length, p.alive, p.starts, p.rows, p.tf)))
 
     def close(self) -> None:
+        self.closed = True  # a build still running ends in an error nobody needs to see
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
@@ -303,7 +305,8 @@ class KeywordIndex:
         """Start the build on a thread of its own if the index has none and the mind may be big
         enough (the thread checks). Called after a recall has answered, so that the first
         recall after a start, which loads the vector index, does not share the CPU with it."""
-        if not self.background or self.failed is not None or self._postings is not None:
+        if (not self.background or self.closed or self.failed is not None
+                or self._postings is not None):
             return
         with self._lock:
             if (self._building is not None or self._postings is not None
@@ -338,7 +341,8 @@ class KeywordIndex:
                 return
             self._build_now()
         except Exception as exc:  # the keyword lane keeps FTS5
-            log.warning("keyword index of %s not built: %s", self.path, exc)
+            if not self.closed:
+                log.warning("keyword index of %s not built: %s", self.path, exc)
             self.failed = str(exc)
         finally:
             self._building = None
