@@ -25,7 +25,7 @@ from typing import cast
 from actors.constants import CATALOG_THREADS
 from mind.census import COUNTS, Census, FileStamp, Version, stamp, take_census
 from mind.retrieval.routing import QueryStemmer, RoutePool, RouteSummary, read_summary
-from mind.storage.connection import connect_peek, driver
+from mind.storage.connection import connect_peek
 from mind.storage.private_files import write_private_text
 
 log = logging.getLogger(__name__)
@@ -87,7 +87,7 @@ class MindCatalog:
 
     def stems(self, query: str) -> list[str]:
         if self._stemmer is None:
-            self._stemmer = QueryStemmer(driver().connect)
+            self._stemmer = QueryStemmer()
         return self._stemmer.stems(query)
 
     def memory(self) -> dict[str, int]:

@@ -99,6 +99,9 @@ async def test_scores_match_fts5(tmp_path: Path, weight: float) -> None:
         for query in QUERIES:
             _matches_fts(index, path, query, 40, weight)
         assert index.search_sync("the of and", 10, weight) == []  # stop words only
+        learned = (len(index._stemmer.single), len(index._stemmer.terms))
+        assert index.search_sync("zyxwv qwertyuiop", 10, weight) == []  # words no frame has
+        assert (len(index._stemmer.single), len(index._stemmer.terms)) == learned  # not cached
 
 
 async def test_stays_fresh_through_writes_edits_and_deletions(tmp_path: Path) -> None:

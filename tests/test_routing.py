@@ -15,13 +15,13 @@ from hive_mind.facade import HiveMind
 from mind.census import stamp
 from mind.mind import Mind
 from mind.retrieval.routing import (
-    FTS_TOKENIZER,
     RoutePool,
     RouteSummary,
     interleave,
     select,
     term_hashes,
 )
+from mind.retrieval.text_query import FTS_TOKENIZER
 from mind.retrieval.vector_scan import ones, sign_codes
 from mind.storage.connection import driver
 

@@ -85,31 +85,39 @@ class Stemmer:
         self._lock = threading.Lock()
 
     def learn(self, found: Iterable[str]) -> None:
-        """Tokenize the words not seen before (one FTS5 insert for all of them)."""
+        """Give the words not seen before term ids (one FTS5 insert for all of them). Indexed
+        text only: a query's words are looked up (:meth:`tokens`), never learned, so queries
+        from the network cannot grow the cache."""
         if all(w in self.single or w in self.multi for w in found):
             return
         with self._lock:  # term ids are handed out here: one thread at a time
             new = [w for w in dict.fromkeys(found) if w not in self.single and w not in self.multi]
-            if new:
-                self._tokenize(new)
+            for word, tokens in zip(new, self._tokens(new), strict=True):
+                ids = tuple(self.terms.setdefault(t, len(self.terms)) for t in tokens)
+                if len(ids) == 1:
+                    self.single[word] = ids[0]
+                else:
+                    self.multi[word] = ids
 
-    def _tokenize(self, new: list[str]) -> None:
-        tokens: dict[int, list[str]] = {}
+    def tokens(self, found: Sequence[str]) -> list[list[str]]:
+        """The FTS5 tokens of each word (nothing cached)."""
+        with self._lock:
+            return self._tokens(found)
+
+    def _tokens(self, found: Sequence[str]) -> list[list[str]]:
+        tokens: list[list[str]] = [[] for _ in found]
+        if not found:
+            return tokens
         conn = self._conn
         conn.execute("BEGIN")
         try:
-            conn.executemany("INSERT INTO temp.w(rowid, x) VALUES (?, ?)", enumerate(new, 1))
+            conn.executemany("INSERT INTO temp.w(rowid, x) VALUES (?, ?)", enumerate(found, 1))
             for doc, term in conn.execute("SELECT doc, term FROM temp.wi ORDER BY doc, offset"):
-                tokens.setdefault(int(doc), []).append(str(term))
+                tokens[int(doc) - 1].append(str(term))
             conn.execute("DELETE FROM temp.w")
         finally:
             conn.execute("COMMIT")
-        for i, word in enumerate(new, 1):
-            ids = tuple(self.terms.setdefault(t, len(self.terms)) for t in tokens.get(i, ()))
-            if len(ids) == 1:
-                self.single[word] = ids[0]
-            else:
-                self.multi[word] = ids
+        return tokens
 
     def ids(self, found: Sequence[str]) -> list[int]:
         """Term ids of a text's words, in order (every word learned)."""
@@ -425,16 +433,19 @@ class KeywordIndex:
 
     def phrases(self, query: str) -> list[int] | None:
         """The query's phrases as term ids (the keyword lane's terms, :func:`query_terms`), or
-        None when one of them is not exactly one token (FTS5 matches it by position)."""
+        None when one of them is not exactly one token (FTS5 matches it by position). A token
+        no indexed frame holds has no id and adds nothing to any score: it is left out."""
         terms = query_terms(query)
+        known = [self._stemmer.single.get(t) for t in terms]
+        if all(k is not None for k in known):
+            return known  # type: ignore[return-value]
         out: list[int] = []
-        for term in terms:
-            found = words(term)
-            self._stemmer.learn(found)
-            ids = self._stemmer.ids(found)
-            if len(ids) != 1:
+        for tokens in self._stemmer.tokens(terms):
+            if len(tokens) != 1:
                 return None
-            out.append(ids[0])
+            term = self._stemmer.terms.get(tokens[0])
+            if term is not None:
+                out.append(term)
         return out
 
     def search_sync(self, query: str, n: int, context_weight: float

@@ -22,7 +22,6 @@ functions over NumPy arrays except :func:`read_summary` (SQL next to it) and the
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -32,7 +31,8 @@ import numpy as np
 
 from mind.census import Version, has_vector_tables, tables
 from mind.constants import T_CHUNKS_VEC, T_FRAMES_VEC
-from mind.retrieval.text_query import FTS_TOKENIZER, query_terms
+from mind.retrieval.keyword_index import Stemmer
+from mind.retrieval.text_query import query_terms
 from mind.retrieval.vector_scan import QueryPlanes, blocks, ones, quantized_scores, sign_codes
 
 LOAD_ROWS = 4096
@@ -93,26 +93,19 @@ def read_summary(conn: Any, version: Version) -> RouteSummary:
 
 class QueryStemmer:
     """A query's terms as the keyword index holds them: stop words out as the keyword lane
-    does (:func:`query_terms`), then FTS5's own tokenizer (porter stems, diacritics folded),
-    on an in-memory table of this process."""
+    does (:func:`query_terms`), then FTS5's own tokenizer (porter stems, diacritics folded,
+    :class:`~mind.retrieval.keyword_index.Stemmer`)."""
 
-    def __init__(self, connect: Any) -> None:
-        self._conn = connect(":memory:", check_same_thread=False)
-        self._conn.execute(f"CREATE VIRTUAL TABLE temp.q USING fts5(x, tokenize='{FTS_TOKENIZER}')")
-        self._conn.execute("CREATE VIRTUAL TABLE temp.qv USING fts5vocab(temp, 'q', 'row')")
-        self._lock = threading.Lock()
+    def __init__(self) -> None:
+        self._stemmer = Stemmer()
 
     def stems(self, query: str) -> list[str]:
-        terms = query_terms(query)
-        if not terms:
-            return []
-        with self._lock:
-            self._conn.execute("DELETE FROM temp.q")
-            self._conn.execute("INSERT INTO temp.q(x) VALUES (?)", (" ".join(terms),))
-            return [str(r[0]) for r in self._conn.execute("SELECT term FROM temp.qv")]
+        """The distinct tokens of the query's terms."""
+        return list(dict.fromkeys(t for tokens in self._stemmer.tokens(query_terms(query))
+                                  for t in tokens))
 
     def close(self) -> None:
-        self._conn.close()
+        self._stemmer.close()
 
 
 class RoutePool:
