@@ -394,6 +394,10 @@ class KeywordIndex:
                     "(SELECT COALESCE(MAX(id), 0) FROM memory_frames)").fetchone()
                 if (int(seq), int(top)) == (self._seq, self._top):
                     return
+                if (int(top) - self._top + int(seq) - self._seq + len(self._delta.length)
+                        > MAX_DELTA_ROWS):  # a rebuild is due: tokenize nothing into the delta
+                    self._drop()
+                    return
                 changed = {int(r[0]) for r in conn.execute(
                     "SELECT frame_id FROM text_log WHERE seq > ?", (self._seq,))}
                 rows = conn.execute("SELECT id, content, search_context FROM memory_frames "
@@ -408,9 +412,11 @@ class KeywordIndex:
                 conn.execute("COMMIT")
             self._apply(postings, changed, rows)
             self._seq, self._top = int(seq), max(self._top, int(top))
-            if len(self._delta.length) > MAX_DELTA_ROWS:
-                self._postings = None  # the next query starts a rebuild; FTS5 meanwhile
-                self._delta = _Delta()
+
+    def _drop(self) -> None:
+        """Too many changes for the delta: the next recall starts a rebuild; FTS5 meanwhile."""
+        self._postings = None
+        self._delta = _Delta()
 
     def _apply(self, postings: _Postings, changed: set[int], rows: list[Any]) -> None:
         rows_n, tokens = self._stats.rows, self._stats.tokens
