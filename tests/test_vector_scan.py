@@ -56,3 +56,29 @@ def test_exact_blocks_equal_one_product_and_respect_the_mask(monkeypatch: pytest
         want = np.argsort(-full)[:7]
         assert sorted(rows.tolist()) == sorted(want.tolist())
         assert np.allclose(np.sort(sims), np.sort(full[want]))
+
+
+@pytest.mark.parametrize("count", [1, 64, 280, 1120, 5000])
+def test_largest_picks_the_count_largest_values(count: int) -> None:
+    """The sampled threshold and the full partition agree, for a threshold that keeps enough
+    rows and for one that keeps too few (masked rows at -inf, many equal values)."""
+    rng = np.random.default_rng(count)
+    for values in (rng.standard_normal(32_768).astype(np.float32),
+                   np.where(rng.random(32_768) < 0.9, -np.inf,
+                            rng.standard_normal(32_768)).astype(np.float32),
+                   np.repeat(rng.standard_normal(64), 512).astype(np.float32)):
+        got = scan.largest(values, count)
+        assert len(got) == count == len(set(got.tolist()))
+        want = np.sort(values)[-count:]
+        assert np.array_equal(np.sort(values[got]), want)
+
+
+def test_largest_falls_back_when_the_sample_misleads() -> None:
+    """The sample holds the only three peaks: its threshold keeps 3 rows of the 64 asked for,
+    and the full partition answers."""
+    values = np.zeros(32_768, dtype=np.float32)
+    stride = len(values) // (8 * 64)  # the sample's stride for 64 of 32,768
+    values[[0, stride, 2 * stride]] = 10.0
+    values[5] = 7.0
+    got = scan.largest(values, 64)
+    assert len(got) == 64 and {0, stride, 2 * stride, 5} <= set(got.tolist())

@@ -18,17 +18,16 @@ inside int16, where AVX2 without VNNI adds them (``vpmaddubsw`` saturates).
 Rows are masked by a boolean ``keep`` inside each block; nothing is copied but a block's own
 candidates.
 
-Packed blocks: ``MatMulInteger`` with the big matrix as its first input repacks that matrix on
-every call (~12 ms for 100,000 × 384 codes on one core of a 2-core AMD EPYC without VNNI,
-slower than the float32 product there). So every full block of rows (:data:`BLOCK_ROWS`, rows
-that never change once written) also gets a :class:`Packed` session holding the block's codes
-as a constant (signed, transposed) that ONNX Runtime packs once when the session is made; a
-query is then a 1-row product against it: 0.34 ms a block against ~4 ms (same machine, one
-core). Only the rows after the last full block go through the repacking product. The query
-goes in as ``q + 64`` (uint8, at most 127: a u8 × s8 pair stays within int16 with the rows'
-full ±127), and the block's ``64 × row sum`` comes off, so both products estimate ``x · q``
-on one scale. A packed block costs a session build (~0.1-0.2 s, when the block fills or the
-index loads) and the block's codes a second time in memory.
+Full blocks: ``MatMulInteger`` with the big matrix as its first input repacks that matrix on
+every call (~12 ms for 100,000 × 384 codes on one core of a 2-core AMD EPYC without VNNI). So
+every full block of rows (:data:`BLOCK_ROWS`, rows that never change once written) is scored
+instead by a session that holds it as a constant, packed once when the session is made: first
+as these int8 codes (0.34 ms a block), now as 4-bit codes
+(:class:`~mind.retrieval.int4_blocks.Block`: half the bytes, and at 1,000,000 rows the scan is
+bound by memory). Only the rows after the last full block go through the repacking product;
+its estimate times the query's step (:func:`query_codes`) is ``x · q`` up to rounding, the
+units of the 4-bit blocks' estimates, so the best candidates of all blocks are picked on one
+scale.
 """
 
 from __future__ import annotations
@@ -40,12 +39,12 @@ from typing import Any
 
 import numpy as np
 
-from mind.retrieval.vector_scan import BLOCK_ROWS, Runner, blocks, gathered, serial
+from mind.retrieval.int4_blocks import Block, session_options
+from mind.retrieval.vector_scan import BLOCK_ROWS, Runner, blocks, gathered, largest, serial
 
 LEVELS = 127  # a stored dimension's range, either side of the offset
 OFFSET = 128
 QUERY_LEVELS = 63  # 7 bits: u8 * s8 pairs stay within int16 (module docstring)
-PACKED_QUERY_OFFSET = 64  # a packed block's query: q + 64 in [1, 127] (module docstring)
 CANDIDATES_PER_ROW = 4  # rows re-scored exactly per row asked for (the best of the whole matrix)
 MIN_CANDIDATES = 64
 ENCODE_ROWS = 8_192  # rows quantized at once (temporaries stay small)
@@ -77,61 +76,39 @@ def encode(vectors: np.ndarray, scale: np.ndarray, out: np.ndarray) -> None:
         out[start:start + len(part)] = part
 
 
-def query_codes(query: np.ndarray, scale: np.ndarray) -> np.ndarray:
-    """``(dim, 1)`` int8: the query with the row scales folded in, at 7 bits."""
+def query_codes(query: np.ndarray, scale: np.ndarray) -> tuple[np.ndarray, float]:
+    """``(dim, 1)`` int8: the query with the row scales folded in, at 7 bits; and the step, the
+    value of one unit of the product: ``x · q ≈ step * (codes - OFFSET) · q8``."""
     folded = np.asarray(query, dtype=np.float32).reshape(-1) * scale
     top = float(np.abs(folded).max())
     if top > 0:
         folded *= QUERY_LEVELS / top
     out: np.ndarray = np.rint(folded).astype(np.int8)[:, None]
-    return out
+    return out, (top / QUERY_LEVELS if top > 0 else 1.0)
 
 
 # ``Y = MatMulInteger(A, B)``: A uint8 (rows, dim), B int8 (dim, queries), Y int32, opset 17,
 # IR 8 — the bytes of ``model_proto()`` (a test checks they are equal), kept here so that a
-# search does not import ``onnx`` (0.6 s) to build them
+# search does not import ``onnx`` (0.6 s) to build it
 MODEL = bytes.fromhex(
     "08081209686976652d6d696e643a580a180a01410a0142120159220d4d61744d756c496e74656765721209"
     "696e74385f7363616e5a0f0a0141120a0a08080212040a000a005a0f0a0142120a0a08080312040a000a00"
     "620f0a0159120a0a08080612040a000a0042040a001011")
 
 
-# the same product with ``B`` a constant (a 1 × 1 placeholder each Packed session replaces by
-# its block's codes): ``model_proto(packed=True)``
-PACKED_MODEL = bytes.fromhex(
-    "08081209686976652d6d696e643a5c0a180a01410a0142120159220d4d61744d756c496e7465676572121069"
-    "6e74385f7363616e5f7061636b65642a0c0801080110034201424a01005a0f0a0141120a0a08080212040a00"
-    "0a00620f0a0159120a0a08080612040a000a0042040a001011")
-
-
-def model_proto(*, packed: bool = False) -> Any:
-    """The scan's model built with ``onnx.helper`` (what :data:`MODEL`, or with ``packed``
-    :data:`PACKED_MODEL`, holds)."""
-    from onnx import TensorProto, helper, numpy_helper
+def model_proto() -> Any:
+    """The scan's model built with ``onnx.helper`` (what :data:`MODEL` holds)."""
+    from onnx import TensorProto, helper
 
     a = helper.make_tensor_value_info("A", TensorProto.UINT8, [None, None])
     b = helper.make_tensor_value_info("B", TensorProto.INT8, [None, None])
     y = helper.make_tensor_value_info("Y", TensorProto.INT32, [None, None])
     node = helper.make_node("MatMulInteger", ["A", "B"], ["Y"])
-    if packed:
-        graph = helper.make_graph([node], "int8_scan_packed", [a], [y], initializer=[
-            numpy_helper.from_array(np.zeros((1, 1), np.int8), "B")])
-    else:
-        graph = helper.make_graph([node], "int8_scan", [a, b], [y])
+    graph = helper.make_graph([node], "int8_scan", [a, b], [y])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
                               producer_name="hive-mind")
     model.ir_version = 8
     return model
-
-
-def _options() -> Any:
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.inter_op_num_threads = 1
-    options.log_severity_level = 3
-    return options
 
 
 def _matmul() -> Any:
@@ -142,7 +119,7 @@ def _matmul() -> Any:
         if _session is None:
             import onnxruntime as ort
 
-            _session = ort.InferenceSession(MODEL, _options(),
+            _session = ort.InferenceSession(MODEL, session_options(),
                                             providers=["CPUExecutionProvider"])
         return _session
 
@@ -153,69 +130,45 @@ def scores(codes: np.ndarray, q8: np.ndarray) -> np.ndarray:
     return out
 
 
-class Packed:
-    """One full block of codes as a constant of its own session (module docstring)."""
-
-    def __init__(self, codes: np.ndarray) -> None:
-        import onnxruntime as ort
-
-        signed = (codes ^ np.uint8(OFFSET)).view(np.int8)  # the code without its offset
-        self._rows = np.ascontiguousarray(signed.T)
-        self._correction = signed.sum(axis=1, dtype=np.int32) * PACKED_QUERY_OFFSET
-        # the session reads the rows through this value (not copied): both live as long as it
-        self._value = ort.OrtValue.ortvalue_from_numpy(self._rows)
-        self._options = _options()
-        self._options.add_initializer("B", self._value)
-        self._session = ort.InferenceSession(PACKED_MODEL, self._options,
-                                             providers=["CPUExecutionProvider"])
-
-    @property
-    def nbytes(self) -> int:
-        return int(self._rows.nbytes * 2 + self._correction.nbytes)  # ours and the packed copy
-
-    def scores(self, shifted: np.ndarray) -> np.ndarray:
-        """``codes · q`` of the block's rows (``shifted``: the query + 64, uint8, 1 row)."""
-        out: np.ndarray = self._session.run(None, {"A": shifted})[0][0]
-        out -= self._correction
-        return out
-
-
-def pack(codes: np.ndarray, size: int, packed: tuple[Packed, ...], run: Runner = serial
-         ) -> tuple[Packed, ...]:
-    """``packed`` with a :class:`Packed` for every block of ``codes[:size]`` that filled since
-    (built by ``run``: an index loading 1,000,000 rows builds 30 at once)."""
+def pack(vectors: np.ndarray, size: int, packed: tuple[Block, ...], run: Runner = serial
+         ) -> tuple[Block, ...]:
+    """``packed`` with a 4-bit :class:`~mind.retrieval.int4_blocks.Block` for every block of
+    ``vectors[:size]`` that filled since (built by ``run``: an index loading 1,000,000 rows
+    builds 30 at once)."""
     tasks: list[Callable[[], object]] = [
-        partial(Packed, codes[i * BLOCK_ROWS:(i + 1) * BLOCK_ROWS])
+        partial(Block, vectors[i * BLOCK_ROWS:(i + 1) * BLOCK_ROWS])
         for i in range(len(packed), size // BLOCK_ROWS)]
     return packed + tuple(run(tasks)) if tasks else packed  # type: ignore[arg-type]
 
 
 def quantized(vectors: np.ndarray, codes: np.ndarray, scale: np.ndarray, keep: np.ndarray,
               query: np.ndarray, take: int, run: Runner = serial,
-              packed: tuple[Packed, ...] = ()) -> tuple[np.ndarray, np.ndarray]:
+              packed: tuple[Block, ...] = ()) -> tuple[np.ndarray, np.ndarray]:
     """Top ``take`` rows for one query: the best ``CANDIDATES_PER_ROW * take`` rows by the
-    int8 estimate (kept rows only; each block keeps its own best, then the best of those
-    across blocks: the estimates share one scale) are re-scored exactly. The first
-    ``len(packed)`` blocks are scored by their :class:`Packed` sessions."""
-    q8 = query_codes(query, scale)
+    estimate (kept rows only; each block keeps its own best, then the best of those across
+    blocks: the estimates share one scale, that of ``x · q``) are re-scored exactly. The first
+    ``len(packed)`` blocks are scored by their 4-bit :class:`~mind.retrieval.int4_blocks.Block`
+    sessions, the rest by the int8 codes."""
+    q = np.asarray(query, dtype=np.float32).reshape(1, -1)
+    q8, step = query_codes(q[0], scale)
     want = max(MIN_CANDIDATES, CANDIDATES_PER_ROW * take)
     offset = OFFSET * int(q8.sum(dtype=np.int64))  # the repacking product's constant term
-    shifted = (q8[:, 0].astype(np.int16) + PACKED_QUERY_OFFSET).astype(np.uint8)[None, :]
 
     def block(start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
         index = start // BLOCK_ROWS
         if index < len(packed) and stop - start == BLOCK_ROWS:
-            est = packed[index].scores(shifted)
+            est = packed[index].scores(q)
         else:
-            est = scores(codes[start:stop], q8)[:, 0] - offset
+            est = (scores(codes[start:stop], q8)[:, 0] - offset).astype(np.float32)
+            est *= step
         live = keep[start:stop]
         if not live.all():
-            est[~live] = np.iinfo(np.int32).min
+            est[~live] = -np.inf
         count = min(want, int(np.count_nonzero(live)))
         if count <= 0:
             return np.empty(0, dtype=np.int64), est[:0]
         if count < len(est):
-            best = np.argpartition(est, len(est) - count)[len(est) - count:]
+            best = largest(est, count)
         else:
             best = np.flatnonzero(live)
         return best + start, est[best]
@@ -228,4 +181,4 @@ def quantized(vectors: np.ndarray, codes: np.ndarray, scale: np.ndarray, keep: n
     if rows.size > want:
         est = np.concatenate([p[1] for p in parts])
         rows = rows[np.argpartition(est, rows.size - want)[rows.size - want:]]
-    return gathered(vectors, rows, np.asarray(query, dtype=np.float32)[None, :], take)[0]
+    return gathered(vectors, rows, q, take)[0]

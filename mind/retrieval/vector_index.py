@@ -8,19 +8,19 @@ NumPy matrix (float32) plus, from :data:`QUANTIZE_MIN_ROWS` rows on, one byte pe
 (:mod:`mind.retrieval.int8_scan`).
 
 Search: below :data:`QUANTIZE_MIN_ROWS` rows, exact (one matrix-vector product in blocks).
-From there on, the int8 rows are scored first (ONNX Runtime's integer product) and a few
+From there on, quantized rows are scored first (ONNX Runtime's integer products) and a few
 candidates per wanted row are re-scored exactly: recall@10 1.000 of exact on uniformly random
-vectors, the hardest case (docs/benchmarks.md, "Vector search at scale (#14)"). The codes are
+vectors, the hardest case (docs/benchmarks.md, "Vector index at scale"). The int8 codes are
 built when a matrix first reaches the threshold (their scales from its rows then) and kept up
-to date by every append after; each full block of them is also packed once for ONNX Runtime
-(:class:`~mind.retrieval.int8_scan.Packed`: a block's product 0.34 ms instead of ~4 ms on a
-2-core AMD EPYC without VNNI). That holds for one query; many queries at once
-(:meth:`VectorIndex.search_many`,
-a cognify batch's links) are one exact matrix product, which reads the matrix once for all of
-them: 64 queries over 100,000 rows took 146 ms exact against 764 ms through the quantized pass
-one query at a time (2-core AMD EPYC, bench/link_cost.py). ``window`` limits a search to the
-most recently written rows (the link search's bound). A filter (``allowed``
-frames) masks rows inside the scan; a filter keeping few rows gathers just those rows.
+to date by every append after; each full block of rows is also packed once for ONNX Runtime
+as 4-bit codes (:class:`~mind.retrieval.int4_blocks.Block`: half the bytes of the int8 rows,
+which at 1,000,000 rows halves a scan bound by memory). That holds for one query; many
+queries at once (:meth:`VectorIndex.search_many`, a cognify batch's links) are one exact
+matrix product, which reads the matrix once for all of them: 64 queries over 100,000 rows took
+146 ms exact against 764 ms through the quantized pass one query at a time (2-core AMD EPYC,
+bench/link_cost.py). ``window`` limits a search to the most recently written rows (the link
+search's bound). A filter (``allowed`` frames) masks rows inside the scan; a filter keeping
+few rows gathers just those rows.
 
 Threads: the scans run in row blocks on one pool per process (:data:`SCAN_THREADS`, one per
 core), so one search uses every core and concurrent searches share them block by block
@@ -56,6 +56,7 @@ import numpy as np
 from mind.constants import T_CHUNKS_VEC, T_FRAMES_VEC
 from mind.errors import VectorError
 from mind.retrieval import int8_scan
+from mind.retrieval.int4_blocks import Block
 from mind.retrieval import vector_scan as scan
 from mind.storage.connection import connect_peek
 
@@ -111,7 +112,7 @@ class _Snapshot:
     scale: np.ndarray | None
     owners: np.ndarray  # a copy; -1 = removed
     live: int
-    packed: tuple[int8_scan.Packed, ...] = ()  # the first full blocks' packed codes
+    packed: tuple[Block, ...] = ()  # the first full blocks' packed codes
 
 
 @dataclass
@@ -127,7 +128,7 @@ class _Matrix:
     scale: np.ndarray | None = None
     size: int = 0
     rows: dict[int, int] = field(default_factory=dict)
-    packed: tuple[int8_scan.Packed, ...] = ()
+    packed: tuple[Block, ...] = ()
 
     def __post_init__(self) -> None:
         self.vectors = np.zeros((0, self.dim), dtype=np.float32)
@@ -176,7 +177,7 @@ class _Matrix:
             codes = np.zeros((len(self.ids), self.dim), dtype=np.uint8)
             int8_scan.encode(self.vectors[:self.size], self.scale, codes[:self.size])
             self.codes = codes
-        self.packed = int8_scan.pack(self.codes, self.size, self.packed, _run_blocks)
+        self.packed = int8_scan.pack(self.vectors, self.size, self.packed, _run_blocks)
 
     def remove(self, item_id: int) -> None:
         row = self.rows.pop(item_id, None)

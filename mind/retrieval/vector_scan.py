@@ -96,6 +96,27 @@ def quantized_scores(codes: np.ndarray, row_ones: np.ndarray, planes: QueryPlane
     return acc
 
 
+def largest(values: np.ndarray, count: int) -> np.ndarray:
+    """Indices of the ``count`` largest ``values`` (unordered; ``0 < count < len(values)``).
+
+    ``np.argpartition`` over a block's 32,768 estimates takes ~0.32 ms whatever ``count``, 30
+    times a query at 1,000,000 rows: a third of the quantized pass. So a strided sample of
+    about ``8 × count`` values is partitioned first; its value at twice the wanted share is a
+    threshold that keeps ~2 × ``count`` rows, of which the best are picked: 0.04 ms for the
+    280 of a recall's vector lane. A threshold that keeps too few (it cannot keep the wrong
+    ones) falls back to the full partition."""
+    n = len(values)
+    stride = n // (8 * count)
+    if stride >= 4:
+        sample = values[::stride]
+        j = 2 * count // stride + 1
+        threshold = np.partition(sample, len(sample) - j)[len(sample) - j]
+        rows = np.flatnonzero(values >= threshold)
+        if len(rows) >= count:
+            return rows[np.argpartition(values[rows], len(rows) - count)[len(rows) - count:]]
+    return np.argpartition(values, n - count)[n - count:]
+
+
 def top_of(sims: np.ndarray, rows: np.ndarray, take: int) -> tuple[np.ndarray, np.ndarray]:
     """The ``take`` best ``(rows, sims)`` of one query's similarities (unordered)."""
     if take <= 0:
