@@ -171,7 +171,7 @@ def test_the_index_matrix_packs_each_block_once_it_is_full() -> None:
     assert matrix.snapshot(window=1000).packed == ()  # rows of a window start elsewhere
     q = _unit(rng, 1, 16)[0]
     snap = matrix.snapshot()
-    keep = snap.owners >= 0
+    keep = snap.keep
     fast = int8.quantized(snap.vectors, snap.codes, snap.scale, keep, q, 10, serial, snap.packed)
     exact = np.argsort(-(snap.vectors @ q))[:10]
     assert sorted(fast[0].tolist()) == sorted(exact.tolist())

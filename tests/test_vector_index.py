@@ -35,11 +35,14 @@ def test_a_snapshot_is_not_changed_by_later_updates_or_removals() -> None:
     seen_vectors, seen_owners = snap.vectors.copy(), snap.owners.copy()
     m.put(1, 1, newer)  # an update: a new row, the old one masked
     m.remove(2)
+    assert list(snap.keep) == [True, True]  # the snapshot still sees both rows live
     for _ in range(5000):  # growth reallocates; the snapshot keeps the old arrays
         m.put(100 + _, 100 + _, newer)
     assert np.array_equal(snap.vectors, seen_vectors) and np.array_equal(snap.owners, seen_owners)
+    assert list(snap.keep) == [True, True]
     now = m.snapshot()
-    assert list(now.owners[:3]) == [-1, -1, 1]  # 1 moved to a new row, 2 removed
+    assert list(now.keep[:3]) == [False, False, True]  # 1 moved to a new row, 2 removed
+    assert list(now.owners[:3]) == [1, 2, 1]  # a removed row keeps its owner
     assert np.allclose(now.vectors[2], newer) and now.live == 1 + 5000
 
 

@@ -167,10 +167,7 @@ def quantized(vectors: np.ndarray, codes: np.ndarray, scale: np.ndarray, keep: n
         count = min(want, int(np.count_nonzero(live)))
         if count <= 0:
             return np.empty(0, dtype=np.int64), est[:0]
-        if count < len(est):
-            best = largest(est, count)
-        else:
-            best = np.flatnonzero(live)
+        best = largest(est, count) if count < len(est) else np.flatnonzero(live)
         return best + start, est[best]
 
     tasks: list[Callable[[], object]] = [partial(block, a, b) for a, b in blocks(len(vectors))]

@@ -255,9 +255,15 @@ class HybridSearch:
         signals = self.signals or conversation.DEFAULT_SIGNALS
         ran = _Lanes(bm25=_bm25(signals.context_weight), context_weight=signals.context_weight)
 
+        prefetched: dict[int, Frame] = {}
+
         async def keyword() -> None:
             hits = await self._keyword_lane(query, n * KEYWORD_RESERVE, where, params, ran)
             ran.keyword_hits, ran.keyword_reserve = hits[:n], dict(hits[n:])
+            # the lane's frames are read while the vector lane's product runs: off the
+            # critical path (reading a recall's ~140 candidates took 3.6 ms at 1,000,000
+            # frames, after both lanes)
+            prefetched.update(await self._frames.get_many([fid for fid, _ in ran.keyword_hits]))
 
         # the FTS query and the matrix product run side by side; the vector lane starts first,
         # so its fingerprint read goes to the reader's connection before the FTS query; the
@@ -277,7 +283,10 @@ class HybridSearch:
         best_bm25 = max((score for _, score in ran.keyword_hits), default=0.0)
         lane_rrf = fuse([ran.keyword_hits, list(ran.similarity.items())],
                         min_spreads=(KEYWORD_MIN_SPREAD * best_bm25, VECTOR_MIN_SPREAD))
-        frames = await self._frames.get_many(list(lane_rrf))
+        missing = [fid for fid in lane_rrf if fid not in prefetched]
+        fetched = await self._frames.get_many(missing) if missing else {}
+        frames = {fid: frame for fid in lane_rrf
+                  if (frame := prefetched.get(fid) or fetched.get(fid)) is not None}
         lane_rrf = {fid: v for fid, v in lane_rrf.items() if fid in frames}
         scored = await self._conversation(query, lane_rrf, frames, where, params, signals)
         if graph is not None:

@@ -36,7 +36,7 @@ read-only connection.
 
 Concurrency: the refresh runs under a lock; the scans do not. Rows are append-only (a changed
 vector gets a new row, the old one is masked; growth reallocates), so a search reads views of
-the rows that existed when it started, with a copy of their owners, while the next refresh
+the rows that existed when it started, with a copy of their live flags, while the next refresh
 appends; masked rows are compacted by a full reload once they outnumber the live ones.
 """
 
@@ -110,7 +110,8 @@ class _Snapshot:
     vectors: np.ndarray  # views: rows below this size are never written again
     codes: np.ndarray | None  # int8 rows, when the matrix keeps them
     scale: np.ndarray | None
-    owners: np.ndarray  # a copy; -1 = removed
+    owners: np.ndarray  # views too: a row's owner never changes
+    keep: np.ndarray  # a copy of the rows' live flags (removals after this do not show)
     live: int
     packed: tuple[Block, ...] = ()  # the first full blocks' packed codes
 
@@ -118,11 +119,13 @@ class _Snapshot:
 @dataclass
 class _Matrix:
     """Rows of vectors (and, once :meth:`quantize` ran, their int8 codes) addressed by item
-    id, with owner frame ids (itself for frames)."""
+    id, with owner frame ids (itself for frames) and live flags (a removed row keeps its
+    owner: a search reading it sees the row as it was)."""
 
     dim: int
     ids: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     owners: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    alive: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=bool))
     vectors: np.ndarray = field(default_factory=lambda: np.empty((0, 0), dtype=np.float32))
     codes: np.ndarray | None = None
     scale: np.ndarray | None = None
@@ -141,9 +144,12 @@ class _Matrix:
         new_cap = max(1024, self.size + need if self.size == 0 else cap * 2, self.size + need)
         ids = np.full(new_cap, -1, dtype=np.int64)
         owners = np.full(new_cap, -1, dtype=np.int64)
+        alive = np.zeros(new_cap, dtype=bool)
         vecs = np.zeros((new_cap, self.dim), dtype=np.float32)
         n = self.size
         ids[:n], owners[:n], vecs[:n] = self.ids[:n], self.owners[:n], self.vectors[:n]
+        alive[:n] = self.alive[:n]
+        self.alive = alive
         if self.codes is not None:
             codes = np.zeros((new_cap, self.dim), dtype=np.uint8)
             codes[:n] = self.codes[:n]
@@ -163,6 +169,7 @@ class _Matrix:
         start, stop = self.size, self.size + m
         self.ids[start:stop] = item_ids
         self.owners[start:stop] = owners
+        self.alive[start:stop] = True
         self.vectors[start:stop] = vectors
         if self.codes is not None and self.scale is not None:
             int8_scan.encode(self.vectors[start:stop], self.scale, self.codes[start:stop])
@@ -181,9 +188,9 @@ class _Matrix:
 
     def remove(self, item_id: int) -> None:
         row = self.rows.pop(item_id, None)
-        if row is not None:  # the vector stays: a search may be reading it
+        if row is not None:  # the vector and its owner stay: a search may be reading them
             self.ids[row] = -1
-            self.owners[row] = -1
+            self.alive[row] = False
 
     def dead(self) -> int:
         return self.size - len(self.rows)
@@ -199,16 +206,17 @@ class _Matrix:
                                                              GATHER_MAX_ROWS)
 
     def snapshot(self, window: int | None = None) -> _Snapshot:
-        """What a search reads outside the lock: views of the rows written so far (never
-        written again) and a copy of their owners (removals after this do not show); with
-        ``window``, only the last ``window`` rows."""
+        """What a search reads outside the lock: views of the rows written so far and of their
+        owners (never written again) and a copy of their live flags (removals after this do
+        not show: 1 byte a row, where copying the owners was 8, ~1 ms a search at 1,000,000
+        rows); with ``window``, only the last ``window`` rows."""
         n = self.size
         first = 0 if window is None else max(0, n - window)
-        owners = self.owners[first:n].copy()
-        live = len(self.rows) if first == 0 else int(np.count_nonzero(owners >= 0))
+        keep = self.alive[first:n].copy()
+        live = len(self.rows) if first == 0 else int(np.count_nonzero(keep))
         codes = None if self.codes is None else self.codes[first:n]
-        return _Snapshot(self.vectors[first:n], codes, self.scale, owners, live,
-                         self.packed if first == 0 else ())
+        return _Snapshot(self.vectors[first:n], codes, self.scale, self.owners[first:n], keep,
+                         live, self.packed if first == 0 else ())
 
     def live(self) -> int:
         return len(self.rows)
@@ -216,14 +224,14 @@ class _Matrix:
     def nbytes(self) -> int:
         codes = 0 if self.codes is None else self.codes.nbytes
         codes += sum(p.nbytes for p in self.packed)
-        return codes + sum(a.nbytes for a in (self.ids, self.owners, self.vectors))
+        return codes + sum(a.nbytes for a in (self.ids, self.owners, self.alive, self.vectors))
 
 
 def _scan(snap: _Snapshot, queries: np.ndarray, take: int, allowed: np.ndarray | None,
           quantize_min_rows: int) -> scan.Hits:
     """Top ``take`` rows per query of one matrix (exact, quantized or gathered)."""
-    keep = snap.owners >= 0 if allowed is None else np.isin(snap.owners, allowed)
-    live = int(np.count_nonzero(keep))
+    keep = snap.keep if allowed is None else snap.keep & np.isin(snap.owners, allowed)
+    live = snap.live if allowed is None else int(np.count_nonzero(keep))
     if live == 0:
         return [(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32))] * len(queries)
     if allowed is not None and live <= min(GATHER_FRACTION * len(keep), GATHER_MAX_ROWS):
@@ -427,12 +435,13 @@ class VectorIndex:
             if matrix is frames:
                 rows = frames.rows_of(wanted)
             else:
-                rows = np.flatnonzero(np.isin(matrix.owners[:matrix.size], wanted))
+                n = matrix.size
+                rows = np.flatnonzero(np.isin(matrix.owners[:n], wanted) & matrix.alive[:n])
             if rows.size == 0:
                 continue
             for owner, sim in zip(matrix.owners[rows].tolist(),
                                   (matrix.vectors[rows] @ q).tolist(), strict=True):
-                if owner >= 0 and sim > best.get(owner, -2.0):
+                if sim > best.get(owner, -2.0):
                     best[owner] = sim
         return best
 
