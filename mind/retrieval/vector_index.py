@@ -56,8 +56,8 @@ import numpy as np
 from mind.constants import T_CHUNKS_VEC, T_FRAMES_VEC
 from mind.errors import VectorError
 from mind.retrieval import int8_scan
-from mind.retrieval.int4_blocks import Block
 from mind.retrieval import vector_scan as scan
+from mind.retrieval.int4_blocks import Block
 from mind.storage.connection import connect_peek
 
 FULL_RELOAD_AFTER = 20_000  # changed rows beyond which a full reload is cheaper
