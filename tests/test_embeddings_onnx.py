@@ -224,6 +224,40 @@ def test_lanes_keep_their_nice_value_and_a_multithread_lane_works(cache_root: Pa
     np.testing.assert_allclose(both, single, atol=1e-5)
 
 
+def test_a_query_runs_on_its_own_thread_at_the_process_priority(cache_root: Path) -> None:
+    """One interactive text skips the niced lanes (where it waited for an import's forward
+    batch and lost the CPU to the recall's other threads); bulk work of one text still runs
+    on a lane; both give the same vector."""
+    import threading
+
+    from mind.priority_executor import work_priority
+
+    async def scenario() -> tuple[list[tuple[str, int]], np.ndarray, np.ndarray]:
+        async with InProcessEmbedder(backend="onnx", onnx_cache_dir=cache_root, num_threads=1,
+                                     nice=5) as embedder:
+            await embedder.load()
+            seen: list[tuple[str, int]] = []
+            real = embedder._encoder.encode
+
+            def spy(texts: list[str]) -> np.ndarray:
+                seen.append((threading.current_thread().name,
+                             os.getpriority(os.PRIO_PROCESS, threading.get_native_id())))
+                return real(texts)
+
+            embedder._encoder.encode = spy  # type: ignore[method-assign]
+            query = await embedder.embed_batch(["budget review"])
+            with work_priority("bulk"):
+                bulk = await embedder.embed_batch(["budget review"])
+            return seen, query, bulk
+
+    base = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    seen, query, bulk = asyncio.run(scenario())
+    assert [name for name, _ in seen] == ["hm-embed-query", "hm-embed-0"]
+    if sys.platform.startswith("linux"):
+        assert [nice for _, nice in seen] == [base, min(19, base + 5)]
+    np.testing.assert_allclose(query, bulk, atol=1e-6)
+
+
 def test_forward_batches_by_token_count_give_each_text_its_own_vector(cache_root: Path) -> None:
     """Batching without padding waste changes nothing: every text's vector equals the one it
     gets encoded alone (fp32), in the caller's order, on one lane and on two."""

