@@ -15,7 +15,8 @@ after its refresh (blocks on the scan pool, one BLAS thread). Data and queries:
   distribution it serves.
 
 The sweep sets the int8 pass's candidates re-scored exactly per wanted row
-(``int8_scan.CANDIDATES_PER_ROW``; the index's default is marked).
+(``int8_scan.CANDIDATES_PER_ROW``; the index's default is marked). The quantized pass scores
+full blocks of rows as 4-bit codes (``int4_blocks``) and the rest as int8 codes.
 
     HF_HUB_OFFLINE=1 .venv/bin/python bench/vector_scale.py [--rows 100000 1000000]
         [--queries 40] [--scifact ../shared/data/scifact]
@@ -121,7 +122,7 @@ def measure(name: str, x: np.ndarray, queries: np.ndarray) -> list[str]:
         ms, found = timed_search(index, queries)
         recall = np.mean([len(a & b) / 10 for a, b in zip(found, truth, strict=True)])
         mark = " (default)" if per_row == per_row_set else ""
-        line = (f"| {name} | {n:,} | int8, {per_row} × k re-scored{mark} | "
+        line = (f"| {name} | {n:,} | quantized, {per_row} × k re-scored{mark} | "
                 f"{pct(ms, 50):.1f} | {pct(ms, 95):.1f} | {recall:.3f} | "
                 f"{index.nbytes / 2**20:,.0f} MiB |")
         print(line, flush=True)
@@ -160,12 +161,15 @@ search at a time, the scan blocks on the process's scan pool (2 threads, one BLA
 each). "random": uniform vectors and unrelated queries (the hardest case for a coarse pass);
 "clustered": 2,000 centers + noise, queries near a stored vector; "SciFact sentences": abstracts
 split into sentences and 300 SciFact queries, embedded by the product model (real data, but
-few rows). Recall@10 is against exact search on the same index. "int8, N × k re-scored": the
-int8 pass (`mind/retrieval/int8_scan.py`) keeps the best N × k rows of each 32,768-row block by
-its estimate, and re-scores the best N × k of those exactly; the index's default is `CANDIDATES_PER_ROW` = {per_row} per wanted
-row, at least `MIN_CANDIDATES` = {floor}. The index switches to the int8 pass from
-`QUANTIZE_MIN_ROWS` = {threshold:,} rows; RAM is the index's arrays (float32 rows, and int8
-rows once quantized).
+few rows). Recall@10 is against exact search on the same index. "quantized, N × k re-scored":
+the quantized pass (`mind/retrieval/int8_scan.py`: each full 32,768-row block as 4-bit codes
+scored by ONNX Runtime's `MatMulNBits`, `int4_blocks.py`, the rows after the last full block
+as int8 codes) keeps the best N × k rows of each block by its estimate, and re-scores the best
+N × k of those exactly; the index's default is `CANDIDATES_PER_ROW` = {per_row} per wanted
+row, at least `MIN_CANDIDATES` = {floor}. The index switches to the quantized pass from
+`QUANTIZE_MIN_ROWS` = {threshold:,} rows; RAM is the index's arrays (float32 rows, and once
+quantized the int8 rows and the 4-bit blocks, counted twice: ours and ONNX Runtime's packed
+copy).
 
 | data | rows | pass | p50 ms | p95 ms | recall@10 | index RAM |
 |---|---:|---|---:|---:|---:|---:|
