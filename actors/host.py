@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from actors.actor import CommitHook, Handler, MindActor
 from actors.constants import (
@@ -136,6 +137,16 @@ class MindHost:
     @property
     def open_ids(self) -> list[str]:
         return list(self._open)
+
+    def memory_indexes(self) -> dict[str, dict[str, Any]]:
+        """The in-memory search indexes of the minds open here, by mind (``hive-mind status``:
+        :meth:`mind.mind.Mind.memory_indexes`); minds holding none are left out."""
+        out: dict[str, dict[str, Any]] = {}
+        for name, entry in list(self._open.items()):
+            found = entry.reader.memory_indexes()
+            if found is not None:
+                out[name] = found
+        return out
 
     def queued(self, mind_id: str) -> int:
         """Write-ops waiting in an open mind's actor (0 when it is not open)."""

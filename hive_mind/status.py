@@ -1,5 +1,10 @@
 """``hive-mind status``: embedder, queue and per-mind index state, plus the configuration.
 
+``memory_indexes`` are the search indexes the process holds in memory for the minds it has
+open (a served process's, through ``GET /v1/status``; a one-shot CLI process opens none): per
+mind the vector index's rows, bytes and scan, and the keyword index's state (``building`` for
+the ~45 s after a large mind's first recall, FTS5 answering meanwhile).
+
 Everything is read through the process's runtime (:class:`workers.protocol.Runtime`): the
 minds' counts from its catalog (:mod:`actors.catalog`: short looks at files that changed, no
 actor opened), the embedder it loaded (probed only when asked), and
@@ -71,6 +76,7 @@ async def collect(settings: Settings, runtime: Runtime, *, probe: bool = True
         "external": await external_status(settings, probe=probe),
         "queue": await runtime.queue_status(),
         "minds": minds,
+        "memory_indexes": runtime.memory_indexes(),
         "schedule": schedule_status(settings.schedule_config(), settings.data_dir,
                                     minds=[m["id"] for m in minds]),
         "config": settings.redacted(),

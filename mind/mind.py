@@ -85,6 +85,15 @@ class Mind:
             self._keywords = KeywordIndex(self.db.path)
         return self._keywords
 
+    def memory_indexes(self) -> dict[str, Any] | None:
+        """What this mind holds in memory for search (``hive-mind status``): its vector and
+        keyword indexes' :meth:`status` (null until used); None when it holds neither (a
+        writer sharing its reader's index reports nothing: the reader does)."""
+        if self._index_owner is not None or (self._index is None and self._keywords is None):
+            return None
+        return {"vector": None if self._index is None else self._index.status(),
+                "keyword": None if self._keywords is None else self._keywords.status()}
+
     def share_index(self, other: Mind) -> None:
         """Use ``other``'s vector index (a writer and a reader of one file need only one)."""
         self._index_owner = other

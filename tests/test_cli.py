@@ -278,6 +278,22 @@ def test_status_json_and_masked_secrets(cli: Run, monkeypatch: pytest.MonkeyPatc
     assert "pending_index" in out and "dead_letters" in out and "test" in out
 
 
+def test_status_renders_a_served_process_memory_indexes() -> None:
+    """``--url`` status shows the server's in-memory indexes, one row a mind."""
+    from rich.console import Console
+
+    from hive_mind.cli.ops import render_status
+
+    console = Console(record=True, width=200)
+    render_status(console, {"mode": "embedded", "memory_indexes": {"personal": {
+        "vector": {"frames": 1_000_000, "chunks": 0, "bytes": 2_338_000_000,
+                   "scan": "quantized", "blocks_4bit": 30},
+        "keyword": {"state": "building", "frames": 0, "bytes": 0, "error": None}}}})
+    out = console.export_text()
+    assert "In-memory indexes" in out and "1000000" in out.replace(",", "")
+    assert "quantized" in out and "building" in out and "2,229.7" in out
+
+
 def test_status_shows_the_encoder_backend(cli: Run, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HIVE_MIND_EMBEDDING_PROVIDER", "inprocess")
     monkeypatch.setenv("HIVE_MIND_EMBEDDING_BACKEND", "onnx-int8")

@@ -388,8 +388,11 @@ def test_maintenance_cleanup_and_status(api: httpx.Client) -> None:
     wiped = api.post("/v1/cleanup/frames", json={"mode": "wipe_all", "workspace": "w"})
     assert wiped.status_code == 200, wiped.text
 
+    assert api.post("/v1/recall", json={"query": "scratch note"}).status_code == 200
     status = api.get("/v1/status").json()
     assert status["mode"] == "embedded"
+    # the served process's own search indexes: a small mind's keyword index stays off
+    assert status["memory_indexes"]["personal"]["keyword"]["state"] == "off"
     assert {m["id"] for m in status["minds"]} == {"personal", "workspace:w"}
     assert status["config"]["api_token"] is None
     probed = api.get("/v1/status", params={"probe": True}).json()

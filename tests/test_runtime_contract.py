@@ -157,6 +157,47 @@ async def test_status_reports_the_runners_numbers_through_the_runtime(
         assert "workspace:ops" not in hm_open_ids(hm)
 
 
+async def test_status_shows_the_search_indexes_this_process_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The personal mind's vector index (rows, exact scan; the saves' link search loaded it)
+    and, once a recall ran, its keyword index: off for a small mind, ready once built (here
+    from 3 frames instead of 20,000, on its thread after the recall)."""
+    import asyncio
+
+    from mind import mind as mind_module
+    from mind.retrieval.keyword_index import KeywordIndex
+
+    texts = ["Alice owns the budget", "Bob owns the roadmap", "Carol owns the wiki"]
+    async with await HiveMind.open(data_dir=tmp_path / "small", embedding_provider="test",
+                                   redis_url=None) as hm:
+        for text in texts:
+            await hm.save(text, wait=True)
+        before = (await hm.status(probe=False))["memory_indexes"]
+        assert before["personal"]["keyword"] is None  # no recall yet
+        await hm.recall("budget", touch=False)
+        small = (await hm.status(probe=False))["memory_indexes"]
+    assert list(small) == ["personal"]
+    vector, keyword = small["personal"]["vector"], small["personal"]["keyword"]
+    assert (vector["frames"], vector["chunks"], vector["scan"]) == (3, 0, "exact")
+    assert vector["bytes"] > 0 and keyword == {"state": "off", "frames": 0, "bytes": 0,
+                                               "error": None}
+
+    monkeypatch.setattr(mind_module, "KeywordIndex",
+                        lambda path: KeywordIndex(path, min_rows=3))
+    async with await HiveMind.open(data_dir=tmp_path / "big", embedding_provider="test",
+                                   redis_url=None) as hm:
+        for text in texts:
+            await hm.save(text, wait=True)
+        await hm.recall("budget", touch=False)  # answers through FTS5, then starts the build
+        for _ in range(200):
+            keyword = (await hm.status(probe=False))["memory_indexes"]["personal"]["keyword"]
+            if keyword["state"] != "building":
+                break
+            await asyncio.sleep(0.05)
+    assert keyword["state"] == "ready" and keyword["frames"] == 3 and keyword["bytes"] > 0
+
+
 def hm_open_ids(hm: HiveMind) -> list[str]:
     """The minds the runtime's host has open (a test may look inside ``workers/``)."""
     return list(hm.runtime.host.open_ids)  # type: ignore[attr-defined]

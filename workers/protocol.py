@@ -17,6 +17,7 @@ method                 contract
                        close a plain ``reader`` when other minds open: a scope-wide recall)
 ``exists``             the mind has a file; ``list_minds`` every mind with one
 ``census``             counts of many minds without opening them (re-read where a file changed)
+``memory_indexes``     the in-memory vector and keyword indexes of the minds open here (status)
 ``route_pool``         the routing summaries of many minds (a scope-wide recall picks from them);
                        ``stems`` a query's terms as the keyword index holds them
 ``close_mind``         stop the mind's actor and close its connections (workspace delete)
@@ -66,6 +67,8 @@ class Runtime(MindAccess, Protocol):
               ) -> AbstractAsyncContextManager[Mind]: ...
 
     def list_minds(self) -> list[str]: ...
+
+    def memory_indexes(self) -> dict[str, dict[str, Any]]: ...
 
     def serves(self, mind_id: str) -> bool: ...
 

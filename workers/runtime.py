@@ -119,6 +119,9 @@ class HostedRuntime:
     def list_minds(self) -> list[str]:
         return self.host.list_minds()
 
+    def memory_indexes(self) -> dict[str, dict[str, Any]]:
+        return self.host.memory_indexes()
+
     def serves(self, mind_id: str) -> bool:
         return self.host.serves(mind_id)
 

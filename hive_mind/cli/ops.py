@@ -88,12 +88,29 @@ def render_status(c: Console, report: dict[str, Any]) -> None:
                         m.get("entities"), per_mind_dead.get(m.get("id"), 0)] for m in minds)))
     else:
         c.print("No minds yet.")
+    if report.get("memory_indexes"):
+        render_memory_indexes(c, report["memory_indexes"])
     if report.get("schedule"):
         render_schedule(c, report["schedule"])
     for entry in q.get("recent_dead_letters") or []:
         c.print(printable(f"dead letter {entry.get('job_id')} ({entry.get('mind_id')}): "
                           f"{entry.get('error')}"), markup=False, style="red")
     c.print(kv_table("Configuration (secrets masked)", report.get("config", {})))
+
+
+def render_memory_indexes(c: Console, indexes: dict[str, Any]) -> None:
+    """The search indexes the process holds in memory, one row a mind."""
+    def mib(value: Any) -> str:
+        return "-" if value is None else f"{value / 2**20:,.1f}"
+
+    rows = []
+    for mind, found in indexes.items():
+        v, k = found.get("vector") or {}, found.get("keyword") or {}
+        rows.append([mind, v.get("frames", "-"), v.get("scan", "-"), mib(v.get("bytes")),
+                     k.get("state", "-"), k.get("frames", "-"), mib(k.get("bytes"))])
+    c.print(table("In-memory indexes (this process)", [
+        "mind", "vector rows", "scan", "vector MiB", "keyword index", "keyword frames",
+        "keyword MiB"], rows))
 
 
 def progress_text(last: dict[str, Any]) -> str:

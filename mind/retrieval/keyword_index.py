@@ -286,6 +286,15 @@ class KeywordIndex:
             return 0
         return int(sum(a.nbytes for a in (p.ids, p.length, p.alive, p.starts, p.rows, p.tf)))
 
+    def status(self) -> dict[str, Any]:
+        """``hive-mind status``: ``state`` is ``ready``, ``building``, ``failed`` (the error in
+        ``error``; FTS5 answers) or ``off`` (not built: a mind under :data:`MIN_ROWS` frames, or
+        no recall yet); the frames it holds and its arrays' bytes."""
+        state = ("failed" if self.failed else "ready" if self.ready
+                 else "building" if self._building is not None else "off")
+        return {"state": state, "frames": self._stats.rows if self.ready else 0,
+                "bytes": self.nbytes, "error": self.failed}
+
     def close(self) -> None:
         self.closed = True  # a build still running ends in an error nobody needs to see
         with self._lock:

@@ -268,6 +268,14 @@ class VectorIndex:
         """Memory held by the index's arrays (capacity included)."""
         return self._frames.nbytes() + self._chunks.nbytes()
 
+    def status(self) -> dict[str, Any]:
+        """``hive-mind status``: live frame and chunk rows, the arrays' bytes, and how a search
+        scans (``exact``, or ``quantized`` with ``blocks_4bit`` full blocks as 4-bit codes)."""
+        frames = self._frames
+        return {"frames": frames.live(), "chunks": self._chunks.live(), "bytes": self.nbytes,
+                "scan": "exact" if frames.codes is None else "quantized",
+                "blocks_4bit": len(frames.packed)}
+
     def _connection(self) -> Any:
         if self._conn is None:
             self._conn = connect_peek(self.path)  # reads only: the lightest connection
