@@ -389,10 +389,15 @@ def test_maintenance_cleanup_and_status(api: httpx.Client) -> None:
     assert wiped.status_code == 200, wiped.text
 
     assert api.post("/v1/recall", json={"query": "scratch note"}).status_code == 200
-    status = api.get("/v1/status").json()
-    assert status["mode"] == "embedded"
-    # the served process's own search indexes: a small mind's keyword index stays off
+    # the served process's own search indexes: a small mind's keyword index stays off (once
+    # the thread the recall started has found the mind small)
+    for _ in range(200):
+        status = api.get("/v1/status").json()
+        if status["memory_indexes"]["personal"]["keyword"]["state"] != "building":
+            break
+        time.sleep(0.05)
     assert status["memory_indexes"]["personal"]["keyword"]["state"] == "off"
+    assert status["mode"] == "embedded"
     assert {m["id"] for m in status["minds"]} == {"personal", "workspace:w"}
     assert status["config"]["api_token"] is None
     probed = api.get("/v1/status", params={"probe": True}).json()

@@ -163,8 +163,6 @@ async def test_status_shows_the_search_indexes_this_process_holds(
     """The personal mind's vector index (rows, exact scan; the saves' link search loaded it)
     and, once a recall ran, its keyword index: off for a small mind, ready once built (here
     from 3 frames instead of 20,000, on its thread after the recall)."""
-    import asyncio
-
     from mind import mind as mind_module
     from mind.retrieval.keyword_index import KeywordIndex
 
@@ -175,8 +173,8 @@ async def test_status_shows_the_search_indexes_this_process_holds(
             await hm.save(text, wait=True)
         before = (await hm.status(probe=False))["memory_indexes"]
         assert before["personal"]["keyword"] is None  # no recall yet
-        await hm.recall("budget", touch=False)
-        small = (await hm.status(probe=False))["memory_indexes"]
+        await hm.recall("budget", touch=False)  # starts a thread that finds the mind small
+        small = await _settled(hm)
     assert list(small) == ["personal"]
     vector, keyword = small["personal"]["vector"], small["personal"]["keyword"]
     assert (vector["frames"], vector["chunks"], vector["scan"]) == (3, 0, "exact")
@@ -190,12 +188,20 @@ async def test_status_shows_the_search_indexes_this_process_holds(
         for text in texts:
             await hm.save(text, wait=True)
         await hm.recall("budget", touch=False)  # answers through FTS5, then starts the build
-        for _ in range(200):
-            keyword = (await hm.status(probe=False))["memory_indexes"]["personal"]["keyword"]
-            if keyword["state"] != "building":
-                break
-            await asyncio.sleep(0.05)
+        keyword = (await _settled(hm))["personal"]["keyword"]
     assert keyword["state"] == "ready" and keyword["frames"] == 3 and keyword["bytes"] > 0
+
+
+async def _settled(hm: HiveMind) -> dict[str, Any]:
+    """``memory_indexes`` once the personal mind's keyword index is no longer building."""
+    import asyncio
+
+    for _ in range(200):
+        found: dict[str, Any] = (await hm.status(probe=False))["memory_indexes"]
+        if found["personal"]["keyword"]["state"] != "building":
+            return found
+        await asyncio.sleep(0.05)
+    raise AssertionError("the keyword index is still building after 10 s")
 
 
 def hm_open_ids(hm: HiveMind) -> list[str]:
