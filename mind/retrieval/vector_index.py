@@ -123,7 +123,6 @@ class _Matrix:
     owner: a search reading it sees the row as it was)."""
 
     dim: int
-    ids: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     owners: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     alive: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=bool))
     vectors: np.ndarray = field(default_factory=lambda: np.empty((0, 0), dtype=np.float32))
@@ -138,23 +137,20 @@ class _Matrix:
 
     def reserve(self, need: int) -> None:
         """Room for ``need`` more rows (doubling; exact when told the total up front)."""
-        cap = len(self.ids)
+        cap = len(self.owners)
         if self.size + need <= cap:
             return
         new_cap = max(1024, self.size + need if self.size == 0 else cap * 2, self.size + need)
-        ids = np.full(new_cap, -1, dtype=np.int64)
         owners = np.full(new_cap, -1, dtype=np.int64)
         alive = np.zeros(new_cap, dtype=bool)
         vecs = np.zeros((new_cap, self.dim), dtype=np.float32)
         n = self.size
-        ids[:n], owners[:n], vecs[:n] = self.ids[:n], self.owners[:n], self.vectors[:n]
-        alive[:n] = self.alive[:n]
-        self.alive = alive
+        owners[:n], alive[:n], vecs[:n] = self.owners[:n], self.alive[:n], self.vectors[:n]
         if self.codes is not None:
             codes = np.zeros((new_cap, self.dim), dtype=np.uint8)
             codes[:n] = self.codes[:n]
             self.codes = codes
-        self.ids, self.owners, self.vectors = ids, owners, vecs
+        self.owners, self.alive, self.vectors = owners, alive, vecs
 
     def put(self, item_id: int, owner: int, vector: np.ndarray) -> None:
         self.put_many(np.array([item_id]), np.array([owner]), np.asarray(vector)[None, :])
@@ -167,7 +163,6 @@ class _Matrix:
         m = len(item_ids)
         self.reserve(m)
         start, stop = self.size, self.size + m
-        self.ids[start:stop] = item_ids
         self.owners[start:stop] = owners
         self.alive[start:stop] = True
         self.vectors[start:stop] = vectors
@@ -181,7 +176,7 @@ class _Matrix:
         them up to date), and pack every block of them that is full."""
         if self.codes is None:
             self.scale = int8_scan.scales(self.vectors[:self.size])
-            codes = np.zeros((len(self.ids), self.dim), dtype=np.uint8)
+            codes = np.zeros((len(self.owners), self.dim), dtype=np.uint8)
             int8_scan.encode(self.vectors[:self.size], self.scale, codes[:self.size])
             self.codes = codes
         self.packed = int8_scan.pack(self.vectors, self.size, self.packed, _run_blocks)
@@ -189,7 +184,6 @@ class _Matrix:
     def remove(self, item_id: int) -> None:
         row = self.rows.pop(item_id, None)
         if row is not None:  # the vector and its owner stay: a search may be reading them
-            self.ids[row] = -1
             self.alive[row] = False
 
     def dead(self) -> int:
@@ -224,7 +218,7 @@ class _Matrix:
     def nbytes(self) -> int:
         codes = 0 if self.codes is None else self.codes.nbytes
         codes += sum(p.nbytes for p in self.packed)
-        return codes + sum(a.nbytes for a in (self.ids, self.owners, self.alive, self.vectors))
+        return codes + sum(a.nbytes for a in (self.owners, self.alive, self.vectors))
 
 
 def _scan(snap: _Snapshot, queries: np.ndarray, take: int, allowed: np.ndarray | None,
