@@ -17,13 +17,15 @@ Two lanes feed the loop: small interactive ops (kinds in ``URGENT_KINDS`` writin
 cognify results) and are grouped only with each other, so a save waits for at most the one bulk
 commit already running, never behind a queue of them nor inside a big group; bulk groups stop
 at ``bulk_weight`` frames, so that one commit is short too (measured: save p99 during a bulk
-import, docs/benchmarks.md). Each lane is FIFO; the bulk lane keeps the order of imports and of
-index results relative to the ops they follow.
+import, docs/benchmarks.md), and at half of it while interactive ops arrive (one in the last
+``INTERACTIVE_WINDOW`` seconds: shorter commits for the saves to wait for; the full weight, and
+fewer commits, for an import no one is saving beside). Each lane is FIFO; the bulk lane keeps
+the order of imports and of index results relative to the ops they follow.
 
 An unkeyed bulk write bigger than a part (``part_frames`` new frames: an import's batch;
-``bulk_weight`` index results: a cognify job's) is applied in parts, one commit each, so
-interactive ops go between them (:mod:`actors.parts`: what that keeps — exactly-once, order —
-and gives up: all-or-nothing).
+the bulk weight of the moment in index results: a cognify job's) is applied in parts, one
+commit each, so interactive ops go between them (:mod:`actors.parts`: what that keeps —
+exactly-once, order — and gives up: all-or-nothing).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from actors.constants import (
     DEFAULT_MAX_WAIT,
     DEFAULT_MAX_WEIGHT,
     DEFAULT_PART_FRAMES,
+    INTERACTIVE_WINDOW,
     URGENT_KINDS,
     URGENT_MAX_WEIGHT,
 )
@@ -128,6 +131,7 @@ class MindActor:
         self._bulk_weight = bulk_weight
         self._part_frames = part_frames
         self._urgent_weight = urgent_weight
+        self._last_interactive = float("-inf")  # monotonic time of the last urgent op
         self._queue: asyncio.Queue[_Pending | None] = asyncio.Queue(maxsize=mailbox)
         self._urgent: asyncio.Queue[_Pending] = asyncio.Queue(maxsize=mailbox)
         self._wake = asyncio.Event()  # set after every put into either lane
@@ -168,6 +172,13 @@ class MindActor:
         """Whether ``op`` goes ahead of queued bulk work (module docstring)."""
         return op.kind in URGENT_KINDS and op_weight(op) <= self._urgent_weight
 
+    def bulk_limit(self) -> int:
+        """Frames of bulk work per commit now: ``bulk_weight``, halved while interactive ops
+        arrive (module docstring)."""
+        if time.monotonic() - self._last_interactive < INTERACTIVE_WINDOW:
+            return max(1, self._bulk_weight // 2)
+        return self._bulk_weight
+
     # -- submitting -------------------------------------------------------------------------
 
     async def submit(self, op: Any) -> Any:
@@ -178,11 +189,14 @@ class MindActor:
             raise HiveMindError(f"no handler for op kind {op.kind!r}")
         self.start()
         self.last_used = time.monotonic()
-        parts = split(op, frames=self._part_frames, results=self._bulk_weight)
+        urgent = self.urgent(op)
+        if urgent:
+            self._last_interactive = self.last_used
+        parts = split(op, frames=self._part_frames, results=self.bulk_limit())
         if parts is not None:
             return await self._submit_parts(op, parts)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        lane = self._urgent if self.urgent(op) else self._queue
+        lane = self._urgent if urgent else self._queue
         await lane.put(_Pending(op, future))
         self._wake.set()
         return await future
@@ -236,7 +250,7 @@ class MindActor:
         bulk op that would take the group past ``bulk_weight`` starts the next one."""
         deadline = time.monotonic() + self._max_wait
         weight = op_weight(batch[0].op)
-        limit = self._max_weight if lane is self._urgent else self._bulk_weight
+        limit = self._max_weight if lane is self._urgent else self.bulk_limit()
         while len(batch) < self._max_ops and weight < limit:
             try:
                 item = lane.get_nowait()

@@ -22,6 +22,12 @@ DEFAULT_MAX_WEIGHT: Final = 1_000  # frames written per group commit (bounds com
 # rate (2 cores, bench/ack_latency.py, docs/benchmarks.md); on a 2-core AMD EPYC without VNNI,
 # 64 → 32 frames: p99 64 → 44 ms, ingest 152 → 171 frames/s (one run each, side by side).
 DEFAULT_BULK_WEIGHT: Final = 32
+# ... halved while interactive ops arrive (one in the last INTERACTIVE_WINDOW seconds): a save
+# waits for the bulk commit already running, and parts of 16 index results cut the save p99
+# during a bulk import from 50-53 to 44 ms on the AMD EPYC without VNNI (same ingest rate),
+# while costing an import that no one is saving beside 20 % of its apply rate when the
+# embedder is not the bottleneck (docs/benchmarks.md, save acknowledgement latency)
+INTERACTIVE_WINDOW: Final = 2.0
 # New frames of a bigger op (an import's batch) are written in parts of this many frames, one
 # commit each: a commit's fixed cost (~7 ms on that machine) made parts of 32 frames halve an
 # import's write rate (actors/parts.py).

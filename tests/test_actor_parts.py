@@ -201,3 +201,54 @@ async def test_index_results_are_applied_in_parts_once(tmp_path: Path) -> None:
         assert not [i for i in await applied_ids(a) if i.startswith("index-op#")]
     finally:
         await a.stop()
+
+
+async def test_index_results_come_in_smaller_parts_while_saves_arrive(tmp_path: Path) -> None:
+    """Without interactive ops a cognify job's results commit in parts of ``bulk_weight``
+    frames; right after a save (an urgent op) in parts of half of it, so the next save waits
+    for a shorter commit. The results are applied the same either way."""
+    seen_parts: list[str] = []
+
+    async def recording(mind: Mind, op: Any) -> Any:
+        seen_parts.append(op.op_id)
+        return await HANDLERS["apply_index"](mind, op)
+
+    a = await actor(tmp_path, {**HANDLERS, "apply_index": recording}, bulk_weight=32)
+    try:
+        saved = await a.submit(big_save(64))  # 64 frames: bulk, not an interactive save
+        fp = Fingerprint(provider="test", model="unit", dim=3)
+
+        def index_op(op_id: str, chosen: list[Any]) -> ops.ApplyIndex:
+            return ops.ApplyIndex(mind_id="personal", op_id=op_id, fingerprint=fp, results=[
+                ops.FrameIndexResult(frame_id=f.id, content_hash=f.content_hash,
+                                     vector=Vector.from_floats([1.0, 0.0, 0.0]))
+                for f in chosen])
+
+        assert a.bulk_limit() == 32
+        first = await a.submit(index_op("quiet", saved.frames[:32] + saved.frames[32:48]))
+        assert sorted(seen_parts) == ["quiet#1/2", "quiet#2/2"]
+        await a.submit(ops.SaveFrames(mind_id="personal", frames=frames("live", 1)))
+        assert a.bulk_limit() == 16
+        seen_parts.clear()
+        second = await a.submit(index_op("busy", saved.frames[48:]))
+        assert sorted(seen_parts) == ["busy"]  # 16 results: one part at the halved weight
+        assert (first.applied, second.applied) == (48, 16)
+        assert await a.mind.db.fetchval("SELECT count(*) FROM pending_index") == 1  # the save
+    finally:
+        await a.stop()
+
+
+async def test_the_bulk_weight_is_whole_again_once_saves_stop(tmp_path: Path,
+                                                               monkeypatch: Any) -> None:
+    """The halved weight lasts ``INTERACTIVE_WINDOW`` after the last save; bulk writes do not
+    extend it."""
+    a = await actor(tmp_path, bulk_weight=32)
+    try:
+        await a.submit(ops.SaveFrames(mind_id="personal", frames=frames("live", 1)))
+        assert a.bulk_limit() == 16
+        await asyncio.sleep(0.3)
+        await a.submit(big_save(40, op_id="bulk"))  # bulk: does not count as interactive
+        monkeypatch.setattr("actors.actor.INTERACTIVE_WINDOW", 0.2)
+        assert a.bulk_limit() == 32  # the save is 0.3 s old; the import would be younger
+    finally:
+        await a.stop()
