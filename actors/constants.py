@@ -24,9 +24,10 @@ DEFAULT_MAX_WEIGHT: Final = 1_000  # frames written per group commit (bounds com
 DEFAULT_BULK_WEIGHT: Final = 32
 # ... halved while interactive ops arrive (one in the last INTERACTIVE_WINDOW seconds): a save
 # waits for the bulk commit already running, and parts of 16 index results cut the save p99
-# during a bulk import from 50-53 to 44 ms on the AMD EPYC without VNNI (same ingest rate),
-# while costing an import that no one is saving beside 20 % of its apply rate when the
-# embedder is not the bottleneck (docs/benchmarks.md, save acknowledgement latency)
+# during a bulk import from 47-53 to 44 ms on the AMD EPYC without VNNI (same ingest rate),
+# where a fixed 16 would cost an import no one saves beside ~20 % of its apply rate when the
+# embedder is not the bottleneck: hence only while saves arrive (docs/benchmarks.md, save
+# acknowledgement latency)
 INTERACTIVE_WINDOW: Final = 2.0
 # New frames of a bigger op (an import's batch) are written in parts of this many frames, one
 # commit each: a commit's fixed cost (~7 ms on that machine) made parts of 32 frames halve an
