@@ -247,7 +247,7 @@ class MindActor:
 
     async def _fill(self, batch: list[_Pending], lane: asyncio.Queue[Any]) -> bool:
         """Add ops of the same lane to ``batch`` (the other lane's wait for the next group); a
-        bulk op that would take the group past ``bulk_weight`` starts the next one."""
+        bulk op that would take the group past :meth:`bulk_limit` starts the next one."""
         deadline = time.monotonic() + self._max_wait
         weight = op_weight(batch[0].op)
         limit = self._max_weight if lane is self._urgent else self.bulk_limit()

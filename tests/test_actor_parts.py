@@ -225,14 +225,14 @@ async def test_index_results_come_in_smaller_parts_while_saves_arrive(tmp_path: 
                 for f in chosen])
 
         assert a.bulk_limit() == 32
-        first = await a.submit(index_op("quiet", saved.frames[:32] + saved.frames[32:48]))
+        first = await a.submit(index_op("quiet", saved.frames[:40]))
         assert sorted(seen_parts) == ["quiet#1/2", "quiet#2/2"]
         await a.submit(ops.SaveFrames(mind_id="personal", frames=frames("live", 1)))
         assert a.bulk_limit() == 16
         seen_parts.clear()
-        second = await a.submit(index_op("busy", saved.frames[48:]))
-        assert sorted(seen_parts) == ["busy"]  # 16 results: one part at the halved weight
-        assert (first.applied, second.applied) == (48, 16)
+        second = await a.submit(index_op("busy", saved.frames[40:]))
+        assert sorted(seen_parts) == ["busy#1/2", "busy#2/2"]  # 24 results: 16 + 8, not one 32
+        assert (first.applied, second.applied) == (40, 24)
         assert await a.mind.db.fetchval("SELECT count(*) FROM pending_index") == 1  # the save
     finally:
         await a.stop()
