@@ -25,8 +25,10 @@ install: $(STAMP)
 redis: install
 	@deploy/ensure-redis.sh "$(TEST_REDIS_URL)" "$(PY)"
 
+# two workers, a test file each at a time: most tests wait on processes, servers and Redis
+# (each worker has its own Redis dbs: tests/conftest.py)
 test: install redis
-	$(VENV)/bin/pytest -q $(PYTEST_ARGS)
+	$(VENV)/bin/pytest -q -n 2 --dist loadfile $(PYTEST_ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -10,6 +10,9 @@ from typing import Any
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing may download weights in tests
+# human output is checked at the CLI's piped width (120), whatever terminal ran the suite
+# (pytest-xdist's workers are given its width as COLUMNS)
+os.environ.pop("COLUMNS", None)
 
 from mind.embeddings.inprocess import InProcessEmbedder
 from mind.storage.db import Database
@@ -36,12 +39,33 @@ def real_model() -> Iterator[InProcessEmbedder]:
     asyncio.run(embedder.close())
 
 
-REDIS_URL = os.environ.get("HIVE_MIND_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+XDIST_DB_STRIDE = 8  # `make test` runs two pytest-xdist workers: the second's dbs are 8 lower
 
 
-def redis_db_url(db: int) -> str:
-    """The test Redis with another db number (a test file's own, flushed freely)."""
-    return f"{REDIS_URL.rsplit('/', 1)[0]}/{db}"
+def _worker_db(db: int) -> int:
+    """Db ``db`` of the test Redis as this pytest-xdist worker's own (no worker: ``db``)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    index = int(worker.removeprefix("gw")) if worker.startswith("gw") else 0
+    mapped = db - XDIST_DB_STRIDE * index
+    if not 0 <= mapped < 16 or (index and db < XDIST_DB_STRIDE):
+        raise RuntimeError(f"Redis db {db} has no copy for xdist worker {worker}: at most two "
+                           f"workers, and tests use dbs {XDIST_DB_STRIDE}-15")
+    return mapped
+
+
+def redis_db_url(db: int, base: str | None = None) -> str:
+    """The test Redis with another db number (a test file's own, flushed freely), this
+    worker's copy of it."""
+    return f"{(base or REDIS_URL).rsplit('/', 1)[0]}/{_worker_db(db)}"
+
+
+# the URL the run was given, kept apart so that importing this module again maps it once
+_CONFIGURED = os.environ.setdefault(
+    "HIVE_MIND_TEST_REDIS_URL_GIVEN",
+    os.environ.get("HIVE_MIND_TEST_REDIS_URL", "redis://127.0.0.1:6379/15"))
+# set before the test modules import it (and for the servers and workers tests start)
+REDIS_URL = os.environ["HIVE_MIND_TEST_REDIS_URL"] = redis_db_url(
+    int(_CONFIGURED.rsplit("/", 1)[1] or 0), _CONFIGURED)
 
 
 @asynccontextmanager
@@ -73,6 +97,11 @@ def shared_model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Non
     if os.environ.get("HIVE_MIND_EMBEDDING_CACHE_DIR"):
         yield
         return
-    os.environ["HIVE_MIND_EMBEDDING_CACHE_DIR"] = str(tmp_path_factory.mktemp("model-cache"))
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # one for all workers: they export it once
+        cache = tmp_path_factory.getbasetemp().parent / "model-cache"
+        cache.mkdir(exist_ok=True)
+    else:
+        cache = tmp_path_factory.mktemp("model-cache")
+    os.environ["HIVE_MIND_EMBEDDING_CACHE_DIR"] = str(cache)
     yield
     os.environ.pop("HIVE_MIND_EMBEDDING_CACHE_DIR", None)

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from hive_mind.cli import main
+from tests.conftest import REDIS_URL
 from tests.explain_checks import check_explain
 from tests.procs import ROOT
 
-REDIS_URL = os.environ.get("HIVE_MIND_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 TOKEN = "super-secret-token-123"
 
 

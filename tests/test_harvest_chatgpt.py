@@ -335,11 +335,11 @@ def split_export(folder: Path, conversations: int, messages: int, per_file: int)
 
 async def test_kill9_mid_import_resumes_the_split_layout(tmp_path: Path) -> None:
     src = tmp_path / "export"
-    total = split_export(src, 1500, 20, 50)  # 30 files, 30,000 messages = 15 batches
+    total = split_export(src, 500, 20, 50)  # 10 files, 10,000 messages = 5 batches
     data = tmp_path / "data"
-    done = await kill_mid_import(data, src, "chatgpt", total=total, per_item=20)
+    done = await kill_mid_import(data, src, "chatgpt", total=total, per_item=20, after=2000)
     resume(data, src, "chatgpt", done)
     async with await Mind.open(data / "personal.mind", readonly=True) as mind:
         assert await mind.frames.count() == total
         assert await mind.db.fetchval(
-            "SELECT count(DISTINCT gop_id) FROM memory_frames") == 1500
+            "SELECT count(DISTINCT gop_id) FROM memory_frames") == 500

@@ -24,9 +24,9 @@ def export(path: Path, conversations: int, messages: int) -> int:
 
 async def test_kill9_mid_import_then_resume(tmp_path: Path) -> None:
     src = tmp_path / "export.jsonl"
-    total = export(src, 1500, 20)  # 30,000 messages = 15 batches of 2,000
+    total = export(src, 500, 20)  # 10,000 messages = 5 batches of 2,000
     data = tmp_path / "data"
-    done = await kill_mid_import(data, src, "universal", total=total, per_item=20)
+    done = await kill_mid_import(data, src, "universal", total=total, per_item=20, after=2000)
     resume(data, src, "universal", done)
 
     async with await Mind.open(data / "personal.mind", readonly=True) as mind:

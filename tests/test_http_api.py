@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.conftest import REDIS_URL
 from tests.explain_checks import check_explain
 from tests.http_server import running_server, server_settings
 from tests.procs import ROOT, eventually, spawn, stop
@@ -626,7 +627,6 @@ def test_mcp_is_mounted(api: httpx.Client) -> None:
 
 # -- distributed mode ---------------------------------------------------------------------
 
-REDIS_URL = os.environ.get("HIVE_MIND_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
 
 def _free_port() -> int:

@@ -7,7 +7,6 @@ import base64
 import enum
 import json
 import math
-import os
 import pickle
 import struct
 import uuid
@@ -63,6 +62,7 @@ from queue_schemas import (
 )
 from queue_schemas.jobs import JOB_KINDS, JOB_MODELS
 from queue_schemas.ops import OP_KINDS, OP_MODELS
+from tests.conftest import REDIS_URL
 from vocabulary.limits import MAX_VECTOR_DIM
 
 HASH_A = "a" * 64
@@ -852,7 +852,6 @@ def test_deserialize_accepts_bytes_like() -> None:
 
 
 # -- arq, for real ---------------------------------------------------------------------------
-REDIS_URL = os.environ.get("HIVE_MIND_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
 
 @pytest.fixture

@@ -19,11 +19,12 @@ from hive_mind.server import HostWorker
 from hive_mind.settings import Settings
 from queue_schemas import jobs
 from queue_schemas.constants import COGNIFY_QUEUE
+from tests.conftest import redis_db_url
 from workers.arq_worker import make_worker
 from workers.distributed import worker_settings
 from workers.queue import connect
 
-REDIS_DB_URL = "redis://127.0.0.1:6379/11"  # this file's own db number
+REDIS_DB_URL = redis_db_url(11)  # this file's own db number
 HOST = "contract"
 
 

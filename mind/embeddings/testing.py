@@ -47,6 +47,15 @@ def features(text: str) -> list[tuple[str, float]]:
     return out
 
 
+@lru_cache(maxsize=65536)
+def _word_terms(word: str, dim: int) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    """One word's signed, weighted buckets (its own and its trigrams'), in :func:`features`
+    order, so a text's vector sums them exactly as feature by feature."""
+    terms = [(index, sign * weight) for feature, weight in features(word)
+             for index, sign in [_bucket(feature, dim)]]
+    return tuple(index for index, _ in terms), tuple(value for _, value in terms)
+
+
 def _utf8(text: str) -> bytes:
     """UTF-8 like JavaScript's TextEncoder: lone surrogates become U+FFFD."""
     try:
@@ -73,9 +82,13 @@ class TestEmbedder:
         """Synchronous form of :meth:`embed_batch` (pure CPU, no I/O)."""
         matrix = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         for row, text in enumerate(texts):
-            for feature, weight in features(text):
-                index, sign = _bucket(feature, self.dimensions)
-                matrix[row, index] += sign * weight
+            indices: list[int] = []
+            values: list[float] = []
+            for word in tokens(text):
+                word_indices, word_values = _word_terms(word, self.dimensions)
+                indices.extend(word_indices)
+                values.extend(word_values)
+            matrix[row] = np.bincount(indices, values, minlength=self.dimensions)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         np.divide(matrix, norms, out=matrix, where=norms > 0)
         return matrix
