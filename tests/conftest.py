@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -56,7 +57,7 @@ def _worker_db(db: int) -> int:
 def redis_db_url(db: int, base: str | None = None) -> str:
     """The test Redis with another db number (a test file's own, flushed freely), this
     worker's copy of it."""
-    return f"{(base or REDIS_URL).rsplit('/', 1)[0]}/{_worker_db(db)}"
+    return urlsplit(base or REDIS_URL)._replace(path=f"/{_worker_db(db)}").geturl()
 
 
 # the URL the run was given, kept apart so that importing this module again maps it once
@@ -65,7 +66,7 @@ _CONFIGURED = os.environ.setdefault(
     os.environ.get("HIVE_MIND_TEST_REDIS_URL", "redis://127.0.0.1:6379/15"))
 # set before the test modules import it (and for the servers and workers tests start)
 REDIS_URL = os.environ["HIVE_MIND_TEST_REDIS_URL"] = redis_db_url(
-    int(_CONFIGURED.rsplit("/", 1)[1] or 0), _CONFIGURED)
+    int(urlsplit(_CONFIGURED).path.strip("/") or 0), _CONFIGURED)
 
 
 @asynccontextmanager
