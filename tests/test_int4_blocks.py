@@ -56,43 +56,6 @@ def test_a_block_estimates_the_product_of_its_decoded_rows(dim: int) -> None:
         assert best <= set(np.argsort(-got)[:80].tolist())  # found among 8 × k estimates
 
 
-@pytest.mark.parametrize(("dim", "blocks"), [(16, 1), (100, 2), (384, 3)])
-def test_the_fused_model_bytes_are_the_ones_onnx_helper_builds(dim: int, blocks: int) -> None:
-    assert int4.fused_model_bytes(dim, blocks) == (
-        int4.fused_model_proto(dim, blocks).SerializeToString())
-
-
-def test_a_fused_session_finds_the_best_estimates_of_every_block_and_skips_removed_rows(
-) -> None:
-    """One run scores all the blocks as their own sessions do, and its top ``count`` are the
-    best of those estimates among the kept rows only: a removed row never comes back, even
-    when fewer rows are kept than asked for."""
-    rng = np.random.default_rng(21)
-    dim = 32
-    x = _unit(rng, 2 * int4.BLOCK_ROWS, dim)
-    halves = [x[:int4.BLOCK_ROWS], x[int4.BLOCK_ROWS:]]
-    own = [int4.Block(h) for h in halves]
-    fused = int4.Fused(tuple(int4.Block(h, session=False) for h in halves), threads=2)
-    assert fused.rows == 2 * int4.BLOCK_ROWS
-    keep = rng.random(fused.rows) > 0.2
-    for q in _unit(rng, 3, dim):
-        est = np.concatenate([b.scores(q[None, :]) for b in own])
-        rows, values = fused.top(q[None, :], np.ones(fused.rows, dtype=bool), 50)
-        assert sorted(rows.tolist()) == sorted(np.argsort(-est)[:50].tolist())
-        assert np.allclose(values, est[rows], atol=1e-5)
-        rows, values = fused.top(q[None, :], keep, 50)
-        masked = np.where(keep, est, -np.inf)
-        assert keep[rows].all()
-        assert sorted(rows.tolist()) == sorted(np.argsort(-masked)[:50].tolist())
-    few = np.zeros(fused.rows, dtype=bool)
-    few[[5, int4.BLOCK_ROWS + 7]] = True
-    rows, values = fused.top(x[:1], few, 50)
-    assert sorted(rows.tolist()) == [5, int4.BLOCK_ROWS + 7] and np.isfinite(values).all()
-    assert fused.top(x[:1], np.zeros(fused.rows, dtype=bool), 50)[0].size == 0
-    with pytest.raises(ValueError, match="Fused"):
-        fused.blocks[0].scores(x[:1])
-
-
 def test_a_block_is_a_full_block() -> None:
     with pytest.raises(ValueError, match="rows"):
         int4.Block(np.zeros((10, 16), dtype=np.float32))

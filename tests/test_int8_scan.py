@@ -152,58 +152,6 @@ def test_4_bit_blocks_give_the_same_rows_as_the_repacking_product() -> None:
     assert len(again) == 2 and all(a is b for a, b in zip(again, packed, strict=True))
 
 
-def test_fused_blocks_give_the_same_rows_as_a_session_each() -> None:
-    """The first two full blocks in one fused session, the third in a session of its own, the
-    partial fourth through the int8 product: the same rows as the sessions-each path (and as
-    exact search), removed rows never among them."""
-    rng = np.random.default_rng(10)
-    n, dim = int8.BLOCK_ROWS * 3 + 3_000, 32
-    x = _unit(rng, n, dim)
-    codes, scale = _codes(x)
-    keep = rng.random(n) > 0.1
-    fused = int8.fuse(x, 2, serial, threads=2)
-    rest = int8.pack(x, n, (), serial, first=2)
-    assert fused.rows == 2 * int8.BLOCK_ROWS and len(rest) == 1
-    each = int8.pack(x, n, ())
-    for q in _unit(rng, 5, dim):
-        plain = int8.quantized(x, codes, scale, keep, q, 10, serial, each)
-        fast = int8.quantized(x, codes, scale, keep, q, 10, serial, rest, fused)
-        assert sorted(fast[0].tolist()) == sorted(plain[0].tolist())
-        assert np.allclose(np.sort(fast[1]), np.sort(plain[1]))
-        assert keep[fast[0]].all()
-        exact = np.flatnonzero(keep)[np.argsort(-(x[keep] @ q))[:10]]
-        assert sorted(fast[0].tolist()) == sorted(exact.tolist())
-
-
-def test_an_index_matrix_fuses_the_blocks_it_loads_and_packs_later_ones_alone() -> None:
-    from mind.retrieval.vector_index import _Matrix
-
-    rng = np.random.default_rng(13)
-    matrix = _Matrix(16)
-    first = 2 * int8.BLOCK_ROWS + 100
-    matrix.put_many(np.arange(first), np.arange(first), _unit(rng, first, 16))
-    matrix.quantize()
-    assert matrix.fused is not None and matrix.fused.rows == 2 * int8.BLOCK_ROWS
-    assert matrix.packed == ()
-    fused = matrix.fused
-    more = int8.BLOCK_ROWS
-    matrix.put_many(np.arange(first, first + more), np.arange(first, first + more),
-                    _unit(rng, more, 16))
-    matrix.remove(3)  # a removed row of a fused block
-    matrix.quantize()
-    assert matrix.fused is fused and len(matrix.packed) == 1
-    assert matrix.snapshot().fused is fused
-    assert matrix.snapshot(window=1000).fused is None  # rows of a window start elsewhere
-    snap = matrix.snapshot()
-    for q in _unit(rng, 3, 16):
-        found = int8.quantized(snap.vectors, snap.codes, snap.scale, snap.keep, q, 10, serial,
-                               snap.packed, snap.fused)
-        sims = np.where(snap.keep, snap.vectors @ q, -np.inf)
-        assert sorted(found[0].tolist()) == sorted(np.argsort(-sims)[:10].tolist())
-    assert 3 not in int8.quantized(snap.vectors, snap.codes, snap.scale, snap.keep,
-                                   snap.vectors[3], 10, serial, snap.packed, snap.fused)[0]
-
-
 def test_the_index_matrix_packs_each_block_once_it_is_full() -> None:
     from mind.retrieval.vector_index import _Matrix
 

@@ -15,10 +15,6 @@ accuracy level 4 multiplies in int8 (the query quantized per group): 1,000,000 r
 best 4 × k rows exactly (:data:`~mind.retrieval.int8_scan.CANDIDATES_PER_ROW`) keeps
 recall@10 1.000 of exact on random and clustered vectors (2 × k: 0.95-0.99).
 
-The blocks an index loads are packed in **one** session (:class:`Fused`): every block's
-product, the mask of removed rows and the best estimates in a single ``run``, without Python
-between the blocks; blocks that fill later get a session each (:class:`Block`).
-
 The estimate is in the units of ``x · q`` (the scales are applied), so it is compared as is
 with the int8 product of the rows after the last full block, once that is multiplied by the
 query's step (:func:`mind.retrieval.int8_scan.quantized`).
@@ -118,64 +114,28 @@ def _placeholder(name: str, elem_type: int, ndim: int) -> bytes:
             + _field(9, bytes(size)))
 
 
-_FLOAT, _UINT8, _INT64 = 1, 2, 7
-
-
-def _node(inputs: tuple[str, ...], outputs: tuple[str, ...], op: str,
-          attributes: dict[str, int], domain: str = "") -> bytes:
-    """A NodeProto with int attributes (in name order, as ``onnx.helper`` writes them)."""
-    return (b"".join(_field(1, name) for name in inputs)
-            + b"".join(_field(2, name) for name in outputs) + _field(4, op)
-            + b"".join(_field(5, _field(1, name) + _field(3, value) + _field(20, 2))
-                       for name, value in sorted(attributes.items()))
-            + (_field(7, domain) if domain else b""))
-
-
-def _product(dim: int, rows: int, codes: str, scales: str, out: str) -> bytes:
-    """``out = MatMulNBits(A, codes, scales)``: one block's estimates."""
-    return _node(("A", codes, scales), (out,), "MatMulNBits",
-                 {"K": dim, "N": rows, "accuracy_level": ACCURACY, "bits": 4,
-                  "block_size": GROUP}, "com.microsoft")
-
-
-def _model(graph: bytes) -> bytes:
-    opsets = _field(8, _field(1, "") + _field(2, 17)) + _field(8, _field(1, "com.microsoft")
-                                                            + _field(2, 1))
-    return _field(1, 8) + _field(2, "hive-mind") + _field(7, graph) + opsets
+_FLOAT, _UINT8 = 1, 2
 
 
 @cache
 def model_bytes(dim: int, rows: int = BLOCK_ROWS) -> bytes:
     """``Y = MatMulNBits(A, B, scales)``: A float32 ``(1, dim)``, B the block's codes, Y float32
     ``(1, rows)``; opset 17 + ``com.microsoft`` 1, IR 8 (what :func:`model_proto` builds)."""
-    graph = (_field(1, _product(dim, rows, "B", "scales", "Y")) + _field(2, "int4_blocks")
+    attributes = [("K", dim), ("N", rows), ("accuracy_level", ACCURACY), ("bits", 4),
+                  ("block_size", GROUP)]
+    node = (_field(1, "A") + _field(1, "B") + _field(1, "scales") + _field(2, "Y")
+            + _field(4, "MatMulNBits")
+            + b"".join(_field(5, _field(1, name) + _field(3, value) + _field(20, 2))
+                       for name, value in sorted(attributes))
+            + _field(7, "com.microsoft"))
+    graph = (_field(1, node) + _field(2, "int4_blocks")
              + _field(5, _placeholder("B", _UINT8, 3))
              + _field(5, _placeholder("scales", _FLOAT, 1))
              + _field(11, _value_info("A", _FLOAT, (1, dim)))
              + _field(12, _value_info("Y", _FLOAT, (1, rows))))
-    return _model(graph)
-
-
-@cache
-def fused_model_bytes(dim: int, blocks: int, rows: int = BLOCK_ROWS) -> bytes:
-    """:class:`Fused`'s model (what :func:`fused_model_proto` builds): ``Y{i} =
-    MatMulNBits(A, B{i}, S{i})`` for every block, ``Y = Concat(Y0 …)`` along the rows, ``Z = Y
-    + bias`` (0 for a live row, −inf for a removed one) and ``V, I = TopK(Z, K)``, unsorted."""
-    total = blocks * rows
-    nodes = [_product(dim, rows, f"B{i}", f"S{i}", f"Y{i}") for i in range(blocks)]
-    nodes += [_node(tuple(f"Y{i}" for i in range(blocks)), ("Y",), "Concat", {"axis": 1}),
-              _node(("Y", "bias"), ("Z",), "Add", {}),
-              _node(("Z", "K"), ("V", "I"), "TopK", {"axis": 1, "largest": 1, "sorted": 0})]
-    placeholders = [_placeholder(f"{kind}{i}", elem, ndim) for i in range(blocks)
-                    for kind, elem, ndim in (("B", _UINT8, 3), ("S", _FLOAT, 1))]
-    graph = (b"".join(_field(1, node) for node in nodes) + _field(2, "int4_blocks")
-             + b"".join(_field(5, p) for p in placeholders)
-             + _field(11, _value_info("A", _FLOAT, (1, dim)))
-             + _field(11, _value_info("bias", _FLOAT, (1, total)))
-             + _field(11, _value_info("K", _INT64, (1,)))
-             + _field(12, _field(1, "V") + _field(2, _field(1, _field(1, _FLOAT))))
-             + _field(12, _field(1, "I") + _field(2, _field(1, _field(1, _INT64)))))
-    return _model(graph)
+    opsets = _field(8, _field(1, "") + _field(2, 17)) + _field(8, _field(1, "com.microsoft")
+                                                            + _field(2, 1))
+    return _field(1, 8) + _field(2, "hive-mind") + _field(7, graph) + opsets
 
 
 def model_proto(dim: int, rows: int = BLOCK_ROWS) -> Any:
@@ -196,34 +156,6 @@ def model_proto(dim: int, rows: int = BLOCK_ROWS) -> Any:
     return model
 
 
-def fused_model_proto(dim: int, blocks: int, rows: int = BLOCK_ROWS) -> Any:
-    """:func:`fused_model_bytes`' model built with ``onnx.helper`` (for the test)."""
-    from onnx import TensorProto, helper, numpy_helper
-
-    nodes = [helper.make_node("MatMulNBits", ["A", f"B{i}", f"S{i}"], [f"Y{i}"],
-                              domain="com.microsoft", K=dim, N=rows, accuracy_level=ACCURACY,
-                              bits=4, block_size=GROUP) for i in range(blocks)]
-    nodes += [helper.make_node("Concat", [f"Y{i}" for i in range(blocks)], ["Y"], axis=1),
-              helper.make_node("Add", ["Y", "bias"], ["Z"]),
-              helper.make_node("TopK", ["Z", "K"], ["V", "I"], axis=1, largest=1, sorted=0)]
-    initializers = []
-    for i in range(blocks):
-        initializers += [numpy_helper.from_array(np.zeros((1, 1, 1), np.uint8), f"B{i}"),
-                         numpy_helper.from_array(np.zeros(1, np.float32), f"S{i}")]
-    graph = helper.make_graph(
-        nodes, "int4_blocks",
-        [helper.make_tensor_value_info("A", TensorProto.FLOAT, [1, dim]),
-         helper.make_tensor_value_info("bias", TensorProto.FLOAT, [1, blocks * rows]),
-         helper.make_tensor_value_info("K", TensorProto.INT64, [1])],
-        [helper.make_tensor_value_info("V", TensorProto.FLOAT, None),
-         helper.make_tensor_value_info("I", TensorProto.INT64, None)],
-        initializer=initializers)
-    model = helper.make_model(graph, producer_name="hive-mind", opset_imports=[
-        helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
-    model.ir_version = 8
-    return model
-
-
 def session_options() -> Any:
     """One thread a session: the scan pool spreads the blocks over the cores."""
     import onnxruntime as ort
@@ -236,86 +168,29 @@ def session_options() -> Any:
 
 
 class Block:
-    """One full block of rows as 4-bit codes; with ``session`` (the default), a ``MatMulNBits``
-    session holding them (:meth:`scores`), else only the codes, for a :class:`Fused` session."""
+    """One full block of rows as a ``MatMulNBits`` session holding its 4-bit codes."""
 
-    def __init__(self, vectors: np.ndarray, *, session: bool = True) -> None:
+    def __init__(self, vectors: np.ndarray) -> None:
         import onnxruntime as ort
 
         rows, dim = vectors.shape
         if rows != BLOCK_ROWS:
             raise ValueError(f"a block has {BLOCK_ROWS} rows, not {rows}")
-        self.dim = dim
         self._codes, self._scales = encode(vectors)
-        # a session reads both through these values (not copied): they live as long as it
-        self.values = (ort.OrtValue.ortvalue_from_numpy(self._codes),
-                       ort.OrtValue.ortvalue_from_numpy(self._scales))
-        self._session: Any = None
-        if session:
-            options = session_options()
-            options.add_initializer("B", self.values[0])
-            options.add_initializer("scales", self.values[1])
-            self._session = ort.InferenceSession(model_bytes(dim), options,
-                                                 providers=["CPUExecutionProvider"])
+        # the session reads both through these values (not copied): they live as long as it
+        self._values = (ort.OrtValue.ortvalue_from_numpy(self._codes),
+                        ort.OrtValue.ortvalue_from_numpy(self._scales))
+        self._options = session_options()
+        self._options.add_initializer("B", self._values[0])
+        self._options.add_initializer("scales", self._values[1])
+        self._session = ort.InferenceSession(model_bytes(dim), self._options,
+                                             providers=["CPUExecutionProvider"])
 
     @property
     def nbytes(self) -> int:
-        """The codes, twice with a session (ours and its packed copy)."""
-        return int(self._codes.nbytes + self._scales.nbytes) * (2 if self._session else 1)
+        return int(self._codes.nbytes + self._scales.nbytes) * 2  # ours and the packed copy
 
     def scores(self, query: np.ndarray) -> np.ndarray:
         """Estimates of ``x · query`` for the block's rows (``query``: float32, ``(1, dim)``)."""
-        if self._session is None:
-            raise ValueError("this block's codes are scored by a Fused session")
         out: np.ndarray = self._session.run(None, {"A": query})[0][0]
         return out
-
-
-class Fused:
-    """The first full blocks of a matrix in **one** session (:func:`fused_model_bytes`): each
-    block's product, the mask of removed rows and the top ``count`` estimates in a single
-    ``run``, on ONNX Runtime's own ``threads`` with the GIL released throughout. Scoring the
-    same blocks as one :class:`Block` session each on the scan pool picked every block's best
-    rows in NumPy between the products and handed each block back through the GIL: 1,000,000
-    rows took p50 17-18 ms that way against 13 ms fused (2-core AMD EPYC without VNNI,
-    docs/benchmarks.md). Built once, when an index loads (a block that fills later gets a
-    session of its own)."""
-
-    def __init__(self, blocks: tuple[Block, ...], threads: int) -> None:
-        import onnxruntime as ort
-
-        if not blocks:
-            raise ValueError("a fused session needs at least one block")
-        self.blocks = blocks  # the codes the session reads (not copied)
-        self.rows = len(blocks) * BLOCK_ROWS
-        options = session_options()
-        options.intra_op_num_threads = max(1, threads)
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        for i, block in enumerate(blocks):
-            options.add_initializer(f"B{i}", block.values[0])
-            options.add_initializer(f"S{i}", block.values[1])
-        self._session = ort.InferenceSession(fused_model_bytes(blocks[0].dim, len(blocks)),
-                                             options, providers=["CPUExecutionProvider"])
-        self._no_mask = np.zeros((1, self.rows), dtype=np.float32)
-
-    @property
-    def nbytes(self) -> int:
-        return 2 * sum(b.nbytes for b in self.blocks) + self._no_mask.nbytes
-
-    def top(self, query: np.ndarray, keep: np.ndarray, count: int
-            ) -> tuple[np.ndarray, np.ndarray]:
-        """``(rows, estimates)`` of the best ``count`` rows among the kept ones of the first
-        :attr:`rows` (``keep``: one flag a row; fewer when fewer are kept), unordered."""
-        live = int(np.count_nonzero(keep))
-        count = min(count, live)
-        if count <= 0:
-            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
-        if live == self.rows:
-            bias = self._no_mask
-        else:
-            bias = np.zeros((1, self.rows), dtype=np.float32)
-            bias[0, ~keep] = -np.inf
-        values, rows = self._session.run(None, {
-            "A": query, "bias": bias, "K": np.array([count], dtype=np.int64)})
-        found: tuple[np.ndarray, np.ndarray] = (rows[0], values[0])
-        return found

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from mind.retrieval.int4_blocks import Block, Fused, session_options
+from mind.retrieval.int4_blocks import Block, session_options
 from mind.retrieval.vector_scan import BLOCK_ROWS, Runner, blocks, gathered, largest, serial
 
 LEVELS = 127  # a stored dimension's range, either side of the offset
@@ -130,47 +130,33 @@ def scores(codes: np.ndarray, q8: np.ndarray) -> np.ndarray:
     return out
 
 
-def pack(vectors: np.ndarray, size: int, packed: tuple[Block, ...], run: Runner = serial,
-         first: int = 0) -> tuple[Block, ...]:
-    """``packed`` (the sessions of the blocks from block ``first`` on) with a 4-bit
-    :class:`~mind.retrieval.int4_blocks.Block` for every block of ``vectors[:size]`` that
-    filled since (built by ``run``)."""
+def pack(vectors: np.ndarray, size: int, packed: tuple[Block, ...], run: Runner = serial
+         ) -> tuple[Block, ...]:
+    """``packed`` with a 4-bit :class:`~mind.retrieval.int4_blocks.Block` for every block of
+    ``vectors[:size]`` that filled since (built by ``run``: an index loading 1,000,000 rows
+    builds 30 at once)."""
     tasks: list[Callable[[], object]] = [
         partial(Block, vectors[i * BLOCK_ROWS:(i + 1) * BLOCK_ROWS])
-        for i in range(first + len(packed), size // BLOCK_ROWS)]
+        for i in range(len(packed), size // BLOCK_ROWS)]
     return packed + tuple(run(tasks)) if tasks else packed  # type: ignore[arg-type]
-
-
-def fuse(vectors: np.ndarray, count: int, run: Runner = serial, threads: int = 1) -> Fused:
-    """The first ``count`` full blocks of ``vectors`` in one
-    :class:`~mind.retrieval.int4_blocks.Fused` session (an index loading 1,000,000 rows
-    encodes its 30 blocks with ``run``, then packs them in one session)."""
-    tasks: list[Callable[[], object]] = [
-        partial(Block, vectors[i * BLOCK_ROWS:(i + 1) * BLOCK_ROWS], session=False)
-        for i in range(count)]
-    return Fused(tuple(run(tasks)), threads)  # type: ignore[arg-type]
 
 
 def quantized(vectors: np.ndarray, codes: np.ndarray, scale: np.ndarray, keep: np.ndarray,
               query: np.ndarray, take: int, run: Runner = serial,
-              packed: tuple[Block, ...] = (), fused: Fused | None = None
-              ) -> tuple[np.ndarray, np.ndarray]:
+              packed: tuple[Block, ...] = ()) -> tuple[np.ndarray, np.ndarray]:
     """Top ``take`` rows for one query: the best ``CANDIDATES_PER_ROW * take`` rows by the
-    estimate (kept rows only; each part keeps its own best, then the best of those across
-    parts: the estimates share one scale, that of ``x · q``) are re-scored exactly. The first
-    ``fused.rows`` rows are scored by the ``fused`` session in one call, the next
-    ``len(packed)`` blocks by their 4-bit :class:`~mind.retrieval.int4_blocks.Block` sessions,
-    the rest by the int8 codes."""
+    estimate (kept rows only; each block keeps its own best, then the best of those across
+    blocks: the estimates share one scale, that of ``x · q``) are re-scored exactly. The first
+    ``len(packed)`` blocks are scored by their 4-bit :class:`~mind.retrieval.int4_blocks.Block`
+    sessions, the rest by the int8 codes."""
     q = np.asarray(query, dtype=np.float32).reshape(1, -1)
     q8, step = query_codes(q[0], scale)
     want = max(MIN_CANDIDATES, CANDIDATES_PER_ROW * take)
     offset = OFFSET * int(q8.sum(dtype=np.int64))  # the repacking product's constant term
-    done = 0 if fused is None else fused.rows
-    first = done // BLOCK_ROWS
 
     def block(start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
-        index = start // BLOCK_ROWS - first
-        if 0 <= index < len(packed) and stop - start == BLOCK_ROWS:
+        index = start // BLOCK_ROWS
+        if index < len(packed) and stop - start == BLOCK_ROWS:
             est = packed[index].scores(q)
         else:
             est = (scores(codes[start:stop], q8)[:, 0] - offset).astype(np.float32)
@@ -184,10 +170,7 @@ def quantized(vectors: np.ndarray, codes: np.ndarray, scale: np.ndarray, keep: n
         best = largest(est, count) if count < len(est) else np.flatnonzero(live)
         return best + start, est[best]
 
-    tasks: list[Callable[[], object]] = [partial(block, a, b) for a, b in blocks(len(vectors))
-                                         if a >= done]
-    if fused is not None:  # first: its session's own threads start while the pool takes the rest
-        tasks.insert(0, partial(fused.top, q, keep[:done], want))
+    tasks: list[Callable[[], object]] = [partial(block, a, b) for a, b in blocks(len(vectors))]
     parts: list[Any] = run(tasks)
     rows = np.concatenate([p[0] for p in parts])
     if rows.size == 0:

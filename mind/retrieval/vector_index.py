@@ -13,10 +13,8 @@ candidates per wanted row are re-scored exactly: recall@10 1.000 of exact on uni
 vectors, the hardest case (docs/benchmarks.md, "Vector index at scale"). The int8 codes are
 built when a matrix first reaches the threshold (their scales from its rows then) and kept up
 to date by every append after; each full block of rows is also packed once for ONNX Runtime
-as 4-bit codes (half the bytes of the int8 rows, which at 1,000,000 rows halves a scan bound by
-memory): the blocks there are when the codes are first built (an index loading) in one
-session (:class:`~mind.retrieval.int4_blocks.Fused`), each block that fills later in a session
-of its own (:class:`~mind.retrieval.int4_blocks.Block`). That holds for one query; many
+as 4-bit codes (:class:`~mind.retrieval.int4_blocks.Block`: half the bytes of the int8 rows,
+which at 1,000,000 rows halves a scan bound by memory). That holds for one query; many
 queries at once (:meth:`VectorIndex.search_many`, a cognify batch's links) are one exact
 matrix product, which reads the matrix once for all of them: 64 queries over 100,000 rows took
 146 ms exact against 764 ms through the quantized pass one query at a time (2-core AMD EPYC,
@@ -59,14 +57,12 @@ from mind.constants import T_CHUNKS_VEC, T_FRAMES_VEC
 from mind.errors import VectorError
 from mind.retrieval import int8_scan
 from mind.retrieval import vector_scan as scan
-from mind.retrieval.int4_blocks import Block, Fused
-from mind.retrieval.vector_scan import BLOCK_ROWS
+from mind.retrieval.int4_blocks import Block
 from mind.storage.connection import connect_peek
 
 FULL_RELOAD_AFTER = 20_000  # changed rows beyond which a full reload is cheaper
 MIN_DEAD_ROWS_TO_COMPACT = 1024  # masked rows are dropped by a reload once they outnumber live
 QUANTIZE_MIN_ROWS = 20_000  # from here on a scan goes through the int8 rows first (> 1 ms saved)
-FUSE_MIN_BLOCKS = 2  # full blocks from which an index's first packing is one fused session
 EXACT_MIN_QUERIES = 4  # this many queries at once: one exact matrix product (module docstring)
 GATHER_FRACTION = 0.125  # a filter keeping fewer rows than both of these is scored on its
 GATHER_MAX_ROWS = 50_000  # own rows only (gathered) instead of masking a scan of all rows
@@ -117,8 +113,7 @@ class _Snapshot:
     owners: np.ndarray  # views too: a row's owner never changes
     keep: np.ndarray  # a copy of the rows' live flags (removals after this do not show)
     live: int
-    packed: tuple[Block, ...] = ()  # the sessions of the full blocks after the fused ones
-    fused: Fused | None = None  # the first full blocks in one session
+    packed: tuple[Block, ...] = ()  # the first full blocks' packed codes
 
 
 @dataclass
@@ -136,7 +131,6 @@ class _Matrix:
     size: int = 0
     rows: dict[int, int] = field(default_factory=dict)
     packed: tuple[Block, ...] = ()
-    fused: Fused | None = None
 
     def __post_init__(self) -> None:
         self.vectors = np.zeros((0, self.dim), dtype=np.float32)
@@ -179,19 +173,13 @@ class _Matrix:
 
     def quantize(self) -> None:
         """Build the int8 codes of every row, with scales from these rows (once: appends keep
-        them up to date), and pack every block of them that is full: the first time, when there
-        are :data:`FUSE_MIN_BLOCKS` or more, all of them in one fused session
-        (:class:`~mind.retrieval.int4_blocks.Fused`), later ones in a session each."""
+        them up to date), and pack every block of them that is full."""
         if self.codes is None:
             self.scale = int8_scan.scales(self.vectors[:self.size])
             codes = np.zeros((len(self.owners), self.dim), dtype=np.uint8)
             int8_scan.encode(self.vectors[:self.size], self.scale, codes[:self.size])
             self.codes = codes
-        full = self.size // BLOCK_ROWS
-        if self.fused is None and not self.packed and full >= FUSE_MIN_BLOCKS:
-            self.fused = int8_scan.fuse(self.vectors, full, _run_blocks, SCAN_THREADS)
-        first = 0 if self.fused is None else self.fused.rows // BLOCK_ROWS
-        self.packed = int8_scan.pack(self.vectors, self.size, self.packed, _run_blocks, first)
+        self.packed = int8_scan.pack(self.vectors, self.size, self.packed, _run_blocks)
 
     def remove(self, item_id: int) -> None:
         row = self.rows.pop(item_id, None)
@@ -222,15 +210,14 @@ class _Matrix:
         live = len(self.rows) if first == 0 else int(np.count_nonzero(keep))
         codes = None if self.codes is None else self.codes[first:n]
         return _Snapshot(self.vectors[first:n], codes, self.scale, self.owners[first:n], keep,
-                         live, self.packed if first == 0 else (),
-                         self.fused if first == 0 else None)
+                         live, self.packed if first == 0 else ())
 
     def live(self) -> int:
         return len(self.rows)
 
     def nbytes(self) -> int:
         codes = 0 if self.codes is None else self.codes.nbytes
-        codes += sum(p.nbytes for p in self.packed) + (self.fused.nbytes if self.fused else 0)
+        codes += sum(p.nbytes for p in self.packed)
         return codes + sum(a.nbytes for a in (self.owners, self.alive, self.vectors))
 
 
@@ -247,7 +234,7 @@ def _scan(snap: _Snapshot, queries: np.ndarray, take: int, allowed: np.ndarray |
             or snap.scale is None):
         return scan.exact(snap.vectors, keep, queries, take, _run_blocks)
     return [int8_scan.quantized(snap.vectors, snap.codes, snap.scale, keep, q, take,
-                                _run_blocks, snap.packed, snap.fused) for q in queries]
+                                _run_blocks, snap.packed) for q in queries]
 
 
 class VectorIndex:
