@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from mind.frames.model import NewFrame
@@ -84,12 +85,39 @@ async def _fill(mind: Mind, rng: random.Random, count: int, sessions: int = 7) -
     return [r.frame.id for r in saved]
 
 
+def test_sorted_and_array_sums_are_the_same_floats(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Few postings are summed by sorting, many in an array a row: the same rows, in row order,
+    with the same sums (to rounding: NumPy's ``reduceat`` may add a run in another order)."""
+    rng = np.random.default_rng(3)
+    rows = 5_000
+    parts = [(np.sort(rng.choice(rows, size, replace=False)).astype(np.int32), rng.random(size))
+             for size in (40, 300, 7, 1200, 300)]
+    monkeypatch.setattr(ki, "SPARSE_SHARE", 0)
+    few = ki._accumulate(parts, rows)
+    monkeypatch.setattr(ki, "SPARSE_SHARE", 10**9)
+    many = ki._accumulate(parts, rows)
+    every = np.unique(np.concatenate([r for r, _ in parts]))
+    reference: dict[int, float] = {}
+    for at, values in parts:  # term by term, as the index adds them
+        for row, value in zip(at.tolist(), values.tolist(), strict=True):
+            reference[row] = reference.get(row, 0.0) + value
+    for found, sums in (few, many):
+        assert np.array_equal(found, every) and found.dtype == np.int64
+        assert sums.tolist() == pytest.approx([reference[row] for row in every.tolist()],
+                                              rel=1e-12)
+    assert ki._accumulate([], rows)[0].size == 0
+
+
 QUERIES = ("zurich cafe", "Running budgets", "don’t resume", "日本語 tea", "naive e-mail plans",
            "Q2 2023 salads", "coffee berlin homemade", "unknownword tea", "x_y co-op")
 
 
+@pytest.mark.parametrize("share", [0, 10**9], ids=["sorted", "array"])
 @pytest.mark.parametrize("weight", [0.3, 1.0])
-async def test_scores_match_fts5(tmp_path: Path, weight: float) -> None:
+async def test_scores_match_fts5(tmp_path: Path, weight: float, share: int,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Either way of summing a query's postings (:func:`ki._accumulate`) ranks as FTS5 does."""
+    monkeypatch.setattr(ki, "SPARSE_SHARE", share)
     path = tmp_path / "m.mind"
     rng = random.Random(7)
     async with await Mind.open(path) as mind:

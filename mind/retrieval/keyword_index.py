@@ -60,6 +60,9 @@ B = 0.75
 MIN_IDF = 1e-6
 MIN_ROWS = 20_000  # fewer frames: FTS5 answers in well under a millisecond
 MAX_DELTA_ROWS = 20_000  # frames changed since the build beyond which the arrays are rebuilt
+# a query's postings below 1/16 of the rows are summed by sorting them, more in an array of one
+# score a row (:func:`_accumulate`)
+SPARSE_SHARE = 16
 BUILD_BATCH = 20_000
 SMALL_RECHECK_S = 5.0  # a mind found below MIN_ROWS is not counted again for this long
 _WORD = re.compile(r"[^\s\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]+")
@@ -484,8 +487,7 @@ def _score(postings: _Postings, delta: _Delta, stats: _Stats, phrases: list[int]
     if stats.rows <= 0 or not phrases:
         return []
     avgdl = stats.tokens / stats.rows
-    acc = np.zeros(len(postings.ids), dtype=np.float64)
-    hit = np.zeros(len(postings.ids), dtype=bool)  # found by a bool scan: 1/8 of acc's bytes
+    parts: list[tuple[np.ndarray, np.ndarray]] = []  # per term: its rows, their BM25 terms
     extra: dict[int, float] = {}
     for term in phrases:
         rows, tf = postings.postings(term)
@@ -498,20 +500,47 @@ def _score(postings: _Postings, delta: _Delta, stats: _Stats, phrases: list[int]
         if len(rows):
             f = tf[:, 0].astype(np.float64) + weight * tf[:, 1]
             norm = K1 * (1 - B + B * postings.length[rows] / avgdl)
-            acc[rows] += idf * (f * (K1 + 1.0)) / (f + norm)
-            hit[rows] = True
+            parts.append((rows, idf * (f * (K1 + 1.0)) / (f + norm)))
         for fid, (a, c) in in_delta.items():
             f1 = a + weight * c
             d = K1 * (1 - B + B * delta.length[fid] / avgdl)
             extra[fid] = extra.get(fid, 0.0) + idf * (f1 * (K1 + 1.0)) / (f1 + d)
-    found = np.flatnonzero(hit)
-    found = found[postings.alive[found]]
+    found, summed = _accumulate(parts, len(postings.ids))
+    live_found = postings.alive[found]
+    found, summed = found[live_found], summed[live_found]
     ids = np.concatenate([postings.ids[found], np.fromiter(extra, dtype=np.int64,
                                                            count=len(extra))])
-    scores = np.concatenate([acc[found], np.fromiter(extra.values(), dtype=np.float64,
-                                                     count=len(extra))])
+    scores = np.concatenate([summed, np.fromiter(extra.values(), dtype=np.float64,
+                                                 count=len(extra))])
     if len(ids) > n:
         keep = np.argpartition(-scores, n - 1)[:n]
         ids, scores = ids[keep], scores[keep]
     order = np.lexsort((ids, -scores))
     return list(zip(ids[order].tolist(), scores[order].tolist(), strict=True))
+
+
+def _accumulate(parts: list[tuple[np.ndarray, np.ndarray]], rows: int
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Every row the terms' postings name, in row order, with the sum of its terms' values.
+    Few postings are sorted and summed run by run (``reduceat``: the same sums to rounding);
+    many are added into one score a row. The array costs ~3 ms at 1,000,000 rows
+    whatever the query (allocating and touching 9 MB), sorting grows with the postings:
+    4 terms of 9,000 postings each over 1,000,000 rows took 1.0 ms sorted against 3.0 ms in
+    the array, 4 of 100,000 took 16 against 10 ms (2-core AMD EPYC)."""
+    total = sum(len(r) for r, _ in parts)
+    if total == 0:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
+    if total * SPARSE_SHARE < rows:
+        at = np.concatenate([r for r, _ in parts])
+        values = np.concatenate([v for _, v in parts])
+        order = np.argsort(at, kind="stable")  # stable: a row's terms stay in term order
+        at, values = at[order], values[order]
+        starts = np.flatnonzero(np.concatenate(([True], at[1:] != at[:-1])))
+        return at[starts].astype(np.int64), np.add.reduceat(values, starts)
+    acc = np.zeros(rows, dtype=np.float64)
+    hit = np.zeros(rows, dtype=bool)  # found by a bool scan: 1/8 of acc's bytes
+    for at, values in parts:
+        acc[at] += values
+        hit[at] = True
+    found = np.flatnonzero(hit)
+    return found, acc[found]
