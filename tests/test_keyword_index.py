@@ -85,7 +85,7 @@ async def _fill(mind: Mind, rng: random.Random, count: int, sessions: int = 7) -
     return [r.frame.id for r in saved]
 
 
-def test_sorted_and_array_sums_are_the_same_floats(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sorted_and_array_sums_are_the_same_sums(monkeypatch: pytest.MonkeyPatch) -> None:
     """Few postings are summed by sorting, many in an array a row: the same rows, in row order,
     with the same sums (to rounding: NumPy's ``reduceat`` may add a run in another order)."""
     rng = np.random.default_rng(3)

@@ -62,9 +62,7 @@ B = 0.75
 MIN_IDF = 1e-6
 MIN_ROWS = 20_000  # fewer frames: FTS5 answers in well under a millisecond
 MAX_DELTA_ROWS = 20_000  # frames changed since the build beyond which the arrays are rebuilt
-# a query's postings below 1/16 of the rows are summed by sorting them, more in an array of one
-# score a row (:func:`_accumulate`)
-SPARSE_SHARE = 16
+SPARSE_SHARE = 16  # postings below 1/16 of the rows are summed by sorting (:func:`_accumulate`)
 BUILD_BATCH = 20_000
 SMALL_RECHECK_S = 5.0  # a mind found below MIN_ROWS is not counted again for this long
 _WORD = re.compile(r"[^\s\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]+")
