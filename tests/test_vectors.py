@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
 
 from mind.errors import EmbeddingDimMismatchError, EmbeddingFingerprintError, VectorError
+from mind.frames.model import NewFrame
 from mind.frames.store import FrameStore
 from mind.retrieval.vectors import ChunkSpan, VectorStore
 from mind.storage.db import Database
@@ -140,3 +142,47 @@ async def test_reset_rebuilds_tables_and_queues_everything(
     assert [r[0] for r in reasons] == ["reembed"]
     await vectors.upsert_frame_vectors([(ids[0], [0.1] * 384)])
     assert (await vectors.counts())["frame_vectors"] == 1
+
+
+async def _statement_steps(db: Database, work: Any) -> int:
+    """SQLite VM steps (progress-handler calls) that ``work()`` runs on ``db``'s connection."""
+    steps = 0
+
+    def count() -> int:
+        nonlocal steps
+        steps += 1
+        return 0
+
+    await db.run(lambda sync: sync._conn.set_progress_handler(count, 1))
+    try:
+        await work()
+    finally:
+        await db.run(lambda sync: sync._conn.set_progress_handler(None, 1))
+    return steps
+
+
+async def test_vector_replace_and_delete_do_not_scan_the_table(
+        vectors: VectorStore, db: Database) -> None:
+    """vec0 answers ``rowid IN (...)`` by visiting every row: a cognify batch's upsert then
+    grew with the mind. Replacing and deleting a few vectors must cost the same VM steps in a
+    mind ten times larger."""
+    await vectors.ensure_fingerprint("test", "t", 8)
+    frames = FrameStore(db)
+    rng = np.random.default_rng(3)
+    steps: list[tuple[int, int]] = []
+    ids: list[int] = []
+    for size in (150, 1_500):
+        saved = await frames.insert_many(
+            [NewFrame("g", f"frame {len(ids) + i}") for i in range(size - len(ids))])
+        new = [r.frame.id for r in saved]
+        ids += new
+        await vectors.upsert_frame_vectors([(i, rng.standard_normal(8)) for i in new])
+        probe = ids[:8]
+        replace = await _statement_steps(db, lambda p=probe: vectors.upsert_frame_vectors(
+            [(i, rng.standard_normal(8)) for i in p]))
+        delete = await _statement_steps(db, lambda p=probe: vectors.delete_frame_vectors(p))
+        steps.append((replace, delete))
+        assert await db.fetchval("SELECT COUNT(*) FROM memory_frames_vec") == size - 8
+        await vectors.upsert_frame_vectors([(i, rng.standard_normal(8)) for i in probe])
+    (small_replace, small_delete), (large_replace, large_delete) = steps
+    assert large_replace < 2 * small_replace and large_delete < 2 * small_delete, steps
