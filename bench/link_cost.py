@@ -4,17 +4,19 @@ Applying a cognify batch links each of its frames to its nearest frames
 (``mind.cognify_apply._link``). This times that search for one batch of 64 frames against
 in-memory indexes of growing size, side by side in one run:
 
-* ``whole mind, per query``: the search as it was, over every row, through the quantized pass
-  one query at a time from 100,000 rows;
-* ``whole mind, one product``: every row, the 64 queries as one exact matrix product;
-* ``window`` (the product): one exact product over the most recent ``LINK_WINDOW_ROWS`` rows.
+* ``whole mind, exact``: one exact float32 product over every row (the links' reference);
+* ``window, exact``: one exact product over the most recent ``LINK_WINDOW_ROWS`` rows (the
+  link search before the int8 pass for batches);
+* ``window, now``: the index's own search over the window (``VectorIndex.search_many``: the
+  int8 codes scored for all 64 queries at once, each query's best candidates re-scored
+  exactly, once the matrix has codes; exact below that).
 
 A shortcut, labelled as such: the matrix is filled with generated unit vectors (no mind file,
 no SQLite); chat-like vectors (conversations of 20 turns on one of 500 topics that recur over
-the whole history) stand in for an import. ``kept`` is the share of the whole mind's links
-(cosine ≥ the link threshold, top 5) the window also finds; ``linked`` the share of the batch's
-frames that get at least one link, whole mind / window; ``cosine`` the links' mean similarity,
-whole mind / window.
+the whole history) stand in for an import. ``same`` is the share of the exact window's links
+(cosine ≥ the link threshold, top 5) the search now finds, ``kept`` the share of the whole
+mind's; ``linked`` the share of the batch's frames that get at least one link, whole mind /
+now; ``cosine`` the links' mean similarity, whole mind / now.
 
     .venv/bin/python bench/link_cost.py [--rows 20000 100000 200000 500000] [--no-report]
 """
@@ -30,7 +32,8 @@ from common import write_section
 from vector_scale import fill
 
 from mind.cognify_apply import LINK_LIMIT, LINK_MIN_SIMILARITY, LINK_WINDOW_ROWS
-from mind.retrieval.vector_index import QUANTIZE_MIN_ROWS, VectorIndex
+from mind.retrieval import vector_scan as scan
+from mind.retrieval.vector_index import BATCH_CODES_MIN_ROWS, VectorIndex, _run_blocks
 
 Hits = list[list[tuple[int, float]]]
 
@@ -54,8 +57,13 @@ def chats(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     return turns(n), turns(BATCH)
 
 
-def per_query(index: VectorIndex, q: np.ndarray) -> Hits:
-    return [index._search_many_sync(row[None, :], LINK_LIMIT + 1)[0] for row in q]
+def exact(index: VectorIndex, q: np.ndarray, window: int | None) -> Hits:
+    """One exact product over the (last ``window``) rows: frames only, as the bench has no
+    chunks."""
+    snap = index._frames.snapshot(window)
+    hits = scan.exact(snap.vectors, snap.keep, q, LINK_LIMIT + 1, _run_blocks)
+    return [sorted(zip(snap.owners[rows].tolist(), sims.tolist(), strict=True),
+                   key=lambda hit: -hit[1]) for rows, sims in hits]
 
 
 def timed(call: Callable[[], Hits]) -> tuple[float, float, Hits]:
@@ -80,29 +88,26 @@ def summary(found: dict[tuple[int, int], float]) -> tuple[float, float]:
 
 def measure(n: int, rng: np.random.Generator) -> str:
     x, q = chats(n, rng)
-    index, _ = fill(x)  # the index's own QUANTIZE_MIN_ROWS
-    if n >= QUANTIZE_MIN_ROWS:  # the search as it was: the quantized pass, query by query
-        old_ms, old_cpu, _ = timed(lambda: per_query(index, q))
-    else:  # below it, one exact product over every row, as now without the window
-        old_ms, old_cpu, _ = timed(
-            lambda: index._search_many_sync(q, LINK_LIMIT + 1))
-    whole_ms, whole_cpu, whole = timed(
-        lambda: index._search_many_sync(q, LINK_LIMIT + 1))
-    win_ms, win_cpu, win = timed(
-        lambda: index._search_many_sync(q, LINK_LIMIT + 1, None,
-                                        LINK_WINDOW_ROWS))
-    truth, got = links(whole), links(win)
+    index, _ = fill(x)
+    index._snapshots()  # codes built as a search would build them
+    whole_ms, whole_cpu, whole = timed(lambda: exact(index, q, None))
+    before_ms, before_cpu, before = timed(lambda: exact(index, q, LINK_WINDOW_ROWS))
+    now_ms, now_cpu, now = timed(
+        lambda: index._search_many_sync(q, LINK_LIMIT + 1, None, LINK_WINDOW_ROWS))
+    truth, reference, got = links(whole), links(before), links(now)
+    same = len(reference.keys() & got.keys()) / len(reference) if reference else 1.0
     kept = len(truth.keys() & got.keys()) / len(truth) if truth else 1.0
     (lw, cw), (lg, cg) = summary(truth), summary(got)
-    row = (f"| {n:,} | {old_ms:,.0f} ({old_cpu:,.0f}) | {whole_ms:,.0f} ({whole_cpu:,.0f}) | "
-           f"{win_ms:,.0f} ({win_cpu:,.0f}) | {win_cpu / BATCH:.2f} ms | {kept:.3f} | "
-           f"{lw:.2f} / {lg:.2f} | {cw:.3f} / {cg:.3f} |")
+    row = (f"| {n:,} | {whole_ms:,.0f} ({whole_cpu:,.0f}) | {before_ms:,.0f} ({before_cpu:,.0f})"
+           f" | {now_ms:,.0f} ({now_cpu:,.0f}) | {before_cpu / BATCH:.2f} / {now_cpu / BATCH:.2f}"
+           f" ms | {same:.3f} | {kept:.3f} | {lw:.2f} / {lg:.2f} | {cw:.3f} / {cg:.3f} |")
     return row
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--rows", type=int, nargs="*", default=[20_000, 100_000, 200_000, 500_000])
+    parser.add_argument("--rows", type=int, nargs="*",
+                        default=[10_000, 20_000, 50_000, 100_000, 200_000, 500_000])
     parser.add_argument("--no-report", action="store_true")
     args = parser.parse_args()
     rng = np.random.default_rng(14)
@@ -115,17 +120,19 @@ def main() -> None:
 
 A shortcut, labelled as such (the index alone, generated chat-like vectors, no mind file): the
 link search of one cognify batch of {BATCH} frames, ms wall (CPU ms in parentheses), means
-of {REPEAT}. "before": the whole mind through the quantized pass one query at a time from
-{QUANTIZE_MIN_ROWS:,} rows (the search as it was); "whole mind, one product": every row, the
-batch as one exact matrix product; "window": one product over the {LINK_WINDOW_ROWS:,} most
-recent rows (the link search now). Chat-like vectors: conversations of {TURNS} turns on one of
-{TOPICS:,} topics that recur over the whole history; the batch is new conversations. "kept" =
-share of the whole mind's links (cosine ≥ {LINK_MIN_SIMILARITY}, top {LINK_LIMIT}) that the
-window also finds; "linked" = share of the batch's frames with at least one link and "cosine" =
-the links' mean similarity, each as whole mind / window.
+of {REPEAT}. "whole mind, exact": one exact float32 product over every row (the reference);
+"window, exact": one exact product over the {LINK_WINDOW_ROWS:,} most recent rows (the link
+search before the int8 pass for batches); "window, now": the index's own search over that
+window (the int8 codes of every row, kept from {BATCH_CODES_MIN_ROWS:,} rows on, scored for
+all {BATCH} queries in one product a block, each query's best candidates re-scored exactly).
+Chat-like vectors: conversations of {TURNS} turns on one of {TOPICS:,} topics that recur over
+the whole history; the batch is new conversations. "same" = share of the exact window's links
+(cosine ≥ {LINK_MIN_SIMILARITY}, top {LINK_LIMIT}) the search now finds; "kept" = share of the
+whole mind's; "linked" = share of the batch's frames with at least one link and "cosine" = the
+links' mean similarity, each as whole mind / now.
 
-| rows in the mind | before | whole mind, one product | window (now) | CPU per frame, now | kept | linked | cosine |
-|---:|---:|---:|---:|---:|---:|---:|---:|
+| rows in the mind | whole mind, exact | window, exact | window, now | CPU a frame, exact / now | same | kept | linked | cosine |
+|---:|---:|---:|---:|---:|---:|---:|---:|---:|
 {chr(10).join(lines)}
 """
     if not args.no_report:

@@ -129,6 +129,55 @@ def test_only_the_best_estimates_of_all_blocks_are_rescored(
     assert np.mean(recalls) >= 0.99, np.mean(recalls)
 
 
+@pytest.mark.parametrize("kind", ["random", "clustered"])
+def test_many_queries_at_once_keep_recall_of_exact_and_skip_masked_rows(
+        monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    """A cognify batch's links: 64 queries in one pass over blocks of the int8 codes (one of
+    them without a live row, one partly masked), each query's best candidates re-scored: the
+    top k of each query as exact search finds it, with exact similarities, no masked row."""
+    monkeypatch.setattr(int8, "blocks", lambda n: iter([(a, min(n, a + 3000))
+                                                        for a in range(0, n, 3000)]))
+    rng = np.random.default_rng(8)
+    n, dim = 12_000, 96
+    x = _unit(rng, n, dim)
+    queries = _unit(rng, 64, dim)
+    if kind == "clustered":  # turns of conversations: close neighbours, many near ties
+        centers = _unit(rng, 40, dim)
+        x = x * 0.4 + centers[np.repeat(rng.integers(0, 40, n // 20), 20)]
+        x /= np.linalg.norm(x, axis=1, keepdims=True)
+        queries = x[rng.integers(0, n, 64)] + 0.3 * queries
+        queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    keep = rng.random(n) > 0.2
+    keep[3000:6000] = False
+    codes, scale = _codes(x)
+    for take in (6, 24):
+        hits = int8.quantized_many(x, codes, scale, keep, queries, take)
+        assert len(hits) == len(queries)
+        recalls = []
+        for (rows, sims), q in zip(hits, queries, strict=True):
+            assert len(rows) == take == len(set(rows.tolist())) and keep[rows].all()
+            assert np.allclose(sims, x[rows] @ q, atol=1e-6)  # re-scored exactly
+            assert np.all(np.diff(sims) <= 0)  # best first
+            exact = np.flatnonzero(keep)[np.argsort(-(x[keep] @ q))[:take]]
+            recalls.append(len(set(exact.tolist()) & set(rows.tolist())) / take)
+        assert np.mean(recalls) >= 0.99, (take, np.mean(recalls))
+
+
+def test_many_queries_with_fewer_live_rows_than_asked_get_every_live_row() -> None:
+    rng = np.random.default_rng(6)
+    x = _unit(rng, 500, 32)
+    codes, scale = _codes(x)
+    keep = np.zeros(500, dtype=bool)
+    keep[[3, 99, 400]] = True
+    queries = _unit(rng, 5, 32)
+    hits = int8.quantized_many(x, codes, scale, keep, queries, 6)
+    for (rows, sims), q in zip(hits, queries, strict=True):
+        assert sorted(rows.tolist()) == [3, 99, 400]
+        assert np.allclose(sims, x[rows] @ q, atol=1e-6)
+    assert all(len(r) == 0 for r, _ in int8.quantized_many(
+        x, codes, scale, np.zeros(500, dtype=bool), queries, 6))
+
+
 def test_4_bit_blocks_give_the_same_rows_as_the_repacking_product() -> None:
     """Two full blocks as 4-bit sessions, the partial third through the int8 product: their
     estimates are compared on one scale, so the rows found are those of the int8 codes alone

@@ -114,19 +114,25 @@ async def test_filters_rank_only_the_allowed_frames(db: Database, quantize_min_r
         index.close()
 
 
+def _count_calls(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
+    """A list that grows by one at each call of ``int8_scan.<name>`` (which still runs)."""
+    calls: list[int] = []
+    real = getattr(vector_index.int8_scan, name)
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(vector_index.int8_scan, name, counted)
+    return calls
+
+
 async def test_a_large_mind_goes_through_the_quantized_pass_and_keeps_recall(
         db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(9)
     _, truth = await _mind_with_vectors(db, 3000, rng)
     monkeypatch.setattr(vector_index, "QUANTIZE_MIN_ROWS", 1000)
-    calls: list[int] = []
-    real = vector_index.int8_scan.quantized
-
-    def counted(*args: object, **kwargs: object) -> object:
-        calls.append(1)
-        return real(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(vector_index.int8_scan, "quantized", counted)
+    calls = _count_calls(monkeypatch, "quantized")
     index = VectorIndex(db.path, DIM)
     try:
         found = 0
@@ -170,16 +176,19 @@ def test_codes_are_built_once_a_matrix_is_large_enough_and_follow_growth() -> No
     assert np.array_equal(snap.codes[:10], first)
 
 
-async def test_many_queries_are_exact_and_a_window_searches_only_the_newest_rows(
-        db: Database) -> None:
-    """search_many (a cognify batch's links) is exact even where one query would take the
-    quantized pass, and ``window`` ranks only the most recently written rows: an older frame
-    that is a query's best match overall is not returned, the best of the newest rows are."""
+@pytest.mark.parametrize("quantize_min_rows", [0, 10**9])
+async def test_many_queries_rank_as_exact_and_a_window_searches_only_the_newest_rows(
+        db: Database, monkeypatch: pytest.MonkeyPatch, quantize_min_rows: int) -> None:
+    """search_many (a cognify batch's links) ranks as exact search does, through the int8
+    codes for all its queries at once where the matrix has them (candidates re-scored
+    exactly), and ``window`` ranks only the most recently written rows: an older frame that is
+    a query's best match overall is not returned, the best of the newest rows are."""
     rng = np.random.default_rng(12)
     _, truth = await _mind_with_vectors(db, 600, rng)
     ids = sorted(truth)
     queries = _unit(rng, 8)
-    index = VectorIndex(db.path, DIM, quantize_min_rows=0)
+    batched = _count_calls(monkeypatch, "quantized_many")
+    index = VectorIndex(db.path, DIM, quantize_min_rows=quantize_min_rows)
     try:
         whole = await index.search_many(queries, 5)
         recent = await index.search_many(queries, 5, window=200)
@@ -190,6 +199,7 @@ async def test_many_queries_are_exact_and_a_window_searches_only_the_newest_rows
             for f, sim in got_recent:
                 assert sim == pytest.approx(float(truth[f] @ q), abs=1e-5)
         assert any(set(f for f, _ in w) - newest for w in whole)  # the window made a difference
+        assert bool(batched) == (quantize_min_rows == 0)  # 600 rows: codes only when told
         with pytest.raises(ValueError):
             index._search_many_sync(queries, 5, np.array(ids[:3]), 200)
     finally:
@@ -248,5 +258,26 @@ async def test_searches_stay_consistent_while_vectors_are_written(db: Database) 
                 assert any(abs(sim - float(v @ queries[i])) < 1e-5 for v in history[f]), (i, f)
         for query in queries:
             assert [f for f, _ in await index.search(query, 10)] == _brute(truth, query, 10)
+    finally:
+        index.close()
+
+
+async def test_codes_for_batches_come_before_the_quantized_pass_for_one_query(
+        db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """From BATCH_CODES_MIN_ROWS on, the int8 codes exist and a batch of queries scans them,
+    while one query stays exact until QUANTIZE_MIN_ROWS."""
+    rng = np.random.default_rng(21)
+    _, truth = await _mind_with_vectors(db, 600, rng)
+    monkeypatch.setattr(vector_index, "BATCH_CODES_MIN_ROWS", 500)
+    one, many = (_count_calls(monkeypatch, name) for name in ("quantized", "quantized_many"))
+    index = VectorIndex(db.path, DIM)
+    try:
+        query = _unit(rng, 1)[0]
+        assert [f for f, _ in await index.search(query, 5)] == _brute(truth, query, 5)
+        assert (one, many) == ([], []) and index._frames.codes is not None
+        queries = _unit(rng, 6)
+        for q, got in zip(queries, await index.search_many(queries, 5), strict=True):
+            assert [f for f, _ in got] == _brute(truth, q, 5)
+        assert (len(one), len(many)) == (0, 1)
     finally:
         index.close()

@@ -82,3 +82,43 @@ def test_largest_falls_back_when_the_sample_misleads() -> None:
     values[5] = 7.0
     got = scan.largest(values, 64)
     assert len(got) == 64 and {0, stride, 2 * stride, 5} <= set(got.tolist())
+
+
+@pytest.mark.parametrize("count", [1, 64, 300])
+def test_column_candidates_hold_every_columns_best_and_no_masked_row(count: int) -> None:
+    """Every column's ``count`` largest are among the candidates, whether its sampled
+    threshold keeps enough rows or not (a column whose sample holds its only peaks), and a
+    masked row (at FLOOR) never is, even in a column that is mostly masked."""
+    rng = np.random.default_rng(count)
+    n, m = 20_000, 8
+    est = rng.integers(-(2**20), 2**20, size=(n, m), dtype=np.int32)
+    stride = n // (8 * count)  # the sample's stride and rank (vector_scan._sample)
+    est[:, 3] = 0
+    est[np.arange(2 * count // stride + 1) * stride, 3] = 10  # the sample holds its only peaks
+    est[rng.random(n) < 0.95, 5] = scan.FLOOR  # column 5: 5 % live
+    picked = scan.column_candidates(est, count)
+    rows, cols = np.divmod(picked, m)
+    assert np.all(est[rows, cols] > scan.FLOOR)
+    for c in range(m):
+        mine = rows[cols == c]
+        assert len(mine) >= count
+        assert np.array_equal(np.sort(est[mine, c])[-count:], np.sort(est[:, c])[-count:])
+
+
+def test_rescored_keeps_each_querys_exact_best_among_its_best_estimates() -> None:
+    """Candidates beyond a query's ``want`` best estimates are not scored; among the rest the
+    exact top ``take`` come back best first, with their exact similarities; a query with no
+    candidate gets nothing."""
+    rng = np.random.default_rng(9)
+    x, queries = _unit(rng, 200, 16), _unit(rng, 3, 16)
+    rows = np.concatenate([np.arange(0, 40), np.arange(50, 55)])
+    owners = np.array([0] * 40 + [1] * 5)
+    estimates = np.concatenate([np.arange(40)[::-1], np.arange(5)]).astype(np.int32)
+    hits = scan.rescored(x, queries, rows, owners, estimates, want=10, take=4)
+    first_ten = np.arange(0, 10)  # query 0's best estimates: rows 0-9
+    best = first_ten[np.argsort(-(x[first_ten] @ queries[0]))[:4]]
+    assert hits[0][0].tolist() == best.tolist()
+    assert np.allclose(hits[0][1], x[best] @ queries[0])
+    five = np.arange(50, 55)
+    assert hits[1][0].tolist() == five[np.argsort(-(x[five] @ queries[1]))[:4]].tolist()
+    assert len(hits[2][0]) == 0 and len(hits[2][1]) == 0

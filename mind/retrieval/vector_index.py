@@ -11,16 +11,20 @@ Search: below :data:`QUANTIZE_MIN_ROWS` rows, exact (one matrix-vector product i
 From there on, quantized rows are scored first (ONNX Runtime's integer products) and a few
 candidates per wanted row are re-scored exactly: recall@10 1.000 of exact on uniformly random
 vectors, the hardest case (docs/benchmarks.md, "Vector index at scale"). The int8 codes are
-built when a matrix first reaches the threshold (their scales from its rows then) and kept up
-to date by every append after; each full block of rows is also packed once for ONNX Runtime
-as 4-bit codes (:class:`~mind.retrieval.int4_blocks.Block`: half the bytes of the int8 rows,
-which at 1,000,000 rows halves a scan bound by memory). That holds for one query; many
-queries at once (:meth:`VectorIndex.search_many`, a cognify batch's links) are one exact
-matrix product, which reads the matrix once for all of them: 64 queries over 100,000 rows took
-146 ms exact against 764 ms through the quantized pass one query at a time (2-core AMD EPYC,
-bench/link_cost.py). ``window`` limits a search to the most recently written rows (the link
-search's bound). A filter (``allowed`` frames) masks rows inside the scan; a filter keeping
-few rows gathers just those rows.
+built when a matrix first reaches :data:`BATCH_CODES_MIN_ROWS` rows (their scales from its
+rows then; many queries at once use them from there on, one query from the threshold above)
+and kept up to date by every append after; each full block of rows is also packed once for
+ONNX Runtime as 4-bit codes (:class:`~mind.retrieval.int4_blocks.Block`: half the bytes of
+the int8 rows, which at 1,000,000 rows halves a scan bound by memory). Many queries at once
+(:meth:`VectorIndex.search_many`, a cognify batch's links) read each block once for all of
+them: one product of the block with every query, over the int8 codes where the matrix has
+them (:func:`~mind.retrieval.int8_scan.quantized_many`, the best candidates of each query
+re-scored exactly; 64 queries over one block of 32,768 rows: ~15 ms against ~38 ms for the
+float32 product, 2-core Xeon), else exact. One query at a time through the quantized pass was
+slower than either: 64 queries over 100,000 rows took 146 ms exact against 764 ms that way
+(2-core AMD EPYC, bench/link_cost.py). ``window`` limits a search to the most recently
+written rows (the link search's bound). A filter (``allowed`` frames) masks rows inside the
+scan; a filter keeping few rows gathers just those rows.
 
 Threads: the scans run in row blocks on one pool per process (:data:`SCAN_THREADS`, one per
 core), so one search uses every core and concurrent searches share them block by block
@@ -63,7 +67,8 @@ from mind.storage.connection import connect_peek
 FULL_RELOAD_AFTER = 20_000  # changed rows beyond which a full reload is cheaper
 MIN_DEAD_ROWS_TO_COMPACT = 1024  # masked rows are dropped by a reload once they outnumber live
 QUANTIZE_MIN_ROWS = 20_000  # from here on a scan goes through the int8 rows first (> 1 ms saved)
-EXACT_MIN_QUERIES = 4  # this many queries at once: one exact matrix product (module docstring)
+BATCH_CODES_MIN_ROWS = 8_192  # ... and from here on the int8 rows exist for many queries at once
+MANY_QUERIES = 4  # this many at once: one product of each block with all of them (docstring)
 GATHER_FRACTION = 0.125  # a filter keeping fewer rows than both of these is scored on its
 GATHER_MAX_ROWS = 50_000  # own rows only (gathered) instead of masking a scan of all rows
 LOAD_BATCH = 8_192
@@ -230,8 +235,12 @@ def _scan(snap: _Snapshot, queries: np.ndarray, take: int, allowed: np.ndarray |
         return [(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32))] * len(queries)
     if allowed is not None and live <= min(GATHER_FRACTION * len(keep), GATHER_MAX_ROWS):
         return scan.gathered(snap.vectors, np.flatnonzero(keep), queries, take)
-    if (live < quantize_min_rows or len(queries) >= EXACT_MIN_QUERIES or snap.codes is None
-            or snap.scale is None):
+    if snap.codes is None or snap.scale is None:
+        return scan.exact(snap.vectors, keep, queries, take, _run_blocks)
+    if len(queries) >= MANY_QUERIES:
+        return int8_scan.quantized_many(snap.vectors, snap.codes, snap.scale, keep, queries,
+                                        take, _run_blocks)
+    if live < quantize_min_rows:
         return scan.exact(snap.vectors, keep, queries, take, _run_blocks)
     return [int8_scan.quantized(snap.vectors, snap.codes, snap.scale, keep, q, take,
                                 _run_blocks, snap.packed) for q in queries]
@@ -386,7 +395,7 @@ class VectorIndex:
             self._refresh_sync()
             frames = self._frames
             for matrix in (frames, self._chunks):
-                if matrix.live() >= self.quantize_min_rows:
+                if matrix.live() >= min(self.quantize_min_rows, BATCH_CODES_MIN_ROWS):
                     matrix.quantize()
             rows = frames.rows_of(frame_ids) if frame_ids is not None and frames.few(
                 frame_ids) else None
