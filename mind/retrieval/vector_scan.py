@@ -148,10 +148,10 @@ def column_candidates(est: np.ndarray, count: int) -> np.ndarray:
 
 def rescored(vectors: np.ndarray, queries: np.ndarray, rows: np.ndarray, owners: np.ndarray,
              estimates: np.ndarray, want: int, take: int) -> Hits:
-    """Exact top ``take`` rows of each query among its ``want`` best candidates by (integer)
-    estimate; candidate ``i`` is row ``rows[i]`` for query ``owners[i]``. The candidates are
-    laid out as a (queries, want) grid, so one batched product scores them all (no copy of a
-    query per candidate)."""
+    """Exact top ``take`` rows of each query (best first) among its ``want`` best candidates
+    by (integer) estimate; candidate ``i`` is row ``rows[i]`` for query ``owners[i]``. The
+    candidates are laid out as a (queries, want) grid, so one batched product scores them all
+    (no copy of a query per candidate)."""
     n, (m, _) = len(rows), queries.shape
     # by query, then best estimate first: one int64 key (integer estimates span < 2^32)
     order = np.argsort(owners * (1 << 33) - estimates.astype(np.int64))
@@ -169,6 +169,7 @@ def rescored(vectors: np.ndarray, queries: np.ndarray, rows: np.ndarray, owners:
     out: Hits = []
     for i in range(m):
         pick = best[i][filled[i, best[i]]]
+        pick = pick[np.argsort(-sims[i, pick], kind="stable")]
         out.append((grid[i, pick], sims[i, pick]))
     return out
 

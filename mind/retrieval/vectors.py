@@ -5,11 +5,10 @@ recorded in ``meta``; afterwards a different dimension or model is refused with 
 names the fix (``hive-mind maintenance reembed``), so vectors of two models never mix. Upserts
 are delete + insert (vec0 has no working ``INSERT OR REPLACE``), the deletes one ``rowid = ?``
 each: vec0 answers ``rowid IN (...)`` by scanning the whole table (:func:`_delete_rows`); every
-vector is checked for
-dimension and finite values before it reaches SQLite. Triggers created with the tables drop a
-frame's vectors when the frame is deleted or its content changes, and a chunk's vector when the
-chunk row goes. Every vector change is appended to ``vector_log`` so in-memory indexes
-(:mod:`mind.retrieval.vector_index`) can refresh incrementally.
+vector is checked for dimension and finite values before it reaches SQLite. Triggers created
+with the tables drop a frame's vectors when the frame is deleted or its content changes, and a
+chunk's vector when the chunk row goes. Every vector change is appended to ``vector_log`` so
+in-memory indexes (:mod:`mind.retrieval.vector_index`) can refresh incrementally.
 """
 
 from __future__ import annotations
