@@ -331,9 +331,14 @@ def fences(c: Cluster, ws: str) -> dict[str, str]:
 async def save_until_acked(client: httpx.AsyncClient, gateway: str, ws: str, text: str,
                            key: str) -> None:
     """A client's retry, with its key: of a retryable refusal (503 while its mind moves) and
-    of a write whose answer was lost on the way (outcome_unknown: the key makes it once)."""
+    of a write whose answer was lost on the way (outcome_unknown, or the connection closed
+    under the request, as a keep-alive connection can be: the key makes it once)."""
     for _ in range(300):
-        status, _, resp = await save(client, gateway, ws, text, key)
+        try:
+            status, _, resp = await save(client, gateway, ws, text, key)
+        except httpx.TransportError:
+            await asyncio.sleep(0.1)
+            continue
         if status in (200, 201):
             return
         lost = resp.json()["error"]["code"] == "outcome_unknown"
