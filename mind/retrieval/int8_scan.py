@@ -200,7 +200,7 @@ def quantized_many(vectors: np.ndarray, codes: np.ndarray, scale: np.ndarray, ke
     that did so before; 2-core Xeon), then per query the best ``CANDIDATES_PER_ROW * take``
     estimates of all blocks re-scored exactly, as :func:`quantized` does for one query."""
     q = np.asarray(queries, dtype=np.float32)
-    q8 = np.ascontiguousarray(np.concatenate([query_codes(row, scale)[0] for row in q], axis=1))
+    q8 = np.concatenate([query_codes(row, scale)[0] for row in q], axis=1)  # (dim, queries)
     want = max(MIN_CANDIDATES, CANDIDATES_PER_ROW * take)
 
     def block(start: int, stop: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -235,15 +235,14 @@ def _scan(snap: _Snapshot, queries: np.ndarray, take: int, allowed: np.ndarray |
         return [(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32))] * len(queries)
     if allowed is not None and live <= min(GATHER_FRACTION * len(keep), GATHER_MAX_ROWS):
         return scan.gathered(snap.vectors, np.flatnonzero(keep), queries, take)
-    if snap.codes is None or snap.scale is None:
-        return scan.exact(snap.vectors, keep, queries, take, _run_blocks)
-    if len(queries) >= MANY_QUERIES:
-        return int8_scan.quantized_many(snap.vectors, snap.codes, snap.scale, keep, queries,
-                                        take, _run_blocks)
-    if live < quantize_min_rows:
-        return scan.exact(snap.vectors, keep, queries, take, _run_blocks)
-    return [int8_scan.quantized(snap.vectors, snap.codes, snap.scale, keep, q, take,
-                                _run_blocks, snap.packed) for q in queries]
+    if snap.codes is not None and snap.scale is not None:
+        if len(queries) >= MANY_QUERIES:
+            return int8_scan.quantized_many(snap.vectors, snap.codes, snap.scale, keep, queries,
+                                            take, _run_blocks)
+        if live >= quantize_min_rows:
+            return [int8_scan.quantized(snap.vectors, snap.codes, snap.scale, keep, q, take,
+                                        _run_blocks, snap.packed) for q in queries]
+    return scan.exact(snap.vectors, keep, queries, take, _run_blocks)
 
 
 class VectorIndex:
