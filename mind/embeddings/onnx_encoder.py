@@ -95,15 +95,19 @@ class OnnxEncoder:
         tokenizer = Tokenizer.from_file(str(exported.tokenizer_path))
         tokenizer.enable_truncation(exported.max_seq_length)
         tokenizer.no_padding()  # each forward batch is padded to its own longest text
+        session = ort.InferenceSession(str(exported.model_path), self.session_options(ort),
+                                       providers=["CPUExecutionProvider"])
+        return session, tokenizer
+
+    def session_options(self, ort: Any) -> Any:
+        """The session's options (bench/encoder_ops.py adds profiling to them)."""
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.lane_threads
         options.inter_op_num_threads = 1
         options.log_severity_level = 3  # warnings about unused initializers are not the user's
         if self.lane_threads > 1:
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        session = ort.InferenceSession(str(exported.model_path), options,
-                                       providers=["CPUExecutionProvider"])
-        return session, tokenizer
+        return options
 
     def tokenize(self, texts: Sequence[str]) -> list[Any]:
         """Each text's token ids (truncated at the model's ``max_seq_length``, unpadded)."""
