@@ -104,8 +104,8 @@ def test_the_int8_pass_never_returns_a_masked_row(monkeypatch: pytest.MonkeyPatc
 
 def test_only_the_best_estimates_of_all_blocks_are_rescored(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each block keeps its best 4 × k, and only the best 4 × k of those are re-scored (not
-    every block's), with recall@100 of exact kept."""
+    """Each run of blocks keeps its best 4 × k, and only the best 4 × k of those are re-scored
+    (not every run's), with recall@100 of exact kept."""
     monkeypatch.setattr(int8, "blocks", lambda n: iter([(a, min(n, a + 4000))
                                                         for a in range(0, n, 4000)]))
     rescored: list[int] = []
@@ -125,8 +125,34 @@ def test_only_the_best_estimates_of_all_blocks_are_rescored(
         rows, _ = int8.quantized(x, codes, scale, keep, q, 100, serial)
         exact = set(np.argsort(-(x @ q))[:100].tolist())
         recalls.append(len(exact & set(rows.tolist())) / 100)
-    assert rescored == [int8.CANDIDATES_PER_ROW * 100] * 10  # five blocks, one block's worth
+    assert rescored == [int8.CANDIDATES_PER_ROW * 100] * 10  # five blocks, one run's worth
     assert np.mean(recalls) >= 0.99, np.mean(recalls)
+
+
+def test_runs_of_blocks_select_the_same_rows_as_single_blocks(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scan task scores ``RUN_BLOCKS`` consecutive blocks and then selects their candidates
+    once: whatever the run's length, the rows found and their similarities are those of one
+    selection per block, with masked rows (a whole block of them too) never returned."""
+    monkeypatch.setattr(int8, "blocks", lambda n: iter([(a, min(n, a + 1500))
+                                                        for a in range(0, n, 1500)]))
+    rng = np.random.default_rng(13)
+    x = _unit(rng, 10_000, 48)
+    codes, scale = _codes(x)
+    keep = rng.random(len(x)) > 0.2
+    keep[3000:4500] = False
+    queries = _unit(rng, 6, 48)
+    found = {}
+    for run_blocks in (1, 2, 3, 4, 7, 100):
+        monkeypatch.setattr(int8, "RUN_BLOCKS", run_blocks)
+        found[run_blocks] = [int8.quantized(x, codes, scale, keep, q, 10) for q in queries]
+    for run_blocks, hits in found.items():
+        for (rows, sims), (first_rows, first_sims), q in zip(hits, found[1], queries,
+                                                              strict=True):
+            assert keep[rows].all(), run_blocks
+            assert sorted(rows.tolist()) == sorted(first_rows.tolist()), run_blocks
+            assert np.allclose(np.sort(sims), np.sort(first_sims))
+            assert np.allclose(sims, x[rows] @ q)
 
 
 @pytest.mark.parametrize("kind", ["random", "clustered"])
