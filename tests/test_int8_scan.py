@@ -5,6 +5,8 @@ search with exact similarities, never returning a masked row (issue #14)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -143,6 +145,7 @@ def test_runs_of_blocks_select_the_same_rows_as_single_blocks(
     keep[3000:4500] = False
     queries = _unit(rng, 6, 48)
     found = {}
+    monkeypatch.setattr(int8, "MIN_TASKS", 1)
     for run_blocks in (1, 2, 3, 4, 7, 100):
         monkeypatch.setattr(int8, "RUN_BLOCKS", run_blocks)
         found[run_blocks] = [int8.quantized(x, codes, scale, keep, q, 10) for q in queries]
@@ -153,6 +156,26 @@ def test_runs_of_blocks_select_the_same_rows_as_single_blocks(
             assert sorted(rows.tolist()) == sorted(first_rows.tolist()), run_blocks
             assert np.allclose(np.sort(sims), np.sort(first_sims))
             assert np.allclose(sims, x[rows] @ q)
+
+
+@pytest.mark.parametrize(("spans", "tasks"), [(1, 1), (4, 4), (8, 4), (16, 4), (31, 8)])
+def test_a_scan_gives_the_pool_enough_tasks(monkeypatch: pytest.MonkeyPatch, spans: int,
+                                            tasks: int) -> None:
+    """Runs of up to RUN_BLOCKS blocks, but never so long that the pool gets fewer than
+    MIN_TASKS tasks (a 100,000-row matrix's four blocks stay four tasks)."""
+    monkeypatch.setattr(int8, "blocks", lambda n: iter([(a, min(n, a + 100))
+                                                        for a in range(0, n, 100)]))
+    counted: list[int] = []
+
+    def runner(work: list[Any]) -> list[object]:
+        counted.append(len(work))
+        return [task() for task in work]
+
+    rng = np.random.default_rng(3)
+    x = _unit(rng, spans * 100, 16)
+    codes, scale = _codes(x)
+    int8.quantized(x, codes, scale, np.ones(len(x), dtype=bool), _unit(rng, 1, 16)[0], 5, runner)
+    assert counted == [tasks]
 
 
 @pytest.mark.parametrize("kind", ["random", "clustered"])

@@ -60,6 +60,7 @@ CANDIDATES_PER_ROW = 4  # rows re-scored exactly per row asked for (the best of 
 MIN_CANDIDATES = 64
 ENCODE_ROWS = 8_192  # rows quantized at once (temporaries stay small)
 RUN_BLOCKS = 4  # consecutive blocks a scan task scores before selecting (quantized)
+MIN_TASKS = 4  # ... but runs stay short enough to give the scan pool this many tasks
 
 _session: Any = None
 _session_lock = threading.Lock()
@@ -166,7 +167,9 @@ def quantized(vectors: np.ndarray, codes: np.ndarray, scale: np.ndarray, keep: n
     after a block's product ran ~3× slower than the same work warm (0.2 against 0.06 ms, the
     product having streamed the block's codes through the caches), so one selection a run
     instead of one a block, and fewer tasks for the pool, took a 1,000,000-row search from
-    40 to 33 ms (first-generation Zen, pool of two threads; docs/benchmarks.md)."""
+    40 to 33 ms (first-generation Zen, pool of two threads; docs/benchmarks.md). A smaller
+    matrix keeps shorter runs, down to one block, so that the pool still gets
+    :data:`MIN_TASKS` tasks to share (100,000 rows: four blocks, four tasks, as before)."""
     q = np.asarray(query, dtype=np.float32).reshape(1, -1)
     q8, step = query_codes(q[0], scale)
     want = max(MIN_CANDIDATES, CANDIDATES_PER_ROW * take)
@@ -194,8 +197,9 @@ def quantized(vectors: np.ndarray, codes: np.ndarray, scale: np.ndarray, keep: n
         return best + start, est[best]
 
     spans = list(blocks(len(vectors)))
-    tasks: list[Callable[[], object]] = [partial(run_of_blocks, spans[i:i + RUN_BLOCKS])
-                                         for i in range(0, len(spans), RUN_BLOCKS)]
+    size = max(1, min(RUN_BLOCKS, len(spans) // MIN_TASKS))
+    tasks: list[Callable[[], object]] = [partial(run_of_blocks, spans[i:i + size])
+                                         for i in range(0, len(spans), size)]
     parts: list[Any] = run(tasks)
     rows = np.concatenate([p[0] for p in parts])
     if rows.size == 0:
