@@ -104,7 +104,8 @@ def pct(values: list[float], p: float) -> float:
     return float(np.percentile(values, p))
 
 
-def measure(name: str, x: np.ndarray, queries: np.ndarray) -> list[str]:
+def measure(name: str, x: np.ndarray, queries: np.ndarray, run_lengths: list[int]
+            ) -> list[str]:
     per_row_set, floor = int8_scan.CANDIDATES_PER_ROW, int8_scan.MIN_CANDIDATES
     index, fill_s = fill(x)
     n = len(x)
@@ -128,6 +129,18 @@ def measure(name: str, x: np.ndarray, queries: np.ndarray) -> list[str]:
         print(line, flush=True)
         rows.append(line)
     int8_scan.CANDIDATES_PER_ROW, int8_scan.MIN_CANDIDATES = per_row_set, floor
+    run_set = int8_scan.RUN_BLOCKS
+    for run_blocks in run_lengths:
+        int8_scan.RUN_BLOCKS = run_blocks
+        ms, found = timed_search(index, queries)
+        recall = np.mean([len(a & b) / 10 for a, b in zip(found, truth, strict=True)])
+        mark = " (default)" if run_blocks == run_set else ""
+        line = (f"| {name} | {n:,} | quantized (default), runs of {run_blocks} block(s){mark} | "
+                f"{pct(ms, 50):.1f} | {pct(ms, 95):.1f} | {recall:.3f} | "
+                f"{index.nbytes / 2**20:,.0f} MiB |")
+        print(line, flush=True)
+        rows.append(line)
+    int8_scan.RUN_BLOCKS = run_set
     return rows
 
 
@@ -136,22 +149,26 @@ def main() -> None:
     parser.add_argument("--rows", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--scifact", type=Path, help="folder with corpus.jsonl, queries.jsonl")
+    parser.add_argument("--run-blocks", type=int, nargs="*", default=[],
+                        help="also time the default pass with scan tasks of these many blocks")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     rows = []
     for n in args.rows:
         for kind in ("random", "clustered"):
             x, q = dataset(kind, n, args.queries, rng)
-            rows += measure(kind, x, q)
+            rows += measure(kind, x, q, args.run_blocks)
             del x
     if args.scifact:
         x, q = scifact(args.scifact)
         rows += measure("SciFact sentences, real queries", x.astype(np.float32),
-                        q.astype(np.float32))
+                        q.astype(np.float32), args.run_blocks)
     sizes = " ".join(map(str, args.rows))
     per_row, floor = int8_scan.CANDIDATES_PER_ROW, int8_scan.MIN_CANDIDATES
     threshold = vector_index.QUANTIZE_MIN_ROWS
     real = f" --scifact {args.scifact}" if args.scifact else ""
+    if args.run_blocks:
+        real += " --run-blocks " + " ".join(map(str, args.run_blocks))
     write_section("Vector index at scale (shortcut: the index alone)", f"""
 Command: `HF_HUB_OFFLINE=1 .venv/bin/python bench/vector_scale.py --rows {sizes} --queries {args.queries}{real}`
 
@@ -164,8 +181,9 @@ split into sentences and 300 SciFact queries, embedded by the product model (rea
 few rows). Recall@10 is against exact search on the same index. "quantized, N × k re-scored":
 the quantized pass (`mind/retrieval/int8_scan.py`: each full 32,768-row block as 4-bit codes
 scored by ONNX Runtime's `MatMulNBits`, `int4_blocks.py`, the rows after the last full block
-as int8 codes) keeps the best N × k rows of each block by its estimate, and re-scores the best
-N × k of those exactly; the index's default is `CANDIDATES_PER_ROW` = {per_row} per wanted
+as int8 codes) keeps the best N × k rows of each run of blocks by its estimate (a scan task
+scores `RUN_BLOCKS` = {int8_scan.RUN_BLOCKS} consecutive blocks, then selects; "runs of R
+block(s)" times other lengths), and re-scores the best N × k of those exactly; the index's default is `CANDIDATES_PER_ROW` = {per_row} per wanted
 row, at least `MIN_CANDIDATES` = {floor}. The index switches to the quantized pass from
 `QUANTIZE_MIN_ROWS` = {threshold:,} rows; RAM is the index's arrays (float32 rows, and once
 quantized the int8 rows and the 4-bit blocks, counted twice: ours and ONNX Runtime's packed
