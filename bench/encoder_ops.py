@@ -31,19 +31,12 @@ from common import machine
 from encoder_backends import corpora
 
 from mind.embeddings.inprocess import InProcessEmbedder
+from mind.retrieval.int4_blocks import session_options  # one thread, quiet
 
 SHAPES = ((1024, 384, 1536), (1024, 1536, 384), (1024, 384, 384))
 INT8_PRODUCTS = {"DynamicQuantizeMatMul", "MatMulIntegerToFloat", "MatMulInteger",
                  "DynamicQuantizeLinear", "QAttention"}
 FLOAT_PRODUCTS = {"MatMul", "FusedMatMul", "Gemm"}
-
-
-def one_thread(ort: Any) -> Any:
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.inter_op_num_threads = 1
-    options.log_severity_level = 3
-    return options
 
 
 def product_model(rows: int, inner: int, cols: int, int8: bool) -> bytes:
@@ -79,7 +72,7 @@ def product_rates(reps: int) -> list[tuple[tuple[int, int, int], float, float]]:
         rates = []
         for int8 in (False, True):
             session = ort.InferenceSession(product_model(rows, inner, cols, int8),
-                                           one_thread(ort), providers=["CPUExecutionProvider"])
+                                           session_options(), providers=["CPUExecutionProvider"])
             for _ in range(3):
                 session.run(None, {"x": x})
             started = time.thread_time()

@@ -107,6 +107,7 @@ def pct(values: list[float], p: float) -> float:
 def measure(name: str, x: np.ndarray, queries: np.ndarray, run_lengths: list[int]
             ) -> list[str]:
     per_row_set, floor = int8_scan.CANDIDATES_PER_ROW, int8_scan.MIN_CANDIDATES
+    run_set = int8_scan.RUN_BLOCKS
     index, fill_s = fill(x)
     n = len(x)
     rows = []
@@ -116,30 +117,26 @@ def measure(name: str, x: np.ndarray, queries: np.ndarray, run_lengths: list[int
           f"{pct(exact_ms, 50):.1f} ms p95 {pct(exact_ms, 95):.1f} ms", flush=True)
     rows.append(f"| {name} | {n:,} | exact | {pct(exact_ms, 50):.1f} | {pct(exact_ms, 95):.1f} "
                 f"| 1.000 | {index.nbytes / 2**20:,.0f} MiB |")
+
+    def quantized_row(label: str) -> None:
+        ms, found = timed_search(index, queries)
+        recall = np.mean([len(a & b) / 10 for a, b in zip(found, truth, strict=True)])
+        line = (f"| {name} | {n:,} | {label} | {pct(ms, 50):.1f} | {pct(ms, 95):.1f} | "
+                f"{recall:.3f} | {index.nbytes / 2**20:,.0f} MiB |")
+        print(line, flush=True)
+        rows.append(line)
+
     index.quantize_min_rows = 0
     int8_scan.MIN_CANDIDATES = 1  # the per-row count alone decides
     for per_row in PER_ROW:
         int8_scan.CANDIDATES_PER_ROW = per_row
-        ms, found = timed_search(index, queries)
-        recall = np.mean([len(a & b) / 10 for a, b in zip(found, truth, strict=True)])
         mark = " (default)" if per_row == per_row_set else ""
-        line = (f"| {name} | {n:,} | quantized, {per_row} × k re-scored{mark} | "
-                f"{pct(ms, 50):.1f} | {pct(ms, 95):.1f} | {recall:.3f} | "
-                f"{index.nbytes / 2**20:,.0f} MiB |")
-        print(line, flush=True)
-        rows.append(line)
+        quantized_row(f"quantized, {per_row} × k re-scored{mark}")
     int8_scan.CANDIDATES_PER_ROW, int8_scan.MIN_CANDIDATES = per_row_set, floor
-    run_set = int8_scan.RUN_BLOCKS
     for run_blocks in run_lengths:
         int8_scan.RUN_BLOCKS = run_blocks
-        ms, found = timed_search(index, queries)
-        recall = np.mean([len(a & b) / 10 for a, b in zip(found, truth, strict=True)])
         mark = " (default)" if run_blocks == run_set else ""
-        line = (f"| {name} | {n:,} | quantized (default), runs of {run_blocks} block(s){mark} | "
-                f"{pct(ms, 50):.1f} | {pct(ms, 95):.1f} | {recall:.3f} | "
-                f"{index.nbytes / 2**20:,.0f} MiB |")
-        print(line, flush=True)
-        rows.append(line)
+        quantized_row(f"quantized (default), runs of {run_blocks} block(s){mark}")
     int8_scan.RUN_BLOCKS = run_set
     return rows
 
@@ -183,10 +180,10 @@ the quantized pass (`mind/retrieval/int8_scan.py`: each full 32,768-row block as
 scored by ONNX Runtime's `MatMulNBits`, `int4_blocks.py`, the rows after the last full block
 as int8 codes) keeps the best N × k rows of each run of blocks by its estimate (a scan task
 scores `RUN_BLOCKS` = {int8_scan.RUN_BLOCKS} consecutive blocks, then selects; "runs of R
-block(s)" times other lengths), and re-scores the best N × k of those exactly; the index's default is `CANDIDATES_PER_ROW` = {per_row} per wanted
-row, at least `MIN_CANDIDATES` = {floor}. The index switches to the quantized pass from
-`QUANTIZE_MIN_ROWS` = {threshold:,} rows; RAM is the index's arrays (float32 rows, and once
-quantized the int8 rows and the 4-bit blocks, counted twice: ours and ONNX Runtime's packed
+block(s)" times other lengths), and re-scores the best N × k of those exactly; the index's
+default is `CANDIDATES_PER_ROW` = {per_row} per wanted row, at least `MIN_CANDIDATES` =
+{floor}. The index switches to the quantized pass from `QUANTIZE_MIN_ROWS` = {threshold:,}
+rows; RAM is the index's arrays (float32 rows, and once quantized the int8 rows and the 4-bit blocks, counted twice: ours and ONNX Runtime's packed
 copy).
 
 | data | rows | pass | p50 ms | p95 ms | recall@10 | index RAM |
