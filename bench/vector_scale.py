@@ -183,8 +183,8 @@ scores `RUN_BLOCKS` = {int8_scan.RUN_BLOCKS} consecutive blocks, then selects; "
 block(s)" times other lengths), and re-scores the best N × k of those exactly; the index's
 default is `CANDIDATES_PER_ROW` = {per_row} per wanted row, at least `MIN_CANDIDATES` =
 {floor}. The index switches to the quantized pass from `QUANTIZE_MIN_ROWS` = {threshold:,}
-rows; RAM is the index's arrays (float32 rows, and once quantized the int8 rows and the 4-bit blocks, counted twice: ours and ONNX Runtime's packed
-copy).
+rows; RAM is the index's arrays (float32 rows, and once quantized the int8 rows and the
+4-bit blocks, counted twice: ours and ONNX Runtime's packed copy).
 
 | data | rows | pass | p50 ms | p95 ms | recall@10 | index RAM |
 |---|---:|---|---:|---:|---:|---:|
