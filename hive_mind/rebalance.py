@@ -29,7 +29,7 @@ from urllib.parse import quote
 import httpx
 
 from actors.placement import ShardMap
-from hive_mind.remote import error_of
+from hive_mind.remote import POOL_LIMITS, error_of
 from hive_mind.settings import Settings
 
 TIMEOUT: Final = httpx.Timeout(3600.0, connect=5.0)  # a copy of a large mind takes a while
@@ -107,7 +107,8 @@ class Rebalancer:
         token = settings.api_token.get_secret_value() if settings.api_token else ""
         if token:
             headers["Authorization"] = f"Bearer {token}"
-        self.http = httpx.AsyncClient(headers=headers, timeout=TIMEOUT, transport=transport)
+        self.http = httpx.AsyncClient(headers=headers, timeout=TIMEOUT, transport=transport,
+                                      limits=POOL_LIMITS)
 
     async def close(self) -> None:
         await self.http.aclose()

@@ -34,6 +34,7 @@ DEFAULT_TIMEOUT = 600.0  # harvests with wait=True answer when indexing is done
 # a pooled connection is dropped before serve's 5 s keep-alive closes it from its end: reusing
 # one the server is closing loses the answer to a request already sent (outcome unknown)
 KEEPALIVE_SECONDS = 2.0
+POOL_LIMITS = httpx.Limits(keepalive_expiry=KEEPALIVE_SECONDS)  # every client of our servers
 # Failures before the request left this machine: nothing can have been applied.
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 _CHECK_FIRST = ("Check whether it took effect before repeating it (a repeated write may apply "
@@ -108,7 +109,7 @@ class RemoteHiveMind:
         hooks = {"request": [on_request]} if on_request is not None else None
         self._http = httpx.AsyncClient(base_url=self.url, headers=headers, transport=transport,
                                        timeout=httpx.Timeout(timeout, connect=connect_timeout),
-                                       limits=httpx.Limits(keepalive_expiry=KEEPALIVE_SECONDS),
+                                       limits=POOL_LIMITS,
                                        event_hooks=hooks)
 
     mode = "client"

@@ -24,6 +24,7 @@ import httpx
 import pytest
 
 from actors.placement import parse_shards
+from hive_mind.remote import POOL_LIMITS
 from mind.mind import Mind
 from mind.storage.fencing import read_file_fence
 from tests.conftest import REDIS_URL
@@ -111,7 +112,7 @@ async def cluster(tmp_path: Path, redis: Any) -> AsyncIterator[Cluster]:
     c = Cluster(tmp_path)
     c.start()
     try:
-        async with httpx.AsyncClient(timeout=10) as client:
+        async with httpx.AsyncClient(timeout=10, limits=POOL_LIMITS) as client:
             for url in [*(c.url(s) for s in SHARDS), c.gateway]:
                 await eventually(lambda u=url: ready(client, u), 90, f"{url} ready")
         yield c
@@ -157,7 +158,7 @@ async def save(client: httpx.AsyncClient, gateway: str, workspace: str, text: st
 async def test_sharded_cluster_routes_fences_and_survives_kill9(cluster: Cluster) -> None:
     c = cluster
     acked: dict[str, str] = {}  # content -> workspace, acknowledged (201/200)
-    async with httpx.AsyncClient(timeout=30) as client:
+    async with httpx.AsyncClient(timeout=30, limits=POOL_LIMITS) as client:
         # the gateway forwards the caller's credentials: none → the owner refuses
         bare = await client.post(f"{c.gateway}/v1/workspaces", json={"name": "x", "id": "x"})
         assert bare.status_code == 401, bare.text
@@ -350,7 +351,7 @@ async def save_until_acked(client: httpx.AsyncClient, gateway: str, ws: str, tex
 async def test_rebalance_onto_a_fourth_shard_under_load(cluster: Cluster) -> None:
     c = cluster
     acked: dict[str, str] = {}
-    async with httpx.AsyncClient(timeout=30) as client:
+    async with httpx.AsyncClient(timeout=30, limits=POOL_LIMITS) as client:
         for ws in WORKSPACES:
             r = await client.post(f"{c.gateway}/v1/workspaces", headers=AUTH,
                                   json={"name": f"Project {ws}", "id": ws, "group": "moving"})
