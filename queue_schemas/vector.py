@@ -18,7 +18,7 @@ import numbers
 import sys
 from array import array
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Final
 
 from pydantic import Field, GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
@@ -28,6 +28,19 @@ from queue_schemas.base import FrozenModel
 from vocabulary.limits import MAX_ID_CHARS, MAX_LABEL_CHARS, MAX_VECTOR_DIM
 
 _BIG_ENDIAN = sys.byteorder == "big"
+# a little-endian float32 is NaN or infinite iff its 8 exponent bits are all set: the low 7
+# bits of its fourth byte and the top bit of its third; these tables flag each byte's part
+_EXP_HIGH: Final = bytes(int(b & 0x7F == 0x7F) for b in range(256))
+_EXP_LOW: Final = bytes(b >> 7 for b in range(256))
+
+
+def _all_finite(blob: bytes) -> bool:
+    """Whether no component of little-endian float32 ``blob`` is NaN or infinite, in C-speed
+    byte operations (a ``sum`` of the floats took ~15 µs a 384-dim vector: a third of
+    parsing a cognify batch's results on the host)."""
+    high = blob[3::4].translate(_EXP_HIGH)
+    low = blob[2::4].translate(_EXP_LOW)
+    return not int.from_bytes(high, "little") & int.from_bytes(low, "little")
 
 
 def _floats(blob: bytes) -> array[float]:
@@ -55,10 +68,8 @@ class Vector:
             raise ValueError(f"vector has {len(data)} bytes: not a whole number of float32s")
         if len(data) // 4 > MAX_VECTOR_DIM:
             raise ValueError(f"vector has {len(data) // 4} dims; the limit is {MAX_VECTOR_DIM}")
-        values = _floats(data)
-        # float32 components cannot overflow a float64 sum, so a non-finite sum means a NaN/inf
-        if not math.isfinite(sum(values)):
-            for i, x in enumerate(values):
+        if not _all_finite(data):
+            for i, x in enumerate(_floats(data)):
                 if not math.isfinite(x):
                     raise ValueError(f"vector component {i} is {x} (vectors must be finite)")
         object.__setattr__(self, "_blob", data)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import enum
 import json
 import math
@@ -742,6 +743,25 @@ def test_invalid_vectors(value: object, message: str) -> None:
         FrameIndexResult.model_validate({"frame_id": 1, "content_hash": HASH_A, "vector": value})
 
 
+def test_vector_finiteness_is_checked_on_every_component_and_bit_pattern() -> None:
+    """The byte-level check agrees with ``math.isfinite`` on each float32 exponent pattern (all
+    ones: inf or NaN, with any sign and mantissa; the largest finite; subnormals; zeros), in
+    every position of a vector."""
+    patterns = [0x7F800000, 0xFF800000, 0x7FC00000, 0xFFFFFFFF, 0x7F800001, 0x7F7FFFFF,
+                0xFF7FFFFF, 0x00000001, 0x80000000, 0x3F800000, 0x7F000000, 0x00800000]
+    for pattern in patterns:
+        value = struct.unpack("<f", struct.pack("<I", pattern))[0]
+        for position in range(5):
+            words = [0x3F800000] * 5
+            words[position] = pattern
+            blob = struct.pack("<5I", *words)
+            if math.isfinite(value):
+                assert Vector.from_bytes(blob).to_list()[position] == value
+            else:
+                with pytest.raises(ValueError, match=f"component {position} is"):
+                    Vector.from_bytes(blob)
+
+
 def test_vector_dimension_check() -> None:
     with pytest.raises(ValueError, match="has 3 dims, expected 4"):
         vec(1, 2, 3).require_dim(4)
@@ -795,6 +815,46 @@ def test_codec_turns_exceptions_into_error_dicts() -> None:
         "error": "CancelledError", "message": ""}
     assert deserialize(serialize({"r": SchemaVersionError("too new")}))["r"] == {
         "error": "SchemaVersionError", "message": "too new"}
+
+
+def test_codec_stores_a_result_without_its_jobs_arguments() -> None:
+    """A job keeps its payload; its result does not repeat it (nothing reads it back, and for an
+    apply_index it is the batch's vectors once more); decoded payloads print short."""
+    op = sample_ops()[1]  # apply_index, with vectors
+    job = {"t": 1, "f": "apply_op", "a": (op,), "k": {}, "et": 1}
+    decoded = deserialize(serialize(job))
+    assert parse_op(decoded["a"][0]) == op
+    assert decoded["a"][0] == op.model_dump(mode="json")
+    shown = repr(decoded["a"][0])
+    assert len(shown) < 200 and op.op_id in shown and "apply_index" in shown
+    assert "AAAA" not in shown  # no vector
+    result = {**job, "s": True, "r": {"applied": 3}, "st": 2, "ft": 3, "q": "q", "id": "x"}
+    stored = serialize(result)
+    assert len(stored) < 300 < len(serialize(job))
+    assert deserialize(stored)["a"] == () and deserialize(stored)["r"] == {"applied": 3}
+    assert job["a"] == (op,)  # the caller's dict is left as it was
+
+
+@dataclasses.dataclass(frozen=True)
+class _Inner:
+    n: int
+    names: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Outer:
+    label: str
+    items: list[_Inner]
+    by_key: dict[str, _Inner]
+    when: datetime
+
+
+def test_codec_encodes_nested_dataclasses_like_asdict() -> None:
+    moment = datetime(2026, 12, 3, tzinfo=UTC)
+    value = _Outer("x", [_Inner(1, ("a", "b")), _Inner(2, ())], {"k": _Inner(3, ("c",))}, moment)
+    expected = json.loads(json.dumps(dataclasses.asdict(value), default=lambda v: v.isoformat()))
+    expected["when"] = "2026-12-03T00:00:00.000Z"
+    assert deserialize(serialize({"r": value}))["r"] == expected
 
 
 def test_codec_keeps_lone_surrogates() -> None:
