@@ -167,7 +167,8 @@ def quantized(vectors: np.ndarray, codes: np.ndarray, scale: np.ndarray, keep: n
     after a block's product ran ~3× slower than the same work warm (0.2 against 0.06 ms, the
     product having streamed the block's codes through the caches), so one selection a run
     instead of one a block, and fewer tasks for the pool, took a 1,000,000-row search from
-    40 to 33 ms (first-generation Zen, pool of two threads; docs/benchmarks.md). A smaller
+    p50 37.3 to 31.1 ms (first-generation Zen, pool of two threads; on a Zen 3 both are
+    ~18 ms; docs/benchmarks.md). A smaller
     matrix keeps shorter runs, down to one block, so that the pool still gets
     :data:`MIN_TASKS` tasks to share (100,000 rows: four blocks, four tasks, as before)."""
     q = np.asarray(query, dtype=np.float32).reshape(1, -1)
