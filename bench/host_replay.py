@@ -32,18 +32,14 @@ from typing import Any
 
 import numpy as np
 from common import machine, thread_groups, thread_times
-from ingest import chat, save_ops
+from ingest import chat, index_op, save_ops
 
 from hive_mind.settings import load_settings
 from mind.mind import Mind
-from mind.retrieval.indexer import plan_embeddings
 from queue_schemas import jobs, ops
-from queue_schemas.vector import Fingerprint
-from workers.cognify import _graphs, _results
 from workers.followups import followup_jobs
 from workers.runtime import open_host
 
-FINGERPRINT = Fingerprint(provider="inprocess", model="all-MiniLM-L6-v2+onnx-int8", dim=384)
 DELIVERED_TOGETHER = 8  # apply_index ops a worker's 512-text batch finishes at once
 
 
@@ -53,15 +49,7 @@ def as_payload(op: Any) -> dict[str, Any]:
 
 def index_payloads(queued: list[jobs.CognifyJob], seed: int) -> list[dict[str, Any]]:
     rng = np.random.default_rng(seed)
-    out = []
-    for job in queued:
-        plan = plan_embeddings([(i.frame_id, i.content) for i in job.items])
-        vectors = rng.standard_normal((len(plan), FINGERPRINT.dim)).astype("<f4")
-        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        out.append(as_payload(ops.ApplyIndex(
-            op_id="idx-" + job.op_id, mind_id=job.mind_id, fingerprint=FINGERPRINT,
-            results=_results(job.items, plan, vectors, _graphs(job.items)))))
-    return out
+    return [as_payload(index_op(job.items, rng, "idx-" + job.op_id)) for job in queued]
 
 
 class Phase:

@@ -31,13 +31,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from common import ROOT, thread_groups, thread_times, write_section
 
 from mind.embeddings.base import Embedder
 from mind.embeddings.inprocess import DEFAULT_ONNX_CACHE
 from mind.embeddings.registry import PROVIDERS, EmbeddingConfig
 from mind.mind import Mind
-from queue_schemas import ops
+from mind.retrieval.indexer import plan_embeddings
+from queue_schemas import jobs, ops
+from queue_schemas.vector import Fingerprint
+from workers.cognify import _graphs, _results
 from workers.runtime import EmbeddedRuntime, RuntimeConfig
 
 WORDS = ("deploy billing postgres alice bob budget review meeting roadmap latency cache queue "
@@ -48,6 +52,7 @@ NAMES = ["Alice", "Bob", "Carol", "Dan", "Eve", "Project Apollo", "Acme Corp", "
 # ONNX exports are cached here across runs (the first use of a backend exports, ~7-10 s)
 MODEL_CACHE = DEFAULT_ONNX_CACHE.expanduser()
 READY_TIMEOUT = 180.0
+FINGERPRINT = Fingerprint(provider="inprocess", model="all-MiniLM-L6-v2+onnx-int8", dim=384)
 LAST_STRETCH = 600  # pending frames (a batch of 512 and change) from which the end is polled finely
 
 
@@ -68,6 +73,17 @@ def save_ops(texts: list[str], per_op: int = 200) -> list[ops.SaveFrames]:
             for j, t in enumerate(texts[off: off + per_op])])
         for off in range(0, len(texts), per_op)
     ]
+
+
+def index_op(items: Sequence[jobs.CognifyItem], rng: np.random.Generator, op_id: str
+             ) -> ops.ApplyIndex:
+    """The ``apply_index`` op a worker returns for ``items``: the real extraction's entities
+    and relations, random unit vectors in place of the encoder's."""
+    plan = plan_embeddings([(i.frame_id, i.content) for i in items])
+    vectors = rng.standard_normal((len(plan), FINGERPRINT.dim)).astype("<f4")
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return ops.ApplyIndex(op_id=op_id, mind_id="personal", fingerprint=FINGERPRINT,
+                          results=_results(items, plan, vectors, _graphs(items)))
 
 
 def embedded_config(data: Path, backend: str | None = None, **overrides: Any) -> RuntimeConfig:

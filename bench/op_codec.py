@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import hashlib
 import math
 import random
 import statistics
@@ -37,31 +36,19 @@ import numpy as np
 from arq.jobs import deserialize_job_raw, serialize_result
 from arq.utils import args_to_string
 from common import machine
-from ingest import chat, save_ops
+from ingest import chat, index_op, save_ops
 
 from actors.results import FramesSaved, SavedFrame
 from queue_schemas import jobs, ops
 from queue_schemas.codec import _dumps, deserialize, serialize
-from queue_schemas.vector import Fingerprint, Vector, _all_finite
-from workers.cognify import _graphs
+from queue_schemas.vector import _all_finite
 
 BATCH = 64  # frames of a cognify job (COGNIFY_BATCH_FRAMES)
 
 
 def apply_index_op(texts: list[str]) -> ops.ApplyIndex:
     items = [jobs.CognifyItem(frame_id=i + 1, content=t) for i, t in enumerate(texts)]
-    graphs = _graphs(items, lambda: None)
-    rng = np.random.default_rng(0)
-    vectors = rng.standard_normal((len(texts), 384)).astype("<f4")
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    return ops.ApplyIndex(
-        mind_id="personal", op_id="idx-bench",
-        fingerprint=Fingerprint(provider="inprocess", model="all-MiniLM-L6-v2+onnx-int8",
-                                dim=384),
-        results=[ops.FrameIndexResult(
-            frame_id=i + 1, content_hash=hashlib.sha256(t.encode()).hexdigest(),
-            vector=Vector(v.tobytes()), entities=g[0], relations=g[1])
-            for i, (t, v, g) in enumerate(zip(texts, vectors, graphs, strict=True))])
+    return index_op(items, np.random.default_rng(0), "idx-bench")
 
 
 def timed(fn: Callable[[], object], reps: int) -> float:
