@@ -320,17 +320,17 @@ class MindActor:
             return pending, None, parted.failed  # an earlier part failed: keep the order
         try:
             async with db.transaction():
-                applied = await idempotency.seen(db, op.op_id)
-                if applied is None and parted is not None:
-                    applied = await idempotency.seen(db, parted.op_id)
+                applied = (await idempotency.seen(db, op.op_id) if parted is None
+                           else await idempotency.seen_part(db, op.op_id, parted.op_id))
                 if applied is not None:
                     again = Replayed(op.op_id, applied.result) if applied.keyed \
                         else Duplicate(op.op_id)
                     return pending, again, None
                 result = await self._handlers[op.kind](self.mind, op)
-                await idempotency.record(db, op.op_id, result)
                 if parted is not None and parted.last(op.op_id):
                     await idempotency.record_whole(db, parted.op_id, parted.part_ids)
+                else:
+                    await idempotency.record(db, op.op_id, result)
             return pending, result, None
         except Exception as exc:
             if parted is not None:

@@ -1,7 +1,7 @@
 """What linking one cognify batch costs as a mind grows (shortcut: the index alone).
 
 Applying a cognify batch links each of its frames to its nearest frames
-(``mind.cognify_apply._link``). This times that search for one batch of 64 frames against
+(``mind.cognify_apply._links``). This times that search for one batch of 64 frames against
 in-memory indexes of growing size, side by side in one run:
 
 * ``whole mind, exact``: one exact float32 product over every row (the links' reference);

@@ -11,7 +11,7 @@ relations. The mind's owner applies them here, in the caller's transaction:
   bridged, so erasing the frame finds both — ``co_occurs_with`` (0.8, never between two types of
   one name) and semantic relations created without duplicates, each recording the frame that
   supports it (``relation_sources``: forgetting the frame removes what only it supported);
-* related frames are linked by vector similarity (``frame_links``, :func:`_link`): the whole
+* related frames are linked by vector similarity (``frame_links``, :func:`_links`): the whole
   batch's vectors against the mind's in-memory vector index in one matrix product, keeping the
   :data:`LINK_LIMIT` nearest frames with cosine ≥ :data:`LINK_MIN_SIMILARITY` among the
   :data:`LINK_WINDOW_ROWS` most recently indexed vectors. The window bounds a frame's link cost
@@ -24,6 +24,13 @@ relations. The mind's owner applies them here, in the caller's transaction:
   EPYC) and its rank-based score linked *something* even in a mind where nothing is alike,
   while a cosine threshold means "alike";
 * the frame's outbox row is cleared.
+
+Round trips: the link search runs first (on the index's own connection, which sees only
+committed rows whatever the order), then the vectors, the graph, the links and the outbox rows
+are written in **one** trip to the connection's thread (:meth:`Database.run`); with the
+fingerprint check and the pending read that is three trips a batch where it was ~20, at
+60-100 us of CPU each on top of the SQL (bench/host_replay.py). Chunks (long frames only) keep
+their own.
 """
 
 from __future__ import annotations
@@ -35,12 +42,16 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from mind.frames.outbox import Outbox
-from mind.knowledge.bulk import DerivedRelation, entity_key, put_relations, upsert_entities
+from mind.knowledge.bulk import (
+    DerivedRelation,
+    entity_key,
+    put_relations_sync,
+    upsert_entities_sync,
+)
 from mind.retrieval.vector_index import VectorIndex
-from mind.retrieval.vectors import ChunkSpan, VectorStore
-from mind.storage.db import Database
-from mind.storage.sqlutil import chunked, placeholders
+from mind.retrieval.vectors import ChunkSpan, VectorStore, upsert_frame_vectors_sync
+from mind.storage.db import Database, SyncDb
+from mind.storage.sqlutil import chunked, delete_in_sync, placeholders
 
 CO_OCCURRENCE = "co_occurs_with"
 CO_OCCURRENCE_CONFIDENCE = 0.8
@@ -115,20 +126,32 @@ async def apply_index(
             return stats
         store = VectorStore(db)
         await store.ensure_fingerprint(*fingerprint)
-        await store.upsert_frame_vectors([(r.frame_id, r.vector) for r in fresh])
+        links = [] if link_index is None else await _links(link_index, fresh)
         for r in fresh:
             if r.chunks:
                 spans, vecs = [c for c, _ in r.chunks], [v for _, v in r.chunks]
                 stats.chunks += await store.replace_chunks(r.frame_id, spans, vecs)
-        stats.entities, stats.relations = await _apply_graph(db, fresh)
-        if link_index is not None:
-            stats.links = await _link(db, link_index, fresh)
-        await Outbox(db).clear([r.frame_id for r in fresh])
+        await db.run(lambda sync: _write(sync, fresh, links, stats))
         stats.applied = len(fresh)
     return stats
 
 
-async def _apply_graph(db: Database, results: Sequence[FrameIndex]) -> tuple[int, int]:
+def _write(db: SyncDb, results: Sequence[FrameIndex], links: list[tuple[int, int, float]],
+           stats: ApplyStats) -> None:
+    """Everything of a batch but its chunks, on the connection's thread (one round trip)."""
+    upsert_frame_vectors_sync(db, [(r.frame_id, r.vector) for r in results])
+    stats.entities, stats.relations = _apply_graph(db, results)
+    if links:
+        db.executemany(
+            "INSERT OR REPLACE INTO frame_links(frame_id, related_id, score) "
+            "SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM memory_frames WHERE id = ?)",
+            [(a, b, s, b) for a, b, s in links],
+        )
+    stats.links = len(links)
+    delete_in_sync(db, "pending_index", "frame_id", [r.frame_id for r in results])
+
+
+def _apply_graph(db: SyncDb, results: Sequence[FrameIndex]) -> tuple[int, int]:
     """Entities, bridge rows and relations of a whole batch in a few bulk statements."""
     per_frame: list[list[tuple[str, str, dict[str, Any]]]] = []
     for r in results:
@@ -136,7 +159,7 @@ async def _apply_graph(db: Database, results: Sequence[FrameIndex]) -> tuple[int
             (e.entity_type, e.name, {"source": "cognify", "confidence": float(e.confidence)})
             for e in list(r.entities)[:MAX_ENTITIES_PER_FRAME]
         ])
-    ids = await upsert_entities(db, [item for items in per_frame for item in items])
+    ids = upsert_entities_sync(db, [item for items in per_frame for item in items])
     bridge: list[tuple[int, int]] = []
     relations: list[DerivedRelation] = []
     for r, items in zip(results, per_frame, strict=True):
@@ -157,13 +180,14 @@ async def _apply_graph(db: Database, results: Sequence[FrameIndex]) -> tuple[int
                 relations.append((src, tgt, rel.relation_type, float(rel.confidence),
                                   {"source": "semantic"}, r.frame_id))
     if bridge:
-        await db.executemany(
+        db.executemany(
             "INSERT OR IGNORE INTO kg_entity_frames(entity_id, frame_id) VALUES (?, ?)", bridge
         )
-    return len(set(bridge)), await put_relations(db, relations)
+    return len(set(bridge)), put_relations_sync(db, relations)
 
 
-async def _link(db: Database, index: VectorIndex, results: Sequence[FrameIndex]) -> int:
+async def _links(index: VectorIndex, results: Sequence[FrameIndex]) -> list[tuple[int, int, float]]:
+    """(frame, related frame, similarity) of each result's nearest frames (module docstring)."""
     rows: list[tuple[int, int, float]] = []
     queries = np.stack([np.asarray(r.vector, dtype=np.float32) for r in results])
     for r, hits in zip(results, await index.search_many(
@@ -173,10 +197,4 @@ async def _link(db: Database, index: VectorIndex, results: Sequence[FrameIndex])
             for fid, sim in hits
             if fid != r.frame_id and sim >= LINK_MIN_SIMILARITY
         )
-    if rows:
-        await db.executemany(
-            "INSERT OR REPLACE INTO frame_links(frame_id, related_id, score) "
-            "SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM memory_frames WHERE id = ?)",
-            [(a, b, s, b) for a, b, s in rows],
-        )
-    return len(rows)
+    return rows

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from arq.worker import get_kwargs
+from arq.worker import Worker, get_kwargs
 
 from queue_schemas.codec import deserialize, serialize
 from tests.conftest import REDIS_URL
@@ -58,6 +58,38 @@ async def test_scans_are_paced_while_a_job_runs_and_fast_when_idle(redis: Any) -
         await worker.close()
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+
+
+class Claims(Worker):
+    """Between PacedWorker and arq's Worker (MRO): every job id arq is asked to claim."""
+
+    claimed: list[str]
+
+    async def start_jobs(self, job_ids: list[bytes]) -> None:
+        self.claimed.extend(i.decode() for i in job_ids)
+        await super().start_jobs(job_ids)
+
+
+class Probed(PacedWorker, Claims):
+    pass
+
+
+async def test_a_worker_never_reclaims_the_jobs_it_is_running(redis: Any) -> None:
+    worker = Probed(**get_kwargs(settings()), handle_signals=False)
+    worker.claimed = []
+    worker.busy_poll_delay = 0.02  # ~40 scans while the jobs run
+    jobs = [await redis.enqueue_job("nap", 0.8, _queue_name=QUEUE, _job_id=f"long-{i}")
+            for i in range(3)]
+    task = asyncio.create_task(worker.async_run())
+    try:
+        for job in jobs:
+            assert await job.result(timeout=10, poll_delay=0.05) == "rested"
+    finally:
+        await worker.close()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    # each id went to arq's claim (WATCH, EXISTS, ZSCORE, MULTI) once, not on every scan
+    assert sorted(worker.claimed) == ["long-0", "long-1", "long-2"], worker.claimed
 
 
 def test_make_worker_builds_a_paced_worker() -> None:

@@ -10,6 +10,10 @@ measured 2.7 CPU-seconds of Redis and ~4 of the workers per 4,000 frames: 76 % o
 throughput end to end, 95 % once polls are paced (docs/benchmarks.md, ingest). So: poll at
 :data:`IDLE_POLL_SECONDS` while nothing runs (a new job is picked up at once) and at most every
 :data:`BUSY_POLL_SECONDS` while jobs run (they keep the worker busy for far longer than that).
+And the ids of jobs this process is running are dropped before any round trip: it cannot
+claim them again, and a host — which applies its write-ops one commit at a time, so a worker's
+batch of eight index results waits in its slots for ~0.2 s — spent those three trips (and a
+pipeline's connection) per running job per poll (tests/test_arq_worker.py).
 
 Interactive jobs (:mod:`workers.fairness`: the lowest scores) may also take
 :data:`RESERVED_INTERACTIVE` slots beyond ``max_jobs``, which bulk jobs never get: with every
@@ -49,6 +53,7 @@ class PacedWorker(Worker):
     async def start_jobs(self, job_ids: list[bytes]) -> None:
         """arq's, for the ids read from the front of the queue, but a job outside the
         interactive band starts only while fewer than ``bulk_limit`` jobs run."""
+        job_ids = [i for i in job_ids if not self._running(i)]
         if not job_ids:
             return
         scores = await self.pool.zmscore(self.queue_name, [i.decode() for i in job_ids])
@@ -59,6 +64,10 @@ class PacedWorker(Worker):
             if self.job_counter >= (self.max_jobs if urgent else self.bulk_limit):
                 return  # the ids are in score order: no job after this one may start either
             await super().start_jobs([job_id])
+
+    def _running(self, job_id: bytes) -> bool:
+        task = self.tasks.get(job_id.decode())
+        return task is not None and not task.done()
 
 
 def make_worker(settings_cls: Any, **kwargs: Any) -> PacedWorker:

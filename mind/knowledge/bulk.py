@@ -8,6 +8,11 @@ hundreds of frames at once. Validation schemas do not apply here (cognify output
 Relations written here are *derived*: each records the frame it was extracted from in
 ``relation_sources`` and is deleted with its last supporting frame, unless a user asserted it
 (see :mod:`mind.knowledge.graph`).
+
+Each write runs on the connection's thread in one round trip (:meth:`Database.run`): the
+``*_sync`` functions take a :class:`SyncDb`, so a caller already there (the cognify apply,
+:mod:`mind.cognify_apply`) runs a whole batch's graph in one trip; a new entity's insert was a
+trip of its own.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from mind.knowledge.normalizer import (
     seen_count,
     text_arg,
 )
-from mind.storage.db import Database
+from mind.storage.db import Database, SyncDb
 from mind.storage.sqlutil import chunked, placeholders
 from mind.timeutil import now_iso
 
@@ -43,6 +48,15 @@ async def upsert_entities(
     """Upsert ``(type, name, properties)`` items; returns the entity id of every key."""
     if not items:
         return {}
+    return await db.run(lambda sync: upsert_entities_sync(sync, items))
+
+
+def upsert_entities_sync(
+    db: SyncDb, items: Sequence[tuple[str, str, Mapping[str, Any]]]
+) -> dict[Key, int]:
+    """:func:`upsert_entities` on the connection's thread."""
+    if not items:
+        return {}
     first: dict[Key, tuple[str, str, dict[str, Any]]] = {}
     sightings: Counter[Key] = Counter()
     for etype, name, props in items:
@@ -55,7 +69,7 @@ async def upsert_entities(
     existing: dict[Key, tuple[int, dict[str, Any]]] = {}
     names = sorted({k[0] for k in first})
     for part in chunked(names):
-        rows = await db.fetchall(
+        rows = db.fetchall(
             "SELECT id, normalized_name, entity_type, properties FROM knowledge_entities "
             f"WHERE valid_to IS NULL AND normalized_name IN ({placeholders(len(part))}) "
             "ORDER BY id",
@@ -74,15 +88,13 @@ async def upsert_entities(
         else:
             if sightings[key] > 1:
                 props = {**props, "seen_count": sightings[key]}
-            row = await db.fetchone(
+            ids[key] = int(db.fetchval(
                 "INSERT INTO knowledge_entities (entity_type, name, normalized_name, properties, "
                 "valid_from, recorded_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
                 (etype, name, key[0], dump_props(props), now, now),
-            )
-            assert row is not None
-            ids[key] = int(row[0])
+            ))
     if updates:
-        await db.executemany(
+        db.executemany(
             "UPDATE knowledge_entities SET properties = ?, recorded_at = ? WHERE id = ?", updates
         )
     return ids
@@ -95,6 +107,13 @@ DerivedRelation = tuple[int, int, str, float, Mapping[str, Any], int]
 async def put_relations(db: Database, relations: Sequence[DerivedRelation]) -> int:
     """Insert derived relations, folding each into an identical active one (confidence = max),
     and record the frames that support them; returns how many distinct relations."""
+    if not relations:
+        return 0
+    return await db.run(lambda sync: put_relations_sync(sync, relations))
+
+
+def put_relations_sync(db: SyncDb, relations: Sequence[DerivedRelation]) -> int:
+    """:func:`put_relations` on the connection's thread."""
     unique: dict[tuple[int, int, str], tuple[float, Mapping[str, Any]]] = {}
     sources: set[tuple[int, int, int, str]] = set()
     for src, tgt, rtype, conf, props, frame_id in relations:
@@ -107,7 +126,7 @@ async def put_relations(db: Database, relations: Sequence[DerivedRelation]) -> i
     if not unique:
         return 0
     now = now_iso()
-    await db.executemany(
+    db.executemany(
         "INSERT INTO knowledge_relations (source_id, target_id, relation_type, confidence, "
         "properties, valid_from, recorded_at, asserted) VALUES (?, ?, ?, ?, ?, ?, ?, 0) "
         "ON CONFLICT (source_id, target_id, relation_type) WHERE valid_to IS NULL DO UPDATE SET "
@@ -115,7 +134,7 @@ async def put_relations(db: Database, relations: Sequence[DerivedRelation]) -> i
         "properties = json_patch(properties, excluded.properties)",
         [(s, t, r, c, dump_props(p), now, now) for (s, t, r), (c, p) in unique.items()],
     )
-    await db.executemany(
+    db.executemany(
         "INSERT OR IGNORE INTO relation_sources (relation_id, frame_id) SELECT id, ? "
         "FROM knowledge_relations WHERE source_id = ? AND target_id = ? AND relation_type = ? "
         "AND valid_to IS NULL",

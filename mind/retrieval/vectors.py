@@ -9,6 +9,11 @@ vector is checked for dimension and finite values before it reaches SQLite. Trig
 with the tables drop a frame's vectors when the frame is deleted or its content changes, and a
 chunk's vector when the chunk row goes. Every vector change is appended to ``vector_log`` so
 in-memory indexes (:mod:`mind.retrieval.vector_index`) can refresh incrementally.
+
+An upsert of whole-frame vectors — every cognify result a mind's owner applies — runs its
+statements (the fingerprint, the tables, which frames still exist, the deletes, the inserts,
+the log) in one round trip to the connection's thread (:meth:`Database.run`): they were six,
+at 60-100 us of CPU each on top of their SQL (bench/host_replay.py).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from mind.constants import (
 )
 from mind.embeddings.base import backend_switch_hint
 from mind.errors import EmbeddingDimMismatchError, EmbeddingFingerprintError, VectorError
-from mind.storage.db import Database
+from mind.storage.db import Database, SyncDb
 from mind.storage.sqlutil import chunked, placeholders, split_statements
 from mind.timeutil import now_iso
 
@@ -51,12 +56,63 @@ END;
 """
 
 
-async def _delete_rows(db: Database, table: str, ids: Sequence[int]) -> int:
+def _delete_rows(db: SyncDb, table: str, ids: Sequence[int]) -> int:
     """Delete rows of a vec0 ``table`` by rowid, one point delete each; rows deleted. vec0
     plans ``rowid IN (...)`` as a scan of every row: 32 ids took 46 ms at 100,000 rows against
     0.4 ms as point deletes, so each cognify batch's upsert grew with the mind (a 20,000-frame
     import's writer 0.42 → 0.63 ms a frame)."""
-    return await db.executemany(f"DELETE FROM {table} WHERE rowid = ?", [(int(i),) for i in ids])
+    return db.executemany(f"DELETE FROM {table} WHERE rowid = ?", [(int(i),) for i in ids])
+
+
+def _log(db: SyncDb, kind: str, ids: Sequence[int]) -> None:
+    db.executemany("INSERT INTO vector_log(kind, item_id) VALUES (?, ?)",
+                   [(kind, i) for i in ids])
+
+
+def _fingerprint(db: SyncDb) -> Fingerprint | None:
+    rows = db.fetchall("SELECT key, value FROM meta WHERE key IN (?, ?, ?)",
+                       (META_EMBED_PROVIDER, META_EMBED_MODEL, META_EMBED_DIM))
+    values = {r[0]: r[1] for r in rows}
+    if META_EMBED_DIM not in values:
+        return None
+    return Fingerprint(values.get(META_EMBED_PROVIDER, "unknown"),
+                       values.get(META_EMBED_MODEL, "unknown"), int(values[META_EMBED_DIM]))
+
+
+def _tables_exist(db: SyncDb) -> bool:
+    n = db.fetchval("SELECT COUNT(*) FROM sqlite_master WHERE name IN (?, ?)",
+                    (T_FRAMES_VEC, T_CHUNKS_VEC))
+    return int(n) == 2
+
+
+def _dim(db: SyncDb) -> int:
+    fp = _fingerprint(db)
+    if fp is None or not _tables_exist(db):
+        raise VectorError("this mind has no vector tables yet: record a fingerprint first")
+    return fp.dim
+
+
+def _existing_frames(db: SyncDb, ids: Sequence[int]) -> set[int]:
+    live: set[int] = set()
+    for part in chunked(list(ids)):
+        rows = db.fetchall(
+            f"SELECT id FROM memory_frames WHERE id IN ({placeholders(len(part))})", part)
+        live.update(r[0] for r in rows)
+    return live
+
+
+def upsert_frame_vectors_sync(
+    db: SyncDb, items: Sequence[tuple[int, Sequence[float] | np.ndarray]]
+) -> int:
+    """:meth:`VectorStore.upsert_frame_vectors` on the connection's thread."""
+    dim = _dim(db)
+    blobs = [(int(fid), to_blob(vec, dim)) for fid, vec in items]
+    live = _existing_frames(db, [fid for fid, _ in blobs])
+    rows = [(fid, blob) for fid, blob in blobs if fid in live]
+    _delete_rows(db, T_FRAMES_VEC, [fid for fid, _ in rows])
+    db.executemany(f"INSERT INTO {T_FRAMES_VEC}(rowid, embedding) VALUES (?, ?)", rows)
+    _log(db, "frame", [fid for fid, _ in rows])
+    return len(rows)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,24 +153,10 @@ class VectorStore:
         self._db = db
 
     async def fingerprint(self) -> Fingerprint | None:
-        rows = await self._db.fetchall(
-            "SELECT key, value FROM meta WHERE key IN (?, ?, ?)",
-            (META_EMBED_PROVIDER, META_EMBED_MODEL, META_EMBED_DIM),
-        )
-        values = {r[0]: r[1] for r in rows}
-        if META_EMBED_DIM not in values:
-            return None
-        return Fingerprint(
-            values.get(META_EMBED_PROVIDER, "unknown"),
-            values.get(META_EMBED_MODEL, "unknown"),
-            int(values[META_EMBED_DIM]),
-        )
+        return await self._db.run(_fingerprint)
 
     async def tables_exist(self) -> bool:
-        n = await self._db.fetchval(
-            "SELECT COUNT(*) FROM sqlite_master WHERE name IN (?, ?)", (T_FRAMES_VEC, T_CHUNKS_VEC)
-        )
-        return int(n) == 2
+        return await self._db.run(_tables_exist)
 
     async def ensure_fingerprint(self, provider: str, model: str, dim: int) -> str:
         """Record the fingerprint (creating the tables) or check it. Returns recorded|match."""
@@ -178,33 +220,20 @@ class VectorStore:
         )
 
     async def _dim(self) -> int:
-        fp = await self.fingerprint()
-        if fp is None or not await self.tables_exist():
-            raise VectorError("this mind has no vector tables yet: record a fingerprint first")
-        return fp.dim
+        return await self._db.run(_dim)
 
     async def upsert_frame_vectors(
         self, items: Sequence[tuple[int, Sequence[float] | np.ndarray]]
     ) -> int:
-        """Store whole-frame vectors (replacing old ones). Frames that vanished are skipped."""
+        """Store whole-frame vectors (replacing old ones), in one round trip (module
+        docstring). Frames that vanished are skipped."""
         if not items:
             return 0
-        dim = await self._dim()
-        blobs = [(int(fid), to_blob(vec, dim)) for fid, vec in items]
         async with self._db.transaction():
-            live = await self._existing_frames([fid for fid, _ in blobs])
-            rows = [(fid, blob) for fid, blob in blobs if fid in live]
-            await _delete_rows(self._db, T_FRAMES_VEC, [fid for fid, _ in rows])
-            await self._db.executemany(
-                f"INSERT INTO {T_FRAMES_VEC}(rowid, embedding) VALUES (?, ?)", rows
-            )
-            await self._log("frame", [fid for fid, _ in rows])
-        return len(rows)
+            return await self._db.run(lambda db: upsert_frame_vectors_sync(db, items))
 
     async def _log(self, kind: str, ids: Sequence[int]) -> None:
-        await self._db.executemany(
-            "INSERT INTO vector_log(kind, item_id) VALUES (?, ?)", [(kind, i) for i in ids]
-        )
+        await self._db.run(lambda db: _log(db, kind, ids))
 
     async def replace_chunks(
         self,
@@ -218,7 +247,7 @@ class VectorStore:
         dim = await self._dim()
         blobs = [to_blob(v, dim) for v in vectors]
         async with self._db.transaction():
-            if not await self._existing_frames([frame_id]):
+            if not await self._db.run(lambda db: _existing_frames(db, [frame_id])):
                 return 0
             await self._db.execute(
                 "DELETE FROM memory_frame_chunks WHERE frame_id = ?", (frame_id,)
@@ -239,7 +268,7 @@ class VectorStore:
         if not await self.tables_exist():
             return 0
         async with self._db.transaction():
-            total = await _delete_rows(self._db, T_FRAMES_VEC, frame_ids)
+            total = await self._db.run(lambda db: _delete_rows(db, T_FRAMES_VEC, frame_ids))
             await self._log("frame", list(frame_ids))
         return total
 
@@ -260,12 +289,3 @@ class VectorStore:
             f"(SELECT COUNT(*) FROM {T_CHUNKS_VEC})"
         )
         return {"frame_vectors": row[0], "chunks": row[1], "chunk_vectors": row[2]}
-
-    async def _existing_frames(self, ids: Sequence[int]) -> set[int]:
-        live: set[int] = set()
-        for part in chunked(list(ids)):
-            rows = await self._db.fetchall(
-                f"SELECT id FROM memory_frames WHERE id IN ({placeholders(len(part))})", part
-            )
-            live.update(r[0] for r in rows)
-        return live

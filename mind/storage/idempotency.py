@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, is_dataclass
 from typing import Any, Final
 
 from mind.errors import ConflictError, ValidationError
-from mind.storage.db import Database
+from mind.storage.db import Database, SyncDb
 
 MAX_KEY_CHARS: Final = 255
 KEY_RETENTION_DAYS: Final = 7
@@ -100,6 +100,14 @@ async def seen(db: Database, op_id: str) -> Applied | None:
     return Applied(keyed=True, result=None if row[1] is None else json.loads(row[1]))
 
 
+async def seen_part(db: Database, op_id: str, whole_id: str) -> Applied | None:
+    """Whether a part of an op (:mod:`actors.parts`) or the whole op was applied before, in
+    one query: parts are never keyed."""
+    found = await db.fetchval("SELECT 1 FROM applied_ops WHERE op_id IN (?, ?)",
+                              (op_id, whole_id))
+    return Applied(keyed=False) if found else None
+
+
 async def record(db: Database, op_id: str, result: Any = _NO_RESULT) -> None:
     """Mark ``op_id`` applied; a keyed op keeps ``result`` (JSON) for its retries."""
     if _key_part(op_id) is None or result is _NO_RESULT:
@@ -111,11 +119,14 @@ async def record(db: Database, op_id: str, result: Any = _NO_RESULT) -> None:
 
 
 async def record_whole(db: Database, op_id: str, part_ids: Sequence[str]) -> None:
-    """An op applied in parts (:mod:`actors.parts`) is done: its id stands for its parts'."""
-    await db.execute("INSERT INTO applied_ops(op_id) VALUES (?)", (op_id,))
-    await db.execute(
-        f"DELETE FROM applied_ops WHERE op_id IN ({','.join('?' * len(part_ids))})",
-        tuple(part_ids))
+    """An op applied in parts (:mod:`actors.parts`) is done: its id stands for its parts' (the
+    last part's own id need not be recorded first). One round trip."""
+    def write(sync: SyncDb) -> None:
+        sync.execute("INSERT INTO applied_ops(op_id) VALUES (?)", (op_id,))
+        sync.execute(f"DELETE FROM applied_ops WHERE op_id IN ({','.join('?' * len(part_ids))})",
+                     tuple(part_ids))
+
+    await db.run(write)
 
 
 def _plain(value: object) -> Any:

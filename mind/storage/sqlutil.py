@@ -10,7 +10,7 @@ from mind.errors import StorageError
 from mind.storage.connection import driver
 
 if TYPE_CHECKING:
-    from mind.storage.db import Database
+    from mind.storage.db import Database, SyncDb
 
 T = TypeVar("T")
 
@@ -46,11 +46,16 @@ def split_statements(script: str) -> list[str]:
 
 
 async def delete_in(db: Database, table: str, column: str, ids: Sequence[int]) -> int:
-    """``DELETE FROM table WHERE column IN ids`` in parameter-sized chunks; rows deleted.
-    ``table`` and ``column`` are the engine's own names, never caller input."""
+    """``DELETE FROM table WHERE column IN ids`` in parameter-sized chunks, one round trip;
+    rows deleted. ``table`` and ``column`` are the engine's own names, never caller input."""
+    return await db.run(lambda sync: delete_in_sync(sync, table, column, ids))
+
+
+def delete_in_sync(db: SyncDb, table: str, column: str, ids: Sequence[int]) -> int:
+    """:func:`delete_in` on the connection's thread."""
     total = 0
     for part in chunked(list(ids)):
-        _, n = await db.execute(
+        _, n = db.execute(
             f"DELETE FROM {table} WHERE {column} IN ({placeholders(len(part))})", part
         )
         total += n
