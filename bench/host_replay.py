@@ -9,8 +9,9 @@ the cognify jobs it would queue (JSON-encoded as for Redis, not sent), then
 an ``apply_index`` op per job (the real extraction's entities, random unit vectors, parsed
 from JSON), eight at a time as a worker's batch delivers them. It prints the process's CPU a
 frame for each phase, split by thread (the event loop; the SQLite connections; the default
-executor: the link search), and the CPU of one await on the SQLite thread (``SELECT 1``):
-each statement or transaction step of a write costs that much on top of its SQL.
+executor: the link search) and its round trips to the SQLite threads (calls of
+``Database.run``, which every statement goes through), and the CPU of one await on the SQLite
+thread (``SELECT 1``): each trip of a write costs that much on top of its SQL.
 
 A shortcut figure (no Redis, no arq, no worker): what the host's writes cost, not how fast an
 import runs (that is bench/ingest.py).
@@ -36,6 +37,7 @@ from ingest import chat, index_op, save_ops
 
 from hive_mind.settings import load_settings
 from mind.mind import Mind
+from mind.storage.db import Database
 from queue_schemas import jobs, ops
 from workers.followups import followup_jobs
 from workers.runtime import open_host
@@ -52,16 +54,30 @@ def index_payloads(queued: list[jobs.CognifyJob], seed: int) -> list[dict[str, A
     return [as_payload(index_op(job.items, rng, "idx-" + job.op_id)) for job in queued]
 
 
+TRIPS = [0]  # calls of Database.run so far (every statement is one, or part of one)
+_run = Database.run
+
+
+async def _counted_run(self: Database, work: Any) -> Any:
+    TRIPS[0] += 1
+    return await _run(self, work)
+
+
+Database.run = _counted_run  # type: ignore[method-assign]
+
+
 class Phase:
-    """CPU of this process (all threads) and of its thread groups over a ``with`` block."""
+    """CPU of this process (all threads), of its thread groups and its round trips to the
+    SQLite threads over a ``with`` block."""
 
     def __enter__(self) -> Phase:
-        self.threads, self.cpu = thread_times(), time.process_time()
+        self.threads, self.cpu, self.trips = thread_times(), time.process_time(), TRIPS[0]
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.seconds = time.process_time() - self.cpu
         self.groups = thread_groups(self.threads, thread_times())
+        self.trips = TRIPS[0] - self.trips
 
 
 async def replay(frames: int, seed: int) -> tuple[Phase, Phase, int]:
@@ -127,7 +143,8 @@ async def main() -> None:
         print(f"[{rep + 1}/{args.reps}] save_frames {save.seconds / args.frames * 1000:.3f} ms "
               f"CPU a frame ({by_thread(save, args.frames)}); apply_index "
               f"{index.seconds / args.frames * 1000:.3f} ({by_thread(index, args.frames)}; "
-              f"{ops_applied} ops)", flush=True)
+              f"{ops_applied} ops); SQLite round trips: save_frames {save.trips}, apply_index "
+              f"{index.trips}", flush=True)
     save_ms = statistics.median(s for s, _ in rows) / args.frames * 1000
     index_ms = statistics.median(i for _, i in rows) / args.frames * 1000
     print(f"median CPU a frame: save_frames {save_ms:.3f} ms, apply_index {index_ms:.3f} ms, "
