@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from arq.connections import ArqRedis
 from common import ROOT, machine
 from ingest import MODEL_CACHE, chat, cpu_seconds, index_op, save_ops, wait_ready
 
@@ -55,11 +56,12 @@ async def settled(path: Path, frames: int, pending: int) -> None:
             return
 
 
-async def queued_jobs(redis: object) -> list[jobs.CognifyJob]:
+async def queued_jobs(redis: ArqRedis) -> list[jobs.CognifyJob]:
+    """The cognify jobs waiting in Redis (no worker takes them here)."""
     out = []
-    for job_id in await redis.zrange(COGNIFY_QUEUE, 0, -1):  # type: ignore[attr-defined]
+    for job_id in await redis.zrange(COGNIFY_QUEUE, 0, -1):
         key = b"arq:job:" + (job_id if isinstance(job_id, bytes) else job_id.encode())
-        payload = deserialize(await redis.get(key))["a"][0]  # type: ignore[attr-defined]
+        payload = deserialize(await redis.get(key))["a"][0]
         job = jobs.parse_job(dict(payload))
         if isinstance(job, jobs.CognifyJob):
             out.append(job)

@@ -131,24 +131,28 @@ async def apply_index(
             if r.chunks:
                 spans, vecs = [c for c, _ in r.chunks], [v for _, v in r.chunks]
                 stats.chunks += await store.replace_chunks(r.frame_id, spans, vecs)
-        await db.run(lambda sync: _write(sync, fresh, links, stats))
+        dim = fingerprint[2]  # ensure_fingerprint checked it: the tables exist at this dim
+        stats.entities, stats.relations = await db.run(lambda sync: _write(sync, fresh, links,
+                                                                           dim))
+        stats.links = len(links)
         stats.applied = len(fresh)
     return stats
 
 
 def _write(db: SyncDb, results: Sequence[FrameIndex], links: list[tuple[int, int, float]],
-           stats: ApplyStats) -> None:
-    """Everything of a batch but its chunks, on the connection's thread (one round trip)."""
-    upsert_frame_vectors_sync(db, [(r.frame_id, r.vector) for r in results])
-    stats.entities, stats.relations = _apply_graph(db, results)
+           dim: int) -> tuple[int, int]:
+    """Everything of a batch but its chunks, on the connection's thread (one round trip);
+    returns the entities and relations written."""
+    upsert_frame_vectors_sync(db, [(r.frame_id, r.vector) for r in results], dim)
+    graph = _apply_graph(db, results)
     if links:
         db.executemany(
             "INSERT OR REPLACE INTO frame_links(frame_id, related_id, score) "
             "SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM memory_frames WHERE id = ?)",
             [(a, b, s, b) for a, b, s in links],
         )
-    stats.links = len(links)
     delete_in_sync(db, "pending_index", "frame_id", [r.frame_id for r in results])
+    return graph
 
 
 def _apply_graph(db: SyncDb, results: Sequence[FrameIndex]) -> tuple[int, int]:

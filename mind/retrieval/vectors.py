@@ -102,10 +102,12 @@ def _existing_frames(db: SyncDb, ids: Sequence[int]) -> set[int]:
 
 
 def upsert_frame_vectors_sync(
-    db: SyncDb, items: Sequence[tuple[int, Sequence[float] | np.ndarray]]
+    db: SyncDb, items: Sequence[tuple[int, Sequence[float] | np.ndarray]],
+    dim: int | None = None,
 ) -> int:
-    """:meth:`VectorStore.upsert_frame_vectors` on the connection's thread."""
-    dim = _dim(db)
+    """:meth:`VectorStore.upsert_frame_vectors` on the connection's thread; ``dim``: the
+    dimension a caller that just checked the fingerprint knows (else read, tables checked)."""
+    dim = _dim(db) if dim is None else dim
     blobs = [(int(fid), to_blob(vec, dim)) for fid, vec in items]
     live = _existing_frames(db, [fid for fid, _ in blobs])
     rows = [(fid, blob) for fid, blob in blobs if fid in live]

@@ -48,6 +48,8 @@ def split_statements(script: str) -> list[str]:
 async def delete_in(db: Database, table: str, column: str, ids: Sequence[int]) -> int:
     """``DELETE FROM table WHERE column IN ids`` in parameter-sized chunks, one round trip;
     rows deleted. ``table`` and ``column`` are the engine's own names, never caller input."""
+    if not ids:
+        return 0
     return await db.run(lambda sync: delete_in_sync(sync, table, column, ids))
 
 
