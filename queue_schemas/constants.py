@@ -24,6 +24,7 @@ HOST_QUEUE_PREFIX: Final = "hive-mind:host:"
 
 KEY_PREFIX: Final = "hm:"
 DEAD_LETTERS_KEY: Final = KEY_PREFIX + "dead-letters"
+WAKE_CHANNEL_PREFIX: Final = KEY_PREFIX + "wake:"  # pub/sub: a job was queued on <queue>
 
 # -- maintenance defaults --------------------------------------------------------------------
 RECONCILE_GRACE_SECONDS: Final = 600
@@ -33,6 +34,12 @@ RECONCILE_GRACE_SECONDS: Final = 600
 def host_queue(host_id: str) -> str:
     """The write-op queue of the mind host ``host_id``: ``hive-mind:host:<host_id>``."""
     return HOST_QUEUE_PREFIX + validate_host_id(host_id)
+
+
+def wake_channel(queue_name: str, db: int = 0) -> str:
+    """The pub/sub channel that wakes the workers of ``queue_name`` in Redis database ``db``
+    (:mod:`workers.wake`; channels are not per database, the queues are)."""
+    return f"{WAKE_CHANNEL_PREFIX}{int(db)}:{queue_name}"
 
 
 def job_id(kind: str, mind_id: str, *parts: str | int | date) -> str:

@@ -48,17 +48,21 @@ from workers.queue import QueueConfig, guarded, redis_settings
 from workers.runtime import RuntimeConfig, open_host
 from workers.schedule import DailyJob, ScheduleConfig, start_offsets
 from workers.scheduler import record_applied, run_day, summarize
+from workers.wake import notify
 
 log = logging.getLogger(__name__)
 
 
 async def enqueue_job(redis: ArqRedis, job: jobs.CognifyJob | jobs.ReembedJob, *,
-                      tag: float = 0.0) -> None:
-    """Queue one job at its place (:mod:`workers.fairness`: ``tag`` orders bulk jobs)."""
+                      tag: float = 0.0, wake: bool = True) -> None:
+    """Queue one job at its place (:mod:`workers.fairness`: ``tag`` orders bulk jobs) and wake
+    the workers (unless ``wake`` is False: the caller wakes them once for several jobs)."""
     await redis.enqueue_job(
         "cognify", job.model_dump(mode="json"), _job_id=job.op_id, _queue_name=COGNIFY_QUEUE,
         _expires=7 * 24 * 3600, _defer_by=defer_by(job.priority, tag),
     )
+    if wake:
+        await notify(redis, COGNIFY_QUEUE)
 
 
 async def enqueue_op(redis: ArqRedis, host_id: str, op: Any, *,
@@ -71,10 +75,12 @@ async def enqueue_op(redis: ArqRedis, host_id: str, op: Any, *,
     id inside, which the mind dedupes on, is unchanged."""
     later = defer_by("interactive") if priority == "interactive" else defer
     job_id = f"{op.op_id}.to.{host_id}" if forwarded else op.op_id
+    queue = host_queue(host_id)
     await redis.enqueue_job(
-        "apply_op", op.model_dump(mode="json"), _job_id=job_id, _queue_name=host_queue(host_id),
+        "apply_op", op.model_dump(mode="json"), _job_id=job_id, _queue_name=queue,
         _expires=7 * 24 * 3600, _defer_by=later,
     )
+    await notify(redis, queue)
 
 
 async def bulk_front(redis: ArqRedis) -> float | None:
@@ -106,7 +112,9 @@ class CognifyQueue:
             tags = dict(zip((job.op_id for job in bulk),
                             self.clock.tags(mind_id, costs, front=front), strict=True))
         for job in queued:
-            await enqueue_job(self.redis, job, tag=tags.get(job.op_id, 0.0))
+            await enqueue_job(self.redis, job, tag=tags.get(job.op_id, 0.0), wake=False)
+        if queued:
+            await notify(self.redis, COGNIFY_QUEUE)
 
 
 # -- worker ---------------------------------------------------------------------------------
@@ -208,9 +216,11 @@ async def maintenance_fanout(ctx: dict[str, Any]) -> dict[str, int]:
         if op is not None:
             await enqueue_op(ctx["redis"], ctx["host_id"], op, defer=defer)
         else:
+            queue = host_queue(ctx["host_id"])
             await ctx["redis"].enqueue_job(
                 "harvest_sync", {"mind_id": job.mind_id}, _job_id=job.job_id,
-                _queue_name=host_queue(ctx["host_id"]), _expires=24 * 3600, _defer_by=defer)
+                _queue_name=queue, _expires=24 * 3600, _defer_by=defer)
+            await notify(ctx["redis"], queue)
         return {"deferred_seconds": defer or 0}
 
     run = await run_day(today, minds, replace(schedule, pause_seconds=0, spread_minutes=0),

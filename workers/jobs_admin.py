@@ -48,6 +48,7 @@ from workers.queue import dead_letters_by_mind
 from workers.runtime import EmbeddedRuntime
 from workers.schedule import TASKS, DailyJob
 from workers.scheduler import in_process
+from workers.wake import notify
 
 SAMPLE: Final = 500  # queued jobs per queue read for the per-mind counts (distributed)
 LISTED: Final = 100  # jobs and dead letters listed in full
@@ -258,6 +259,7 @@ async def _redis_retry(runtime: HostRuntime, ids: list[str] | None) -> list[dict
         except Exception:
             await redis_restore(redis, entry, payload)
             raise
+        await notify(redis, queue)
         out.append({"id": entry["id"], "job_id": entry.get("job_id"), "status": "queued"})
     return out
 
