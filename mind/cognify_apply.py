@@ -195,10 +195,7 @@ async def _links(index: VectorIndex, results: Sequence[FrameIndex]) -> list[tupl
     rows: list[tuple[int, int, float]] = []
     queries = np.stack([np.asarray(r.vector, dtype=np.float32) for r in results])
     for r, hits in zip(results, await index.search_many(
-            queries, LINK_LIMIT + 1, window=LINK_WINDOW_ROWS), strict=True):
-        rows.extend(
-            (r.frame_id, fid, sim)
-            for fid, sim in hits
-            if fid != r.frame_id and sim >= LINK_MIN_SIMILARITY
-        )
+            queries, LINK_LIMIT + 1, window=LINK_WINDOW_ROWS, floor=LINK_MIN_SIMILARITY),
+            strict=True):
+        rows.extend((r.frame_id, fid, sim) for fid, sim in hits if fid != r.frame_id)
     return rows

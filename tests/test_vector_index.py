@@ -206,6 +206,31 @@ async def test_many_queries_rank_as_exact_and_a_window_searches_only_the_newest_
         index.close()
 
 
+@pytest.mark.parametrize("quantize_min_rows", [10**9, 0])
+async def test_a_floor_keeps_just_the_matches_that_reach_it(db: Database,
+                                                            quantize_min_rows: int) -> None:
+    """``floor`` (the link search's threshold) returns, per query, exactly the exact top k
+    that reach it (fewer, or none, when few frames are that alike), by the exact scan's
+    shortcut and through the quantized pass alike; its similarities are the exact ones."""
+    rng = np.random.default_rng(21)
+    _, truth = await _mind_with_vectors(db, 900, rng)
+    queries = np.concatenate([_unit(rng, 6), np.stack([truth[f] for f in sorted(truth)[:6]])])
+    index = VectorIndex(db.path, DIM, quantize_min_rows=quantize_min_rows)
+    try:
+        floor = 0.6
+        got = await index.search_many(queries, 6, window=500, floor=floor)
+        newest = set(sorted(truth)[-500:])
+        counts = []
+        for q, hits in zip(queries, got, strict=True):
+            want = [f for f in _brute(truth, q, 6, newest) if float(truth[f] @ q) >= floor]
+            assert [f for f, _ in hits] == want
+            assert all(sim == pytest.approx(float(truth[f] @ q), abs=1e-5) for f, sim in hits)
+            counts.append(len(hits))
+        assert min(counts) < 6 and max(counts) > 0  # the floor cut some lists, not all
+    finally:
+        index.close()
+
+
 async def test_concurrent_searches_return_what_serial_ones_do(db: Database) -> None:
     rng = np.random.default_rng(4)
     await _mind_with_vectors(db, 3000, rng)

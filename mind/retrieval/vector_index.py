@@ -227,8 +227,9 @@ class _Matrix:
 
 
 def _scan(snap: _Snapshot, queries: np.ndarray, take: int, allowed: np.ndarray | None,
-          quantize_min_rows: int) -> scan.Hits:
-    """Top ``take`` rows per query of one matrix (exact, quantized or gathered)."""
+          quantize_min_rows: int, floor: float | None = None) -> scan.Hits:
+    """Top ``take`` rows per query of one matrix (exact, quantized or gathered); ``floor``:
+    the exact scan may leave out rows below this similarity (the others filter afterwards)."""
     keep = snap.keep if allowed is None else snap.keep & np.isin(snap.owners, allowed)
     live = snap.live if allowed is None else int(np.count_nonzero(keep))
     if live == 0:
@@ -242,7 +243,7 @@ def _scan(snap: _Snapshot, queries: np.ndarray, take: int, allowed: np.ndarray |
         if live >= quantize_min_rows:
             return [int8_scan.quantized(snap.vectors, snap.codes, snap.scale, keep, q, take,
                                         _run_blocks, snap.packed) for q in queries]
-    return scan.exact(snap.vectors, keep, queries, take, _run_blocks)
+    return scan.exact(snap.vectors, keep, queries, take, _run_blocks, floor)
 
 
 class VectorIndex:
@@ -402,7 +403,7 @@ class VectorIndex:
 
     def _search_many_sync(
         self, queries: np.ndarray, k: int, allowed: np.ndarray | None = None,
-        window: int | None = None,
+        window: int | None = None, floor: float | None = None,
     ) -> list[list[tuple[int, float]]]:
         if allowed is not None and window is not None:
             raise ValueError("a search takes either allowed frames or a window, not both")
@@ -414,10 +415,11 @@ class VectorIndex:
             if matrix is frames and frame_rows is not None:  # a filter keeping few frames
                 hits = scan.gathered(matrix.vectors, frame_rows, queries, take)
             else:
-                hits = _scan(matrix, queries, take, allowed, self.quantize_min_rows)
+                hits = _scan(matrix, queries, take, allowed, self.quantize_min_rows, floor)
+            low = -2.0 if floor is None else floor
             for best, (rows, sims) in zip(out, hits, strict=True):
                 for owner, sim in zip(matrix.owners[rows].tolist(), sims.tolist(), strict=True):
-                    if sim > best.get(owner, -2.0):
+                    if sim >= low and sim > best.get(owner, -2.0):
                         best[owner] = sim
         return [sorted(b.items(), key=lambda kv: -kv[1])[:k] for b in out]
 
@@ -455,16 +457,17 @@ class VectorIndex:
                     best[owner] = sim
         return best
 
-    async def search_many(self, queries: np.ndarray, k: int, *, window: int | None = None
-                          ) -> list[list[tuple[int, float]]]:
+    async def search_many(self, queries: np.ndarray, k: int, *, window: int | None = None,
+                          floor: float | None = None) -> list[list[tuple[int, float]]]:
         """:meth:`search` for many query vectors in one matrix product; ``window`` searches
-        only the most recently written ``window`` frame rows (and as many chunk rows)."""
+        only the most recently written ``window`` frame rows (and as many chunk rows);
+        ``floor``: only frames at least this similar (fewer than ``k`` when few are)."""
         q = np.asarray(queries, dtype=np.float32)
         if q.ndim != 2 or q.shape[1] != self.dim:
             raise VectorError(f"queries have shape {q.shape}, the index has {self.dim} dims")
         if len(q) == 0:
             return []
-        return await asyncio.to_thread(self._search_many_sync, q, k, None, window)
+        return await asyncio.to_thread(self._search_many_sync, q, k, None, window, floor)
 
     async def refresh(self) -> None:
         def run() -> None:

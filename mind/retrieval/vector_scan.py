@@ -193,9 +193,11 @@ def serial(tasks: list[Callable[[], object]]) -> list[object]:
 
 
 def exact(vectors: np.ndarray, keep: np.ndarray, queries: np.ndarray, take: int,
-          run: Runner = serial) -> Hits:
+          run: Runner = serial, floor: float | None = None) -> Hits:
     """Exact top ``take`` rows per query among rows where ``keep``: one product per block
-    (``run`` may spread the blocks over threads)."""
+    (``run`` may spread the blocks over threads). With a ``floor``, only rows whose
+    similarity reaches it (a link search's threshold: one comparison over the block instead of
+    a partial sort of every query's row, ~4x cheaper)."""
 
     def block(start: int, stop: int) -> Hits:
         # (queries, rows): each query's similarities contiguous, so the selection below runs
@@ -204,6 +206,8 @@ def exact(vectors: np.ndarray, keep: np.ndarray, queries: np.ndarray, take: int,
         mask = ~keep[start:stop]
         if mask.any():
             sims[:, mask] = -np.inf
+        if floor is not None:
+            return above(sims, floor, take, start)
         t = min(take, int(stop - start - np.count_nonzero(mask)))
         if t <= 0:
             return [(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32))] * len(queries)
@@ -215,6 +219,19 @@ def exact(vectors: np.ndarray, keep: np.ndarray, queries: np.ndarray, take: int,
 
     parts = run([partial(block, a, b) for a, b in blocks(len(vectors))])
     return [_merge([p[i] for p in parts], take) for i in range(len(queries))]  # type: ignore[index]
+
+
+def above(sims: np.ndarray, floor: float, take: int, start: int = 0) -> Hits:
+    """Per row of ``sims`` (one query's similarities to consecutive rows from ``start``): its
+    best ``take`` at or above ``floor``."""
+    hit_q, hit_r = np.nonzero(sims >= floor)
+    bounds = np.searchsorted(hit_q, np.arange(len(sims) + 1))
+    out: Hits = []
+    for i in range(len(sims)):
+        rows = hit_r[bounds[i]:bounds[i + 1]]
+        found = top_of(sims[i, rows], rows, min(take, len(rows)))
+        out.append((found[0] + start, found[1]))
+    return out
 
 
 def gathered(vectors: np.ndarray, rows: np.ndarray, queries: np.ndarray, take: int) -> Hits:
