@@ -49,7 +49,12 @@ from mind.knowledge.bulk import (
     upsert_entities_sync,
 )
 from mind.retrieval.vector_index import VectorIndex
-from mind.retrieval.vectors import ChunkSpan, VectorStore, upsert_frame_vectors_sync
+from mind.retrieval.vectors import (
+    ChunkSpan,
+    VectorStore,
+    WrittenVectors,
+    upsert_frame_vectors_sync,
+)
 from mind.storage.db import Database, SyncDb
 from mind.storage.sqlutil import chunked, delete_in_sync, placeholders
 
@@ -132,18 +137,21 @@ async def apply_index(
                 spans, vecs = [c for c, _ in r.chunks], [v for _, v in r.chunks]
                 stats.chunks += await store.replace_chunks(r.frame_id, spans, vecs)
         dim = fingerprint[2]  # ensure_fingerprint checked it: the tables exist at this dim
-        stats.entities, stats.relations = await db.run(lambda sync: _write(sync, fresh, links,
-                                                                           dim))
+        written, (stats.entities, stats.relations) = await db.run(
+            lambda sync: _write(sync, fresh, links, dim))
+        if link_index is not None:  # once committed, the index takes them without reading
+            index = link_index
+            db.after_commit(lambda: index.handoff(written.first_seq, written.rows))
         stats.links = len(links)
         stats.applied = len(fresh)
     return stats
 
 
 def _write(db: SyncDb, results: Sequence[FrameIndex], links: list[tuple[int, int, float]],
-           dim: int) -> tuple[int, int]:
+           dim: int) -> tuple[WrittenVectors, tuple[int, int]]:
     """Everything of a batch but its chunks, on the connection's thread (one round trip);
-    returns the entities and relations written."""
-    upsert_frame_vectors_sync(db, [(r.frame_id, r.vector) for r in results], dim)
+    returns the vectors and the numbers of entities and relations written."""
+    written = upsert_frame_vectors_sync(db, [(r.frame_id, r.vector) for r in results], dim)
     graph = _apply_graph(db, results)
     if links:
         db.executemany(
@@ -152,7 +160,7 @@ def _write(db: SyncDb, results: Sequence[FrameIndex], links: list[tuple[int, int
             [(a, b, s, b) for a, b, s in links],
         )
     delete_in_sync(db, "pending_index", "frame_id", [r.frame_id for r in results])
-    return graph
+    return written, graph
 
 
 def _apply_graph(db: SyncDb, results: Sequence[FrameIndex]) -> tuple[int, int]:

@@ -133,3 +133,60 @@ async def test_a_busy_write_lock_fails_the_first_statement_and_rolls_back(
     async with db.transaction():
         await db.execute(INSERT, ("t-later",))
     assert await keys(db) == {"t-later"}
+
+
+def committed_keys(path: str) -> set[str]:
+    """The test keys another connection sees: what is committed."""
+    conn = driver().connect(path)
+    try:
+        return {r[0] for r in conn.execute("SELECT key FROM meta WHERE key LIKE 't-%'")}
+    finally:
+        conn.close()
+
+
+async def test_after_commit_runs_once_the_commit_is_visible_and_never_after_a_rollback(
+        db: Database) -> None:
+    seen: list[tuple[str, set[str]]] = []
+    async with db.transaction():
+        await db.execute(INSERT, ("t-kept",))
+        db.after_commit(lambda: seen.append(("outer", committed_keys(db.path))))
+        with pytest.raises(Boom):
+            async with db.transaction():
+                await db.execute(INSERT, ("t-undone",))
+                db.after_commit(lambda: seen.append(("undone", set())))
+                raise Boom
+        async with db.transaction():
+            await db.execute(INSERT, ("t-inner",))
+            db.after_commit(lambda: seen.append(("inner", committed_keys(db.path))))
+        assert seen == []  # nothing before the commit
+    assert seen == [("outer", {"t-kept", "t-inner"}), ("inner", {"t-kept", "t-inner"})]
+    seen.clear()
+    with pytest.raises(Boom):
+        async with db.transaction():
+            await db.execute(INSERT, ("t-lost",))
+            db.after_commit(lambda: seen.append(("lost", set())))
+            raise Boom
+    with pytest.raises(Boom):
+        async with db.transaction():  # nothing ran: nothing began, the callback goes too
+            db.after_commit(lambda: seen.append(("empty", set())))
+            raise Boom
+    async with db.transaction():
+        await db.execute(INSERT, ("t-next",))
+    assert seen == [] and "t-lost" not in committed_keys(db.path)
+    db.after_commit(lambda: seen.append(("now", set())))  # outside a transaction: at once
+    assert seen == [("now", set())]
+
+
+async def test_a_failing_after_commit_callback_leaves_the_commit_and_the_others(
+        db: Database, caplog: pytest.LogCaptureFixture) -> None:
+    ran: list[str] = []
+
+    def fail() -> None:
+        raise RuntimeError("index gone")
+
+    async with db.transaction():
+        await db.execute(INSERT, ("t-stays",))
+        db.after_commit(fail)
+        db.after_commit(lambda: ran.append("second"))
+    assert ran == ["second"] and "t-stays" in committed_keys(db.path)
+    assert "after-commit callback failed" in caplog.text

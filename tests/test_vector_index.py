@@ -14,7 +14,7 @@ from mind.frames.model import NewFrame
 from mind.frames.store import FrameStore
 from mind.retrieval import vector_index
 from mind.retrieval.vector_index import VectorIndex, _Matrix
-from mind.retrieval.vectors import VectorStore
+from mind.retrieval.vectors import VectorStore, upsert_frame_vectors_sync
 from mind.storage.db import Database
 
 DIM = 16
@@ -227,6 +227,52 @@ async def test_a_floor_keeps_just_the_matches_that_reach_it(db: Database,
             assert all(sim == pytest.approx(float(truth[f] @ q), abs=1e-5) for f, sim in hits)
             counts.append(len(hits))
         assert min(counts) < 6 and max(counts) > 0  # the floor cut some lists, not all
+    finally:
+        index.close()
+
+
+async def test_committed_vectors_handed_over_are_taken_without_reading_them_back(
+        db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A writer's hand-off (after its commit) is what the next refresh uses for those frames;
+    a frame changed again later without one is read from vec0; a hand-off before the first
+    load, or of a write that never committed, changes nothing."""
+    rng = np.random.default_rng(30)
+    store, truth = await _mind_with_vectors(db, 300, rng)
+    ids = sorted(truth)
+    index = VectorIndex(db.path, DIM)
+    index.handoff(1, [(ids[5], _unit(rng, 1)[0].tobytes())])  # before the first load: ignored
+    try:
+        await index.refresh()
+        reads: list[int] = []
+        real = index._reload_one
+
+        def counted(conn: object, kind: str, item_id: int) -> None:
+            reads.append(item_id)
+            real(conn, kind, item_id)
+
+        monkeypatch.setattr(index, "_reload_one", counted)
+        new = dict(zip(ids[:40], _unit(rng, 40), strict=True))
+        async with db.transaction():
+            written = await db.run(
+                lambda s: upsert_frame_vectors_sync(s, list(new.items()), DIM))
+            db.after_commit(lambda: index.handoff(written.first_seq, written.rows))
+        with pytest.raises(RuntimeError):
+            async with db.transaction():  # rolled back: its hand-off never happens
+                lost = await db.run(
+                    lambda s: upsert_frame_vectors_sync(s, [(ids[50], _unit(rng, 1)[0])], DIM))
+                db.after_commit(lambda: index.handoff(lost.first_seq, lost.rows))
+                raise RuntimeError("rolled back")
+        later = _unit(rng, 1)[0]
+        await store.upsert_frame_vectors([(ids[0], later)])  # no hand-off
+        truth.update(new)
+        truth[ids[0]] = later
+        queries = np.stack([truth[f] for f in ids[:40:4]])
+        got = await index.search_many(queries, 5)
+        assert reads == [ids[0]]  # only the frame whose latest change was not handed over
+        for q, hits in zip(queries, got, strict=True):
+            assert [f for f, _ in hits] == _brute(truth, q, 5)
+            assert all(sim == pytest.approx(float(truth[f] @ q), abs=1e-5) for f, sim in hits)
+        assert index._handed == {}  # taken: nothing kept past the refresh
     finally:
         index.close()
 

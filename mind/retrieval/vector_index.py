@@ -35,8 +35,12 @@ product slower, not faster, whenever another thread was busy (bench/vector_concu
 Freshness: every vector change is appended to ``vector_log`` in the same transaction
 (:mod:`mind.retrieval.vectors`). Before a search the index reads the log past its last
 sequence number and reloads just those rows; a ``reset`` entry, or a gap (the log was
-pruned), reloads all. All SQLite and NumPy work runs in worker threads on the index's own
-read-only connection.
+pruned), reloads all. Reading one row back from vec0 costs ~30 us (it reads into a chunk of
+1,024 vectors), ~1 ms for each 32-frame part a cognify import applies, a third of its link
+search; so the writer hands the frame vectors it wrote over once they are committed
+(:meth:`VectorIndex.handoff`, by their log seqs), and a refresh takes a logged change from
+there when the change is the item's latest and its seq matches. All SQLite and NumPy work
+runs in worker threads on the index's own read-only connection.
 
 Concurrency: the refresh runs under a lock; the scans do not. Rows are append-only (a changed
 vector gets a new row, the old one is masked; growth reallocates), so a search reads views of
@@ -65,6 +69,7 @@ from mind.retrieval.int4_blocks import Block
 from mind.storage.connection import connect_peek
 
 FULL_RELOAD_AFTER = 20_000  # changed rows beyond which a full reload is cheaper
+HANDOFF_MAX_ROWS = 8_192  # vectors handed over and not yet taken by a refresh, at most
 MIN_DEAD_ROWS_TO_COMPACT = 1024  # masked rows are dropped by a reload once they outnumber live
 QUANTIZE_MIN_ROWS = 20_000  # from here on a scan goes through the int8 rows first (> 1 ms saved)
 BATCH_CODES_MIN_ROWS = 8_192  # ... and from here on the int8 rows exist for many queries at once
@@ -258,6 +263,7 @@ class VectorIndex:
         self._frames = _Matrix(dim)
         self._chunks = _Matrix(dim)
         self._seq = -1
+        self._handed: dict[int, tuple[int, bytes]] = {}  # log seq -> (frame id, blob)
         self._conn: Any = None
         self._lock = threading.Lock()
         _scan_pool()
@@ -302,16 +308,22 @@ class VectorIndex:
             return
         first = conn.execute("SELECT MIN(seq) FROM vector_log").fetchone()[0]
         changes = conn.execute(
-            "SELECT kind, item_id FROM vector_log WHERE seq > ? AND seq <= ?", (self._seq, top)
-        ).fetchall()
+            "SELECT seq, kind, item_id FROM vector_log WHERE seq > ? AND seq <= ? ORDER BY seq",
+            (self._seq, top)).fetchall()
         if (first is not None and first > self._seq + 1) or len(changes) > FULL_RELOAD_AFTER or any(
-            c[0] == "reset" for c in changes
+            c[1] == "reset" for c in changes
         ):
             self._reload_all(conn, top)
             return
-        for kind, item_id in {(c[0], c[1]) for c in changes}:
-            self._reload_one(conn, kind, item_id)
+        latest = {(kind, item_id): seq for seq, kind, item_id in changes}
+        for (kind, item_id), seq in latest.items():
+            handed = self._handed.get(seq) if kind == "frame" else None
+            if handed is not None and handed[0] == item_id:
+                self._frames.put(item_id, item_id, np.frombuffer(handed[1], dtype="<f4"))
+            else:
+                self._reload_one(conn, kind, item_id)
         self._seq = top
+        self._drop_handed()
         if any(m.dead() > max(MIN_DEAD_ROWS_TO_COMPACT, m.live()) for m in (self._frames,
                                                                          self._chunks)):
             self._reload_all(conn, top)  # updates are appends: compact the masked rows
@@ -330,6 +342,7 @@ class VectorIndex:
                     self._put_batch(matrix, batch, owner_of)
         self._frames, self._chunks = frames, chunks
         self._seq = top
+        self._drop_handed()
         conn.execute("PRAGMA shrink_memory")  # the vectors are here now: drop their pages
 
     def _put_batch(self, matrix: _Matrix, batch: list[Any], owner_of: dict[int, int] | None
@@ -344,6 +357,23 @@ class VectorIndex:
         blob = b"".join(row[1] for row in batch)
         vectors = np.frombuffer(blob, dtype="<f4").reshape(len(batch), self.dim)
         matrix.put_many(ids, owners, vectors)
+
+    def handoff(self, first_seq: int, rows: list[tuple[int, bytes]]) -> None:
+        """Frame vectors a **committed** write logged at seqs ``first_seq``, ``first_seq + 1``,
+        ... (in ``rows``' order, ``(frame id, float32 blob)``): the next refresh takes them from
+        here instead of reading vec0 (module docstring). Ignored before the first load (which
+        reads everything), for seqs a refresh has passed, and beyond
+        :data:`HANDOFF_MAX_ROWS` waiting."""
+        with self._lock:
+            if self._seq < 0 or first_seq <= 0 or len(self._handed) + len(rows) > HANDOFF_MAX_ROWS:
+                return
+            for offset, row in enumerate(rows):
+                if first_seq + offset > self._seq:
+                    self._handed[first_seq + offset] = row
+
+    def _drop_handed(self) -> None:
+        if self._handed:
+            self._handed = {s: row for s, row in self._handed.items() if s > self._seq}
 
     def _reload_one(self, conn: Any, kind: str, item_id: int) -> None:
         if kind == "frame":

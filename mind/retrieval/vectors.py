@@ -64,9 +64,14 @@ def _delete_rows(db: SyncDb, table: str, ids: Sequence[int]) -> int:
     return db.executemany(f"DELETE FROM {table} WHERE rowid = ?", [(int(i),) for i in ids])
 
 
-def _log(db: SyncDb, kind: str, ids: Sequence[int]) -> None:
+def _log(db: SyncDb, kind: str, ids: Sequence[int]) -> int:
+    """Log changes of ``ids``; the first entry's seq (the entries are consecutive: one
+    writer, one statement), 0 for none."""
+    if not ids:
+        return 0
     db.executemany("INSERT INTO vector_log(kind, item_id) VALUES (?, ?)",
                    [(kind, i) for i in ids])
+    return int(db.fetchval("SELECT last_insert_rowid()")) - len(ids) + 1
 
 
 def _fingerprint(db: SyncDb) -> Fingerprint | None:
@@ -101,10 +106,19 @@ def _existing_frames(db: SyncDb, ids: Sequence[int]) -> set[int]:
     return live
 
 
+@dataclass(frozen=True, slots=True)
+class WrittenVectors:
+    """Frame vectors as written: ``(frame id, blob)`` rows, logged from seq ``first_seq`` on
+    in this order (what :meth:`VectorIndex.handoff` takes)."""
+
+    rows: list[tuple[int, bytes]]
+    first_seq: int
+
+
 def upsert_frame_vectors_sync(
     db: SyncDb, items: Sequence[tuple[int, Sequence[float] | np.ndarray]],
     dim: int | None = None,
-) -> int:
+) -> WrittenVectors:
     """:meth:`VectorStore.upsert_frame_vectors` on the connection's thread; ``dim``: the
     dimension a caller that just checked the fingerprint knows (else read, tables checked)."""
     dim = _dim(db) if dim is None else dim
@@ -113,8 +127,7 @@ def upsert_frame_vectors_sync(
     rows = [(fid, blob) for fid, blob in blobs if fid in live]
     _delete_rows(db, T_FRAMES_VEC, [fid for fid, _ in rows])
     db.executemany(f"INSERT INTO {T_FRAMES_VEC}(rowid, embedding) VALUES (?, ?)", rows)
-    _log(db, "frame", [fid for fid, _ in rows])
-    return len(rows)
+    return WrittenVectors(rows, _log(db, "frame", [fid for fid, _ in rows]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +245,8 @@ class VectorStore:
         if not items:
             return 0
         async with self._db.transaction():
-            return await self._db.run(lambda db: upsert_frame_vectors_sync(db, items))
+            written = await self._db.run(lambda db: upsert_frame_vectors_sync(db, items))
+        return len(written.rows)
 
     async def _log(self, kind: str, ids: Sequence[int]) -> None:
         await self._db.run(lambda db: _log(db, kind, ids))

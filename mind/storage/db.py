@@ -27,6 +27,7 @@ import asyncio
 import contextlib
 import contextvars
 import itertools
+import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -41,6 +42,7 @@ Row = Any  # the driver's Row type (sqlite3.Row or pysqlite3.dbapi2.Row)
 Params = Sequence[Any] | dict[str, Any]
 
 _ids = itertools.count(1)
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
@@ -55,6 +57,14 @@ def translate(exc: BaseException) -> HiveMindError:
     if "locked" in text or "busy" in text:
         return StorageError(f"the mind file is busy (another writer holds the lock): {text}")
     return StorageError(f"SQLite error: {text}")
+
+
+def _run_callbacks(callbacks: Sequence[Callable[[], None]]) -> None:
+    for callback in callbacks:
+        try:
+            callback()
+        except Exception:
+            log.exception("an after-commit callback failed (the commit stands)")
 
 
 class SyncDb:
@@ -101,6 +111,7 @@ class Database:
         )
         self._closed = False
         self._held: list[str] = []  # transaction statements for the next trip (docstring)
+        self._on_commit: list[Callable[[], None]] = []  # after_commit callbacks, in order
 
     @classmethod
     async def open(cls, path: str | Path, *, readonly: bool = False) -> Database:
@@ -169,6 +180,16 @@ class Database:
     def in_transaction(self) -> bool:
         return self._depth.get() > 0
 
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` once the current transaction has committed (at once outside one);
+        dropped if the transaction, or the savepoint it was registered in, rolls back. For
+        effects outside the file that must never show what SQLite did not keep (the vector
+        index's hand-off of new vectors). A failing callback is logged: the commit stands."""
+        if self.in_transaction:
+            self._on_commit.append(callback)
+        else:
+            _run_callbacks([callback])
+
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Database]:
         """Re-entrant write transaction (BEGIN IMMEDIATE outside, SAVEPOINT inside); the
@@ -182,26 +203,32 @@ class Database:
                     yield self
                 except BaseException:
                     self._depth.reset(token)
+                    self._on_commit.clear()
                     if not self._drop_held("BEGIN IMMEDIATE"):
                         await self._rollback()
                     raise
                 self._depth.reset(token)
                 if self._drop_held("BEGIN IMMEDIATE"):
+                    self._on_commit.clear()
                     return  # no statement ran: nothing began, nothing to commit
                 try:
                     await self.execute("COMMIT")
                 except BaseException:
                     await self._rollback()
                     raise
+                committed, self._on_commit = self._on_commit, []
+                _run_callbacks(committed)
             return
         name = f"sp{depth}"
         opening = f"SAVEPOINT {name}"
         self._hold(opening)
         token = self._depth.set(depth + 1)
+        registered = len(self._on_commit)
         try:
             yield self
         except BaseException:
             self._depth.reset(token)
+            del self._on_commit[registered:]  # what the rolled-back savepoint did is gone
             if not self._drop_held(opening):
                 self._held.clear()  # releases of inner savepoints: the rollback covers them
                 await self.execute(f"ROLLBACK TO {name}")
@@ -213,6 +240,7 @@ class Database:
 
     async def _rollback(self) -> None:
         self._held.clear()  # inner savepoints' releases: the rollback ends them all
+        self._on_commit.clear()
         with contextlib.suppress(Exception):  # nothing to roll back (e.g. a failed BEGIN)
             await self._conn.execute("ROLLBACK")
 
