@@ -17,7 +17,7 @@ Two lanes feed the loop: small interactive ops (kinds in ``URGENT_KINDS`` writin
 cognify results) and are grouped only with each other, so a save waits for at most the one bulk
 commit already running, never behind a queue of them nor inside a big group; bulk groups stop
 at ``bulk_weight`` frames, so that one commit is short too (measured: save p99 during a bulk
-import, docs/benchmarks.md), and at half of it while interactive ops arrive (one in the last
+import, docs/benchmarks.md), and at a quarter of it while interactive ops arrive (one in the last
 ``INTERACTIVE_WINDOW`` seconds: shorter commits for the saves to wait for; the full weight, and
 fewer commits, for an import no one is saving beside). Each lane is FIFO; the bulk lane keeps
 the order of imports and of index results relative to the ops they follow.
@@ -44,6 +44,7 @@ from actors.constants import (
     DEFAULT_MAX_WAIT,
     DEFAULT_MAX_WEIGHT,
     DEFAULT_PART_FRAMES,
+    INTERACTIVE_BULK_DIVISOR,
     INTERACTIVE_WINDOW,
     URGENT_KINDS,
     URGENT_MAX_WEIGHT,
@@ -173,10 +174,10 @@ class MindActor:
         return op.kind in URGENT_KINDS and op_weight(op) <= self._urgent_weight
 
     def bulk_limit(self) -> int:
-        """Frames of bulk work per commit now: ``bulk_weight``, halved while interactive ops
-        arrive (module docstring)."""
+        """Frames of bulk work per commit now: ``bulk_weight``, a quarter of it while
+        interactive ops arrive (module docstring)."""
         if time.monotonic() - self._last_interactive < INTERACTIVE_WINDOW:
-            return max(1, self._bulk_weight // 2)
+            return max(1, self._bulk_weight // INTERACTIVE_BULK_DIVISOR)
         return self._bulk_weight
 
     # -- submitting -------------------------------------------------------------------------

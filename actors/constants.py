@@ -21,13 +21,17 @@ DEFAULT_MAX_WEIGHT: Final = 1_000  # frames written per group commit (bounds com
 # 128 → 64 frames measured save p99 162 → 83 → 60 → 35 ms during a bulk import, same ingest
 # rate (2 cores, bench/ack_latency.py, docs/benchmarks.md); on a 2-core AMD EPYC without VNNI,
 # 64 → 32 frames: p99 64 → 44 ms, ingest 152 → 171 frames/s (one run each, side by side).
-DEFAULT_BULK_WEIGHT: Final = 32
-# ... halved while interactive ops arrive (one in the last INTERACTIVE_WINDOW seconds): a save
-# waits for the bulk commit already running, and parts of 16 index results cut the save p99
-# during a bulk import from 47-53 to 44 ms on the AMD EPYC without VNNI (same ingest rate),
-# where a fixed 16 would cost an import no one saves beside ~20 % of its apply rate when the
-# embedder is not the bottleneck: hence only while saves arrive (docs/benchmarks.md, save
-# acknowledgement latency)
+# A part's fixed cost (the link search call, the commit, the round trips) is about half of a
+# 32-frame part's CPU: parts of 64 cut a host's index-apply CPU by ~25 % (bench/host_replay.py,
+# stop 38), so 64 while nobody saves, and a quarter of it while saves arrive (below).
+DEFAULT_BULK_WEIGHT: Final = 64
+# ... divided by this while interactive ops arrive (one in the last INTERACTIVE_WINDOW
+# seconds): a save waits for the bulk commit already running, and parts of 16 index results
+# cut the save p99 during a bulk import from 47-53 to 44 ms on the AMD EPYC without VNNI (same
+# ingest rate), where a fixed 16 would cost an import no one saves beside ~20 % of its apply
+# rate when the embedder is not the bottleneck: hence only while saves arrive
+# (docs/benchmarks.md, save acknowledgement latency)
+INTERACTIVE_BULK_DIVISOR: Final = 4
 INTERACTIVE_WINDOW: Final = 2.0
 # New frames of a bigger op (an import's batch) are written in parts of this many frames, one
 # commit each: a commit's fixed cost (~7 ms on that machine) made parts of 32 frames halve an

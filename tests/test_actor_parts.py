@@ -205,15 +205,15 @@ async def test_index_results_are_applied_in_parts_once(tmp_path: Path) -> None:
 
 async def test_index_results_come_in_smaller_parts_while_saves_arrive(tmp_path: Path) -> None:
     """Without interactive ops a cognify job's results commit in parts of ``bulk_weight``
-    frames; right after a save (an urgent op) in parts of half of it, so the next save waits
-    for a shorter commit. The results are applied the same either way."""
+    frames; right after a save (an urgent op) in parts of a quarter of it, so the next save
+    waits for a shorter commit. The results are applied the same either way."""
     seen_parts: list[str] = []
 
     async def recording(mind: Mind, op: Any) -> Any:
         seen_parts.append(op.op_id)
         return await HANDLERS["apply_index"](mind, op)
 
-    a = await actor(tmp_path, {**HANDLERS, "apply_index": recording}, bulk_weight=32)
+    a = await actor(tmp_path, {**HANDLERS, "apply_index": recording}, bulk_weight=64)
     try:
         saved = await a.submit(big_save(64))  # 64 frames: bulk, not an interactive save
         fp = Fingerprint(provider="test", model="unit", dim=3)
@@ -224,9 +224,9 @@ async def test_index_results_come_in_smaller_parts_while_saves_arrive(tmp_path: 
                                      vector=Vector.from_floats([1.0, 0.0, 0.0]))
                 for f in chosen])
 
-        assert a.bulk_limit() == 32
+        assert a.bulk_limit() == 64
         first = await a.submit(index_op("quiet", saved.frames[:40]))
-        assert sorted(seen_parts) == ["quiet#1/2", "quiet#2/2"]
+        assert seen_parts == ["quiet"]  # 40 results: one commit
         await a.submit(ops.SaveFrames(mind_id="personal", frames=frames("live", 1)))
         assert a.bulk_limit() == 16
         seen_parts.clear()
@@ -240,15 +240,15 @@ async def test_index_results_come_in_smaller_parts_while_saves_arrive(tmp_path: 
 
 async def test_the_bulk_weight_is_whole_again_once_saves_stop(tmp_path: Path,
                                                                monkeypatch: Any) -> None:
-    """The halved weight lasts ``INTERACTIVE_WINDOW`` after the last save; bulk writes do not
+    """The reduced weight lasts ``INTERACTIVE_WINDOW`` after the last save; bulk writes do not
     extend it."""
-    a = await actor(tmp_path, bulk_weight=32)
+    a = await actor(tmp_path, bulk_weight=64)
     try:
         await a.submit(ops.SaveFrames(mind_id="personal", frames=frames("live", 1)))
         assert a.bulk_limit() == 16
         await asyncio.sleep(0.3)
         await a.submit(big_save(40, op_id="bulk"))  # bulk: does not count as interactive
         monkeypatch.setattr("actors.actor.INTERACTIVE_WINDOW", 0.2)
-        assert a.bulk_limit() == 32  # the save is 0.3 s old; the import would be younger
+        assert a.bulk_limit() == 64  # the save is 0.3 s old; the import would be younger
     finally:
         await a.stop()
