@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from itertools import combinations
 from typing import Any, Protocol
 
@@ -140,8 +141,7 @@ async def apply_index(
         written, (stats.entities, stats.relations) = await db.run(
             lambda sync: _write(sync, fresh, links, dim))
         if link_index is not None:  # once committed, the index takes them without reading
-            index = link_index
-            db.after_commit(lambda: index.handoff(written.first_seq, written.rows))
+            db.after_commit(partial(link_index.handoff, written.first_seq, written.rows))
         stats.links = len(links)
         stats.applied = len(fresh)
     return stats

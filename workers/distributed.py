@@ -54,15 +54,13 @@ log = logging.getLogger(__name__)
 
 
 async def enqueue_job(redis: ArqRedis, job: jobs.CognifyJob | jobs.ReembedJob, *,
-                      tag: float = 0.0, wake: bool = True) -> None:
-    """Queue one job at its place (:mod:`workers.fairness`: ``tag`` orders bulk jobs) and wake
-    the workers (unless ``wake`` is False: the caller wakes them once for several jobs)."""
+                      tag: float = 0.0) -> None:
+    """Queue one job at its place (:mod:`workers.fairness`: ``tag`` orders bulk jobs); the
+    caller wakes the workers once for all it queued (:func:`workers.wake.notify`)."""
     await redis.enqueue_job(
         "cognify", job.model_dump(mode="json"), _job_id=job.op_id, _queue_name=COGNIFY_QUEUE,
         _expires=7 * 24 * 3600, _defer_by=defer_by(job.priority, tag),
     )
-    if wake:
-        await notify(redis, COGNIFY_QUEUE)
 
 
 async def enqueue_op(redis: ArqRedis, host_id: str, op: Any, *,
@@ -112,7 +110,7 @@ class CognifyQueue:
             tags = dict(zip((job.op_id for job in bulk),
                             self.clock.tags(mind_id, costs, front=front), strict=True))
         for job in queued:
-            await enqueue_job(self.redis, job, tag=tags.get(job.op_id, 0.0), wake=False)
+            await enqueue_job(self.redis, job, tag=tags.get(job.op_id, 0.0))
         if queued:
             await notify(self.redis, COGNIFY_QUEUE)
 
