@@ -107,12 +107,15 @@ def explain_dict(result: SearchResult) -> dict[str, Any]:
     """Why a result ranked where it did (``recall --explain``): each lane's 1-based rank (null
     when that lane did not find it), the cosine ``similarity`` of the vector lane, ``lanes``
     (the lanes' fused score), the conversation signals added to it (``session``,
-    ``neighbour``) giving ``fused``, the ``match`` multiplier (speaker × time), the re-score
+    ``neighbour``, and ``update``: what lifts a later statement just above the earlier one it
+    supersedes) giving ``fused``, the ``match`` multiplier (speaker × time), the re-score
     factors combined into ``relevance``, and ``final`` = fused × match × relevance, the sort
     key; ``score`` is ``final`` normalized to [0, 1]. ``popularity`` only breaks ties. Floats
     are rounded to 6 digits. A catch-up result has no lanes or factors (nulls) and names its
     ``reason`` instead; a result a cross-encoder re-ranked carries ``reranked: true`` and its
-    ``final`` is the reranker's logit."""
+    ``final`` is the reranker's logit. ``superseded_by`` / ``supersedes``: the ids of the
+    later statements that replace this one / the earlier ones it replaces
+    (:mod:`mind.knowledge.supersession`), empty for none."""
     factors = result.factors
 
     def factor(name: str) -> float | None:
@@ -125,6 +128,7 @@ def explain_dict(result: SearchResult) -> dict[str, Any]:
         "lanes": _rounded(result.rrf),
         "session": factor("session"),
         "neighbour": factor("neighbour"),
+        "update": factor("update"),
         "fused": factor("fused"),
         "speaker_match": bool(factors.get("speaker")),
         "time_match": bool(factors.get("time")),
@@ -136,6 +140,8 @@ def explain_dict(result: SearchResult) -> dict[str, Any]:
         "relevance": _rounded(result.relevance),
         "final": _rounded(result.final),
         "score": _rounded(result.score),
+        "superseded_by": list(result.superseded_by),
+        "supersedes": list(result.supersedes),
     }
     if result.reason is not None:
         out["reason"] = result.reason

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 EXPLAIN_KEYS = {
-    "keyword_rank", "vector_rank", "similarity", "lanes", "session", "neighbour", "fused",
+    "keyword_rank", "vector_rank", "similarity", "lanes", "session", "neighbour", "update",
+    "fused", "superseded_by", "supersedes",
     "speaker_match", "time_match", "match", "recency", "importance", "proximity", "popularity",
     "relevance", "final", "score",
 }
@@ -28,9 +29,11 @@ def check_explain(hit: dict[str, Any], *, keyword: bool | None = None,
     assert (e["similarity"] is None) is (e["vector_rank"] is None)
     assert isinstance(e["speaker_match"], bool) and isinstance(e["time_match"], bool)
     for name in EXPLAIN_KEYS - {"keyword_rank", "vector_rank", "similarity", "speaker_match",
-                                "time_match"}:
+                                "time_match", "superseded_by", "supersedes"}:
         assert isinstance(e[name], float | int) and not isinstance(e[name], bool), name
-    assert e["fused"] == pytest.approx(e["lanes"] + e["session"] + e["neighbour"], abs=2e-6)
+    assert all(type(i) is int for i in e["superseded_by"] + e["supersedes"])
+    assert e["fused"] == pytest.approx(e["lanes"] + e["session"] + e["neighbour"] + e["update"],
+                                       abs=2e-6)
     assert e["final"] == pytest.approx(e["fused"] * e["match"] * e["relevance"],
                                        rel=1e-4, abs=1e-6)
     assert e["score"] == hit["score"]

@@ -145,6 +145,10 @@ def recall(
     output(as_json, results, human)
 
 
+def _ids(ids: list[int]) -> str:
+    return ", ".join(f"#{i}" for i in ids)
+
+
 def _num(value: float | None) -> str | None:
     return None if value is None else f"{value:.4f}"
 
@@ -162,13 +166,17 @@ def explain_table(results: list[dict[str, Any]]) -> Table:
         if match is not None:
             match += "".join(f" {name}" for name, on in (("speaker", e["speaker_match"]),
                                                          ("time", e["time_match"])) if on)
+        notes = [f"superseded by {_ids(e['superseded_by'])}"] if e.get("superseded_by") else []
+        notes += [f"supersedes {_ids(e['supersedes'])}"] if e.get("supersedes") else []
+        content = f"[{'; '.join(notes)}] {r['content']}" if notes else r["content"]
         rows.append([rank, r["id"], f"{r['score']:.3f}", e["keyword_rank"], e["vector_rank"],
                      _num(e["fused"]), _num(e["session"]), _num(e["neighbour"]), match,
-                     _num(e["relevance"]), _num(e["final"]), r["content"]])
+                     _num(e["relevance"]), _num(e["final"]), content])
     out = table(f"{len(results)} result(s), explained",
                 ["#", "id", "score", "kw#", "vec#", "fused", "session", "neighbour", "match",
                  "relevance", "final", "content"], rows, limits={"content": 80})
-    out.caption = ("kw#/vec#: lane rank (- = not found); fused = lanes + session + neighbour; "
+    out.caption = ("kw#/vec#: lane rank (- = not found); fused = lanes + session + neighbour "
+                   "+ update (a later statement lifted above the one it supersedes); "
                    "final = fused × match × relevance")
     out.caption_justify = "left"
     return out

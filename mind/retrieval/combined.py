@@ -206,7 +206,7 @@ def rescore_across(per_mind: Sequence[Sequence[CombinedResult]]) -> None:
     for r in rows:
         hit = r.hit
         assert hit is not None
-        neighbour = hit.factors.get("neighbour", 0.0)
+        neighbour = hit.factors.get("neighbour", 0.0) + hit.factors.get("update", 0.0)
         local = rank_part(hit.keyword_rank) + rank_part(hit.vector_rank) + neighbour
         if local > 0:
             merged = rank_part(by_keyword.get(id(r))) + rank_part(by_vector.get(id(r)))

@@ -56,12 +56,14 @@ class Signals:
     # lane-level choices, here so the eval can measure each (bench/recall_eval.py --steps)
     context_weight: float = CONTEXT_WEIGHT  # BM25 weight of the keyword context column
     complete: bool = True  # give every candidate both lanes' scores before fusing
+    # rank a later statement above the one it supersedes (mind.knowledge.supersession)
+    supersede: bool = True
 
 
 DEFAULT_SIGNALS = Signals()
 # the lanes fused and nothing else (evaluation baselines)
 LANES_ONLY = Signals(session_weight=0.0, neighbour_share=0.0, speaker_boost=0.0,
-                     time_boost=0.0, rescore=False)
+                     time_boost=0.0, rescore=False, supersede=False)
 
 
 def is_conversation(session_id: str) -> bool:

@@ -51,6 +51,8 @@ from mind.frames.queries import FrameQueries, time_window_clause
 from mind.frames.store import FrameStore
 from mind.knowledge.graph import with_session_proximity
 from mind.knowledge.store import KnowledgeGraph
+from mind.knowledge.supersession import Pairs, pairs_of
+from mind.knowledge.updates import is_history_query
 from mind.retrieval import conversation
 from mind.retrieval.catchup import catch_up_frames, is_catch_up
 from mind.retrieval.conversation import (
@@ -81,7 +83,7 @@ from mind.retrieval.text_query import fts_match_expression, query_terms
 from mind.retrieval.vector_index import VectorIndex
 from mind.retrieval.vectors import Fingerprint, VectorStore
 from mind.storage.db import Database
-from mind.storage.sqlutil import escape_like
+from mind.storage.sqlutil import escape_like, placeholders
 from vocabulary.enums import RecallLanes, RecallProfile
 
 log = logging.getLogger(__name__)
@@ -98,6 +100,10 @@ RERANK_POOL = 30
 # 100 / 70 / 50 / 30 gave LoCoMo dev R@10 0.8083 / 0.8087 / 0.8052 / 0.7967 and conv R@5
 # 0.8933 / 0.8933 / 0.8867 / 0.9000 (docs/benchmarks.md, issue #14)
 CANDIDATES = 70
+# a later statement ranks this much above the outdated one it supersedes, through this many
+# updates of one thing (mind.knowledge.updates)
+SUPERSESSION_MARGIN = 0.01
+SUPERSESSION_DEPTH = 3
 KEYWORD_RESERVE = 3  # the keyword lane reads 3 × CANDIDATES: the rest completes vector hits
 # lane scores closer together than this are not stretched over the whole 0..1 range: cosine
 # similarities within 0.3, BM25 scores within half the best one (two near-equal keyword hits
@@ -132,6 +138,8 @@ class SearchResult:
     reranked: bool = False
     reason: str | None = None
     factors: dict[str, float] = field(default_factory=dict)
+    superseded_by: list[int] = field(default_factory=list)  # later statements replacing it
+    supersedes: list[int] = field(default_factory=list)  # earlier statements it replaces
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -156,15 +164,20 @@ class _Conv:
     speaker: bool = False
     time: bool = False
     match: float = 1.0
+    update: float = 0.0  # what lifts a later statement above the one it supersedes
 
     @property
     def fused(self) -> float:
-        return self.rrf + self.session + self.neighbour
+        return self.rrf + self.session + self.neighbour + self.update
 
     def explain(self) -> dict[str, float]:
-        return {"session": self.session, "neighbour": self.neighbour,
+        return {"session": self.session, "neighbour": self.neighbour, "update": self.update,
                 "speaker": float(self.speaker), "time": float(self.time), "fused": self.fused,
                 "match": self.match}
+
+
+# a candidate: (sort key, normalized score, frame id, signals, factors, relevance, final)
+_Ranked = tuple[tuple[float, float], float, int, _Conv, Factors, float, float]
 
 
 @dataclass(slots=True)
@@ -301,10 +314,8 @@ class HybridSearch:
         k_rank = {fid: i for i, (fid, _) in enumerate(ran.keyword_hits)}
         v_rank = {fid: i for i, fid in enumerate(ran.similarity)}
         lanes_on = max(ran.active, 1)
-        # every candidate is scored; only those that can be returned (the limit, or the
-        # reranker's pool) become results — the rest only floor the scores above them
-        ranked: list[tuple[tuple[float, float], float, int, _Conv, Factors, float, float]] = []
-        for fid, conv in scored.items():
+
+        def entry(fid: int, conv: _Conv) -> _Ranked:
             frame = frames[fid]
             prior = factors(
                 age_days=age_days(frame.recorded_at, now),
@@ -315,10 +326,16 @@ class HybridSearch:
             rel = prior.relevance(weights)
             final = conv.fused * conv.match * rel
             score = normalized_score(
-                (rank_part(k_rank.get(fid)) + rank_part(v_rank.get(fid)) + conv.neighbour)
-                * conv.match * rel, weights, lanes_on)
-            ranked.append((sort_key(final, prior.popularity), score, fid, conv, prior, rel, final))
-        ranked.sort(key=lambda r: r[0])
+                (rank_part(k_rank.get(fid)) + rank_part(v_rank.get(fid)) + conv.neighbour
+                 + conv.update) * conv.match * rel, weights, lanes_on)
+            return (sort_key(final, prior.popularity), score, fid, conv, prior, rel, final)
+
+        # every candidate is scored; only those that can be returned (the limit, or the
+        # reranker's pool) become results — the rest only floor the scores above them
+        ranked = sorted((entry(fid, conv) for fid, conv in scored.items()), key=lambda r: r[0])
+        pairs = await pairs_of(self._db, [r[2] for r in ranked])
+        if signals.supersede and pairs.superseded_by and not is_history_query(query):
+            ranked = await self._supersede(ranked, pairs, frames, where, params, entry)
         floors = _monotone([r[1] for r in ranked])
         keep = max(limit, self.rerank_pool) if rerank and self.reranker is not None else limit
         k_score = dict(ran.keyword_hits)
@@ -329,7 +346,9 @@ class HybridSearch:
                 frames[fid], lane_rrf.get(fid, 0.0), rel, final, score,
                 k_rank.get(fid), v_rank.get(fid), ran.similarity.get(fid),
                 keyword_score=k_score.get(fid),
-                factors={**conv.explain(), **prior.as_dict(), "relevance": rel}))
+                factors={**conv.explain(), **prior.as_dict(), "relevance": rel},
+                superseded_by=pairs.superseded_by.get(fid, []),
+                supersedes=pairs.supersedes.get(fid, [])))
         if rerank and self.reranker is not None and results:
             results = await self._rerank(query, results, limit, ran.notes)
         results = results[:limit]
@@ -370,6 +389,43 @@ class HybridSearch:
             conv.match = ((1 + signals.speaker_boost * conv.speaker)
                           * (1 + signals.time_boost * conv.time))
         return out
+
+    async def _supersede(
+        self, ranked: list[_Ranked], pairs: Pairs, frames: dict[int, Frame], where: str,
+        params: list[Any], entry: Callable[[int, _Conv], _Ranked],
+    ) -> list[_Ranked]:
+        """Rank each later statement just above the best-ranked statement it supersedes
+        (:mod:`mind.knowledge.supersession`), bringing it in when the lanes missed it (inside
+        the same filters); the outdated one keeps its place below. ``update`` is the gain that
+        lifts it, so ``fused`` stays the sum of what it adds up from."""
+        missing = [new for old in pairs.superseded_by for new in pairs.superseded_by[old]
+                   if new not in frames]
+        if missing and where:  # only what the recall's filters admit
+            rows = await self._db.fetchall(
+                f"SELECT f.id FROM memory_frames f WHERE f.id IN ({placeholders(len(missing))})"
+                f" AND {where}", [*missing, *params])
+            missing = [r[0] for r in rows]
+        if missing:
+            frames.update(await self._frames.get_many(missing))
+        by_id = {r[2]: r for r in ranked}
+        for _ in range(SUPERSESSION_DEPTH):  # a chain of updates: each above the one before
+            changed = False
+            for r in sorted(by_id.values(), key=lambda r: r[0]):
+                for new in pairs.superseded_by.get(r[2], ()):
+                    if new not in frames:
+                        continue
+                    mine = by_id.get(new) or entry(new, _Conv(0.0, 0.0))
+                    target = r[6] * (1 + SUPERSESSION_MARGIN)
+                    if mine[6] >= target:
+                        continue
+                    conv, rel = mine[3], mine[5]
+                    scale = conv.match * rel
+                    conv.update += target / scale - conv.fused if scale > 0 else 0.0
+                    by_id[new] = entry(new, conv)
+                    changed = True
+            if not changed:
+                break
+        return sorted(by_id.values(), key=lambda r: r[0])
 
     # -- lanes ------------------------------------------------------------------------------
 

@@ -385,6 +385,26 @@ CREATE TRIGGER text_log_ad AFTER DELETE ON memory_frames BEGIN
 END;
 """
 
+# Update statements (mind.knowledge.supersession): a turn that decides or changes something, and
+# the earlier turns it replaces. Both ends cascade: forgetting the newer turn makes the older one
+# current again. ``valid_to`` of the older statement is the newer one's source time.
+SUPERSESSIONS = """
+CREATE TABLE frame_updates (
+  frame_id INTEGER PRIMARY KEY REFERENCES memory_frames(id) ON DELETE CASCADE,
+  cue      TEXT NOT NULL CHECK (cue IN ('decision', 'change'))
+);
+CREATE TABLE frame_supersessions (
+  superseded_id INTEGER NOT NULL REFERENCES memory_frames(id) ON DELETE CASCADE,
+  frame_id      INTEGER NOT NULL REFERENCES memory_frames(id) ON DELETE CASCADE,
+  cue           TEXT NOT NULL,
+  similarity    REAL NOT NULL,
+  valid_to      TEXT NOT NULL,
+  recorded_at   TEXT NOT NULL,
+  PRIMARY KEY (superseded_id, frame_id)
+) WITHOUT ROWID;
+CREATE INDEX idx_supersessions_frame ON frame_supersessions(frame_id);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core: identity, awareness, sessions, frames, fts, outbox", CORE),
     Migration(2, "knowledge graph: entities, relations, entity-frame bridge", KNOWLEDGE),
@@ -401,6 +421,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(11, "idempotency keys: a keyed write's applied op keeps its result",
               APPLIED_RESULTS),
     Migration(12, "text change log for in-memory keyword indexes", TEXT_LOG),
+    Migration(13, "update statements and the earlier statements they supersede", SUPERSESSIONS),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

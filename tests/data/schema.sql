@@ -44,6 +44,8 @@ CREATE INDEX idx_relations_target ON knowledge_relations(target_id, relation_typ
 CREATE INDEX idx_sessions_project ON sessions(project_id, started_at);
 -- index idx_sessions_status on sessions
 CREATE INDEX idx_sessions_status ON sessions(status, started_at);
+-- index idx_supersessions_frame on frame_supersessions
+CREATE INDEX idx_supersessions_frame ON frame_supersessions(frame_id);
 -- table applied_ops on applied_ops
 CREATE TABLE applied_ops (
   op_id      TEXT PRIMARY KEY,
@@ -93,6 +95,21 @@ CREATE TABLE frame_references (
   position      INTEGER NOT NULL,
   PRIMARY KEY (frame_id, ref_frame_id)
 ) WITHOUT ROWID;
+-- table frame_supersessions on frame_supersessions
+CREATE TABLE frame_supersessions (
+  superseded_id INTEGER NOT NULL REFERENCES memory_frames(id) ON DELETE CASCADE,
+  frame_id      INTEGER NOT NULL REFERENCES memory_frames(id) ON DELETE CASCADE,
+  cue           TEXT NOT NULL,
+  similarity    REAL NOT NULL,
+  valid_to      TEXT NOT NULL,
+  recorded_at   TEXT NOT NULL,
+  PRIMARY KEY (superseded_id, frame_id)
+) WITHOUT ROWID;
+-- table frame_updates on frame_updates
+CREATE TABLE frame_updates (
+  frame_id INTEGER PRIMARY KEY REFERENCES memory_frames(id) ON DELETE CASCADE,
+  cue      TEXT NOT NULL CHECK (cue IN ('decision', 'change'))
+);
 -- table harvest_runs on harvest_runs
 CREATE TABLE harvest_runs (
   run_id         TEXT PRIMARY KEY,

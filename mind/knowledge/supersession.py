@@ -1,0 +1,174 @@
+"""Supersession pairs: which stored turns replace which (rules: :mod:`mind.knowledge.updates`).
+
+Found while a batch's index results are applied (:func:`mind.cognify_apply.apply_index`), in the
+batch's own transaction, in both directions, so the order frames are indexed in does not matter
+(a ChatGPT export lists its newest conversation first):
+
+* a turn of the batch that decides or changes something is paired with the earlier turns it may
+  replace;
+* every turn of the batch is paired with later update turns already stored.
+
+The turns looked at for a frame are its conversation's turns within
+:data:`mind.knowledge.updates.SAME_SESSION_WINDOW` of it, the frames its vector is nearest to
+(the link search's hits, cosine ≥ :data:`CANDIDATE_FLOOR`) and the batch itself. A pair is stored
+in ``frame_supersessions`` with the newer turn's source time as the older one's ``valid_to``; both
+ends cascade, so forgetting the newer turn makes the older one current again. ``frame_updates``
+keeps which stored turns carry a cue.
+
+Recall reads the pairs of its candidates (:func:`pairs_of`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from mind.knowledge.updates import (
+    BACK_REFERENCE_COSINE,
+    SAME_SESSION_WINDOW,
+    Statement,
+    supersedes,
+    update_cue,
+)
+from mind.storage.db import Database, SyncDb
+from mind.storage.sqlutil import chunked, placeholders
+from mind.timeutil import now_iso
+
+CANDIDATE_FLOOR = BACK_REFERENCE_COSINE  # the loosest cosine floor any pair may pass
+CANDIDATES_PER_FRAME = 16  # nearest frames looked at per frame of a batch
+WINDOW = SAME_SESSION_WINDOW
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """A frame's place: its conversation and turn."""
+
+    frame_id: int
+    session: str
+    t: int
+
+
+@dataclass(slots=True)
+class Candidates:
+    """What the async half of apply gathered for a batch: cosine of each pair to look at."""
+
+    cosine: dict[tuple[int, int], float] = field(default_factory=dict)
+
+    def add(self, a: int, b: int, sim: float) -> None:
+        if a != b:
+            self.cosine[(min(a, b), max(a, b))] = float(sim)
+
+
+def positions_sync(db: SyncDb, frame_ids: Sequence[int]
+                   ) -> tuple[list[Position], list[Position], dict[int, str]]:
+    """The batch's frames, the turns of their conversations within the window of them, and the
+    batch's texts."""
+    batch: list[Position] = []
+    texts: dict[int, str] = {}
+    for part in chunked(list(frame_ids)):
+        for r in db.fetchall("SELECT id, gop_id, t, content FROM memory_frames "
+                             f"WHERE id IN ({placeholders(len(part))})", part):
+            batch.append(Position(r[0], r[1], r[2]))
+            texts[r[0]] = r[3]
+    near: dict[int, Position] = {}
+    for p in batch:
+        for r in db.fetchall(
+                "SELECT id, gop_id, t FROM memory_frames WHERE gop_id = ? AND t BETWEEN ? AND ?",
+                (p.session, p.t - SAME_SESSION_WINDOW, p.t + SAME_SESSION_WINDOW)):
+            near.setdefault(r[0], Position(r[0], r[1], r[2]))
+    mine = {p.frame_id for p in batch}
+    return batch, [p for p in near.values() if p.frame_id not in mine], texts
+
+
+def _statements(db: SyncDb, ids: Iterable[int]) -> dict[int, Statement]:
+    wanted = sorted(set(ids))
+    entities: dict[int, set[str]] = {}
+    rows: list[Any] = []
+    for part in chunked(wanted):
+        marks = placeholders(len(part))
+        rows += db.fetchall(
+            "SELECT id, gop_id, t, created_at, content, "
+            "coalesce(json_extract(CASE WHEN json_valid(metadata) THEN metadata END, '$.role'), '')"
+            f" FROM memory_frames WHERE id IN ({marks})", part)
+        for fid, name in db.fetchall(
+                "SELECT ef.frame_id, e.normalized_name FROM kg_entity_frames ef "
+                f"JOIN knowledge_entities e ON e.id = ef.entity_id WHERE ef.frame_id IN ({marks})",
+                part):
+            entities.setdefault(fid, set()).add(name)
+    return {r[0]: Statement(r[0], r[1], r[2], r[3], r[4], str(r[5]).lower(),
+                            frozenset(entities.get(r[0], ()))) for r in rows}
+
+
+def _cues(db: SyncDb, ids: Sequence[int]) -> set[int]:
+    found: set[int] = set()
+    for part in chunked(list(ids)):
+        found.update(r[0] for r in db.fetchall(
+            f"SELECT frame_id FROM frame_updates WHERE frame_id IN ({placeholders(len(part))})",
+            part))
+    return found
+
+
+def _order(a: Statement, b: Statement) -> tuple[Statement, Statement]:
+    """(older, newer): by turn inside one conversation, else by source time."""
+    if a.session == b.session:
+        return (a, b) if a.t < b.t else (b, a)
+    return (a, b) if (a.created_at, a.frame_id) < (b.created_at, b.frame_id) else (b, a)
+
+
+def detect_sync(db: SyncDb, batch: Sequence[int], texts: Mapping[int, str],
+                found: Candidates) -> int:
+    """Record the batch's cue frames and every supersession pair among ``found``'s pairs whose
+    newer turn carries a cue; returns the number of pairs written. Runs after the batch's
+    entity bridge rows are written (same transaction)."""
+    batch_cues = [(fid, cue) for fid in batch if (cue := update_cue(texts.get(fid, "")))]
+    if batch_cues:
+        db.executemany("INSERT OR REPLACE INTO frame_updates(frame_id, cue) VALUES (?, ?)",
+                       batch_cues)
+    others = sorted({x for pair in found.cosine for x in pair} - set(batch))
+    cued = {fid for fid, _ in batch_cues} | _cues(db, others)
+    pairs = [pair for pair in found.cosine if pair[0] in cued or pair[1] in cued]
+    if not pairs:
+        return 0
+    said = _statements(db, {x for pair in pairs for x in pair})
+    now = now_iso()
+    rows = []
+    for pair in pairs:
+        if pair[0] not in said or pair[1] not in said:
+            continue
+        old, new = _order(said[pair[0]], said[pair[1]])
+        if new.frame_id in cued and (cue := supersedes(new, old, found.cosine[pair])):
+            rows.append((old.frame_id, new.frame_id, cue, found.cosine[pair], new.created_at,
+                         now))
+    if rows:
+        db.executemany(
+            "INSERT OR REPLACE INTO frame_supersessions(superseded_id, frame_id, cue, similarity, "
+            "valid_to, recorded_at) VALUES (?, ?, ?, ?, ?, ?)", rows)
+    return len(rows)
+
+
+@dataclass(frozen=True, slots=True)
+class Pairs:
+    """Supersession pairs touching a set of frames."""
+
+    superseded_by: dict[int, list[int]]  # older → newer turns
+    supersedes: dict[int, list[int]]  # newer → older turns
+
+
+async def pairs_of(db: Database, frame_ids: Sequence[int]) -> Pairs:
+    """Every stored pair with one end among ``frame_ids``."""
+    by: dict[int, list[int]] = {}
+    of: dict[int, list[int]] = {}
+    for part in chunked(list(frame_ids)):
+        marks = placeholders(len(part))
+        rows = await db.fetchall(
+            "SELECT superseded_id, frame_id FROM frame_supersessions "
+            f"WHERE superseded_id IN ({marks}) UNION "
+            "SELECT superseded_id, frame_id FROM frame_supersessions "
+            f"WHERE frame_id IN ({marks})", [*part, *part])
+        for old, new in rows:
+            if new not in by.setdefault(old, []):
+                by[old].append(new)
+            if old not in of.setdefault(new, []):
+                of[new].append(old)
+    return Pairs(by, of)

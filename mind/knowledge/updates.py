@@ -1,0 +1,221 @@
+"""Update statements: which turns state a new value for something said before. Pure functions.
+
+A memory fed with chats keeps the first statement of a fact beside its later updates: "we're
+choosing between PostgreSQL and MongoDB" and, three turns on, "decision made: PostgreSQL 16";
+"she weighs 11 kg" and, months later, "she's 13.5 kg now, up from 11". Recall should rank the
+current statement first and keep the outdated one findable (:mod:`mind.knowledge.supersession`
+stores the pairs; :mod:`mind.retrieval.search` ranks by them). No model is asked: a pair is
+recognized from the newer turn's wording, the values both turns state, what they mention and how
+alike their vectors are.
+
+**Cues** (:func:`update_cue`) — the newer turn must say it decides or changes something:
+
+* ``decision``: "decided", "decision made", "going with", "let's go with", "we'll go with",
+  "went with", "chose", "picked", "settled on", "opted for", "X it is", "X is out";
+* ``change``: "change of plans", "changed", "moved to", "rescheduled", "postponed", "instead",
+  "no longer", "not anymore", "switched", "rebooked", "renamed", "replaced", "up from",
+  "down from", "is now", "now going", "new date(s)/time/name/address", "correction",
+  "update:", "actually it's", "turns out", and a trailing "now" beside a value ("13.5 kg now").
+
+**Values** (:func:`values`) — what a turn states, by kind: quantities by unit ("11 kg",
+"25 km"), money ("€410", "$120"), dates (month names, ISO dates, weekdays), clock times
+("9 am", "1:55") and the values a change names as the old one ("up from 11", "instead of X",
+"was X").
+
+**A pair** (:func:`supersedes`): the newer turn has a cue and is not an assistant's turn (an
+assistant restating the user's choice does not replace it), it is later (source time, or a later
+turn of the same conversation), and it is about the same thing:
+
+* a decision supersedes earlier turns of its own conversation (the question and the options it
+  closes: at most :data:`SAME_SESSION_WINDOW` turns back, cosine ≥ :data:`SAME_SESSION_COSINE`),
+  and turns of other conversations that mention one of its entities (cosine ≥
+  :data:`CROSS_SESSION_COSINE`);
+* a change that states values supersedes an earlier turn that states a *different* value of the
+  same kind and mentions one of its entities (cosine ≥ :data:`SAME_SESSION_COSINE` in the same
+  conversation, :data:`CROSS_SESSION_COSINE` elsewhere), or one that holds the value the change
+  names as the old one ("up from 11" and "11 kg"; cosine ≥ :data:`BACK_REFERENCE_COSINE`);
+* a change without values (a rename, a replaced booking, "instead") supersedes an earlier turn
+  that mentions one of its entities, by the same cosine floors.
+
+Two turns share an entity when a word of one's entity names is a word of the other's ("Alfama
+Airbnb" and "Alfama").
+
+What it cannot see: an update worded without any cue ("Biscuit: 13.5 kg."), a value kind it does
+not parse (sizes, colours, free-text answers), two facts of one kind about one entity in one turn
+(the whole turn is superseded), and a fact stated only by an assistant.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Final
+
+SAME_SESSION_WINDOW: Final = 12
+SAME_SESSION_COSINE: Final = 0.3
+CROSS_SESSION_COSINE: Final = 0.45
+BACK_REFERENCE_COSINE: Final = 0.35
+
+_DECISION = re.compile(
+    r"(?i:\b(?:decided|decision\s+(?:is\s+|was\s+)?made|made\s+(?:a|the|our|my)\s+decision"
+    r"|(?:let'?s|we'?ll|i'?ll|we\s+will|i\s+will|i'?m|we'?re)\s+go(?:ing)?\s+with|going\s+with"
+    r"|went\s+with|chose|chosen|picked(?!\s+up)|settled\s+on|opted\s+for"
+    r"|final\s+(?:choice|decision|answer))\b)"
+    r"|\b[A-Z][\w.-]*\s+it\s+is\s*[.!\u2014\u2013-]|\b[A-Z][\w.-]*\s+is\s+out\b",
+)
+_CHANGE = re.compile(
+    r"\b(?:change\s+of\s+plans?|plans?\s+changed|changed|moved\s+(?:to|it|the|our|my|from)"
+    r"|(?:trip|meeting|appointment|date|flight|event|it)\s+(?:has\s+|was\s+|got\s+)?moved"
+    r"|rescheduled|postponed|pushed\s+back|instead|no\s+longer|not\s+any\s?more|switched"
+    r"|rebooked|renamed|replaced|up\s+from|down\s+from|(?:is|are|'s|'re|was)\s+now"
+    r"|now\s+(?:going|called|named|lives?|works?|weighs?|costs?|at|on|in)"
+    r"|new\s+(?:dates?|time|name|address|plan|job|number|price)|correction|update\s*:"
+    r"|updated|actually,?\s+(?:it'?s|we|i)|turns\s+out)\b",
+    re.IGNORECASE,
+)
+_UNITS: Final = {
+    "kg": "kg", "kgs": "kg", "kilo": "kg", "kilos": "kg", "kilograms": "kg", "kilogram": "kg",
+    "lb": "lb", "lbs": "lb", "pound": "lb", "pounds": "lb", "g": "g", "grams": "g",
+    "km": "km", "kilometers": "km", "kilometres": "km", "mi": "mi", "mile": "mi", "miles": "mi",
+    "m": "m", "meters": "m", "metres": "m", "cm": "cm", "mm": "mm", "ft": "ft", "feet": "ft",
+    "h": "h", "hr": "h", "hrs": "h", "hour": "h", "hours": "h", "min": "min", "mins": "min",
+    "minute": "min", "minutes": "min", "ms": "ms", "s": "s", "sec": "s", "seconds": "s",
+    "day": "day", "days": "day", "week": "week", "weeks": "week", "month": "month",
+    "months": "month", "year": "year", "years": "year", "%": "%", "percent": "%",
+    "gb": "gb", "mb": "mb", "tb": "tb", "people": "people", "guests": "people",
+}
+_NUMBER = r"\d+(?:[.,]\d+)?"
+_UNIT_WORDS = "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True))
+_QUANTITY = re.compile(rf"({_NUMBER})\s?({_UNIT_WORDS})\b", re.IGNORECASE)
+_MONEY = re.compile(rf"[$€£¥]\s?({_NUMBER})|({_NUMBER})\s?(?:dollars|euros?|usd|eur|gbp)\b",
+                    re.IGNORECASE)
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_DATE = re.compile(
+    r"\b(?:(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2})(?!\d)"
+    r"|(\d{1,2})(?:st|nd|rd|th)?\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*"
+    r"|(\d{4}-\d{2}-\d{2})"
+    r"|(monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?)\b",
+    re.IGNORECASE,
+)
+_TIME = re.compile(r"\b(\d{1,2}(?::\d{2})?)\s?(am|pm)\b|\b(\d{1,2}:\d{2})\b", re.IGNORECASE)
+_OLD_VALUE = re.compile(
+    rf"\b(?:up|down)\s+from\s+[$€£]?({_NUMBER})|\bfrom\s+[$€£]?({_NUMBER})\s*\S*\s+to\s+[$€£]?{_NUMBER}"
+    r"|\binstead\s+of\s+(?:the\s+|a\s+|an\s+)?([\w'-]+)|\brather\s+than\s+(?:the\s+)?([\w'-]+)",
+    re.IGNORECASE,
+)
+_ASSISTANT_ROLES: Final = frozenset({"assistant", "model", "system", "tool"})
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """One turn as the supersession rules see it."""
+
+    frame_id: int
+    session: str
+    t: int
+    created_at: str
+    text: str
+    role: str = ""
+    entities: frozenset[str] = field(default_factory=frozenset)  # normalized names
+
+
+def update_cue(text: str) -> str | None:
+    """``"decision"``, ``"change"`` or ``None`` (module docstring)."""
+    if _DECISION.search(text):
+        return "decision"
+    if _CHANGE.search(text) or _trailing_now(text):
+        return "change"
+    return None
+
+
+def _trailing_now(text: str) -> bool:
+    """A value right before "now": "she's 13.5 kg now", "it's $40 now"."""
+    return re.search(rf"(?:{_NUMBER}\s?\w*|[$€£]\s?{_NUMBER})\s+now\b", text,
+                     re.IGNORECASE) is not None
+
+
+def _number(text: str) -> str:
+    value = text.replace(",", ".")
+    return value.rstrip("0").rstrip(".") if "." in value else value
+
+
+def values(text: str) -> dict[str, frozenset[str]]:
+    """``{kind: values}`` a turn states: ``qty:<unit>``, ``money``, ``date``, ``time``."""
+    out: dict[str, set[str]] = {}
+    for number, unit in _QUANTITY.findall(text):
+        out.setdefault(f"qty:{_UNITS[unit.lower()]}", set()).add(_number(number))
+    for a, b in _MONEY.findall(text):
+        out.setdefault("money", set()).add(_number(a or b))
+    for month, day, day2, month2, iso, weekday in _DATE.findall(text):
+        if iso:
+            value = iso
+        elif weekday:
+            value = weekday.lower()
+        else:
+            value = f"{_MONTHS.index((month or month2).lower()[:3]) + 1}-{int(day or day2)}"
+        out.setdefault("date", set()).add(value)
+    for clock, half, plain in _TIME.findall(text):
+        out.setdefault("time", set()).add(f"{clock}{half.lower()}" if clock else plain)
+    return {kind: frozenset(found) for kind, found in out.items()}
+
+
+def old_values(text: str) -> frozenset[str]:
+    """The values a change names as the one it replaces ("up from 11", "instead of Alfama")."""
+    found: set[str] = set()
+    for groups in _OLD_VALUE.findall(text):
+        for value in groups:
+            if value:
+                found.add(_number(value) if value[0].isdigit() else value.casefold())
+    return frozenset(found)
+
+
+def _words(entities: frozenset[str]) -> set[str]:
+    """The words of entity names: "alfama airbnb" and "alfama" share one."""
+    return {w for name in entities for w in name.split() if len(w) > 2}
+
+
+def _mentions(text: str, value: str) -> bool:
+    if value[0].isdigit():
+        return any(value in vs for vs in values(text).values())
+    return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text, re.IGNORECASE) is not None
+
+
+def supersedes(new: Statement, old: Statement, cosine: float) -> str | None:
+    """Why ``new`` replaces ``old`` (its cue: ``"decision"`` or ``"change"``), or ``None``."""
+    cue = update_cue(new.text)
+    if cue is None or new.role in _ASSISTANT_ROLES or new.frame_id == old.frame_id:
+        return None
+    same_session = new.session == old.session
+    if same_session:
+        if not 0 < new.t - old.t <= SAME_SESSION_WINDOW:
+            return None
+    elif not old.created_at < new.created_at:
+        return None
+    shared = bool(_words(new.entities) & _words(old.entities))
+    floor = SAME_SESSION_COSINE if same_session else CROSS_SESSION_COSINE
+    if cue == "decision":
+        return cue if cosine >= floor and (same_session or shared) else None
+    back = old_values(new.text)
+    if back and cosine >= BACK_REFERENCE_COSINE and any(_mentions(old.text, v) for v in back):
+        return cue
+    if not shared or cosine < floor:
+        return None
+    stated = values(new.text)
+    if not stated:
+        return cue
+    before = values(old.text)
+    return cue if any(kind in before and vs - before[kind] for kind, vs in stated.items()) \
+        else None
+
+
+_HISTORY = re.compile(
+    r"\b(?:first|originally|original|initially|at\s+first|before|previous(?:ly)?|earlier|old"
+    r"|used\s+to|former(?:ly)?|prior|back\s+then|until)\b",
+    re.IGNORECASE,
+)
+
+
+def is_history_query(query: str) -> bool:
+    """A question about an earlier value ("what was the first name we picked?"): recall keeps
+    outdated statements where the lanes put them instead of ranking updates above them."""
+    return _HISTORY.search(query) is not None
