@@ -26,6 +26,7 @@ from typing import Any
 
 from mind.knowledge.updates import (
     BACK_REFERENCE_COSINE,
+    MAX_SUPERSEDED,
     SAME_SESSION_WINDOW,
     Statement,
     supersedes,
@@ -88,16 +89,19 @@ def _statements(db: SyncDb, ids: Iterable[int]) -> dict[int, Statement]:
     for part in chunked(wanted):
         marks = placeholders(len(part))
         rows += db.fetchall(
-            "SELECT id, gop_id, t, created_at, content, "
-            "coalesce(json_extract(CASE WHEN json_valid(metadata) THEN metadata END, '$.role'), '')"
-            f" FROM memory_frames WHERE id IN ({marks})", part)
+            "SELECT id, gop_id, t, created_at, content, coalesce(json_extract(m, '$.role'), ''), "
+            "coalesce(json_extract(m, '$.speaker'), '') FROM (SELECT *, CASE WHEN "
+            "json_valid(metadata) THEN metadata END AS m FROM memory_frames "
+            f"WHERE id IN ({marks}))", part)
         for fid, name in db.fetchall(
                 "SELECT ef.frame_id, e.normalized_name FROM kg_entity_frames ef "
                 f"JOIN knowledge_entities e ON e.id = ef.entity_id WHERE ef.frame_id IN ({marks})",
                 part):
             entities.setdefault(fid, set()).add(name)
-    return {r[0]: Statement(r[0], r[1], r[2], r[3], r[4], str(r[5]).lower(),
-                            frozenset(entities.get(r[0], ()))) for r in rows}
+    speakers = {w for r in rows for w in str(r[6]).casefold().split()}
+    return {r[0]: Statement(r[0], r[1], r[2], r[3], r[4], str(r[5]).lower(), frozenset(
+        name for name in entities.get(r[0], ()) if not set(name.split()) <= speakers))
+        for r in rows}
 
 
 def _cues(db: SyncDb, ids: Sequence[int]) -> set[int]:
@@ -144,7 +148,19 @@ def detect_sync(db: SyncDb, batch: Sequence[int], texts: Mapping[int, str],
         db.executemany(
             "INSERT OR REPLACE INTO frame_supersessions(superseded_id, frame_id, cue, similarity, "
             "valid_to, recorded_at) VALUES (?, ?, ?, ?, ?, ?)", rows)
+        _keep_nearest(db, sorted({row[1] for row in rows}))
     return len(rows)
+
+
+def _keep_nearest(db: SyncDb, newer: Sequence[int]) -> None:
+    """Each of these later turns keeps its :data:`MAX_SUPERSEDED` most alike pairs."""
+    for part in chunked(list(newer)):
+        db.execute(
+            "DELETE FROM frame_supersessions WHERE (superseded_id, frame_id) IN (SELECT "
+            "superseded_id, frame_id FROM (SELECT superseded_id, frame_id, row_number() OVER "
+            "(PARTITION BY frame_id ORDER BY similarity DESC, superseded_id DESC) AS n FROM "
+            f"frame_supersessions WHERE frame_id IN ({placeholders(len(part))})) WHERE n > ?)",
+            (*part, MAX_SUPERSEDED))
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,24 +12,27 @@ alike their vectors are.
 
 * ``decision``: "decided", "decision made", "going with", "let's go with", "we'll go with",
   "went with", "chose", "picked", "settled on", "opted for", "X it is", "X is out";
-* ``change``: "change of plans", "changed", "moved to", "rescheduled", "postponed", "instead",
-  "no longer", "not anymore", "switched", "rebooked", "renamed", "replaced", "up from",
-  "down from", "is now", "now going", "new date(s)/time/name/address", "correction",
-  "update:", "actually it's", "turns out", and a trailing "now" beside a value ("13.5 kg now").
+* ``change``: "change of plans", "changed to", "moved to", "rescheduled", "postponed",
+  "instead", "no longer", "not anymore", "switched", "rebooked", "renamed", "replaced",
+  "up from", "down from", "is now", "now going", "new date(s)/time/name/address", "correction",
+  "update:", "actually it's", "turns out (that)", and a trailing "now" beside a value ("13.5 kg
+  now", not "for 3 years now"); "keep you updated", "how it turns out" and "not much has
+  changed" are no cue.
 
 **Values** (:func:`values`) — what a turn states, by kind: quantities by unit ("11 kg",
 "25 km"), money ("€410", "$120"), dates (month names, ISO dates, weekdays), clock times
-("9 am", "1:55") and the values a change names as the old one ("up from 11", "instead of X",
-"was X").
+("9 am", "1:55") and the values a change names as the old one ("up from 11", "from 3 to 5",
+"instead of X", "rather than X").
 
 **A pair** (:func:`supersedes`): the newer turn has a cue and is not an assistant's turn (an
 assistant restating the user's choice does not replace it), it is later (source time, or a later
 turn of the same conversation), and it is about the same thing:
 
-* a decision supersedes earlier turns of its own conversation (the question and the options it
-  closes: at most :data:`SAME_SESSION_WINDOW` turns back, cosine ≥ :data:`SAME_SESSION_COSINE`),
-  and turns of other conversations that mention one of its entities (cosine ≥
-  :data:`CROSS_SESSION_COSINE`);
+* a decision supersedes earlier turns of its own conversation that open the choice it closes (a
+  question, options offered: "between", "or", a list), mention one of its entities or state a
+  value of a kind it states (at most :data:`SAME_SESSION_WINDOW` turns back, cosine ≥
+  :data:`SAME_SESSION_COSINE`), and turns of other conversations that mention one of its
+  entities (cosine ≥ :data:`CROSS_SESSION_COSINE`);
 * a change that states values supersedes an earlier turn that states a *different* value of the
   same kind and mentions one of its entities (cosine ≥ :data:`SAME_SESSION_COSINE` in the same
   conversation, :data:`CROSS_SESSION_COSINE` elsewhere), or one that holds the value the change
@@ -38,7 +41,10 @@ turn of the same conversation), and it is about the same thing:
   that mentions one of its entities, by the same cosine floors.
 
 Two turns share an entity when a word of one's entity names is a word of the other's ("Alfama
-Airbnb" and "Alfama").
+Airbnb" and "Alfama"); the speakers' own names do not count (every turn of a chat names them).
+A later turn supersedes at most :data:`MAX_SUPERSEDED` earlier ones, the most alike: many
+statements about one project ("for Falcon we're going with DigitalOcean as the hosting", "...
+Auth0 for login") are about different things, and the nearest is the likeliest the same one.
 
 What it cannot see: an update worded without any cue ("Biscuit: 13.5 kg."), a value kind it does
 not parse (sizes, colours, free-text answers), two facts of one kind about one entity in one turn
@@ -51,7 +57,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
-SAME_SESSION_WINDOW: Final = 12
+SAME_SESSION_WINDOW: Final = 8
+MAX_SUPERSEDED: Final = 3
 SAME_SESSION_COSINE: Final = 0.3
 CROSS_SESSION_COSINE: Final = 0.45
 BACK_REFERENCE_COSINE: Final = 0.35
@@ -64,13 +71,15 @@ _DECISION = re.compile(
     r"|\b[A-Z][\w.-]*\s+it\s+is\s*[.!\u2014\u2013-]|\b[A-Z][\w.-]*\s+is\s+out\b",
 )
 _CHANGE = re.compile(
-    r"\b(?:change\s+of\s+plans?|plans?\s+changed|changed|moved\s+(?:to|it|the|our|my|from)"
+    r"\b(?:change\s+of\s+plans?|plans?\s+changed|changed\s+(?:to|it|the|our|my|from)"
+    r"|moved\s+(?:to|it|the|our|my|from)"
     r"|(?:trip|meeting|appointment|date|flight|event|it)\s+(?:has\s+|was\s+|got\s+)?moved"
     r"|rescheduled|postponed|pushed\s+back|instead|no\s+longer|not\s+any\s?more|switched"
     r"|rebooked|renamed|replaced|up\s+from|down\s+from|(?:is|are|'s|'re|was)\s+now"
     r"|now\s+(?:going|called|named|lives?|works?|weighs?|costs?|at|on|in)"
     r"|new\s+(?:dates?|time|name|address|plan|job|number|price)|correction|update\s*:"
-    r"|updated|actually,?\s+(?:it'?s|we|i)|turns\s+out)\b",
+    r"|actually,?\s+(?:it'?s|we|i)|turns\s+out\s+(?:that|to\s+be))\b"
+    r"|(?:^|[.!?:]\s+)turns\s+out\b",
     re.IGNORECASE,
 )
 _UNITS: Final = {
@@ -84,7 +93,7 @@ _UNITS: Final = {
     "months": "month", "year": "year", "years": "year", "%": "%", "percent": "%",
     "gb": "gb", "mb": "mb", "tb": "tb", "people": "people", "guests": "people",
 }
-_NUMBER = r"\d+(?:[.,]\d+)?"
+_NUMBER = r"(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:[.,]\d+)?)"
 _UNIT_WORDS = "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True))
 _QUANTITY = re.compile(rf"({_NUMBER})\s?({_UNIT_WORDS})\b", re.IGNORECASE)
 _MONEY = re.compile(rf"[$€£¥]\s?({_NUMBER})|({_NUMBER})\s?(?:dollars|euros?|usd|eur|gbp)\b",
@@ -104,6 +113,9 @@ _OLD_VALUE = re.compile(
     re.IGNORECASE,
 )
 _ASSISTANT_ROLES: Final = frozenset({"assistant", "model", "system", "tool"})
+# a turn that opens a choice: a question, options offered ("between X and Y", "X or Y", a list)
+_OPEN = re.compile(r"\?|\bbetween\b|\bor\b|\boptions?\b|\bideas?\b|^\s*(?:[-*•]|\d+\.)\s",
+                   re.IGNORECASE | re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,12 +142,14 @@ def update_cue(text: str) -> str | None:
 
 def _trailing_now(text: str) -> bool:
     """A value right before "now": "she's 13.5 kg now", "it's $40 now"."""
-    return re.search(rf"(?:{_NUMBER}\s?\w*|[$€£]\s?{_NUMBER})\s+now\b", text,
+    return re.search(rf"(?<!for\s)(?:{_NUMBER}\s?\w*|[$€£]\s?{_NUMBER})\s+now\b", text,
                      re.IGNORECASE) is not None
 
 
 def _number(text: str) -> str:
-    value = text.replace(",", ".")
+    """One spelling per number: "1,200" (thousands) is 1200, "13,5" and "13.50" are 13.5."""
+    value = text.replace(",", "") if re.fullmatch(r"\d{1,3}(?:,\d{3})+", text) \
+        else text.replace(",", ".")
     return value.rstrip("0").rstrip(".") if "." in value else value
 
 
@@ -169,6 +183,11 @@ def old_values(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+def _same_kind(a: str, b: str) -> bool:
+    """Both state a value of one kind (two prices, two dates)."""
+    return bool(values(a).keys() & values(b).keys())
+
+
 def _words(entities: frozenset[str]) -> set[str]:
     """The words of entity names: "alfama airbnb" and "alfama" share one."""
     return {w for name in entities for w in name.split() if len(w) > 2}
@@ -194,7 +213,12 @@ def supersedes(new: Statement, old: Statement, cosine: float) -> str | None:
     shared = bool(_words(new.entities) & _words(old.entities))
     floor = SAME_SESSION_COSINE if same_session else CROSS_SESSION_COSINE
     if cue == "decision":
-        return cue if cosine >= floor and (same_session or shared) else None
+        if cosine < floor:
+            return None
+        if same_session:
+            opens = _OPEN.search(old.text) is not None
+            return cue if shared or opens or _same_kind(new.text, old.text) else None
+        return cue if shared else None
     back = old_values(new.text)
     if back and cosine >= BACK_REFERENCE_COSINE and any(_mentions(old.text, v) for v in back):
         return cue

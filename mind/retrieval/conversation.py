@@ -56,8 +56,10 @@ class Signals:
     # lane-level choices, here so the eval can measure each (bench/recall_eval.py --steps)
     context_weight: float = CONTEXT_WEIGHT  # BM25 weight of the keyword context column
     complete: bool = True  # give every candidate both lanes' scores before fusing
-    # rank a later statement above the one it supersedes (mind.knowledge.supersession)
+    # rank a later statement above the one it supersedes (mind.knowledge.supersession) when its
+    # cosine to the query is at least this share of the outdated one's
     supersede: bool = True
+    superseder_share: float = 0.0
 
 
 DEFAULT_SIGNALS = Signals()

@@ -186,6 +186,7 @@ class _Lanes:
     keyword_reserve: dict[int, float] = field(default_factory=dict)  # ranks k..3k, by id
     similarity: dict[int, float] = field(default_factory=dict)  # the vector lane, best first
     query_vector: np.ndarray | None = None
+    query: str = ""
     bm25: str = ""  # the keyword lane's score expression (:func:`_bm25`)
     context_weight: float = 0.0  # its weight of the context column
     active: int = 0
@@ -266,7 +267,8 @@ class HybridSearch:
             return SearchResponse(query, [], "empty", notes=["empty query"])
         n = max(candidates, limit)
         signals = self.signals or conversation.DEFAULT_SIGNALS
-        ran = _Lanes(bm25=_bm25(signals.context_weight), context_weight=signals.context_weight)
+        ran = _Lanes(query=query, bm25=_bm25(signals.context_weight),
+                     context_weight=signals.context_weight)
 
         prefetched: dict[int, Frame] = {}
 
@@ -335,7 +337,8 @@ class HybridSearch:
         ranked = sorted((entry(fid, conv) for fid, conv in scored.items()), key=lambda r: r[0])
         pairs = await pairs_of(self._db, [r[2] for r in ranked])
         if signals.supersede and pairs.superseded_by and not is_history_query(query):
-            ranked = await self._supersede(ranked, pairs, frames, where, params, entry)
+            ranked = await self._supersede(ranked, pairs, frames, where, params, entry, ran,
+                                           signals.superseder_share)
         floors = _monotone([r[1] for r in ranked])
         keep = max(limit, self.rerank_pool) if rerank and self.reranker is not None else limit
         k_score = dict(ran.keyword_hits)
@@ -392,14 +395,19 @@ class HybridSearch:
 
     async def _supersede(
         self, ranked: list[_Ranked], pairs: Pairs, frames: dict[int, Frame], where: str,
-        params: list[Any], entry: Callable[[int, _Conv], _Ranked],
+        params: list[Any], entry: Callable[[int, _Conv], _Ranked], ran: _Lanes, share: float,
     ) -> list[_Ranked]:
         """Rank each later statement just above the best-ranked statement it supersedes
         (:mod:`mind.knowledge.supersession`), bringing it in when the lanes missed it (inside
-        the same filters); the outdated one keeps its place below. ``update`` is the gain that
-        lifts it, so ``fused`` stays the sum of what it adds up from."""
-        missing = [new for old in pairs.superseded_by for new in pairs.superseded_by[old]
-                   if new not in frames]
+        the same filters); the outdated one keeps its place below. A question that names a
+        time ("in August, which CI did we pick?") asks for the state then: only an update made
+        inside that time is lifted. Only a later statement about
+        as close to the query as the outdated one (cosine ≥ ``share`` of its)
+        is lifted: an update of one part of a thing does not answer a question about another.
+        ``update`` is the gain that lifts it, so ``fused`` stays the sum of what it adds up
+        from."""
+        missing = list(dict.fromkeys(new for old in pairs.superseded_by
+                                     for new in pairs.superseded_by[old] if new not in frames))
         if missing and where:  # only what the recall's filters admit
             rows = await self._db.fetchall(
                 f"SELECT f.id FROM memory_frames f WHERE f.id IN ({placeholders(len(missing))})"
@@ -407,12 +415,26 @@ class HybridSearch:
             missing = [r[0] for r in rows]
         if missing:
             frames.update(await self._frames.get_many(missing))
+        sims = dict(ran.similarity)
+        if self._index is not None and ran.query_vector is not None:
+            unknown = [fid for fid in missing if fid not in sims]
+            sims.update(await self._index.similarities(ran.query_vector, unknown))
+
+        windows = time_windows(ran.query)
+
+        def close(new: int, old: int) -> bool:
+            if windows and not in_windows(windows, frames[new].created_at):
+                return False  # "in August, which CI did we pick": as of then, not now
+            if old not in sims:  # no vector lane: the stored pair is all there is
+                return True
+            return sims.get(new, -1.0) >= share * sims[old]
+
         by_id = {r[2]: r for r in ranked}
         for _ in range(SUPERSESSION_DEPTH):  # a chain of updates: each above the one before
             changed = False
             for r in sorted(by_id.values(), key=lambda r: r[0]):
                 for new in pairs.superseded_by.get(r[2], ()):
-                    if new not in frames:
+                    if new not in frames or not close(new, r[2]):
                         continue
                     mine = by_id.get(new) or entry(new, _Conv(0.0, 0.0))
                     target = r[6] * (1 + SUPERSESSION_MARGIN)
