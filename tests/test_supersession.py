@@ -1,0 +1,167 @@
+"""Current vs outdated statements through the product path (harvest → actor → cognify with the
+real model → HiveMind.recall): each kind of update ranks its current statement first and keeps
+the old one findable; an unrelated later change supersedes nothing; forgetting the update makes
+the old statement current again; ``make run``'s questions all find their answer."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from hive_mind.facade import HiveMind
+from tests.procs import ROOT
+
+pytestmark = pytest.mark.timeout(600)
+
+# (conversation, time, speaker, text); each update in its own later conversation unless noted
+TURNS = [
+    ("db", "2025-01-10T10:00:00Z", "Sam",
+     "For the Wren analytics service we're choosing between ClickHouse and DuckDB. "
+     "Which one fits better?"),
+    ("db", "2025-01-10T10:01:00Z", "Assistant",
+     "ClickHouse scales out across servers; DuckDB is embedded and simpler to run."),
+    ("db", "2025-01-10T10:05:00Z", "Sam",
+     "Decision made: we're going with ClickHouse. DuckDB is out."),
+    ("dentist", "2025-03-01T09:00:00Z", "Sam",
+     "My dentist appointment with Dr. Hale is on May 4 at 10 am."),
+    ("dentist-2", "2025-04-20T09:00:00Z", "Sam",
+     "Dr. Hale's office rescheduled: my dentist appointment moved to May 18 at 2 pm."),
+    ("rent", "2025-01-15T18:00:00Z", "Sam",
+     "The monthly rent for the Elm Street flat is $1,450."),
+    ("rent-2", "2025-07-01T18:00:00Z", "Sam",
+     "Rent for the Elm Street flat is now $1,600 a month, up from 1,450."),
+    ("name", "2025-02-01T12:00:00Z", "Sam",
+     "The mobile app project is called Bluebird for now."),
+    ("name-2", "2025-06-01T12:00:00Z", "Sam",
+     "We renamed Bluebird: the mobile app project is now called Larkspur."),
+    ("hotel", "2025-05-01T15:00:00Z", "Sam",
+     "For the Porto offsite we booked the Hotel Infante for three nights."),
+    ("hotel-2", "2025-05-20T15:00:00Z", "Sam",
+     "Hotel Infante cancelled on us, so we booked Casa Azul in Porto instead for the offsite."),
+    ("standup", "2025-06-10T08:00:00Z", "Sam",
+     "Our weekly standup moved to Thursdays at 9 am now."),
+    ("misc", "2025-02-10T08:00:00Z", "Sam", "I finally fixed the squeaky hinge on the back door."),
+    ("misc", "2025-02-10T08:02:00Z", "Sam", "The garden needs mulch before the first frost."),
+]
+# question, the current statement's text, the outdated one's
+CASES = [
+    ("Which database did we choose for the Wren analytics service?", "going with ClickHouse",
+     "choosing between ClickHouse"),
+    ("When is my dentist appointment with Dr. Hale?", "moved to May 18", "on May 4 at 10 am"),
+    ("How much is the monthly rent for the Elm Street flat?", "now $1,600", "is $1,450."),
+    ("What is the mobile app project called?", "now called Larkspur", "called Bluebird for now"),
+    ("Which hotel did we book for the Porto offsite?", "Casa Azul", "booked the Hotel Infante"),
+]
+
+
+@dataclass
+class World:
+    hm: HiveMind
+    ids: dict[str, int]  # a distinctive piece of text → frame id
+
+
+def _write_export(path: Path) -> None:
+    with path.open("w") as out:
+        for i, (conv, at, speaker, text) in enumerate(TURNS):
+            role = "assistant" if speaker == "Assistant" else "user"
+            out.write(json.dumps({"conversation_id": conv, "message_id": f"m{i}",
+                                  "speaker": speaker, "role": role, "text": text,
+                                  "timestamp": at}) + "\n")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World]:
+    root = tmp_path_factory.mktemp("supersession")
+    export = root / "chats.jsonl"
+    _write_export(export)
+    hm = await HiveMind.open(data_dir=root / "data", embedding_provider="inprocess",
+                             redis_url=None)
+    try:
+        summary = await hm.harvest("universal", export)
+        assert summary["frames_created"] == len(TURNS)
+        await hm.wait_idle()
+        hits = await hm.recall("the", limit=50, touch=False)  # nothing pending: all indexed
+        assert (await hm.stats())["pending_index"] == 0 and hits
+        ids = {}
+        for _, _, _, text in TURNS:
+            found = await hm.recall(text, limit=3, touch=False)
+            ids[text] = next(h["id"] for h in found if h["content"].endswith(text))
+        yield World(hm, ids)
+    finally:
+        await hm.close()
+
+
+def _id(world: World, piece: str) -> int:
+    return next(fid for text, fid in world.ids.items() if piece in text)
+
+
+async def _ask(world: World, question: str, limit: int = 5) -> list[dict[str, Any]]:
+    return await world.hm.recall(question, limit=limit, touch=False, explain=True)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize(("question", "current", "outdated"), CASES)
+async def test_the_current_statement_ranks_first_and_the_old_one_stays(
+        world: World, question: str, current: str, outdated: str) -> None:
+    new, old = _id(world, current), _id(world, outdated)
+    hits = await _ask(world, question)
+    ranked = [h["id"] for h in hits]
+    assert ranked[0] == new, [h["content"] for h in hits]
+    assert old in ranked  # still findable, below the update
+    by_id = {h["id"]: h for h in hits}
+    assert old in by_id[new]["explain"]["supersedes"]
+    assert new in by_id[old]["explain"]["superseded_by"]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_history_question_is_not_lifted(world: World) -> None:
+    """"What was the first hotel…" asks for the old value: no update is lifted above it."""
+    hits = await _ask(world, "What was the first hotel we booked for the Porto offsite?")
+    old = _id(world, "booked the Hotel Infante")
+    assert old in [h["id"] for h in hits[:2]]
+    assert all(h["explain"]["update"] == 0.0 for h in hits)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_an_unrelated_later_change_supersedes_nothing(world: World) -> None:
+    standup = _id(world, "weekly standup")
+    hits = await _ask(world, "When is our weekly standup?", limit=10)
+    assert hits[0]["id"] == standup
+    assert hits[0]["explain"]["supersedes"] == []
+    for question, _, _ in CASES:
+        for hit in await _ask(world, question, limit=10):
+            assert standup not in hit["explain"]["superseded_by"], question
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_forgetting_the_update_makes_the_old_statement_current(world: World) -> None:
+    # runs last in this module: it erases the rent update
+    question = "How much is the monthly rent for the Elm Street flat?"
+    new, old = _id(world, "now $1,600"), _id(world, "is $1,450.")
+    await world.hm.forget(new)
+    hits = await _ask(world, question)
+    assert hits[0]["id"] == old
+    assert hits[0]["explain"]["superseded_by"] == []
+    assert new not in [h["id"] for h in hits]
+
+
+async def test_make_run_questions_all_find_their_answer(tmp_path: Path) -> None:
+    """The bundled export and its eight questions (examples/), unchanged: every answer in the
+    top 5 with the real model, as `make run` prints it."""
+    questions = json.loads((ROOT / "examples" / "questions.json").read_text())
+    async with await HiveMind.open(data_dir=tmp_path / "demo", embedding_provider="inprocess",
+                                   redis_url=None) as hm:
+        await hm.harvest("chatgpt", ROOT / "examples" / "chatgpt-export" / "conversations.json")
+        await hm.wait_idle()
+        missed = []
+        for q in questions:
+            hits = await hm.recall(q["question"], limit=5, touch=False)
+            if not any(q["expect"] in h["content"] for h in hits):
+                missed.append(q["question"])
+    assert missed == []
