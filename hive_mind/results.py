@@ -23,6 +23,7 @@ from mind.cognify_apply import ApplyStats
 from mind.frames.compaction import CompactResult
 from mind.frames.forget import Erasure
 from mind.frames.model import Frame
+from mind.knowledge import supersession
 from mind.knowledge.graph import Relation
 from mind.knowledge.store import Entity, KnowledgeGraph
 from mind.retrieval.combined import CombinedResult, CombinedRetrievalResult
@@ -151,8 +152,12 @@ def explain_dict(result: SearchResult) -> dict[str, Any]:
 
 
 async def entity_dict(kg: KnowledgeGraph, entity: Entity) -> dict[str, Any]:
+    """An entity with its active relations and ``history``: the statements about it that were
+    updated or update another (:func:`mind.knowledge.supersession.history`), newest first, each
+    with ``valid_from`` / ``valid_to`` and ``current``."""
     outgoing = await kg.get_relations_from(entity.id)
     incoming = await kg.get_relations_to(entity.id)
+    versions = await supersession.history(kg.db, entity.id)
     return {
         "id": entity.id, "type": entity.entity_type, "name": entity.name,
         "properties": entity.properties, "valid_from": entity.valid_from,
@@ -163,6 +168,7 @@ async def entity_dict(kg: KnowledgeGraph, entity: Entity) -> dict[str, Any]:
             "incoming": [{"source_id": r.source_id, "type": r.relation_type,
                           "confidence": r.confidence} for r in incoming if r.active],
         },
+        "history": [v.as_dict() for v in versions],
     }
 
 

@@ -140,6 +140,19 @@ async def test_an_unrelated_later_change_supersedes_nothing(world: World) -> Non
 
 
 @pytest.mark.asyncio(loop_scope="module")
+async def test_the_graph_view_shows_the_current_value_and_its_history(world: World) -> None:
+    new, old = _id(world, "Casa Azul"), _id(world, "booked the Hotel Infante")
+    found = await world.hm.search_entities("Infante")
+    assert found, "the hotel is an entity"
+    versions = {v["frame_id"]: v for e in found for v in e["history"]}
+    assert versions[new]["current"] and versions[new]["valid_to"] is None
+    assert not versions[old]["current"] and versions[old]["superseded_by"] == [new]
+    assert versions[old]["valid_to"] == versions[new]["valid_from"]  # replaced when it was said
+    unrelated = await world.hm.search_entities("Thursdays")
+    assert all(e["history"] == [] for e in unrelated)
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_forgetting_the_update_makes_the_old_statement_current(world: World) -> None:
     # runs last in this module: it erases the rent update
     question = "How much is the monthly rent for the Elm Street flat?"

@@ -59,6 +59,15 @@ def search(
                       ([e["id"], e["type"], e["name"], e["properties"],
                         len(e["relations"]["outgoing"]), len(e["relations"]["incoming"])]
                        for e in found), limits={"properties": 80}))
+        for e in found:
+            if e["history"]:
+                c.print(table(f"{e['name']}: current value and history",
+                              ["frame", "valid from", "valid to", "statement"],
+                              ([v["frame_id"], v["valid_from"][:10],
+                                (v["valid_to"] or "current")[:10]
+                                + "".join(f" (#{i})" for i in v["superseded_by"]),
+                                v["content"]] for v in e["history"]),
+                              limits={"statement": 90}))
 
     output(as_json, found, human)
 

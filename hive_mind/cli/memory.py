@@ -166,8 +166,8 @@ def explain_table(results: list[dict[str, Any]]) -> Table:
         if match is not None:
             match += "".join(f" {name}" for name, on in (("speaker", e["speaker_match"]),
                                                          ("time", e["time_match"])) if on)
-        notes = [f"superseded by {_ids(e['superseded_by'])}"] if e.get("superseded_by") else []
-        notes += [f"supersedes {_ids(e['supersedes'])}"] if e.get("supersedes") else []
+        notes = [f"{label} {_ids(e.get(key) or [])}" for key, label in
+                 (("superseded_by", "superseded by"), ("supersedes", "supersedes")) if e.get(key)]
         content = f"[{'; '.join(notes)}] {r['content']}" if notes else r["content"]
         rows.append([rank, r["id"], f"{r['score']:.3f}", e["keyword_rank"], e["vector_rank"],
                      _num(e["fused"]), _num(e["session"]), _num(e["neighbour"]), match,

@@ -80,6 +80,10 @@ class KnowledgeGraph:
         self._db = db
         self._rules: dict[str, Rule] = {}
 
+    @property
+    def db(self) -> Database:
+        return self._db
+
     def set_validation_schema(self, schema: Mapping[str, Mapping[str, Any]] | None) -> None:
         """Install (or with ``None`` remove) required properties / allowed relations per type."""
         self._rules = {} if schema is None else compile_schema(schema)

@@ -15,7 +15,8 @@ in ``frame_supersessions`` with the newer turn's source time as the older one's 
 ends cascade, so forgetting the newer turn makes the older one current again. ``frame_updates``
 keeps which stored turns carry a cue.
 
-Recall reads the pairs of its candidates (:func:`pairs_of`).
+Recall reads the pairs of its candidates (:func:`pairs_of`); the graph view shows, for an
+entity, the statements about it that were updated and what replaced them (:func:`history`).
 """
 
 from __future__ import annotations
@@ -188,3 +189,38 @@ async def pairs_of(db: Database, frame_ids: Sequence[int]) -> Pairs:
             if old not in of.setdefault(new, []):
                 of[new].append(old)
     return Pairs(by, of)
+
+
+HISTORY_LIMIT = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    """A statement about an entity that takes part in an update: ``valid_to`` is when a later
+    statement replaced it (null: current), ``superseded_by`` those later statements."""
+
+    frame_id: int
+    content: str
+    valid_from: str
+    valid_to: str | None
+    superseded_by: list[int]
+
+    def as_dict(self) -> dict[str, object]:
+        return {"frame_id": self.frame_id, "content": self.content,
+                "valid_from": self.valid_from, "valid_to": self.valid_to,
+                "superseded_by": self.superseded_by, "current": self.valid_to is None}
+
+
+async def history(db: Database, entity_id: int, limit: int = HISTORY_LIMIT) -> list[Version]:
+    """The entity's statements that were updated or that update another, newest first: the
+    current value (``valid_to`` null) and its history."""
+    rows = await db.fetchall(
+        "SELECT f.id, f.content, f.created_at, (SELECT min(s.valid_to) FROM frame_supersessions s "
+        "WHERE s.superseded_id = f.id), (SELECT group_concat(s.frame_id) FROM "
+        "frame_supersessions s WHERE s.superseded_id = f.id) FROM kg_entity_frames ef "
+        "JOIN memory_frames f ON f.id = ef.frame_id WHERE ef.entity_id = ? AND (EXISTS (SELECT 1 "
+        "FROM frame_supersessions s WHERE s.superseded_id = f.id) OR EXISTS (SELECT 1 FROM "
+        "frame_supersessions s WHERE s.frame_id = f.id)) ORDER BY f.created_at DESC, f.id DESC "
+        "LIMIT ?", (entity_id, limit))
+    return [Version(r[0], r[1], r[2], r[3], [int(x) for x in r[4].split(",")] if r[4] else [])
+            for r in rows]
