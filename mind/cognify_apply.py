@@ -136,14 +136,16 @@ async def apply_index(
         await store.ensure_fingerprint(*fingerprint)
         found = supersession.Candidates()
         links = [] if link_index is None else await _links(link_index, fresh, found)
-        texts = await _update_candidates(db, fresh, link_index, found)
+        await supersession.gather(
+            db, {r.frame_id: np.asarray(r.vector, dtype=np.float32) for r in fresh}, link_index,
+            found)
         for r in fresh:
             if r.chunks:
                 spans, vecs = [c for c, _ in r.chunks], [v for _, v in r.chunks]
                 stats.chunks += await store.replace_chunks(r.frame_id, spans, vecs)
         dim = fingerprint[2]  # ensure_fingerprint checked it: the tables exist at this dim
         written, (stats.entities, stats.relations), stats.supersessions = await db.run(
-            lambda sync: _write(sync, fresh, links, dim, texts, found))
+            lambda sync: _write(sync, fresh, links, dim, found))
         if link_index is not None:  # once committed, the index takes them without reading
             db.after_commit(partial(link_index.handoff, written.first_seq, written.rows))
         stats.links = len(links)
@@ -152,14 +154,14 @@ async def apply_index(
 
 
 def _write(db: SyncDb, results: Sequence[FrameIndex], links: list[tuple[int, int, float]],
-           dim: int, texts: dict[int, str], found: supersession.Candidates,
+           dim: int, found: supersession.Candidates,
            ) -> tuple[WrittenVectors, tuple[int, int], int]:
     """Everything of a batch but its chunks, on the connection's thread (one round trip);
     returns the vectors, the numbers of entities and relations written and the supersession
     pairs found (after the graph: the pairs compare the frames' entities)."""
     written = upsert_frame_vectors_sync(db, [(r.frame_id, r.vector) for r in results], dim)
     graph = _apply_graph(db, results)
-    pairs = supersession.detect_sync(db, [r.frame_id for r in results], texts, found)
+    pairs = supersession.detect_sync(db, [r.frame_id for r in results], found)
     if links:
         db.executemany(
             "INSERT OR REPLACE INTO frame_links(frame_id, related_id, score) "
@@ -221,33 +223,3 @@ async def _links(index: VectorIndex, results: Sequence[FrameIndex],
         rows.extend((r.frame_id, fid, sim) for fid, sim in hits[:LINK_LIMIT]
                     if sim >= LINK_MIN_SIMILARITY)
     return rows
-
-
-async def _update_candidates(db: Database, results: Sequence[FrameIndex],
-                             index: VectorIndex | None, found: supersession.Candidates,
-                             ) -> dict[int, str]:
-    """Add to ``found`` the batch's own pairs (alike, or near turns of one conversation) and
-    each frame's stored conversation neighbours; returns the batch's texts."""
-    batch, near, texts = await db.run(
-        lambda sync: supersession.positions_sync(sync, [r.frame_id for r in results]))
-    vectors = {r.frame_id: np.asarray(r.vector, dtype=np.float32) for r in results}
-    ids = [p.frame_id for p in batch if p.frame_id in vectors]
-    if ids:
-        matrix = np.stack([vectors[i] for i in ids])
-        sims = matrix @ matrix.T
-        place = {p.frame_id: p for p in batch}
-        for i, a in enumerate(ids):
-            for j in range(i + 1, len(ids)):
-                b = ids[j]
-                close = (place[a].session == place[b].session
-                         and abs(place[a].t - place[b].t) <= supersession.WINDOW)
-                if close or sims[i, j] >= supersession.CANDIDATE_FLOOR:
-                    found.add(a, b, float(sims[i, j]))
-    if index is not None and near:
-        for p in batch:
-            around = [q.frame_id for q in near if q.session == p.session
-                      and abs(q.t - p.t) <= supersession.WINDOW]
-            if around and p.frame_id in vectors:
-                for fid, sim in (await index.similarities(vectors[p.frame_id], around)).items():
-                    found.add(p.frame_id, fid, sim)
-    return texts

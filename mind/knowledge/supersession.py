@@ -23,7 +23,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
+
+import numpy as np
 
 from mind.knowledge.updates import (
     BACK_REFERENCE_COSINE,
@@ -42,20 +44,30 @@ CANDIDATES_PER_FRAME = 16  # nearest frames looked at per frame of a batch
 WINDOW = SAME_SESSION_WINDOW
 
 
+class Similarities(Protocol):
+    """What the pairs need of the mind's vector index (:mod:`mind.retrieval.vector_index`)."""
+
+    async def similarities(self, query: np.ndarray, frame_ids: list[int]
+                           ) -> dict[int, float]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Position:
-    """A frame's place: its conversation and turn."""
+    """A frame's place: its conversation and turn, and whether it carries a cue."""
 
     frame_id: int
     session: str
     t: int
+    cued: bool = False
 
 
 @dataclass(slots=True)
 class Candidates:
-    """What the async half of apply gathered for a batch: cosine of each pair to look at."""
+    """What the async half of apply gathered for a batch: the cosine of each pair to look at
+    and the cues of the batch's frames."""
 
     cosine: dict[tuple[int, int], float] = field(default_factory=dict)
+    cues: dict[int, str] = field(default_factory=dict)
 
     def add(self, a: int, b: int, sim: float) -> None:
         if a != b:
@@ -64,8 +76,8 @@ class Candidates:
 
 def positions_sync(db: SyncDb, frame_ids: Sequence[int]
                    ) -> tuple[list[Position], list[Position], dict[int, str]]:
-    """The batch's frames, the turns of their conversations within the window of them, and the
-    batch's texts."""
+    """The batch's frames, the stored turns of their conversations within the window of them
+    (with their cue flag) and the batch's texts: a query per conversation of the batch."""
     batch: list[Position] = []
     texts: dict[int, str] = {}
     for part in chunked(list(frame_ids)):
@@ -73,14 +85,48 @@ def positions_sync(db: SyncDb, frame_ids: Sequence[int]
                              f"WHERE id IN ({placeholders(len(part))})", part):
             batch.append(Position(r[0], r[1], r[2]))
             texts[r[0]] = r[3]
-    near: dict[int, Position] = {}
+    spans: dict[str, tuple[int, int]] = {}
     for p in batch:
-        for r in db.fetchall(
-                "SELECT id, gop_id, t FROM memory_frames WHERE gop_id = ? AND t BETWEEN ? AND ?",
-                (p.session, p.t - SAME_SESSION_WINDOW, p.t + SAME_SESSION_WINDOW)):
-            near.setdefault(r[0], Position(r[0], r[1], r[2]))
-    mine = {p.frame_id for p in batch}
-    return batch, [p for p in near.values() if p.frame_id not in mine], texts
+        low, high = spans.get(p.session, (p.t, p.t))
+        spans[p.session] = (min(low, p.t), max(high, p.t))
+    near: list[Position] = []
+    for session, (low, high) in spans.items():
+        near += [Position(r[0], session, r[1], bool(r[2])) for r in db.fetchall(
+            "SELECT f.id, f.t, u.frame_id IS NOT NULL FROM memory_frames f LEFT JOIN "
+            "frame_updates u ON u.frame_id = f.id WHERE f.gop_id = ? AND f.t BETWEEN ? AND ?",
+            (session, low - WINDOW, high + WINDOW)) if r[0] not in texts]
+    return batch, near, texts
+
+
+async def gather(db: Database, vectors: Mapping[int, np.ndarray], index: Similarities | None,
+                 found: Candidates) -> None:
+    """Add to ``found`` the batch's cues and the pairs with a cue on one side among the batch
+    itself (alike, or near turns of one conversation) and each frame's stored conversation
+    neighbours (cosine from ``index``)."""
+    batch, near, texts = await db.run(lambda sync: positions_sync(sync, list(vectors)))
+    found.cues = {fid: cue for fid, text in texts.items() if (cue := update_cue(text))}
+    cued = set(found.cues) | {p.frame_id for p in near if p.cued}
+    mine = [p for p in batch if p.frame_id in vectors]
+    if len(mine) > 1:
+        matrix = np.stack([vectors[p.frame_id] for p in mine])
+        sims = matrix @ matrix.T
+        number: dict[str, int] = {}
+        session = np.array([number.setdefault(p.session, len(number)) for p in mine])
+        turn = np.array([p.t for p in mine])
+        flag = np.array([p.frame_id in cued for p in mine])
+        close = (session[:, None] == session[None, :]) \
+            & (np.abs(turn[:, None] - turn[None, :]) <= WINDOW)
+        mask = np.triu((close | (sims >= CANDIDATE_FLOOR)) & (flag[:, None] | flag[None, :]), 1)
+        for i, j in zip(*np.nonzero(mask), strict=True):
+            found.add(mine[i].frame_id, mine[j].frame_id, float(sims[i, j]))
+    if index is None:
+        return
+    for p in mine:
+        around = [q.frame_id for q in near if q.session == p.session
+                  and abs(q.t - p.t) <= WINDOW and (q.cued or p.frame_id in cued)]
+        if around:
+            for fid, sim in (await index.similarities(vectors[p.frame_id], around)).items():
+                found.add(p.frame_id, fid, sim)
 
 
 def _statements(db: SyncDb, ids: Iterable[int]) -> dict[int, Statement]:
@@ -121,17 +167,15 @@ def _order(a: Statement, b: Statement) -> tuple[Statement, Statement]:
     return (a, b) if (a.created_at, a.frame_id) < (b.created_at, b.frame_id) else (b, a)
 
 
-def detect_sync(db: SyncDb, batch: Sequence[int], texts: Mapping[int, str],
-                found: Candidates) -> int:
+def detect_sync(db: SyncDb, batch: Sequence[int], found: Candidates) -> int:
     """Record the batch's cue frames and every supersession pair among ``found``'s pairs whose
     newer turn carries a cue; returns the number of pairs written. Runs after the batch's
     entity bridge rows are written (same transaction)."""
-    batch_cues = [(fid, cue) for fid in batch if (cue := update_cue(texts.get(fid, "")))]
-    if batch_cues:
+    if found.cues:
         db.executemany("INSERT OR REPLACE INTO frame_updates(frame_id, cue) VALUES (?, ?)",
-                       batch_cues)
+                       list(found.cues.items()))
     others = sorted({x for pair in found.cosine for x in pair} - set(batch))
-    cued = {fid for fid, _ in batch_cues} | _cues(db, others)
+    cued = set(found.cues) | _cues(db, others)
     pairs = [pair for pair in found.cosine if pair[0] in cued or pair[1] in cued]
     if not pairs:
         return 0
