@@ -470,7 +470,7 @@ def table(ev: Eval) -> str:
     metrics = list(ev.metrics)
     head = ["lanes", *metrics]
     if len(groups) > 1:
-        counts = defaultdict(int)
+        counts: dict[str, int] = defaultdict(int)
         for q in ev.questions:
             counts[q.group] += 1
         head += [f"{g} ({counts[g]}) {'/'.join(metrics)}" for g in groups]

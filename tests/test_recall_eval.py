@@ -39,12 +39,13 @@ async def test_locomo_slice_through_the_product_path(tmp_path: Path) -> None:
     for mode in harness.MODES:
         assert len(ev.scores[mode]) == 12
         s = ev.summary(mode)["all"]
-        assert 0.0 <= s["R@5"] <= s["R@10"] <= 1.0
+        assert 0.0 <= s["R@5"] <= s["R@10"] <= 1.0 and 0.0 <= s["S@10"] <= 1.0
     # results map back to message ids: the default finds most of the evidence on this slice
     assert ev.summary("default")["all"]["R@10"] >= 0.5
     assert ev.summary("default")["all"]["R@10"] >= ev.summary("keyword")["all"]["R@10"]
     table = harness.table(ev)
     assert table.count("\n") == 1 + len(harness.MODES) and "| default |" in table
+    assert "| R@5 | R@10 | S@10 |" in table
 
     # a second run reuses the import (no second harvest) and asks again
     again = harness.locomo_eval(_locomo(), tmp_path, conversations=1, questions=12)
