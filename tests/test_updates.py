@@ -107,6 +107,10 @@ STANDUP = said(9, "Our standup moved to 10 am on Mondays now.", session="s6",
     (STANDUP, TRIP, 0.5, None),  # an unrelated later change
     (STANDUP, VET, 0.5, None),
     (said(10, "Driftwood it is!", t=3, role="assistant"), OPTIONS, 0.9, None),  # assistants
+    (said(13, TRIP_MOVED.text, session="s5", at=TRIP_MOVED.created_at, role="document",
+          entities=TRIP_MOVED.entities), TRIP, 0.7, None),  # documents: no timeline
+    (TRIP_MOVED, said(14, TRIP.text, session="s4", at=TRIP.created_at, role="document",
+                      entities=TRIP.entities), 0.7, None),
     (said(11, "She's 11 kg now.", session="s3", at="2025-09-14T10:00:00.000Z",
           entities=("biscuit",)),
      said(12, "Biscuit weighs 11 kg.", session="s2", entities=("biscuit",)), 0.8, None),
