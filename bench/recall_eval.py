@@ -99,9 +99,11 @@ STEPS: dict[str, tuple[str, Signals]] = {
     "+ re-score": ("hybrid", replace(LANES_ONLY, rescore=True)),
     "+ session lane": ("hybrid", replace(LANES_ONLY, rescore=True,
                                          session_weight=DEFAULT_SIGNALS.session_weight)),
-    "+ neighbours": ("hybrid", replace(DEFAULT_SIGNALS, speaker_boost=0.0, time_boost=0.0)),
-    "+ speaker": ("hybrid", replace(DEFAULT_SIGNALS, time_boost=0.0)),
-    "+ time (= default)": ("hybrid", DEFAULT_SIGNALS),
+    "+ neighbours": ("hybrid", replace(DEFAULT_SIGNALS, speaker_boost=0.0, time_boost=0.0,
+                                       supersede=False)),
+    "+ speaker": ("hybrid", replace(DEFAULT_SIGNALS, time_boost=0.0, supersede=False)),
+    "+ time": ("hybrid", replace(DEFAULT_SIGNALS, supersede=False)),
+    "+ supersession (= default)": ("hybrid", DEFAULT_SIGNALS),
     "default without re-score": ("hybrid", replace(DEFAULT_SIGNALS, rescore=False)),
     "keyword lane without context": ("keyword", replace(LANES_ONLY, context_weight=0.0)),
 }
@@ -128,6 +130,8 @@ GRID_AXES: dict[str, tuple[Any, ...]] = {
     "context_weight": around("context_weight"),
     "complete": (False,),
     "rescore": (False,),
+    "supersede": (False,),
+    "spread": around("spread"),
 }
 
 

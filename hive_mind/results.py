@@ -109,7 +109,8 @@ def explain_dict(result: SearchResult) -> dict[str, Any]:
     when that lane did not find it), the cosine ``similarity`` of the vector lane, ``lanes``
     (the lanes' fused score), the conversation signals added to it (``session``,
     ``neighbour``, and ``update``: what lifts a later statement just above the earlier one it
-    supersedes) giving ``fused``, the ``match`` multiplier (speaker × time), the re-score
+    supersedes) giving ``fused``, the ``match`` multiplier (speaker × time × ``spread``: a
+    gathering question's share for a turn with better turns of its own conversation), the re-score
     factors combined into ``relevance``, and ``final`` = fused × match × relevance, the sort
     key; ``score`` is ``final`` normalized to [0, 1]. ``popularity`` only breaks ties. Floats
     are rounded to 6 digits. A catch-up result has no lanes or factors (nulls) and names its
@@ -134,6 +135,7 @@ def explain_dict(result: SearchResult) -> dict[str, Any]:
         "speaker_match": bool(factors.get("speaker")),
         "time_match": bool(factors.get("time")),
         "match": factor("match"),
+        "spread": factor("spread"),
         "recency": factor("recency"),
         "importance": factor("importance"),
         "proximity": factor("proximity"),

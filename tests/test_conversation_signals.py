@@ -18,10 +18,12 @@ from mind.knowledge.store import KnowledgeGraph
 from mind.retrieval.conversation import (
     DEFAULT_SIGNALS,
     Signals,
+    is_gathering,
     named_speakers,
     neighbour_gains,
     session_bonus,
     speaker_of,
+    spread_factors,
 )
 from mind.retrieval.indexer import index_pending
 from mind.retrieval.scoring import RRF_K
@@ -340,3 +342,49 @@ def assert_rescore_only_reorders_near_ties(results: list[SearchResult]) -> None:
     for i, upper in enumerate(base):
         for lower in base[i + 1:]:
             assert upper * 1.031 >= lower, (results[i].frame.content, upper, lower)
+
+
+# -- questions that gather answers from many conversations ---------------------------------------
+
+
+@pytest.mark.parametrize(("query", "gathering"), [
+    ("What books has John read?", True),
+    ("How many times has Melanie gone to the beach?", True),
+    ("Which cities did we visit last year?", True),
+    ("What are some hobbies Caroline has?", True),
+    ("How often does Nate walk his turtles?", True),
+    ("What kind of art does Caroline make?", False),
+    ("When did Maria go to the beach?", False),
+    ("What is my aunt's puppy called?", False),
+])
+def test_gathering_questions(query: str, gathering: bool) -> None:
+    assert is_gathering(query) is gathering
+
+
+def test_spread_factors_count_better_turns_of_the_same_conversation() -> None:
+    order_ = [(1, "chat:a"), (2, "chat:a"), (3, "chat:b"), (4, "chat:a"), (5, "save:2024-01-01"),
+              (6, "save:2024-01-01")]
+    assert spread_factors(order_, 0.2) == {1: 1.0, 2: pytest.approx(0.8), 3: 1.0,
+                                           4: pytest.approx(0.64), 5: 1.0, 6: 1.0}
+    assert set(spread_factors(order_, 0.0).values()) == {1.0}
+
+
+async def test_a_gathering_question_reaches_past_one_conversation(
+    db: Database, real_model: InProcessEmbedder
+) -> None:
+    """Five turns of one chat talk about reading; another chat names the one other book. "What
+    books has Ana read?" brings that chat's turn into the top 5 only with the spread."""
+    ts = "2023-04-01T10:00:00Z"
+    await add(db, real_model, "chat:club", [
+        ("Ana", "I read Dune last month, what a book about the desert.", ts),
+        ("Ana", "The book club loved how Dune handles politics.", ts),
+        ("Ana", "I read Dune's sequel too, but the first book is better.", ts),
+        ("Ana", "Our book club meets again to talk about Dune.", ts),
+        ("Ana", "Reading Dune took me three weeks of evenings.", ts),
+        ("Ana", "Books about deserts are my favourite reads.", ts)])
+    other = await add(db, real_model, "chat:trip", [
+        ("Ana", "On the train I finished reading Middlemarch.", "2023-09-01T10:00:00Z")])
+    query = "What books has Ana read?"
+    on = order(await ranked(db, real_model, query))[:5]
+    off = order(await ranked(db, real_model, query, replace(DEFAULT_SIGNALS, spread=0.0)))[:5]
+    assert other[0] in on and other[0] not in off

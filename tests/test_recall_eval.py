@@ -102,7 +102,7 @@ def test_message_id_prefix_is_the_imported_session() -> None:
 def test_grid_moves_one_knob_at_a_time_around_the_default() -> None:
     grid = harness.GRID
     assert next(iter(grid)) == "default" and grid["default"] == harness.DEFAULT_SIGNALS
-    assert 8 <= len(grid) <= 17 and len(set(grid.values())) == len(grid)
+    assert 8 <= len(grid) <= 24 and len(set(grid.values())) == len(grid)
     for name, signals in list(grid.items())[1:]:
         knob, _, _ = name.partition("=")
         moved = [f for f in harness.Signals.__dataclass_fields__
@@ -127,9 +127,9 @@ def test_a_new_knob_is_one_grid_entry() -> None:
     """Any Signals field becomes grid settings by naming it and its values; a value equal to the
     default adds nothing."""
     base = harness.DEFAULT_SIGNALS
-    grid = harness.grid(base, {"supersede": (False, True), "superseder_share": (0.0, 0.5)})
-    assert list(grid) == ["default", "supersede=False", "superseder_share=0.5"]
-    assert grid["superseder_share=0.5"] == replace(base, superseder_share=0.5)
+    grid = harness.grid(base, {"supersede": (False, True), "spread": (0.0, 0.5)})
+    assert list(grid) == ["default", "supersede=False", "spread=0", "spread=0.5"]
+    assert grid["spread=0.5"] == replace(base, spread=0.5)
 
 
 # -- the folds -----------------------------------------------------------------------------------
@@ -231,10 +231,10 @@ async def test_a_setting_is_asked_once_per_run() -> None:
                       {"S@10": lambda r, g: harness.session_recall_at(r, g, 10)}, [])
     hive = _CountingHive()
     modes = {"default": ("hybrid", harness.DEFAULT_SIGNALS),
-             "+ time (= default)": ("hybrid", harness.DEFAULT_SIGNALS),
+             "+ supersession (= default)": ("hybrid", harness.DEFAULT_SIGNALS),
              **{harness.GRID_PREFIX + k: ("hybrid", v) for k, v in harness.GRID.items()}}
     await harness.ask(hive, ev, modes, "balanced")
     assert hive.calls == 2 * len(harness.GRID)  # default asked once for its three names
-    assert ev.scores["default"] is ev.scores["grid default"] is ev.scores["+ time (= default)"]
+    assert ev.scores["default"] is ev.scores["grid default"] is ev.scores["+ supersession (= default)"]
     assert [v["S@10"] for _, v in ev.scores["default"]] == [1.0, 0.0]
     assert harness.conversation.DEFAULT_SIGNALS is harness.DEFAULT_SIGNALS  # restored

@@ -177,7 +177,8 @@ def explain_table(results: list[dict[str, Any]]) -> Table:
                  "relevance", "final", "content"], rows, limits={"content": 80})
     out.caption = ("kw#/vec#: lane rank (- = not found); fused = lanes + session + neighbour "
                    "+ update (a later statement lifted above the one it supersedes); "
-                   "final = fused × match × relevance")
+                   "match = speaker × time × spread (a gathering question's share for a turn "
+                   "with better turns of its conversation); final = fused × match × relevance")
     out.caption_justify = "left"
     return out
 

@@ -30,6 +30,7 @@ checked not to lower SciFact or the synthetic chats (docs/benchmarks.md, "what m
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -56,16 +57,18 @@ class Signals:
     # lane-level choices, here so the eval can measure each (bench/recall_eval.py --steps)
     context_weight: float = CONTEXT_WEIGHT  # BM25 weight of the keyword context column
     complete: bool = True  # give every candidate both lanes' scores before fusing
-    # rank a later statement above the one it supersedes (mind.knowledge.supersession) when its
-    # cosine to the query is at least this share of the outdated one's
+    # rank a later statement above the one it supersedes (mind.knowledge.supersession)
     supersede: bool = True
-    superseder_share: float = 0.0
+    # a question that gathers ("what books has John read?", "how many times…") spreads its
+    # results over conversations: a turn's match × (1 − spread) per better turn of its own
+    # conversation among the candidates (:func:`spread_factors`)
+    spread: float = 0.2
 
 
 DEFAULT_SIGNALS = Signals()
 # the lanes fused and nothing else (evaluation baselines)
 LANES_ONLY = Signals(session_weight=0.0, neighbour_share=0.0, speaker_boost=0.0,
-                     time_boost=0.0, rescore=False, supersede=False)
+                     time_boost=0.0, rescore=False, supersede=False, spread=0.0)
 
 
 def is_conversation(session_id: str) -> bool:
@@ -143,3 +146,31 @@ def named_speakers(query: str, speakers: Iterable[str]) -> set[str]:
 def speaker_of(frame: Frame) -> str | None:
     speaker = frame.metadata.get("speaker") if isinstance(frame.metadata, dict) else None
     return speaker if isinstance(speaker, str) and speaker else None
+
+
+_GATHERING = re.compile(
+    r"^\W*(?:how\s+many|how\s+often|in\s+what\s+ways|list\b|name\s+(?:all|some|the)"
+    r"|what\s+are\s+(?:some|all)|(?:what|which)\s+(?:\w+\s+){0,2}\w+s\s+(?:has|have|did|does|do"
+    r"|had|is|are|were)\b)",
+    re.IGNORECASE,
+)
+
+
+def is_gathering(query: str) -> bool:
+    """A question whose answer is spread over many turns: "how many", "how often", "what
+    books has…", "which cities did…", "what are some…", "list…"."""
+    return _GATHERING.search(query) is not None
+
+
+def spread_factors(order: Sequence[tuple[int, str]], spread: float) -> dict[int, float]:
+    """``{frame id: (1 − spread) ** n}`` for candidates best first, ``n`` = how many better
+    candidates share its conversation (the daily save bucket is no conversation)."""
+    seen: dict[str, int] = defaultdict(int)
+    out: dict[int, float] = {}
+    for fid, session in order:
+        if not is_conversation(session):
+            out[fid] = 1.0
+            continue
+        out[fid] = (1.0 - spread) ** seen[session]
+        seen[session] += 1
+    return out

@@ -59,10 +59,12 @@ from mind.retrieval.conversation import (
     Signals,
     frames_at,
     is_conversation,
+    is_gathering,
     named_speakers,
     neighbour_gains,
     session_bonus,
     speaker_of,
+    spread_factors,
 )
 from mind.retrieval.keyword_index import KeywordIndex
 from mind.retrieval.query_time import in_windows, time_windows
@@ -165,6 +167,7 @@ class _Conv:
     time: bool = False
     match: float = 1.0
     update: float = 0.0  # what lifts a later statement above the one it supersedes
+    spread: float = 1.0  # a gathering question's share for the turn (in ``match``)
 
     @property
     def fused(self) -> float:
@@ -173,7 +176,7 @@ class _Conv:
     def explain(self) -> dict[str, float]:
         return {"session": self.session, "neighbour": self.neighbour, "update": self.update,
                 "speaker": float(self.speaker), "time": float(self.time), "fused": self.fused,
-                "match": self.match}
+                "match": self.match, "spread": self.spread}
 
 
 # a candidate: (sort key, normalized score, frame id, signals, factors, relevance, final)
@@ -186,7 +189,6 @@ class _Lanes:
     keyword_reserve: dict[int, float] = field(default_factory=dict)  # ranks k..3k, by id
     similarity: dict[int, float] = field(default_factory=dict)  # the vector lane, best first
     query_vector: np.ndarray | None = None
-    query: str = ""
     bm25: str = ""  # the keyword lane's score expression (:func:`_bm25`)
     context_weight: float = 0.0  # its weight of the context column
     active: int = 0
@@ -267,8 +269,7 @@ class HybridSearch:
             return SearchResponse(query, [], "empty", notes=["empty query"])
         n = max(candidates, limit)
         signals = self.signals or conversation.DEFAULT_SIGNALS
-        ran = _Lanes(query=query, bm25=_bm25(signals.context_weight),
-                     context_weight=signals.context_weight)
+        ran = _Lanes(bm25=_bm25(signals.context_weight), context_weight=signals.context_weight)
 
         prefetched: dict[int, Frame] = {}
 
@@ -337,8 +338,13 @@ class HybridSearch:
         ranked = sorted((entry(fid, conv) for fid, conv in scored.items()), key=lambda r: r[0])
         pairs = await pairs_of(self._db, [r[2] for r in ranked])
         if signals.supersede and pairs.superseded_by and not is_history_query(query):
-            ranked = await self._supersede(ranked, pairs, frames, where, params, entry, ran,
-                                           signals.superseder_share)
+            ranked = await self._supersede(ranked, pairs, frames, where, params, entry, query)
+        if signals.spread and is_gathering(query):
+            shares = spread_factors([(r[2], frames[r[2]].gop_id) for r in ranked], signals.spread)
+            for r in ranked:
+                r[3].spread = shares[r[2]]
+                r[3].match *= shares[r[2]]
+            ranked = sorted((entry(r[2], r[3]) for r in ranked), key=lambda r: r[0])
         floors = _monotone([r[1] for r in ranked])
         keep = max(limit, self.rerank_pool) if rerank and self.reranker is not None else limit
         k_score = dict(ran.keyword_hits)
@@ -395,17 +401,16 @@ class HybridSearch:
 
     async def _supersede(
         self, ranked: list[_Ranked], pairs: Pairs, frames: dict[int, Frame], where: str,
-        params: list[Any], entry: Callable[[int, _Conv], _Ranked], ran: _Lanes, share: float,
+        params: list[Any], entry: Callable[[int, _Conv], _Ranked], query: str,
     ) -> list[_Ranked]:
         """Rank each later statement just above the best-ranked statement it supersedes
         (:mod:`mind.knowledge.supersession`), bringing it in when the lanes missed it (inside
         the same filters); the outdated one keeps its place below. A question that names a
         time ("in August, which CI did we pick?") asks for the state then: only an update made
-        inside that time is lifted. Only a later statement about
-        as close to the query as the outdated one (cosine ≥ ``share`` of its)
-        is lifted: an update of one part of a thing does not answer a question about another.
-        ``update`` is the gain that lifts it, so ``fused`` stays the sum of what it adds up
-        from."""
+        inside that time is lifted. ``update`` is the gain that lifts it, so ``fused`` stays the
+        sum of what it adds up from. (Lifting only updates about as close to the query as the
+        outdated turn was measured: no change on the synthetic chats, and "Going with a
+        wheel-throwing class" no longer answered "what is Priya getting for her birthday?".)"""
         missing = list(dict.fromkeys(new for old in pairs.superseded_by
                                      for new in pairs.superseded_by[old] if new not in frames))
         if missing and where:  # only what the recall's filters admit
@@ -415,26 +420,17 @@ class HybridSearch:
             missing = [r[0] for r in rows]
         if missing:
             frames.update(await self._frames.get_many(missing))
-        sims = dict(ran.similarity)
-        if self._index is not None and ran.query_vector is not None:
-            unknown = [fid for fid in missing if fid not in sims]
-            sims.update(await self._index.similarities(ran.query_vector, unknown))
+        windows = time_windows(query)
 
-        windows = time_windows(ran.query)
-
-        def close(new: int, old: int) -> bool:
-            if windows and not in_windows(windows, frames[new].created_at):
-                return False  # "in August, which CI did we pick": as of then, not now
-            if old not in sims:  # no vector lane: the stored pair is all there is
-                return True
-            return sims.get(new, -1.0) >= share * sims[old]
+        def close(new: int) -> bool:  # "in August, which CI did we pick": as of then, not now
+            return not windows or in_windows(windows, frames[new].created_at)
 
         by_id = {r[2]: r for r in ranked}
         for _ in range(SUPERSESSION_DEPTH):  # a chain of updates: each above the one before
             changed = False
             for r in sorted(by_id.values(), key=lambda r: r[0]):
                 for new in pairs.superseded_by.get(r[2], ()):
-                    if new not in frames or not close(new, r[2]):
+                    if new not in frames or not close(new):
                         continue
                     mine = by_id.get(new) or entry(new, _Conv(0.0, 0.0))
                     target = r[6] * (1 + SUPERSESSION_MARGIN)
