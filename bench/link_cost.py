@@ -1,7 +1,8 @@
-"""What linking one cognify batch costs as a mind grows (shortcut: the index alone).
+"""What the nearest-frame search of one cognify batch costs as a mind grows (shortcut: the index
+alone).
 
-Applying a cognify batch links each of its frames to its nearest frames
-(``mind.cognify_apply._links``). This times that search for one batch of 64 frames against
+Applying a cognify batch looks up each of its frames' nearest frames, the candidates of
+supersession pairs (``mind.cognify_apply._nearest``); "links" below are those hits. This times that search for one batch of 64 frames against
 in-memory indexes of growing size, side by side in one run:
 
 * ``whole mind, exact``: one exact float32 product over every row (the links' reference);
@@ -31,7 +32,9 @@ import numpy as np
 from common import write_section
 from vector_scale import fill
 
-from mind.cognify_apply import LINK_LIMIT, LINK_MIN_SIMILARITY, LINK_WINDOW_ROWS
+from mind.cognify_apply import NEAR_WINDOW_ROWS as LINK_WINDOW_ROWS
+from mind.knowledge.supersession import CANDIDATE_FLOOR as LINK_MIN_SIMILARITY
+from mind.knowledge.supersession import CANDIDATES_PER_FRAME as LINK_LIMIT
 from mind.retrieval import vector_scan as scan
 from mind.retrieval.vector_index import BATCH_CODES_MIN_ROWS, VectorIndex, _run_blocks
 

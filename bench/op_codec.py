@@ -112,7 +112,7 @@ def main() -> None:
     saves = save_ops(chat(random.Random(2), 200))[0]
     saved = FramesSaved(tuple(SavedFrame(i + 1, True, False, f"conv-{i // 20}", i, "0" * 64)
                               for i in range(200)))
-    rows = rows_for(f"apply_index ({BATCH} frames)", index, {"applied": BATCH, "links": 80},
+    rows = rows_for(f"apply_index ({BATCH} frames)", index, {"applied": BATCH, "supersessions": 2},
                     args.reps)
     rows += rows_for("save_frames (200 frames)", saves, saved, args.reps)
     blob = index.results[0].vector.to_bytes()

@@ -281,7 +281,7 @@ class HiveMind:
         return frame_dict(frame)
 
     async def forget(self, frame_id: int, *, workspace: str | None = None) -> dict[str, Any]:
-        """Erase a frame and everything derived from it (vectors, chunks, links, entity
+        """Erase a frame and everything derived from it (vectors, chunks, supersession pairs, entity
         mentions; entities left without any frame)."""
         row_id(frame_id, "frame id")
         erased = expect(await self.submit(

@@ -11,23 +11,23 @@ relations. The mind's owner applies them here, in the caller's transaction:
   bridged, so erasing the frame finds both — ``co_occurs_with`` (0.8, never between two types of
   one name) and semantic relations created without duplicates, each recording the frame that
   supports it (``relation_sources``: forgetting the frame removes what only it supported);
-* related frames are linked by vector similarity (``frame_links``, :func:`_links`): the whole
-  batch's vectors against the mind's in-memory vector index in one matrix product, keeping the
-  :data:`LINK_LIMIT` nearest frames with cosine ≥ :data:`LINK_MIN_SIMILARITY` among the
-  :data:`LINK_WINDOW_ROWS` most recently indexed vectors. The window bounds a frame's link cost
+* supersession pairs (:mod:`mind.knowledge.supersession`): which turns of the batch decide or
+  change something said before, and which earlier turns they replace. Their candidates come
+  from one search for the whole batch (:func:`_nearest`): its vectors against the mind's
+  in-memory vector index in one matrix product, the :data:`~mind.knowledge.supersession.
+  CANDIDATES_PER_FRAME` nearest frames with cosine ≥ the loosest pair's floor among the
+  :data:`NEAR_WINDOW_ROWS` most recently indexed vectors. The window bounds a frame's cost
   whatever the mind's size (a scan of the whole mind per frame made a 200,000-message import
-  quadratic: its last frames cost more to link than to embed; bench/link_cost.py); a frame's
-  related frames are mostly the ones written around it, and older ones stay reachable through
-  the links written back then and through search. This is the one
-  link implementation: the search-based ``MemoryLinker`` it replaced ran a full hybrid search
-  per frame (41× slower for a 64-frame batch in a 2,000-frame mind, 56× at 20,000; 2-core AMD
-  EPYC) and its rank-based score linked *something* even in a mind where nothing is alike,
-  while a cosine threshold means "alike";
+  quadratic; bench/link_cost.py). This search once also wrote related-frame links
+  (``frame_links``); recall never read them, and used as a recall signal they lowered every
+  eval (LoCoMo dev R@10 0.8083 → 0.7906 at a 0.1 share, synthetic chats R@5 0.880 → 0.827,
+  SciFact nDCG@10 0.7405 → 0.7225), so migration 14 dropped them;
 * the frame's outbox row is cleared.
 
-Round trips: the link search runs first (on the index's own connection, which sees only
-committed rows whatever the order), then the vectors, the graph, the links and the outbox rows
-are written in **one** trip to the connection's thread (:meth:`Database.run`); with the
+Round trips: the nearest-frame search runs first (on the index's own connection, which sees
+only committed rows whatever the order), then the batch's conversation neighbours are read (one
+trip), then the vectors, the graph, the supersession pairs and the outbox rows are written in
+**one** trip to the connection's thread (:meth:`Database.run`); with the
 fingerprint check and the pending read that is three trips a batch where it was ~20, at
 60-100 us of CPU each on top of the SQL (bench/host_replay.py). Chunks (long frames only) keep
 their own.
@@ -63,9 +63,7 @@ from mind.storage.sqlutil import chunked, delete_in_sync, placeholders
 CO_OCCURRENCE = "co_occurs_with"
 CO_OCCURRENCE_CONFIDENCE = 0.8
 MAX_ENTITIES_PER_FRAME = 20
-LINK_LIMIT = 5
-LINK_MIN_SIMILARITY = 0.5
-LINK_WINDOW_ROWS = 50_000  # links are searched among the mind's most recent vectors (docstring)
+NEAR_WINDOW_ROWS = 50_000  # nearest frames are searched among the most recent vectors (docstring)
 
 
 class EntityLike(Protocol):
@@ -98,7 +96,6 @@ class ApplyStats:
     chunks: int = 0
     entities: int = 0
     relations: int = 0
-    links: int = 0
     supersessions: int = 0
 
     def as_dict(self) -> dict[str, int]:
@@ -135,7 +132,8 @@ async def apply_index(
         store = VectorStore(db)
         await store.ensure_fingerprint(*fingerprint)
         found = supersession.Candidates()
-        links = [] if link_index is None else await _links(link_index, fresh, found)
+        if link_index is not None:
+            await _nearest(link_index, fresh, found)
         await supersession.gather(
             db, {r.frame_id: np.asarray(r.vector, dtype=np.float32) for r in fresh}, link_index,
             found)
@@ -145,16 +143,14 @@ async def apply_index(
                 stats.chunks += await store.replace_chunks(r.frame_id, spans, vecs)
         dim = fingerprint[2]  # ensure_fingerprint checked it: the tables exist at this dim
         written, (stats.entities, stats.relations), stats.supersessions = await db.run(
-            lambda sync: _write(sync, fresh, links, dim, found))
+            lambda sync: _write(sync, fresh, dim, found))
         if link_index is not None:  # once committed, the index takes them without reading
             db.after_commit(partial(link_index.handoff, written.first_seq, written.rows))
-        stats.links = len(links)
         stats.applied = len(fresh)
     return stats
 
 
-def _write(db: SyncDb, results: Sequence[FrameIndex], links: list[tuple[int, int, float]],
-           dim: int, found: supersession.Candidates,
+def _write(db: SyncDb, results: Sequence[FrameIndex], dim: int, found: supersession.Candidates,
            ) -> tuple[WrittenVectors, tuple[int, int], int]:
     """Everything of a batch but its chunks, on the connection's thread (one round trip);
     returns the vectors, the numbers of entities and relations written and the supersession
@@ -162,12 +158,6 @@ def _write(db: SyncDb, results: Sequence[FrameIndex], links: list[tuple[int, int
     written = upsert_frame_vectors_sync(db, [(r.frame_id, r.vector) for r in results], dim)
     graph = _apply_graph(db, results)
     pairs = supersession.detect_sync(db, [r.frame_id for r in results], found)
-    if links:
-        db.executemany(
-            "INSERT OR REPLACE INTO frame_links(frame_id, related_id, score) "
-            "SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM memory_frames WHERE id = ?)",
-            [(a, b, s, b) for a, b, s in links],
-        )
     delete_in_sync(db, "pending_index", "frame_id", [r.frame_id for r in results])
     return written, graph, pairs
 
@@ -207,19 +197,13 @@ def _apply_graph(db: SyncDb, results: Sequence[FrameIndex]) -> tuple[int, int]:
     return len(set(bridge)), put_relations_sync(db, relations)
 
 
-async def _links(index: VectorIndex, results: Sequence[FrameIndex],
-                 found: supersession.Candidates) -> list[tuple[int, int, float]]:
-    """(frame, related frame, similarity) of each result's nearest frames (module docstring);
-    the same search's looser hits go to ``found`` (supersession candidates)."""
-    rows: list[tuple[int, int, float]] = []
+async def _nearest(index: VectorIndex, results: Sequence[FrameIndex],
+                   found: supersession.Candidates) -> None:
+    """Each result's nearest frames go to ``found`` as supersession candidates (module
+    docstring)."""
     queries = np.stack([np.asarray(r.vector, dtype=np.float32) for r in results])
-    take = max(LINK_LIMIT, supersession.CANDIDATES_PER_FRAME) + 1
     for r, hits in zip(results, await index.search_many(
-            queries, take, window=LINK_WINDOW_ROWS, floor=supersession.CANDIDATE_FLOOR),
-            strict=True):
-        hits = [(fid, sim) for fid, sim in hits if fid != r.frame_id]
+            queries, supersession.CANDIDATES_PER_FRAME + 1, window=NEAR_WINDOW_ROWS,
+            floor=supersession.CANDIDATE_FLOOR), strict=True):
         for fid, sim in hits:
             found.add(r.frame_id, fid, sim)
-        rows.extend((r.frame_id, fid, sim) for fid, sim in hits[:LINK_LIMIT]
-                    if sim >= LINK_MIN_SIMILARITY)
-    return rows

@@ -75,20 +75,25 @@ async def test_redelivery_and_stale_results_change_nothing(db: Database) -> None
     assert await db.fetchval("SELECT COUNT(*) FROM pending_index WHERE frame_id = ?", (f.id,)) == 1
 
 
-async def test_related_frames_are_linked_by_similarity(db: Database) -> None:
+async def test_nearest_frames_feed_supersession_across_batches(db: Database) -> None:
+    """An update indexed in a later batch finds the earlier statement of another conversation
+    through the vector index (committed rows), and the pair goes when the update is forgotten;
+    nothing writes related-frame links any more (migration 14)."""
     frames = FrameStore(db)
-    a = (await frames.create_i_frame("g", "kubernetes cluster autoscaling")).frame
-    await apply_index(db, FP, [FrameIndex(a.id, a.content_hash, vec(a.content))])
-    b = (await frames.create_i_frame("g", "kubernetes cluster autoscaling settings")).frame
-    c = (await frames.create_i_frame("g", "banana bread recipe")).frame
+    old = (await frames.create_i_frame("trip", "We fly to Lisbon on May 4, 2025.")).frame
+    await apply_index(db, FP, [FrameIndex(old.id, old.content_hash, vec("lisbon flight"),
+                                          entities=[Ent("Lisbon", "location")])])
+    new = (await frames.create_i_frame(
+        "trip-2", "Change of plans: the Lisbon flight moved to May 18, 2025.")).frame
     index = VectorIndex(db.path, 32)
     stats = await apply_index(
-        db, FP,
-        [FrameIndex(b.id, b.content_hash, vec(b.content)), FrameIndex(c.id, c.content_hash, vec(c.content))],
-        link_index=index,
-    )
+        db, FP, [FrameIndex(new.id, new.content_hash, vec("lisbon flight"),
+                            entities=[Ent("Lisbon", "location")])], link_index=index)
     index.close()
-    links = await db.fetchall("SELECT frame_id, related_id FROM frame_links")
-    assert [tuple(r) for r in links] == [(b.id, a.id)] and stats.links == 1
-    await frames.delete(a.id)
-    assert await db.fetchval("SELECT COUNT(*) FROM frame_links") == 0
+    assert stats.supersessions == 1
+    pairs = await db.fetchall("SELECT superseded_id, frame_id, cue FROM frame_supersessions")
+    assert [tuple(r) for r in pairs] == [(old.id, new.id, "change")]
+    assert not await db.fetchall(
+        "SELECT name FROM sqlite_master WHERE name = 'frame_links'")
+    await frames.delete(new.id)
+    assert await db.fetchval("SELECT COUNT(*) FROM frame_supersessions") == 0

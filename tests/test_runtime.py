@@ -28,7 +28,6 @@ async def counts(path: Path) -> dict[str, int]:
             "pending": await m.outbox.count(),
             "vectors": (await m.vectors.counts())["frame_vectors"],
             "entities": await m.knowledge.get_entity_count(),
-            "links": int(await m.db.fetchval("SELECT COUNT(*) FROM frame_links")),
         }
 
 

@@ -2,7 +2,8 @@
 
 Deleting the frame row does most of it through the schema's cascades and triggers: its FTS
 entry (the index deletes in place, ``secure-delete``), the next turn's ``search_context`` (which
-quoted it), its vectors and chunk vectors, chunks, outbox row, links, B-frame references,
+quoted it), its vectors and chunk vectors, chunks, outbox row, supersession pairs and cue
+(either end: the older statement becomes current again), B-frame references,
 entity bridge rows and relation sources — and with the last source, every relation cognify
 derived only from this frame (``co_occurs_with`` Bob↔Carol after forgetting "Bob Smith is
 secretly married to Carol White"). :func:`erase_frames` adds the entities: each one bridged to

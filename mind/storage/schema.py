@@ -405,6 +405,14 @@ CREATE TABLE frame_supersessions (
 CREATE INDEX idx_supersessions_frame ON frame_supersessions(frame_id);
 """
 
+# Related-frame links: recall never read them, and as a recall signal they lowered every eval
+# (mind.cognify_apply's docstring has the figures); the nearest-frame search that wrote them now
+# only feeds supersession.
+DROP_FRAME_LINKS = """
+DROP INDEX idx_frame_links_related;
+DROP TABLE frame_links;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core: identity, awareness, sessions, frames, fts, outbox", CORE),
     Migration(2, "knowledge graph: entities, relations, entity-frame bridge", KNOWLEDGE),
@@ -422,6 +430,7 @@ MIGRATIONS: tuple[Migration, ...] = (
               APPLIED_RESULTS),
     Migration(12, "text change log for in-memory keyword indexes", TEXT_LOG),
     Migration(13, "update statements and the earlier statements they supersede", SUPERSESSIONS),
+    Migration(14, "related-frame links dropped: recall never used them", DROP_FRAME_LINKS),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -6,8 +6,6 @@ CREATE INDEX idx_entities_name ON knowledge_entities(name);
 CREATE INDEX idx_entities_norm ON knowledge_entities(normalized_name, entity_type);
 -- index idx_entities_type on knowledge_entities
 CREATE INDEX idx_entities_type ON knowledge_entities(entity_type);
--- index idx_frame_links_related on frame_links
-CREATE INDEX idx_frame_links_related ON frame_links(related_id);
 -- index idx_frame_refs_target on frame_references
 CREATE INDEX idx_frame_refs_target ON frame_references(ref_frame_id);
 -- index idx_frames_base on memory_frames
@@ -81,13 +79,6 @@ CREATE TABLE embedding_usage (
   updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
   UNIQUE (user_id, year_month)
 );
--- table frame_links on frame_links
-CREATE TABLE frame_links (
-  frame_id   INTEGER NOT NULL REFERENCES memory_frames(id) ON DELETE CASCADE,
-  related_id INTEGER NOT NULL REFERENCES memory_frames(id) ON DELETE CASCADE,
-  score      REAL NOT NULL,
-  PRIMARY KEY (frame_id, related_id)
-) WITHOUT ROWID;
 -- table frame_references on frame_references
 CREATE TABLE frame_references (
   frame_id      INTEGER NOT NULL REFERENCES memory_frames(id) ON DELETE CASCADE,
