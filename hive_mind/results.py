@@ -117,7 +117,9 @@ def explain_dict(result: SearchResult) -> dict[str, Any]:
     ``reason`` instead; a result a cross-encoder re-ranked carries ``reranked: true`` and its
     ``final`` is the reranker's logit. ``superseded_by`` / ``supersedes``: the ids of the
     later statements that replace this one / the earlier ones it replaces
-    (:mod:`mind.knowledge.supersession`), empty for none."""
+    (:mod:`mind.knowledge.supersession`), empty for none. ``path``: what ran — ``lanes``,
+    ``briefing`` (a catch-up without a topic: no lanes, the factors are null) or ``catch-up
+    about '<topic>': lanes, decisions first``."""
     factors = result.factors
 
     def factor(name: str) -> float | None:
@@ -145,6 +147,7 @@ def explain_dict(result: SearchResult) -> dict[str, Any]:
         "score": _rounded(result.score),
         "superseded_by": list(result.superseded_by),
         "supersedes": list(result.supersedes),
+        "path": result.path,
     }
     if result.reason is not None:
         out["reason"] = result.reason

@@ -9,7 +9,7 @@ import pytest
 
 EXPLAIN_KEYS = {
     "keyword_rank", "vector_rank", "similarity", "lanes", "session", "neighbour", "update",
-    "fused", "superseded_by", "supersedes", "spread",
+    "fused", "superseded_by", "supersedes", "spread", "path",
     "speaker_match", "time_match", "match", "recency", "importance", "proximity", "popularity",
     "relevance", "final", "score",
 }
@@ -28,8 +28,9 @@ def check_explain(hit: dict[str, Any], *, keyword: bool | None = None,
             assert (rank is not None) is found, (lane, rank)
     assert (e["similarity"] is None) is (e["vector_rank"] is None)
     assert isinstance(e["speaker_match"], bool) and isinstance(e["time_match"], bool)
+    assert e["path"] == "lanes" or e["path"].startswith("catch-up about")
     for name in EXPLAIN_KEYS - {"keyword_rank", "vector_rank", "similarity", "speaker_match",
-                                "time_match", "superseded_by", "supersedes"}:
+                                "time_match", "superseded_by", "supersedes", "path"}:
         assert isinstance(e[name], float | int) and not isinstance(e[name], bool), name
     assert all(type(i) is int for i in e["superseded_by"] + e["supersedes"])
     assert e["fused"] == pytest.approx(e["lanes"] + e["session"] + e["neighbour"] + e["update"],

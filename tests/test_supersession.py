@@ -153,6 +153,30 @@ async def test_the_graph_view_shows_the_current_value_and_its_history(world: Wor
 
 
 @pytest.mark.asyncio(loop_scope="module")
+async def test_a_catch_up_about_a_topic_runs_the_lanes_decisions_first(world: World) -> None:
+    """"What did we decide about X" is a question about X, not a briefing of the newest frames:
+    the topic's decision first, real scores, and explain names the path."""
+    decision = _id(world, "going with ClickHouse")
+    hits = await _ask(world, "What did we decide about the Wren analytics service?")
+    assert hits[0]["id"] == decision
+    assert {h["explain"]["path"] for h in hits} == {
+        "catch-up about 'Wren analytics service': lanes, decisions first"}
+    assert len({h["score"] for h in hits}) > 1  # not a briefing's flat 1.0
+    assert hits[0]["explain"]["keyword_rank"] or hits[0]["explain"]["vector_rank"]
+    # a decision about something else does not outrank the asked topic's statements
+    hotel = await _ask(world, "What did we decide about the Porto offsite hotel?")
+    assert hotel[0]["id"] in (_id(world, "Casa Azul"), _id(world, "booked the Hotel Infante"))
+    assert decision not in [h["id"] for h in hotel[:2]]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_briefing_without_a_topic_skips_the_lanes(world: World) -> None:
+    hits = await _ask(world, "Where were we?")
+    assert hits and {h["explain"]["path"] for h in hits} == {"briefing"}
+    assert all(h["explain"]["keyword_rank"] is None for h in hits)
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_forgetting_the_update_makes_the_old_statement_current(world: World) -> None:
     # runs last in this module: it erases the rent update
     question = "How much is the monthly rent for the Elm Street flat?"

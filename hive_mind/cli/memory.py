@@ -175,7 +175,9 @@ def explain_table(results: list[dict[str, Any]]) -> Table:
     out = table(f"{len(results)} result(s), explained",
                 ["#", "id", "score", "kw#", "vec#", "fused", "session", "neighbour", "match",
                  "relevance", "final", "content"], rows, limits={"content": 80})
-    out.caption = ("kw#/vec#: lane rank (- = not found); fused = lanes + session + neighbour "
+    paths = sorted({r["explain"]["path"] for r in results if r["explain"]})
+    out.caption = (f"path: {', '.join(paths) or 'external only'}; "
+                   "kw#/vec#: lane rank (- = not found); fused = lanes + session + neighbour "
                    "+ update (a later statement lifted above the one it supersedes); "
                    "match = speaker × time × spread (a gathering question's share for a turn "
                    "with better turns of its conversation); final = fused × match × relevance")

@@ -1,14 +1,23 @@
 """Catch-up queries ("catch me up", "where were we", …): the original orchestrator's briefing.
 
-Instead of a similarity search, a catch-up returns the mind's critical and important frames,
-its decisions, and its most recent frames, de-duplicated, newest first within each group.
+Only a catch-up **without a topic** ("where were we?", "catch me up", "what did we decide?",
+"recap") is a briefing: instead of a similarity search it returns the mind's critical and
+important frames, its decisions, and its most recent frames, de-duplicated, newest first within
+each group. A catch-up phrase **with a topic** ("what did we decide about the database", "catch
+me up on the Lisbon trip", "recap of the tidewatch schema") is a question about that topic: the
+search lanes run on it as on any query, and turns that state a decision rank first among what
+they find (:data:`DECISION_BOOST`; a decision about something else is not brought in for being
+one). :func:`catch_up_topic` tells the two apart: the topic is what the query says besides the
+catch-up phrase, less function words.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Final
 
 from mind.frames.model import FRAME_COLUMNS, Frame
+from mind.knowledge.updates import update_cue
 from mind.storage.db import Database
 
 _CATCH_UP = re.compile(
@@ -21,14 +30,31 @@ _DECISION = re.compile(
     r"\b(decid(e|ed|ing)|decision|agreed|we('ll| will) go with|chose|chosen|settled on)\b",
     re.IGNORECASE,
 )
+# what a catch-up phrase may have around it without naming a topic
+_FILLER: Final = frozenset(
+    "a about again all an and any anything are as at be been catch did do for from hey hi i is "
+    "it last lately latest me my new next of on our please quick quickly recently regarding "
+    "since so some the there this time to today up us we were what where with yet you".split())
+DECISION_BOOST: Final = 0.5  # a topical catch-up: a decision's match × 1.5
+
+
+def catch_up_topic(query: str) -> str | None:
+    """``None`` for no catch-up phrase, ``""`` for a briefing without a topic, else the topic
+    ("what did we decide about the database" → "database")."""
+    found = _CATCH_UP.search(query)
+    if found is None:
+        return None
+    rest = f"{query[:found.start()]} {query[found.end():]}"
+    return " ".join(w for w in re.findall(r"[\w'-]+", rest) if w.lower() not in _FILLER)
 
 
 def is_catch_up(query: str) -> bool:
-    return _CATCH_UP.search(query) is not None
+    """A briefing: a catch-up phrase and no topic."""
+    return catch_up_topic(query) == ""
 
 
 def is_decision(content: str) -> bool:
-    return _DECISION.search(content) is not None
+    return _DECISION.search(content) is not None or update_cue(content) == "decision"
 
 
 async def catch_up_frames(

@@ -23,7 +23,9 @@ computed"):
   — except that a result ranked above another is raised to at least its score, so scores
   never increase down the list; a reranked list carries only reranked scores (the pool is
   re-scored, nothing unreranked is appended);
-* catch-up questions ("where were we") return the briefing of :mod:`mind.retrieval.catchup`.
+* catch-up questions without a topic ("where were we") return the briefing of
+  :mod:`mind.retrieval.catchup`; with a topic ("what did we decide about the database") the
+  lanes run and decisions rank first; each result names the ``path`` that ran.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ from mind.knowledge.store import KnowledgeGraph
 from mind.knowledge.supersession import Pairs, pairs_of
 from mind.knowledge.updates import is_history_query
 from mind.retrieval import conversation
-from mind.retrieval.catchup import catch_up_frames, is_catch_up
+from mind.retrieval.catchup import DECISION_BOOST, catch_up_frames, catch_up_topic, is_decision
 from mind.retrieval.conversation import (
     Signals,
     frames_at,
@@ -142,6 +144,7 @@ class SearchResult:
     factors: dict[str, float] = field(default_factory=dict)
     superseded_by: list[int] = field(default_factory=list)  # later statements replacing it
     supersedes: list[int] = field(default_factory=list)  # earlier statements it replaces
+    path: str = "lanes"  # lanes | briefing | catch-up about <topic> (mind.retrieval.catchup)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -263,12 +266,14 @@ class HybridSearch:
         if profile not in PROFILES:
             raise ValidationError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
         where, params = _filters(session, since, until)
-        if catch_up or (catch_up is None and is_catch_up(query)):
+        topic = catch_up_topic(query) if catch_up is None else None
+        if catch_up or topic == "":
             return await self._catch_up(query, limit, session, profile, touch)
         if not query.strip():
             return SearchResponse(query, [], "empty", notes=["empty query"])
         n = max(candidates, limit)
         signals = self.signals or conversation.DEFAULT_SIGNALS
+        path = f"catch-up about {topic!r}: lanes, decisions first" if topic else "lanes"
         ran = _Lanes(bm25=_bm25(signals.context_weight), context_weight=signals.context_weight)
 
         prefetched: dict[int, Frame] = {}
@@ -305,6 +310,10 @@ class HybridSearch:
                   if (frame := prefetched.get(fid) or fetched.get(fid)) is not None}
         lane_rrf = {fid: v for fid, v in lane_rrf.items() if fid in frames}
         scored = await self._conversation(query, lane_rrf, frames, where, params, signals)
+        if topic:  # a catch-up about a topic: its decisions first (mind.retrieval.catchup)
+            for fid, conv in scored.items():
+                if is_decision(frames[fid].content):
+                    conv.match *= 1 + DECISION_BOOST
         if graph is not None:
             graph_distances = await graph
         graph_distances = graph_distances or {}
@@ -357,7 +366,7 @@ class HybridSearch:
                 keyword_score=k_score.get(fid),
                 factors={**conv.explain(), **prior.as_dict(), "relevance": rel},
                 superseded_by=pairs.superseded_by.get(fid, []),
-                supersedes=pairs.supersedes.get(fid, [])))
+                supersedes=pairs.supersedes.get(fid, []), path=path))
         if rerank and self.reranker is not None and results:
             results = await self._rerank(query, results, limit, ran.notes)
         results = results[:limit]
@@ -366,6 +375,8 @@ class HybridSearch:
         if touch:
             await self.touch([r.frame.id for r in results])
         mode = "hybrid" if ran.active == 2 else ("vector" if ran.similarity else "keyword")
+        if topic:
+            ran.notes.append(path)
         return SearchResponse(query, results, mode, ran.degraded, ran.notes)
 
     async def _conversation(
@@ -610,7 +621,8 @@ class HybridSearch:
                 access_count=frame.access_count, importance=frame.importance,
             )
             score = min(1.0, rel / reference_relevance(weights))
-            results.append(SearchResult(frame, 0.0, rel, rel, score, reason=reason))
+            results.append(SearchResult(frame, 0.0, rel, rel, score, reason=reason,
+                                        path="briefing"))
         if touch:
             await self.touch([r.frame.id for r in results])
         return SearchResponse(query, results, "catch_up")
