@@ -29,7 +29,15 @@ from hive_mind.results import entity_dict, frame_dict, recall_response, write_di
 from hive_mind.settings import Settings, load_settings
 from hive_mind.touches import TouchBuffer
 from hive_mind.workspaces import WorkspaceManager, mind_id
-from mind.bounds import bounded_int, bounded_json, bounded_text, row_id, source_time, tags_input
+from mind.bounds import (
+    bounded_float,
+    bounded_int,
+    bounded_json,
+    bounded_text,
+    row_id,
+    source_time,
+    tags_input,
+)
 from mind.constants import DAILY_SAVE_SESSION_PREFIX
 from mind.embeddings.base import EmbeddingError, fingerprint
 from mind.embeddings.memo import QueryMemo
@@ -385,7 +393,7 @@ class HiveMind:
         self, query: str, *, limit: int = 10, scope: str | None = None,
         workspace: str | None = None, profile: str = "balanced", since: str | None = None,
         until: str | None = None, catch_up: bool | None = None, lanes: str = "hybrid",
-        touch: bool = True, explain: bool = False,
+        touch: bool = True, explain: bool = False, min_relevance: float | None = None,
     ) -> list[dict[str, Any]]:
         """Hybrid search over the chosen minds, merged by normalized score (DESIGN §6) without
         reordering any one mind's results: the ``results`` of :meth:`recall_detail`, which
@@ -393,7 +401,8 @@ class HiveMind:
         the conflict note it takes part in (``conflict``, else null)."""
         detail = await self.recall_detail(
             query, limit=limit, scope=scope, workspace=workspace, profile=profile, since=since,
-            until=until, catch_up=catch_up, lanes=lanes, touch=touch, explain=explain)
+            until=until, catch_up=catch_up, lanes=lanes, touch=touch, explain=explain,
+            min_relevance=min_relevance)
         results: list[dict[str, Any]] = detail["results"]
         return results
 
@@ -401,7 +410,7 @@ class HiveMind:
         self, query: str, *, limit: int = 10, scope: str | None = None,
         workspace: str | None = None, profile: str = "balanced", since: str | None = None,
         until: str | None = None, catch_up: bool | None = None, lanes: str = "hybrid",
-        touch: bool = True, explain: bool = False,
+        touch: bool = True, explain: bool = False, min_relevance: float | None = None,
     ) -> dict[str, Any]:
         """A recall through :class:`mind.retrieval.combined.CombinedRetrieval`, answered as ``POST
         /v1/recall`` answers: ``{results, count, conflicts, external}``
@@ -412,8 +421,12 @@ class HiveMind:
         or vector lane (evaluation, debugging); ``touch=False`` leaves access counts alone (a
         look that must not change later rankings); ``explain`` adds to each result an
         ``explain`` object: lane ranks, fused score and every re-score factor
-        (:func:`hive_mind.results.explain_dict`)."""
+        (:func:`hive_mind.results.explain_dict`); ``min_relevance`` (0-1) drops results whose
+        ``absolute_relevance`` is below it (:mod:`mind.retrieval.relevance`; a briefing and
+        external documents have none and stay)."""
         bounded_int(limit, "limit", 1, 100)
+        if min_relevance is not None:
+            bounded_float(min_relevance, "min_relevance", 0.0, 1.0)
         bounded_text(query, "query", MAX_QUERY_CHARS)
         minds = self._recall_minds(scope, workspace)
         embedder = QueryMemo(await self.runtime.embedder_ready())  # one encode per recall
@@ -429,7 +442,8 @@ class HiveMind:
                       self._searcher(ws, embedder)) for ws in minds]
         options = SearchOptions(profile=profile, since=since, until=until,  # type: ignore[arg-type]
                                 catch_up=catch_up, lanes=lanes, touch=touch,  # type: ignore[arg-type]
-                                candidates=ROUTED_CANDIDATES if routing else CANDIDATES)
+                                candidates=ROUTED_CANDIDATES if routing else CANDIDATES,
+                                min_relevance=min_relevance)
         combined = await CombinedRetrieval(searchers, self.external).search(
             query, limit, options, external=scope == "all")
         combined.routing = routing

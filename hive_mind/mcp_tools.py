@@ -82,8 +82,8 @@ TOOL_NAMES = (
     "list_workspaces", "create_workspace", "harvest_import", "harvest_sources", "ingest_source",
     "cleanup_frames", "cleanup_entities", "forget_memory",
 )
-_RECALL_FIELDS = ("id", "content", "importance", "source", "score", "created_at", "from",
-                  "conflict")
+_RECALL_FIELDS = ("id", "content", "importance", "source", "score", "absolute_relevance",
+                  "created_at", "from", "conflict")
 _WS_NOT_FOUND = re.compile(r'^Workspace ".*" not found$')
 
 
@@ -213,8 +213,10 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
 
     @tool(READ, """Search long-term memory (keyword + semantic hybrid search) before answering
         questions about the user, past work or earlier decisions. Returns a JSON list of
-        {id, content, importance, source, score (0-1, higher is better), created_at, from,
-        conflict} sorted by score, or a sentence when nothing matches. `from` says where a
+        {id, content, importance, source, score (0-1, higher is better: a rank score, the top
+        result is always near 1), absolute_relevance (0-1: how likely it matches the query at
+        all; below ~0.3 is noise), created_at, from, conflict} sorted by score, or a sentence
+        when nothing matches. `from` says where a
         result came from: personal, workspace:<id>, or external:<name> (a document of the
         configured external knowledge source, asked by scope=all when memory has too little).
         `conflict` (else null) is a note when a workspace and the external source disagree
@@ -237,6 +239,10 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
             description="Add each result's `explain` object: keyword/vector lane ranks "
                         "(1-based, null = not found by that lane), fused score, match, "
                         "re-score factors, relevance and final.")] = False,
+        min_relevance: Annotated[float | None, Field(
+            ge=0.0, le=1.0, allow_inf_nan=False,
+            description="Drop results whose absolute_relevance (how likely they match the "
+                        "query at all, 0-1) is below this; 0.5 keeps likely matches.")] = None,
     ) -> str:
         mind = await get_facade()
         if scope == "personal" and workspace:
@@ -253,7 +259,8 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         elif scope == "all" and workspace:
             check_workspace(mind, workspace)  # still refuse unknown / unsafe ids
         rows = await mind.recall(query, limit=limit, scope=facade_scope,
-                                 workspace=workspace or None, profile=profile, explain=explain)
+                                 workspace=workspace or None, profile=profile, explain=explain,
+                                 min_relevance=min_relevance)
         if not rows:
             return f'No memories found for query: "{query}"'
         fields = (*_RECALL_FIELDS, "explain") if explain else _RECALL_FIELDS

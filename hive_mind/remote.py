@@ -194,10 +194,12 @@ class RemoteHiveMind:
                      workspace: str | None = None, profile: str = "balanced",
                      since: str | None = None, until: str | None = None,
                      catch_up: bool | None = None, lanes: str = "hybrid",
-                     touch: bool = True, explain: bool = False) -> list[dict[str, Any]]:
+                     touch: bool = True, explain: bool = False,
+                     min_relevance: float | None = None) -> list[dict[str, Any]]:
         detail = await self.recall_detail(
             query, limit=limit, scope=scope, workspace=workspace, profile=profile, since=since,
-            until=until, catch_up=catch_up, lanes=lanes, touch=touch, explain=explain)
+            until=until, catch_up=catch_up, lanes=lanes, touch=touch, explain=explain,
+            min_relevance=min_relevance)
         results: list[dict[str, Any]] = detail["results"]
         return results
 
@@ -205,10 +207,12 @@ class RemoteHiveMind:
                             workspace: str | None = None, profile: str = "balanced",
                             since: str | None = None, until: str | None = None,
                             catch_up: bool | None = None, lanes: str = "hybrid",
-                            touch: bool = True, explain: bool = False) -> dict[str, Any]:
+                            touch: bool = True, explain: bool = False,
+                            min_relevance: float | None = None) -> dict[str, Any]:
         body = {"query": query, "limit": limit, "scope": scope, "workspace": workspace,
                 "profile": profile, "since": since, "until": until, "catch_up": catch_up,
-                "lanes": lanes, "touch": touch, "explain": explain}
+                "lanes": lanes, "touch": touch, "explain": explain,
+                "min_relevance": min_relevance}
         detail: dict[str, Any] = await self._call("POST", "/v1/recall", json=body)
         return detail
 

@@ -42,6 +42,7 @@ def recall_dict(result: SearchResult, origin: str, *, explain: bool = False) -> 
     out = {
         **frame_dict(result.frame),
         "score": round(result.score, 6),
+        "absolute_relevance": _rounded(result.absolute_relevance),
         "rrf": result.rrf,
         "relevance": result.relevance,
         "final": result.final,
@@ -63,7 +64,8 @@ def external_dict(doc: ExternalDocument, origin: str, *, explain: bool = False
         "id": doc.document_id, "content": doc.content, "source": "external",
         "metadata": {"title": doc.title, "type": doc.document_type, "url": doc.url,
                      "metadata": doc.metadata},
-        "score": round(doc.score, 6), "rrf": None, "relevance": None, "final": None,
+        "score": round(doc.score, 6), "absolute_relevance": None, "rrf": None,
+        "relevance": None, "final": None,
         "from": origin,
     })
     if explain:
@@ -119,7 +121,10 @@ def explain_dict(result: SearchResult) -> dict[str, Any]:
     later statements that replace this one / the earlier ones it replaces
     (:mod:`mind.knowledge.supersession`), empty for none. ``path``: what ran — ``lanes``,
     ``briefing`` (a catch-up without a topic: no lanes, the factors are null) or ``catch-up
-    about '<topic>': lanes, decisions first``."""
+    about '<topic>': lanes, decisions first``. ``absolute_relevance`` and its evidence:
+    ``above_background`` (cosine minus the query's mean cosine to this mind's frames; null
+    without a vector) and ``coverage`` (share of the query's words the frame holds),
+    :mod:`mind.retrieval.relevance`."""
     factors = result.factors
 
     def factor(name: str) -> float | None:
@@ -148,6 +153,9 @@ def explain_dict(result: SearchResult) -> dict[str, Any]:
         "superseded_by": list(result.superseded_by),
         "supersedes": list(result.supersedes),
         "path": result.path,
+        "above_background": factor("above_background"),
+        "coverage": factor("coverage"),
+        "absolute_relevance": _rounded(result.absolute_relevance),
     }
     if result.reason is not None:
         out["reason"] = result.reason

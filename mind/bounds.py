@@ -57,6 +57,14 @@ def bounded_int(value: object, what: str, lo: int, hi: int, *, unit: str = "") -
     return value
 
 
+def bounded_float(value: object, what: str, lo: float, hi: float) -> float:
+    """``value`` if it is a finite number in ``[lo, hi]``, else a :class:`ValidationError`."""
+    if isinstance(value, bool) or not isinstance(value, int | float) \
+            or not lo <= float(value) <= hi:
+        raise ValidationError(f"{what} must be a number from {lo:g} to {hi:g}, got {shown(value)}")
+    return float(value)
+
+
 def row_id(value: object, what: str = "id") -> int:
     """A row id: ``1 … 2**63-1`` (SQLite INTEGER)."""
     return bounded_int(value, what, 1, INT64_MAX)

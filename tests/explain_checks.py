@@ -9,7 +9,8 @@ import pytest
 
 EXPLAIN_KEYS = {
     "keyword_rank", "vector_rank", "similarity", "lanes", "session", "neighbour", "update",
-    "fused", "superseded_by", "supersedes", "spread", "path",
+    "fused", "superseded_by", "supersedes", "spread", "path", "above_background", "coverage",
+    "absolute_relevance",
     "speaker_match", "time_match", "match", "recency", "importance", "proximity", "popularity",
     "relevance", "final", "score",
 }
@@ -29,8 +30,11 @@ def check_explain(hit: dict[str, Any], *, keyword: bool | None = None,
     assert (e["similarity"] is None) is (e["vector_rank"] is None)
     assert isinstance(e["speaker_match"], bool) and isinstance(e["time_match"], bool)
     assert e["path"] == "lanes" or e["path"].startswith("catch-up about")
+    assert 0.0 <= e["absolute_relevance"] <= 1.0 and 0.0 <= e["coverage"] <= 1.0
+    assert e["similarity"] is None or e["above_background"] is not None
     for name in EXPLAIN_KEYS - {"keyword_rank", "vector_rank", "similarity", "speaker_match",
-                                "time_match", "superseded_by", "supersedes", "path"}:
+                                "time_match", "superseded_by", "supersedes", "path",
+                                "above_background"}:
         assert isinstance(e[name], float | int) and not isinstance(e[name], bool), name
     assert all(type(i) is int for i in e["superseded_by"] + e["supersedes"])
     assert e["fused"] == pytest.approx(e["lanes"] + e["session"] + e["neighbour"] + e["update"],

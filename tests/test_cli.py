@@ -101,6 +101,11 @@ def test_save_then_recall_json(cli: Run) -> None:
     assert all(0.0 <= r["score"] <= 1.0 for r in results)
     out, _ = cli("recall", "Lisbon")
     assert "Alice moved" in out
+    assert 0.0 <= top["absolute_relevance"] <= 1.0
+    kept = cli.json("recall", "Alice moved to Lisbon Apollo project", "--min-relevance", "0.5")
+    assert kept and kept[0]["content"].startswith("Alice moved")
+    assert cli.json("recall", "quantum chromodynamics lattice gauge",
+                    "--min-relevance", "0.5") == []
     assert cli.json("save", "Alice moved to Lisbon to work on the Apollo project")["created"] is False
 
 

@@ -145,6 +145,25 @@ def test_recall_filters_and_bad_timestamps(api: httpx.Client) -> None:
     error_of(api.post("/v1/recall", json={"query": "x", "scope": "workspace"}), 400, "invalid")
 
 
+def test_recall_min_relevance(api: httpx.Client) -> None:
+    """absolute_relevance on every result; min_relevance keeps the likely matches and drops an
+    unrelated question's results; out-of-range bounds are refused."""
+    api.post("/v1/memories", json={"content": "Porto offsite: we booked the Casa Azul hotel",
+                                   "wait": True})
+    found = api.post("/v1/recall", json={"query": "Casa Azul hotel Porto offsite"}).json()
+    assert all(0.0 <= r["absolute_relevance"] <= 1.0 for r in found["results"])
+    kept = api.post("/v1/recall", json={"query": "Casa Azul hotel Porto offsite",
+                                        "min_relevance": 0.5}).json()["results"]
+    assert kept and kept[0]["content"].startswith("Porto offsite")
+    assert all(r["absolute_relevance"] >= 0.5 for r in kept)
+    noise = api.post("/v1/recall", json={"query": "quantum chromodynamics lattice gauge",
+                                         "min_relevance": 0.5}).json()
+    assert noise["count"] == 0
+    for bad in (-0.5, 1.01, "high"):
+        response = api.post("/v1/recall", json={"query": "hotel", "min_relevance": bad})
+        assert response.status_code in (400, 422), response.text
+
+
 def test_recall_explain_lanes_and_touch(api: httpx.Client) -> None:
     budget = api.post("/v1/memories", json={"content": "Apollo budget review on Friday",
                                             "wait": True}).json()["id"]

@@ -129,10 +129,19 @@ def test_save_then_recall(mcp: Client) -> None:
     assert again["id"] == saved["id"] and again["created"] is False
     rows = mcp.recall("oolong tea Marguerite", limit=5)
     hit = next(r for r in rows if r["id"] == saved["id"])
-    assert set(hit) == {"id", "content", "importance", "source", "score", "created_at", "from",
-                        "conflict"}
+    assert set(hit) == {"id", "content", "importance", "source", "score", "absolute_relevance",
+                        "created_at", "from", "conflict"}
     assert 0.0 <= hit["score"] <= 1.0 and hit["from"] == "personal"
     assert rows == sorted(rows, key=lambda r: r["score"], reverse=True)
+    assert hit["absolute_relevance"] > 0.5  # the words and the meaning match
+    # min_relevance: an unrelated question keeps nothing, a bad bound is refused
+    noise = mcp.text("recall_memory", {"query": "quantum chromodynamics lattice gauge",
+                                       "min_relevance": 0.5})
+    assert noise.startswith("No memories found")
+    assert "min_relevance" in mcp.error("recall_memory", {"query": "tea", "min_relevance": 1.5})
+    kept = mcp.recall("oolong tea Marguerite", limit=5, min_relevance=0.5)
+    assert saved["id"] in [r["id"] for r in kept]
+    assert all(r["absolute_relevance"] >= 0.5 for r in kept)
 
 
 def test_recall_explain(mcp: Client) -> None:
@@ -143,8 +152,8 @@ def test_recall_explain(mcp: Client) -> None:
     plain = mcp.recall("Zebulon lighthouse", limit=5)
     assert plain and all("explain" not in r for r in plain)
     rows = mcp.recall("Zebulon lighthouse", limit=5, explain=True)
-    assert set(rows[0]) == {"id", "content", "importance", "source", "score", "created_at",
-                            "from", "conflict", "explain"}
+    assert set(rows[0]) == {"id", "content", "importance", "source", "score",
+                            "absolute_relevance", "created_at", "from", "conflict", "explain"}
     hit = next(r for r in rows if r["id"] == saved["id"])
     assert check_explain(hit, keyword=True)["keyword_rank"] == 1
     for row in rows:

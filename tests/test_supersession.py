@@ -15,6 +15,7 @@ import pytest
 import pytest_asyncio
 
 from hive_mind.facade import HiveMind
+from mind.errors import ValidationError
 from tests.procs import ROOT
 
 pytestmark = pytest.mark.timeout(600)
@@ -174,6 +175,30 @@ async def test_a_briefing_without_a_topic_skips_the_lanes(world: World) -> None:
     hits = await _ask(world, "Where were we?")
     assert hits and {h["explain"]["path"] for h in hits} == {"briefing"}
     assert all(h["explain"]["keyword_rank"] is None for h in hits)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_absolute_relevance_tells_a_match_from_noise(world: World) -> None:
+    """The rank score of any query's top result is ~1; absolute_relevance is not: a question
+    about the mind scores high, one about something it never heard of scores low, and
+    min_relevance keeps only the likely matches."""
+    related = await _ask(world, "Which hotel did we book for the Porto offsite?")
+    assert related[0]["absolute_relevance"] >= 0.5
+    for noise in ("quantum chromodynamics lattice gauge", "sourdough starter feeding schedule"):
+        hits = await _ask(world, noise)
+        assert hits and hits[0]["score"] >= 0.5  # the rank score cannot tell
+        assert max(h["absolute_relevance"] for h in hits) < 0.3
+        assert await world.hm.recall(noise, touch=False, min_relevance=0.5) == []
+    kept = await world.hm.recall("Which hotel did we book for the Porto offsite?",
+                                 touch=False, min_relevance=0.5)
+    assert kept and kept[0]["id"] == related[0]["id"]
+    assert all(h["absolute_relevance"] >= 0.5 for h in kept)
+    # an update is as relevant as the statement it replaces ("now called Larkspur")
+    name = await _ask(world, "What is the mobile app project called?")
+    assert name[0]["absolute_relevance"] >= name[1]["absolute_relevance"]
+    for bad in (-0.1, 1.5, float("nan")):
+        with pytest.raises(ValidationError):
+            await world.hm.recall("hotel", min_relevance=bad)
 
 
 @pytest.mark.asyncio(loop_scope="module")

@@ -88,6 +88,9 @@ class RecallRequest(Body):
     touch: bool = Field(default=True, description="false: leave the hits' access counts alone")
     explain: bool = Field(default=False, description="add each result's `explain` object: lane "
                           "ranks, fused score and every re-score factor")
+    min_relevance: float | None = Field(
+        default=None, ge=0.0, le=1.0, allow_inf_nan=False,
+        description="drop results whose absolute_relevance is below this (0-1)")
 
 
 class EntityRequest(Body):

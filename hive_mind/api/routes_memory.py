@@ -62,7 +62,8 @@ async def recall(body: RecallRequest, hm: Facade) -> Response:
     detail: dict[str, Any] = await hm.recall_detail(
         body.query, limit=body.limit, scope=body.scope, workspace=body.workspace,
         profile=body.profile, since=body.since, until=body.until, catch_up=body.catch_up,
-        lanes=body.lanes, touch=body.touch, explain=body.explain)
+        lanes=body.lanes, touch=body.touch, explain=body.explain,
+        min_relevance=body.min_relevance)
     # already JSON types: rendered as is, without FastAPI's generic walk of the answer
     # (validation against dict[str, Any] + jsonable_encoder: ~0.5 ms of a served recall)
     return JSONResponse(detail)

@@ -100,13 +100,19 @@ def recall(
         "--lanes", metavar="LANES",
         help="Search " + "|".join(RECALL_LANES) + " (one lane alone is for debugging)."
     )] = "hybrid",
+    min_relevance: Annotated[float | None, typer.Option(
+        "--min-relevance", metavar="0-1", min=0.0, max=1.0,
+        help="Drop results whose absolute relevance (how likely they match the query at all) "
+             "is below this; 0.5 keeps likely matches.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Hybrid search (keywords + vectors), merged across minds by normalized score.
 
     With --json: a list of results, each the frame (id, frame_type, gop_id, t, content,
-    importance, source, created_at, recorded_at, metadata), score in [0, 1], rrf, relevance,
-    final, from and conflict. `from` names where it came from: personal, workspace:<id>, or
+    importance, source, created_at, recorded_at, metadata), score in [0, 1] (a rank score:
+    the top result is always near 1), absolute_relevance in [0, 1] (how likely it matches the
+    query at all: comparable across queries and minds), rrf, relevance, final, from and
+    conflict. `from` names where it came from: personal, workspace:<id>, or
     external:<name> for a document of the external source that `--scope all` asks when
     HIVE_MIND_EXTERNAL_URL is set and local memory has too little (its id is the document's,
     its frame fields without a value are null). When a workspace and the external source
@@ -117,7 +123,7 @@ def recall(
     async def act(hm: Any) -> dict[str, Any]:
         return dict(await hm.recall_detail(
             query, limit=limit, scope=scope, workspace=workspace, profile=profile, since=since,
-            until=until, lanes=lanes, explain=explain))
+            until=until, lanes=lanes, explain=explain, min_relevance=min_relevance))
 
     detail = with_facade(ctx, act)
     results: list[dict[str, Any]] = detail["results"]

@@ -280,6 +280,7 @@ class SearchOptions:
     lanes: Lanes = "hybrid"
     touch: bool = True
     candidates: int = CANDIDATES
+    min_relevance: float | None = None
 
 
 def memory_result(result: SearchResult, origin: str) -> CombinedResult:
@@ -346,7 +347,7 @@ class CombinedRetrieval:
             return await mind.search(
                 query, limit=limit, profile=opts.profile, since=opts.since,
                 until=opts.until, catch_up=opts.catch_up, lanes=opts.lanes, touch=False,
-                candidates=opts.candidates)
+                candidates=opts.candidates, min_relevance=opts.min_relevance)
 
         outcomes = await asyncio.gather(*(run(o, m) for o, m in self._minds),
                                         return_exceptions=True)

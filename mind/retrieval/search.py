@@ -70,6 +70,7 @@ from mind.retrieval.conversation import (
 )
 from mind.retrieval.keyword_index import KeywordIndex
 from mind.retrieval.query_time import in_windows, time_windows
+from mind.retrieval.relevance import absolute_relevance, keyword_coverage
 from mind.retrieval.scoring import (
     NO_RESCORE,
     PROFILES,
@@ -145,6 +146,9 @@ class SearchResult:
     superseded_by: list[int] = field(default_factory=list)  # later statements replacing it
     supersedes: list[int] = field(default_factory=list)  # earlier statements it replaces
     path: str = "lanes"  # lanes | briefing | catch-up about <topic> (mind.retrieval.catchup)
+    # how likely it answers the query at all, comparable across queries and minds
+    # (mind.retrieval.relevance); None for a briefing, which has no query
+    absolute_relevance: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -253,10 +257,13 @@ class HybridSearch:
         touch: bool = True,
         lanes: Lanes = "hybrid",
         candidates: int = CANDIDATES,
+        min_relevance: float | None = None,
     ) -> SearchResponse:
         """Search the mind. ``lanes`` restricts to one lane (evaluation, debugging);
         ``candidates`` is what each lane draws (fewer: a routed scope-wide recall, where a
-        mind contributes a few results of the merged list)."""
+        mind contributes a few results of the merged list); ``min_relevance`` drops results
+        whose absolute relevance (:mod:`mind.retrieval.relevance`) is below it (a briefing
+        has none and keeps its results)."""
         if not isinstance(query, str):
             raise ValidationError("query must be text")
         if not 1 <= limit <= MAX_LIMIT:
@@ -265,6 +272,8 @@ class HybridSearch:
             raise ValidationError(f"lanes must be hybrid, keyword or vector, got {lanes!r}")
         if profile not in PROFILES:
             raise ValidationError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
+        if min_relevance is not None and not 0.0 <= min_relevance <= 1.0:
+            raise ValidationError("min_relevance must be between 0 and 1")
         where, params = _filters(session, since, until)
         topic = catch_up_topic(query) if catch_up is None else None
         if catch_up or topic == "":
@@ -367,8 +376,11 @@ class HybridSearch:
                 factors={**conv.explain(), **prior.as_dict(), "relevance": rel},
                 superseded_by=pairs.superseded_by.get(fid, []),
                 supersedes=pairs.supersedes.get(fid, []), path=path))
+        await self._absolute(query, results, ran)
         if rerank and self.reranker is not None and results:
             results = await self._rerank(query, results, limit, ran.notes)
+        if min_relevance is not None:
+            results = [r for r in results if (r.absolute_relevance or 0.0) >= min_relevance]
         results = results[:limit]
         if self._keywords is not None:
             self._keywords.warm()  # after the answer: never beside the first recall's loads
@@ -455,6 +467,32 @@ class HybridSearch:
             if not changed:
                 break
         return sorted(by_id.values(), key=lambda r: r[0])
+
+    async def _absolute(self, query: str, results: list[SearchResult], ran: _Lanes) -> None:
+        """Each result's absolute relevance (:mod:`mind.retrieval.relevance`): its cosine
+        above the query's background in this mind, and its keyword coverage; an update takes
+        the value of a statement it supersedes among the results when that is higher."""
+        terms = query_terms(query)
+        q, background, sims = ran.query_vector, None, {}
+        if self._index is not None and q is not None:
+            background = self._index.background(q)
+            missing = [r.frame.id for r in results if r.similarity is None]
+            sims = await self._index.similarities(q, missing) if missing else {}
+        for r in results:
+            cosine = r.similarity if r.similarity is not None else sims.get(r.frame.id)
+            coverage = keyword_coverage(terms, r.frame.content)
+            r.absolute_relevance = absolute_relevance(cosine, background, coverage)
+            r.factors["coverage"] = coverage
+            if cosine is not None and background is not None:
+                r.factors["above_background"] = cosine - background
+        # a later statement answers whatever the one it replaces answered ("she's 13.5 kg now"
+        # names no weight, but replaces "she weighs 11 kg")
+        by_id = {r.frame.id: r for r in results}
+        for r in results:
+            for old in r.supersedes:
+                if old in by_id:
+                    r.absolute_relevance = max(r.absolute_relevance or 0.0,
+                                               by_id[old].absolute_relevance or 0.0)
 
     # -- lanes ------------------------------------------------------------------------------
 

@@ -78,6 +78,7 @@ GATHER_FRACTION = 0.125  # a filter keeping fewer rows than both of these is sco
 GATHER_MAX_ROWS = 50_000  # own rows only (gathered) instead of masking a scan of all rows
 LOAD_BATCH = 8_192
 INLINE_SIMILARITIES = 2_000  # frames (and chunk rows) few enough to score on the event loop
+BACKGROUND_SAMPLE = 256  # frame rows a query's background cosine is taken over
 SCAN_THREADS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                           else os.cpu_count() or 1))
 
@@ -486,6 +487,21 @@ class VectorIndex:
                 if sim > best.get(owner, -2.0):
                     best[owner] = sim
         return best
+
+    def background(self, query: np.ndarray, sample: int = BACKGROUND_SAMPLE) -> float | None:
+        """Mean cosine of ``query`` to this mind's frames, from an evenly spaced sample of at
+        most ``sample`` live frame rows (~20 us at 256 × 384): what an unrelated frame of this
+        mind scores for this query (:mod:`mind.retrieval.relevance`). ``None`` when empty."""
+        frames = self._frames
+        n = frames.size
+        if n == 0:
+            return None
+        rows = np.arange(0, n, max(1, n // sample))
+        rows = rows[frames.alive[rows]]
+        if rows.size == 0:
+            return None
+        q = np.asarray(query, dtype=np.float32).reshape(-1)
+        return float((frames.vectors[rows] @ q).mean())
 
     async def search_many(self, queries: np.ndarray, k: int, *, window: int | None = None,
                           floor: float | None = None) -> list[list[tuple[int, float]]]:
