@@ -15,8 +15,9 @@ in ``frame_supersessions`` with the newer turn's source time as the older one's 
 ends cascade, so forgetting the newer turn makes the older one current again. ``frame_updates``
 keeps which stored turns carry a cue.
 
-Recall reads the pairs of its candidates (:func:`pairs_of`); the graph view shows, for an
-entity, the statements about it that were updated and what replaced them (:func:`history`).
+Recall reads the pairs of its candidates (:func:`pairs_sync`, in the trip that reads their
+frames); the graph view shows, for an entity, the statements about it that were updated and
+what replaced them (:func:`history`).
 """
 
 from __future__ import annotations
@@ -216,13 +217,14 @@ class Pairs:
     supersedes: dict[int, list[int]]  # newer → older turns
 
 
-async def pairs_of(db: Database, frame_ids: Sequence[int]) -> Pairs:
-    """Every stored pair with one end among ``frame_ids``."""
+def pairs_sync(db: SyncDb, frame_ids: Sequence[int]) -> Pairs:
+    """Every stored pair with one end among ``frame_ids`` (on the connection's thread: recall
+    reads them in the trip that reads its candidates' frames)."""
     by: dict[int, list[int]] = {}
     of: dict[int, list[int]] = {}
     for part in chunked(list(frame_ids)):
         marks = placeholders(len(part))
-        rows = await db.fetchall(
+        rows = db.fetchall(
             "SELECT superseded_id, frame_id FROM frame_supersessions "
             f"WHERE superseded_id IN ({marks}) UNION "
             "SELECT superseded_id, frame_id FROM frame_supersessions "
@@ -233,6 +235,7 @@ async def pairs_of(db: Database, frame_ids: Sequence[int]) -> Pairs:
             if old not in of.setdefault(new, []):
                 of[new].append(old)
     return Pairs(by, of)
+
 
 
 HISTORY_LIMIT = 20

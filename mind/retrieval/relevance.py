@@ -26,34 +26,41 @@ abstracts put every unrelated question's top result above 0.9). Without a vector
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import Final
-
-from mind.retrieval.text_query import tokenize
 
 COSINE_WEIGHT: Final = 9.11
 COVERAGE_WEIGHT: Final = 7.95
 BIAS: Final = -4.60
 PREFIX: Final = 5
 LENGTH_PIVOT: Final = 50
+_WORD_START: Final = r"(?<![^\W_])"  # not right after a letter or digit
+_WORD_END: Final = r"(?![^\W_])"
 
 
-def _stem(word: str) -> str:
-    return word[:PREFIX]
+Pattern = tuple[str, re.Pattern[str]]
 
 
-def keyword_coverage(terms: Sequence[str], content: str) -> float:
-    """Share of the query's (distinct) terms whose first letters occur as a word of ``content``,
-    damped for a text longer than :data:`LENGTH_PIVOT` words by sqrt(pivot / length): a long
-    text holds any given word by chance more often (SciFact's 250-word abstracts matched the
-    words of unrelated chat questions)."""
-    wanted = {_stem(t.lower()) for t in terms if t}
-    if not wanted:
+def coverage_patterns(terms: Sequence[str]) -> list[Pattern]:
+    """One ``(stem, pattern)`` per distinct query term: a word starting with its first
+    :data:`PREFIX` letters (the whole word for a shorter term). Made once per recall."""
+    stems = {t.lower()[:PREFIX]: len(t) < PREFIX for t in terms if t}
+    return [(stem, re.compile(_WORD_START + re.escape(stem) + (_WORD_END if whole else "")))
+            for stem, whole in stems.items()]
+
+
+def keyword_coverage(patterns: Sequence[Pattern], content: str) -> float:
+    """Share of the query's terms (:func:`coverage_patterns`) that occur as words of
+    ``content``, damped for a text longer than :data:`LENGTH_PIVOT` words by sqrt(pivot /
+    length): a long text holds any given word by chance more often (SciFact's 250-word
+    abstracts matched the words of unrelated chat questions)."""
+    if not patterns:
         return 0.0
-    words = tokenize(content)
-    have = {_stem(w) for w in words}
-    damping = min(1.0, math.sqrt(LENGTH_PIVOT / max(1, len(words))))
-    return damping * len(wanted & have) / len(wanted)
+    lowered = content.lower()
+    found = sum(1 for stem, p in patterns if stem in lowered and p.search(lowered))
+    damping = min(1.0, math.sqrt(LENGTH_PIVOT / max(1, len(lowered.split()))))
+    return damping * found / len(patterns)
 
 
 def absolute_relevance(cosine: float | None, background: float | None, coverage: float) -> float:

@@ -262,6 +262,7 @@ class VectorIndex:
         self.quantize_min_rows = (QUANTIZE_MIN_ROWS if quantize_min_rows is None
                                   else quantize_min_rows)
         self._frames = _Matrix(dim)
+        self._background: tuple[int, np.ndarray] | None = None  # (rows when sampled, sample)
         self._chunks = _Matrix(dim)
         self._seq = -1
         self._handed: dict[int, tuple[int, bytes]] = {}  # log seq -> (frame id, blob)
@@ -496,12 +497,15 @@ class VectorIndex:
         n = frames.size
         if n == 0:
             return None
-        rows = np.arange(0, n, max(1, n // sample))
-        rows = rows[frames.alive[rows]]
-        if rows.size == 0:
+        cached = self._background
+        if cached is None or cached[0] != n:  # rows only append: the size names the sample
+            rows = np.arange(0, n, max(1, n // sample))
+            rows = rows[frames.alive[rows]]
+            cached = self._background = (n, np.ascontiguousarray(frames.vectors[rows]))
+        if cached[1].size == 0:
             return None
         q = np.asarray(query, dtype=np.float32).reshape(-1)
-        return float((frames.vectors[rows] @ q).mean())
+        return float((cached[1] @ q).mean())
 
     async def search_many(self, queries: np.ndarray, k: int, *, window: int | None = None,
                           floor: float | None = None) -> list[list[tuple[int, float]]]:
