@@ -2,7 +2,7 @@
 
 One harness for the three evals (issue #11). Every corpus is imported with the facade's
 ``harvest`` — the same adapters, actor writes, cognify extraction, chunking, embedding and
-linking users get — into a fresh embedded data dir, and every question is asked with
+supersession pairs users get — into a fresh embedded data dir, and every question is asked with
 ``HiveMind.recall`` (default profile, limit as given), once per lane setting:
 
 * ``keyword`` — the FTS5 lane alone, ``vector`` — the vector lane alone, ``hybrid`` — the
@@ -497,7 +497,7 @@ DESCRIPTIONS = {
               "the top 10.",
     "scifact": "BEIR SciFact train queries; the corpus imported as a folder of markdown notes "
                "(`# title` + abstract, one file per document) with `harvest import markdown`, "
-               "so cognify extraction, chunking and linking run as for users; limit 100.",
+               "so cognify extraction, chunking and embedding run as for users; limit 100.",
     "conv": "Our synthetic multi-session chats (`bench/data/conv`: planted facts, corrections, "
             "month-specific decisions, group-chat speakers, look-alike distractors), imported "
             "with `harvest import universal` into the personal mind; limit 10.",
@@ -590,7 +590,7 @@ def report(evals: Sequence[Eval], profile: str, command: str,
     write_section(
         "Recall quality (product path)",
         f"Command: `{command}`\n\nEvery figure goes through the product's own path: "
-        "`HiveMind.harvest` (adapters → actor → cognify extraction + embedding + linking, "
+        "`HiveMind.harvest` (adapters → actor → cognify extraction + embedding + supersession pairs, "
         "embedded default, model all-MiniLM-L6-v2 in-process) then `HiveMind.recall` with "
         f"profile `{profile}` and `touch=False` (no access counts leak between questions). "
         "`keyword` and `vector`: one lane alone (`lanes=`, no conversation signals, no "
