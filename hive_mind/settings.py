@@ -7,6 +7,7 @@ secrets masked, for ``hive-mind status``.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -41,6 +42,12 @@ EMBEDDED_NICE = 10
 MAX_EXTERNAL_NAME_CHARS = 100
 
 
+def machine_model_cache() -> Path:
+    """``$XDG_CACHE_HOME/hive-mind/models``, else ``~/.cache/hive-mind/models``."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path("~/.cache").expanduser())
+    return Path(base) / "hive-mind" / "models"
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="HIVE_MIND_", env_file=".env", env_file_encoding="utf-8", extra="ignore"
@@ -70,12 +77,19 @@ class Settings(BaseSettings):
     embedding_backend: Backend = Field(
         default=DEFAULT_BACKEND,
         description="what runs the in-process model: torch, onnx (same vectors, faster; "
-                    "exported once into <data dir>/models) or onnx-int8 (faster still, "
+                    "exported once per machine into the model cache) or onnx-int8 (faster still, "
                     "own fingerprint)",
     )
+    model_cache: Path = Field(
+        default_factory=lambda: machine_model_cache(),
+        description="the machine-wide cache of prepared models (ONNX exports), shared by every "
+                    "data dir; default $XDG_CACHE_HOME/hive-mind/models or "
+                    "~/.cache/hive-mind/models. A read-only one is used when it holds the "
+                    "export; otherwise exports go to <data dir>/models",
+    )
     embedding_cache_dir: Path | None = Field(
-        default=None, description="where ONNX exports of the model are cached "
-                                  "(default: <data dir>/models)",
+        default=None, description="one directory for ONNX exports instead of the model cache "
+                                  "and its fallback (tests, special setups)",
     )
     embedding_batch_size: int = Field(
         default=32, ge=1, le=4096, description="texts per model forward pass",
@@ -331,7 +345,8 @@ class Settings(BaseSettings):
             num_threads=self.embedding_threads,
             lanes=self.embedding_lanes,
             backend=self.embedding_backend,
-            onnx_cache_dir=(self.embedding_cache_dir or self.data_dir / "models").expanduser(),
+            onnx_cache_dir=(self.embedding_cache_dir.expanduser(),) if self.embedding_cache_dir
+            else (self.model_cache.expanduser(), (self.data_dir / "models").expanduser()),
             nice=self.default_embedding_nice() if self.embedding_nice is None
             else self.embedding_nice,
             ollama_url=self.ollama_url,

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from mind.embeddings import InProcessEmbedder, fingerprint, onnx_export
+from mind.embeddings.base import EmbeddingError
 from mind.embeddings.model_source import DEFAULT_MODEL, resolve_model_source
 from mind.embeddings.onnx_export import MODEL_FILE, ensure_exported, read_manifest
 from mind.errors import EmbeddingFingerprintError
@@ -274,3 +275,65 @@ def test_forward_batches_by_token_count_give_each_text_its_own_vector(cache_root
                                                num_threads=2, lanes=2), texts))
     np.testing.assert_allclose(one, single, atol=2e-5)
     np.testing.assert_allclose(two, single, atol=2e-5)
+
+
+# -- the machine-wide model cache ----------------------------------------------------------------
+
+
+def test_the_export_is_shared_by_every_data_dir(cache_root: Path, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two data dirs, one model cache: the second data dir exports nothing and keeps no
+    ``models`` folder; the model cache moves with HIVE_MIND_MODEL_CACHE."""
+    from hive_mind.settings import load_settings
+
+    monkeypatch.delenv("HIVE_MIND_EMBEDDING_CACHE_DIR", raising=False)
+    monkeypatch.setenv("HIVE_MIND_MODEL_CACHE", str(cache_root))
+    first = load_settings(data_dir=tmp_path / "one").embedding_config().onnx_cache_dir
+    assert first == (cache_root, tmp_path / "one" / "models")
+    source, is_local = resolve_model_source(DEFAULT_MODEL)
+    ensure_exported(first, DEFAULT_MODEL, source, is_local=is_local, variant="int8",
+                    offline=True)
+
+    def no_export(*args: object) -> None:
+        raise AssertionError("a second data dir exported the model again")
+
+    monkeypatch.setattr(onnx_export, "_export", no_export)
+    second = load_settings(data_dir=tmp_path / "two").embedding_config().onnx_cache_dir
+    assert second is not None and not isinstance(second, Path)
+    asyncio.run(_embed(InProcessEmbedder(backend="onnx-int8", onnx_cache_dir=second,
+                                         num_threads=1), TEXTS[:1]))
+    assert not (tmp_path / "two" / "models").exists()
+    monkeypatch.delenv("HIVE_MIND_MODEL_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    default = load_settings(data_dir=tmp_path / "one").embedding_config().onnx_cache_dir
+    assert default == (tmp_path / "xdg" / "hive-mind" / "models", tmp_path / "one" / "models")
+
+
+def test_a_read_only_model_cache_is_used_or_falls_back(cache_root: Path, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read-only cache holding the export serves it; a read-only empty one sends the export
+    to the next root (the data dir's); none writable is a clear error naming the setting."""
+    source, is_local = resolve_model_source(DEFAULT_MODEL)
+    ready = ensure_exported(cache_root, DEFAULT_MODEL, source, is_local=is_local, variant="int8",
+                            offline=True)
+    monkeypatch.setattr(onnx_export, "writable", lambda root: root == tmp_path / "data")
+    assert ensure_exported((cache_root, tmp_path / "data"), DEFAULT_MODEL, source,
+                           is_local=is_local, variant="int8", offline=True) == ready
+    empty = tmp_path / "read-only"
+    fallback = ensure_exported((empty, tmp_path / "data"), DEFAULT_MODEL, source,
+                               is_local=is_local, variant="int8", offline=True)
+    assert fallback.directory.is_relative_to(tmp_path / "data") and not empty.exists()
+    with pytest.raises(EmbeddingError, match="HIVE_MIND_MODEL_CACHE"):
+        ensure_exported((empty,), DEFAULT_MODEL, source, is_local=is_local, variant="fp32",
+                        offline=True)
+
+
+def test_writable_probes_the_directory(tmp_path: Path) -> None:
+    assert onnx_export.writable(tmp_path / "fresh") and (tmp_path / "fresh" / "onnx").is_dir()
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        assert onnx_export.writable(locked) is (os.geteuid() == 0)  # root writes anyway
+    finally:
+        locked.chmod(0o700)

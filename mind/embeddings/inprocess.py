@@ -62,7 +62,7 @@ BACKENDS = ("torch", "onnx", "onnx-int8")
 # backends whose vectors differ from PyTorch's mark the model id (and so the mind's fingerprint):
 # fp32 ONNX gives the same vectors (cosine >= 0.9999) and shares the PyTorch fingerprint
 _MODEL_ID_SUFFIX = {"torch": "", "onnx": "", "onnx-int8": INT8_MODEL_SUFFIX}
-DEFAULT_ONNX_CACHE = Path("~/.hive-mind/models")
+DEFAULT_ONNX_CACHE = Path("~/.cache/hive-mind/models")  # the settings pass the real roots
 
 
 class Encoder(Protocol):
@@ -144,7 +144,7 @@ class InProcessEmbedder:
         num_threads: int | None = None,
         lanes: int | None = None,
         cache_dir: str | None = None,
-        onnx_cache_dir: Path | None = None,
+        onnx_cache_dir: Path | Sequence[Path] | None = None,
         nice: int = 0,
     ) -> None:
         if batch_size <= 0:
@@ -164,7 +164,9 @@ class InProcessEmbedder:
         self.num_threads = num_threads
         self.nice = nice
         self.cache_dir = cache_dir
-        self.onnx_cache_dir = (onnx_cache_dir or DEFAULT_ONNX_CACHE).expanduser()
+        roots = onnx_cache_dir or DEFAULT_ONNX_CACHE
+        self.onnx_cache_dir = tuple(r.expanduser() for r in (
+            [roots] if isinstance(roots, Path) else roots))
         self.lanes, self.lane_threads = lane_layout(num_threads, lanes, device)
         self._encoder = self._make_encoder()
         self._loaded = False

@@ -37,7 +37,8 @@ class OnnxEncoder:
     """The cached ONNX export of the model, run by ONNX Runtime on the CPU."""
 
     def __init__(self, source: str, *, local_only: bool, is_local: bool, backend: str,
-                 batch_size: int, normalize: bool, lane_threads: int, cache_root: Path,
+                 batch_size: int, normalize: bool, lane_threads: int,
+                 cache_root: Path | Sequence[Path],
                  model_name: str, model_id: str) -> None:
         if backend not in VARIANT_OF_BACKEND:
             raise ValueError(f"not an ONNX backend: {backend!r}")

@@ -1,4 +1,4 @@
-"""The ONNX copy of a sentence-transformers model, exported once and cached under the data dir.
+"""The ONNX copy of a sentence-transformers model, exported once per machine and cached.
 
 :func:`ensure_exported` returns the directory holding ``model.onnx`` (token ids → pooled,
 optionally normalized sentence vectors: the model's mean/CLS pooling and Normalize module are
@@ -17,6 +17,12 @@ into a private temporary directory and renamed into place (atomic: a reader sees
 none); an ``fcntl`` lock makes a second process that needs the same export wait for the first
 instead of exporting twice; a directory whose manifest is missing or whose files do not match it
 (an interrupted copy, a truncated file) is removed and exported again.
+
+Where: the first of the cache *roots* that holds a complete export is used, read-only or not;
+when none does, the export goes into the first root that can be written. The product passes the
+machine-wide cache first (``~/.cache/hive-mind/models``, ``HIVE_MIND_MODEL_CACHE`` to move it:
+every data dir, workspace, profile and test run of the machine shares one export) and the data
+dir's ``models`` second, for a machine cache that is read-only and empty.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ import shutil
 import tempfile
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import metadata
@@ -113,17 +119,37 @@ def cache_dir_for(root: Path, model_id: str, source: str, is_local: bool, varian
     return root / "onnx" / f"{slug}-{variant}-{cache_key(source, is_local, variant)}"
 
 
+def writable(root: Path) -> bool:
+    """Whether exports can be written under ``root`` (created if missing)."""
+    try:
+        (root / "onnx").mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=root / "onnx", prefix=".probe-"):
+            return True
+    except OSError:
+        return False
+
+
 def ensure_exported(
-    root: Path, model_id: str, source: str, *, is_local: bool, variant: str, offline: bool,
+    root: Path | Sequence[Path], model_id: str, source: str, *, is_local: bool, variant: str,
+    offline: bool,
 ) -> ExportedModel:
-    """The cached export of ``source`` (exported now if missing, stale or damaged; a hub model
-    is then loaded from the local Hugging Face cache only when ``offline``)."""
+    """The cached export of ``source`` from the first of the cache ``root`` s that holds it, or
+    exported now into the first writable one (missing, stale or damaged; a hub model is then
+    loaded from the local Hugging Face cache only when ``offline``)."""
     if variant not in VARIANTS:
         raise ValueError(f"unknown ONNX variant {variant!r}; expected one of {VARIANTS}")
-    target = cache_dir_for(root, model_id, source, is_local, variant)
-    ready = read_manifest(target)
-    if ready is not None:
-        return ready
+    roots = [root] if isinstance(root, Path) else list(root)
+    targets = [cache_dir_for(r, model_id, source, is_local, variant) for r in roots]
+    for candidate in targets:
+        ready = read_manifest(candidate)
+        if ready is not None:
+            return ready
+    usable = [t for r, t in zip(roots, targets, strict=True) if writable(r)]
+    if not usable:
+        raise EmbeddingError(
+            f"no ONNX model cache of {model_id!r} and none of {[str(r) for r in roots]} can be "
+            "written: set HIVE_MIND_MODEL_CACHE to a writable directory", provider="inprocess")
+    target = usable[0]
     target.parent.mkdir(parents=True, exist_ok=True)
     with _export_lock(target):
         ready = read_manifest(target)  # another process finished it while we waited

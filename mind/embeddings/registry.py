@@ -39,7 +39,9 @@ class EmbeddingConfig:
     lanes: int | None = None  # parallel in-process encoders (see inprocess.py)
     nice: int = 0  # in-process encodes at lower CPU priority (see inprocess.py)
     backend: str = "torch"  # what runs the in-process model: torch | onnx | onnx-int8
-    onnx_cache_dir: Path | None = None  # where ONNX exports are cached (default ~/.hive-mind)
+    # where ONNX exports are cached: the first root holding one, else the first writable
+    # (mind.embeddings.onnx_export; default: the machine-wide cache)
+    onnx_cache_dir: Path | tuple[Path, ...] | None = None
     cache_dir: str | None = None
     inprocess_model: str | None = None
     ollama_url: str = "http://localhost:11434"
