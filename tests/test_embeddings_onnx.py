@@ -303,6 +303,7 @@ def test_the_export_is_shared_by_every_data_dir(cache_root: Path, tmp_path: Path
     asyncio.run(_embed(InProcessEmbedder(backend="onnx-int8", onnx_cache_dir=second,
                                          num_threads=1), TEXTS[:1]))
     assert not (tmp_path / "two" / "models").exists()
+    assert not (tmp_path / "one" / "models").exists()  # exported into the model cache only
     monkeypatch.delenv("HIVE_MIND_MODEL_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     default = load_settings(data_dir=tmp_path / "one").embedding_config().onnx_cache_dir
@@ -337,3 +338,21 @@ def test_writable_probes_the_directory(tmp_path: Path) -> None:
         assert onnx_export.writable(locked) is (os.geteuid() == 0)  # root writes anyway
     finally:
         locked.chmod(0o700)
+
+
+def test_model_prepare_fills_the_model_cache_once(tmp_path: Path) -> None:
+    """``hive-mind model prepare`` exports into HIVE_MIND_MODEL_CACHE, a second run finds it,
+    and the data dir stays empty."""
+    env = {k: v for k, v in os.environ.items() if k != "HIVE_MIND_EMBEDDING_CACHE_DIR"}
+    env.update(HIVE_MIND_MODEL_CACHE=str(tmp_path / "cache"), HF_HUB_OFFLINE="1")
+    command = [sys.executable, "-m", "hive_mind", "--data-dir", str(tmp_path / "data"), "model",
+               "prepare", "--json"]
+    runs = [json.loads(subprocess.run(command, env=env, cwd=ROOT, capture_output=True,
+                                      text=True, check=True, timeout=300).stdout)
+            for _ in range(2)]
+    for summary in runs:
+        assert summary["backend"] == "onnx-int8" and summary["dimensions"] == 384
+        assert Path(summary["cache"]).parent == tmp_path / "cache" / "onnx"
+        assert read_manifest(Path(summary["cache"])) is not None
+    assert runs[0]["cache"] == runs[1]["cache"]
+    assert not (tmp_path / "data").exists() or not any((tmp_path / "data").iterdir())

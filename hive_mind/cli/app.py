@@ -44,6 +44,7 @@ GROUPS: Final = (  # (top-level command names, the module that registers them), 
     (("maintenance",), "maintenance"),
     (("jobs",), "jobs"),
     (("cluster",), "cluster"),
+    (("model",), "model"),
 )
 
 
@@ -100,6 +101,8 @@ def register(app: typer.Typer, module: str) -> None:
         from hive_mind.cli.jobs import register as add
     elif module == "cluster":
         from hive_mind.cli.cluster import register as add
+    elif module == "model":
+        from hive_mind.cli.model import register as add
     else:
         raise ValueError(f"no command module {module!r}")
     add(app)

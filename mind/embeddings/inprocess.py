@@ -216,6 +216,11 @@ class InProcessEmbedder:
     def loaded(self) -> bool:
         return self._loaded
 
+    @property
+    def prepared_at(self) -> Path | None:
+        """The ONNX export the model runs from, once loaded (None for the torch backend)."""
+        return getattr(self._encoder, "directory", None)
+
     async def load(self) -> int:
         """Load the model (once, off the event loop); returns its dimension."""
         if not self._loaded:

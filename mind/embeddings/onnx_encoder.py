@@ -57,6 +57,11 @@ class OnnxEncoder:
         self._exported: ExportedModel | None = None
         self.dimensions = 0
 
+    @property
+    def directory(self) -> Path | None:
+        """Where the loaded export lives (None before :meth:`load`)."""
+        return None if self._exported is None else self._exported.directory
+
     def prepare_thread(self) -> None:
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 

@@ -144,12 +144,12 @@ def ensure_exported(
         ready = read_manifest(candidate)
         if ready is not None:
             return ready
-    usable = [t for r, t in zip(roots, targets, strict=True) if writable(r)]
-    if not usable:
+    # the first writable root; the probe creates it, so the later ones are not probed
+    target = next((t for r, t in zip(roots, targets, strict=True) if writable(r)), None)
+    if target is None:
         raise EmbeddingError(
             f"no ONNX model cache of {model_id!r} and none of {[str(r) for r in roots]} can be "
             "written: set HIVE_MIND_MODEL_CACHE to a writable directory", provider="inprocess")
-    target = usable[0]
     target.parent.mkdir(parents=True, exist_ok=True)
     with _export_lock(target):
         ready = read_manifest(target)  # another process finished it while we waited
