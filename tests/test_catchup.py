@@ -19,7 +19,13 @@ from hive_mind.facade import HiveMind
 from mind.embeddings.inprocess import InProcessEmbedder
 from mind.frames.model import NewFrame
 from mind.frames.store import FrameStore
-from mind.retrieval.catchup import catch_up_topic, is_catch_up, is_decision, topic_text
+from mind.retrieval.catchup import (
+    catch_up_topic,
+    decision_factor,
+    is_catch_up,
+    is_decision,
+    topic_text,
+)
 from mind.retrieval.indexer import index_pending
 from mind.retrieval.search import HybridSearch
 from mind.storage.db import Database
@@ -215,6 +221,17 @@ def test_the_keyword_lane_reads_the_query_without_its_catch_up_phrase() -> None:
     assert topic_text("what did we decide about the database") == "about the database"
     assert topic_text("What did we agree on for the Lisbon trip?") == "on for the Lisbon trip?"
     assert topic_text("Which database for Tidewatch?") == "Which database for Tidewatch?"
+
+
+@pytest.mark.parametrize(("text", "relevance", "best", "factor"), [
+    ("OK, decision made: Postgres for Heron billing.", 0.16, 0.16, 1.5),  # the best, however low
+    ("OK, decision made: Postgres for Heron billing.", 0.6, 0.99, 1.5),
+    ("We decided to repaint the kitchen cabinets.", 0.03, 0.99, 1.0),  # about something else
+    ("The garden fence is leaning after the storm.", 0.99, 0.99, 1.0),  # no decision
+])
+def test_only_a_decision_about_the_topic_is_lifted(text: str, relevance: float, best: float,
+                                                   factor: float) -> None:
+    assert decision_factor(text, relevance, best) == factor
 
 
 @pytest.mark.parametrize(("text", "decided"), [

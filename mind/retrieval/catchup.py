@@ -5,11 +5,11 @@ Only a catch-up **without a topic** ("where were we?", "catch me up", "what did 
 critical and important frames, its decisions, and its most recent frames, de-duplicated, newest
 first within each group (:func:`catch_up_frames`). A catch-up phrase **with a topic** ("what did
 we decide about the database", "catch me up on the Lisbon trip", "recap of the tidewatch
-schema") is a question about that topic: the search lanes run on it as on any query
-(the keyword lane and keyword coverage on the query without the catch-up phrase,
-:func:`topic_text`, so "decide" or "we" match nothing), and a turn that states a decision *and*
-is about the topic — its absolute relevance (:mod:`mind.retrieval.relevance`) at least
-:data:`ABOUT` — gets match × (1 + :data:`DECISION_BOOST`) (:func:`decision_factor`). A decision
+schema") is a question about that topic: the search lanes run on it as on any query (the
+keyword lane and keyword coverage on the query without the catch-up phrase, :func:`topic_text`,
+so "decide" or "we" match nothing), and a turn that states a decision *and* is about the topic
+— its absolute relevance (:mod:`mind.retrieval.relevance`) at least :data:`ABOUT` × the best
+candidate's — gets match × (1 + :data:`DECISION_BOOST`) (:func:`decision_factor`). A decision
 about something else is not brought in or lifted for being one.
 
 :func:`catch_up_topic` tells the two apart: the topic is what the query says besides the
@@ -66,8 +66,10 @@ _UNDECIDED = re.compile(
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 DECISION_BOOST: Final = 0.5  # a topical catch-up: a decision about the topic's match × 1.5
-# the absolute relevance (mind.retrieval.relevance) from which a decision is about the topic:
-# the calibrated "likely a match" line (`recall --min-relevance 0.5`)
+# a decision is about the topic when its absolute relevance (mind.retrieval.relevance) is at
+# least this share of the best candidate's: ~0.5, the "likely match" line, when the topic is
+# matched outright; less in a mind that words it otherwise (the example export's database
+# talk never says "database": its best turn scores 0.16)
 ABOUT: Final = 0.5
 
 
@@ -108,10 +110,12 @@ def is_decision(content: str) -> bool:
     return False
 
 
-def decision_factor(content: str, relevance: float) -> float:
+def decision_factor(content: str, relevance: float, best: float) -> float:
     """A topical catch-up's multiplier of a candidate's match: 1 + :data:`DECISION_BOOST` for
-    a decision whose absolute relevance to the topic is at least :data:`ABOUT`, else 1."""
-    return 1.0 + DECISION_BOOST if relevance >= ABOUT and is_decision(content) else 1.0
+    a decision whose absolute relevance to the topic is at least :data:`ABOUT` × ``best`` (the
+    best candidate's), else 1."""
+    lifted = relevance >= ABOUT * best and is_decision(content)
+    return 1.0 + DECISION_BOOST if lifted else 1.0
 
 
 async def catch_up_frames(

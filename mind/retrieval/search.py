@@ -476,19 +476,20 @@ class HybridSearch:
     async def _decisions_first(self, words: str, scored: dict[int, _Conv],
                                frames: dict[int, Frame], ran: _Lanes) -> None:
         """A catch-up about a topic: a candidate that states a decision and is about the topic
-        (its absolute relevance, from ``words`` and the question's vector) gets its match ×
-        :func:`mind.retrieval.catchup.decision_factor`."""
+        (its absolute relevance, from ``words`` and the question's vector, against the best
+        candidate's) gets its match × :func:`mind.retrieval.catchup.decision_factor`."""
         patterns = coverage_patterns(query_terms(words))
         q, background, sims = ran.query_vector, None, dict(ran.similarity)
         if self._index is not None and q is not None:
             background = self._index.background(q)
             missing = [fid for fid in scored if fid not in sims]
             sims.update(await self._index.similarities(q, missing) if missing else {})
+        about = {fid: absolute_relevance(sims.get(fid), background,
+                                         keyword_coverage(patterns, frames[fid].content))
+                 for fid in scored}
+        best = max(about.values(), default=0.0)
         for fid, conv in scored.items():
-            content = frames[fid].content
-            about = absolute_relevance(sims.get(fid), background,
-                                       keyword_coverage(patterns, content))
-            conv.decision = decision_factor(content, about)
+            conv.decision = decision_factor(frames[fid].content, about[fid], best)
             conv.match *= conv.decision
 
     async def _absolute(self, query: str, results: list[SearchResult], ran: _Lanes) -> None:
