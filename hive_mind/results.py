@@ -124,7 +124,8 @@ def explain_dict(result: SearchResult) -> dict[str, Any]:
     about '<topic>': lanes, decisions first``. ``absolute_relevance`` and its evidence:
     ``above_background`` (cosine minus the query's mean cosine to this mind's frames; null
     without a vector) and ``coverage`` (share of the query's words the frame holds),
-    :mod:`mind.retrieval.relevance`."""
+    :mod:`mind.retrieval.relevance`. ``decision`` (a factor of ``match``): 1.5 for a turn that
+    states a decision about a catch-up's topic, else 1 (:mod:`mind.retrieval.catchup`)."""
     factors = result.factors
 
     def factor(name: str) -> float | None:
@@ -143,6 +144,7 @@ def explain_dict(result: SearchResult) -> dict[str, Any]:
         "time_match": bool(factors.get("time")),
         "match": factor("match"),
         "spread": factor("spread"),
+        "decision": factor("decision"),
         "recency": factor("recency"),
         "importance": factor("importance"),
         "proximity": factor("proximity"),

@@ -9,7 +9,7 @@ import pytest
 
 EXPLAIN_KEYS = {
     "keyword_rank", "vector_rank", "similarity", "lanes", "session", "neighbour", "update",
-    "fused", "superseded_by", "supersedes", "spread", "path", "above_background", "coverage",
+    "fused", "superseded_by", "supersedes", "spread", "decision", "path", "above_background", "coverage",
     "absolute_relevance",
     "speaker_match", "time_match", "match", "recency", "importance", "proximity", "popularity",
     "relevance", "final", "score",

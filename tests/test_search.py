@@ -290,20 +290,3 @@ async def test_graph_proximity_reaches_a_conversation_but_not_the_daily_bucket(
     assert results[weight].relevance > results[loose].relevance  # same conversation
     assert results[named].relevance > results[weight].relevance  # named it
 
-
-@pytest.mark.parametrize(("query", "topic"), [
-    ("where were we?", ""),
-    ("Catch me up", ""),
-    ("What did we decide?", ""),
-    ("recap please", ""),
-    ("what did we decide about the database", "database"),
-    ("catch me up on the Lisbon trip", "Lisbon trip"),
-    ("Recap of the tidewatch schema", "tidewatch schema"),
-    ("What did we agree on for the Lisbon trip?", "Lisbon trip"),
-    ("Which database did we choose?", None),
-])
-def test_catch_up_with_and_without_a_topic(query: str, topic: str | None) -> None:
-    from mind.retrieval.catchup import catch_up_topic, is_catch_up
-
-    assert catch_up_topic(query) == topic
-    assert is_catch_up(query) is (topic == "")

@@ -16,6 +16,7 @@ import pytest_asyncio
 
 from hive_mind.facade import HiveMind
 from mind.errors import ValidationError
+from tests.chat_world import chat_mind
 from tests.procs import ROOT
 
 pytestmark = pytest.mark.timeout(600)
@@ -67,35 +68,10 @@ class World:
     ids: dict[str, int]  # a distinctive piece of text → frame id
 
 
-def _write_export(path: Path) -> None:
-    with path.open("w") as out:
-        for i, (conv, at, speaker, text) in enumerate(TURNS):
-            role = "assistant" if speaker == "Assistant" else "user"
-            out.write(json.dumps({"conversation_id": conv, "message_id": f"m{i}",
-                                  "speaker": speaker, "role": role, "text": text,
-                                  "timestamp": at}) + "\n")
-
-
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World]:
-    root = tmp_path_factory.mktemp("supersession")
-    export = root / "chats.jsonl"
-    _write_export(export)
-    hm = await HiveMind.open(data_dir=root / "data", embedding_provider="inprocess",
-                             redis_url=None)
-    try:
-        summary = await hm.harvest("universal", export)
-        assert summary["frames_created"] == len(TURNS)
-        await hm.wait_idle()
-        hits = await hm.recall("the", limit=50, touch=False)  # nothing pending: all indexed
-        assert (await hm.stats())["pending_index"] == 0 and hits
-        ids = {}
-        for _, _, _, text in TURNS:
-            found = await hm.recall(text, limit=3, touch=False)
-            ids[text] = next(h["id"] for h in found if h["content"].endswith(text))
+    async with chat_mind(tmp_path_factory.mktemp("supersession"), TURNS) as (hm, ids):
         yield World(hm, ids)
-    finally:
-        await hm.close()
 
 
 def _id(world: World, piece: str) -> int:

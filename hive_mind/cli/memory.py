@@ -171,7 +171,9 @@ def explain_table(results: list[dict[str, Any]]) -> Table:
         match = _num(e["match"])
         if match is not None:
             match += "".join(f" {name}" for name, on in (("speaker", e["speaker_match"]),
-                                                         ("time", e["time_match"])) if on)
+                                                         ("time", e["time_match"]),
+                                                         ("decision", (e.get("decision") or 1) > 1))
+                             if on)
         notes = [f"{label} {_ids(e.get(key) or [])}" for key, label in
                  (("superseded_by", "superseded by"), ("supersedes", "supersedes")) if e.get(key)]
         content = f"[{'; '.join(notes)}] {r['content']}" if notes else r["content"]
@@ -186,7 +188,8 @@ def explain_table(results: list[dict[str, Any]]) -> Table:
                    "kw#/vec#: lane rank (- = not found); fused = lanes + session + neighbour "
                    "+ update (a later statement lifted above the one it supersedes); "
                    "match = speaker × time × spread (a gathering question's share for a turn "
-                   "with better turns of its conversation); final = fused × match × relevance")
+                   "with better turns of its conversation) × decision (1.5: a decision about "
+                   "a catch-up's topic); final = fused × match × relevance")
     out.caption_justify = "left"
     return out
 

@@ -56,7 +56,7 @@ from mind.knowledge.store import KnowledgeGraph
 from mind.knowledge.supersession import Pairs, pairs_sync
 from mind.knowledge.updates import is_history_query
 from mind.retrieval import conversation
-from mind.retrieval.catchup import DECISION_BOOST, catch_up_frames, catch_up_topic, is_decision
+from mind.retrieval.catchup import catch_up_frames, catch_up_topic, decision_factor, topic_text
 from mind.retrieval.conversation import (
     Signals,
     frames_at,
@@ -175,6 +175,7 @@ class _Conv:
     match: float = 1.0
     update: float = 0.0  # what lifts a later statement above the one it supersedes
     spread: float = 1.0  # a gathering question's share for the turn (in ``match``)
+    decision: float = 1.0  # a topical catch-up's lift of a decision about it (in ``match``)
 
     @property
     def fused(self) -> float:
@@ -183,7 +184,7 @@ class _Conv:
     def explain(self) -> dict[str, float]:
         return {"session": self.session, "neighbour": self.neighbour, "update": self.update,
                 "speaker": float(self.speaker), "time": float(self.time), "fused": self.fused,
-                "match": self.match, "spread": self.spread}
+                "match": self.match, "spread": self.spread, "decision": self.decision}
 
 
 # a candidate: (sort key, normalized score, frame id, signals, factors, relevance, final)
@@ -283,12 +284,15 @@ class HybridSearch:
         n = max(candidates, limit)
         signals = self.signals or conversation.DEFAULT_SIGNALS
         path = f"catch-up about {topic!r}: lanes, decisions first" if topic else "lanes"
+        # a topical catch-up's keyword lane and coverage leave its catch-up phrase out ("decide",
+        # "we" would match every decision); the vector lane and the signals read the question
+        words = topic_text(query) if topic else query
         ran = _Lanes(bm25=_bm25(signals.context_weight), context_weight=signals.context_weight)
 
         prefetched: dict[int, Frame] = {}
 
         async def keyword() -> None:
-            hits = await self._keyword_lane(query, n * KEYWORD_RESERVE, where, params, ran)
+            hits = await self._keyword_lane(words, n * KEYWORD_RESERVE, where, params, ran)
             ran.keyword_hits, ran.keyword_reserve = hits[:n], dict(hits[n:])
             # the lane's frames are read while the vector lane's product runs: off the
             # critical path (reading a recall's ~140 candidates took 3.6 ms at 1,000,000
@@ -324,9 +328,7 @@ class HybridSearch:
         lane_rrf = {fid: v for fid, v in lane_rrf.items() if fid in frames}
         scored = await self._conversation(query, lane_rrf, frames, where, params, signals)
         if topic:  # a catch-up about a topic: its decisions first (mind.retrieval.catchup)
-            for fid, conv in scored.items():
-                if is_decision(frames[fid].content):
-                    conv.match *= 1 + DECISION_BOOST
+            await self._decisions_first(words, scored, frames, ran)
         if graph is not None:
             graph_distances = await graph
         graph_distances = graph_distances or {}
@@ -379,7 +381,7 @@ class HybridSearch:
                 factors={**conv.explain(), **prior.as_dict(), "relevance": rel},
                 superseded_by=pairs.superseded_by.get(fid, []),
                 supersedes=pairs.supersedes.get(fid, []), path=path))
-        await self._absolute(query, results, ran)
+        await self._absolute(words, results, ran)
         if rerank and self.reranker is not None and results:
             results = await self._rerank(query, results, limit, ran.notes)
         if min_relevance is not None:
@@ -470,6 +472,25 @@ class HybridSearch:
             if not changed:
                 break
         return sorted(by_id.values(), key=lambda r: r[0])
+
+    async def _decisions_first(self, words: str, scored: dict[int, _Conv],
+                               frames: dict[int, Frame], ran: _Lanes) -> None:
+        """A catch-up about a topic: a candidate that states a decision and is about the topic
+        (its absolute relevance, from ``words`` and the question's vector, against the best
+        candidate's) gets its match × :func:`mind.retrieval.catchup.decision_factor`."""
+        patterns = coverage_patterns(query_terms(words))
+        q, background, sims = ran.query_vector, None, dict(ran.similarity)
+        if self._index is not None and q is not None:
+            background = self._index.background(q)
+            missing = [fid for fid in scored if fid not in sims]
+            sims.update(await self._index.similarities(q, missing) if missing else {})
+        about = {fid: absolute_relevance(sims.get(fid), background,
+                                         keyword_coverage(patterns, frames[fid].content))
+                 for fid in scored}
+        best = max(about.values(), default=0.0)
+        for fid, conv in scored.items():
+            conv.decision = decision_factor(frames[fid].content, about[fid], best)
+            conv.match *= conv.decision
 
     async def _absolute(self, query: str, results: list[SearchResult], ran: _Lanes) -> None:
         """Each result's absolute relevance (:mod:`mind.retrieval.relevance`): its cosine
