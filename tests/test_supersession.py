@@ -178,6 +178,21 @@ async def test_absolute_relevance_tells_a_match_from_noise(world: World) -> None
 
 
 @pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize(("question", "current", "outdated"), CASES)
+async def test_an_updates_absolute_relevance_does_not_depend_on_the_limit(
+        world: World, question: str, current: str, outdated: str) -> None:
+    """The update takes the value of the statement it replaces when that statement is a
+    candidate of the recall, whether or not the limit lets it be returned: asked for one
+    result, the current statement is as relevant as asked for ten (min_relevance keeps it)."""
+    new = _id(world, current)
+    alone = await _ask(world, question, limit=1)
+    among = {h["id"]: h for h in await _ask(world, question, limit=10)}
+    assert alone[0]["id"] == new
+    assert alone[0]["absolute_relevance"] == among[new]["absolute_relevance"]
+    assert among[new]["absolute_relevance"] >= among[_id(world, outdated)]["absolute_relevance"]
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_forgetting_the_update_makes_the_old_statement_current(world: World) -> None:
     # runs last in this module: it erases the rent update
     question = "How much is the monthly rent for the Elm Street flat?"

@@ -381,7 +381,7 @@ class HybridSearch:
                 factors={**conv.explain(), **prior.as_dict(), "relevance": rel},
                 superseded_by=pairs.superseded_by.get(fid, []),
                 supersedes=pairs.supersedes.get(fid, []), path=path))
-        await self._absolute(words, results, ran)
+        await self._absolute(words, results, ran, frames)
         if rerank and self.reranker is not None and results:
             results = await self._rerank(query, results, limit, ran.notes)
         if min_relevance is not None:
@@ -473,50 +473,55 @@ class HybridSearch:
                 break
         return sorted(by_id.values(), key=lambda r: r[0])
 
+    async def _own_relevance(self, words: str, frames: Sequence[Frame], ran: _Lanes
+                             ) -> dict[int, tuple[float, float, float | None]]:
+        """Each frame's own absolute relevance (:mod:`mind.retrieval.relevance`) with its
+        evidence: ``(value, keyword coverage, cosine above the query's background or None)``;
+        a cosine the vector lane did not compute is looked up by frame (no scan)."""
+        patterns = coverage_patterns(query_terms(words))
+        q, background, sims = ran.query_vector, None, dict(ran.similarity)
+        if self._index is not None and q is not None:
+            background = self._index.background(q)
+            missing = [f.id for f in frames if f.id not in sims]
+            sims.update(await self._index.similarities(q, missing) if missing else {})
+        own = {}
+        for f in frames:
+            cosine, coverage = sims.get(f.id), keyword_coverage(patterns, f.content)
+            above = None if cosine is None or background is None else cosine - background
+            own[f.id] = (absolute_relevance(cosine, background, coverage), coverage, above)
+        return own
+
     async def _decisions_first(self, words: str, scored: dict[int, _Conv],
                                frames: dict[int, Frame], ran: _Lanes) -> None:
         """A catch-up about a topic: a candidate that states a decision and is about the topic
         (its absolute relevance, from ``words`` and the question's vector, against the best
         candidate's) gets its match × :func:`mind.retrieval.catchup.decision_factor`."""
-        patterns = coverage_patterns(query_terms(words))
-        q, background, sims = ran.query_vector, None, dict(ran.similarity)
-        if self._index is not None and q is not None:
-            background = self._index.background(q)
-            missing = [fid for fid in scored if fid not in sims]
-            sims.update(await self._index.similarities(q, missing) if missing else {})
-        about = {fid: absolute_relevance(sims.get(fid), background,
-                                         keyword_coverage(patterns, frames[fid].content))
-                 for fid in scored}
-        best = max(about.values(), default=0.0)
+        own = await self._own_relevance(words, [frames[fid] for fid in scored], ran)
+        best = max((v[0] for v in own.values()), default=0.0)
         for fid, conv in scored.items():
-            conv.decision = decision_factor(frames[fid].content, about[fid], best)
+            conv.decision = decision_factor(frames[fid].content, own[fid][0], best)
             conv.match *= conv.decision
 
-    async def _absolute(self, query: str, results: list[SearchResult], ran: _Lanes) -> None:
+    async def _absolute(self, words: str, results: list[SearchResult], ran: _Lanes,
+                        candidates: dict[int, Frame]) -> None:
         """Each result's absolute relevance (:mod:`mind.retrieval.relevance`): its cosine
         above the query's background in this mind, and its keyword coverage; an update takes
-        the value of a statement it supersedes among the results when that is higher."""
-        patterns = coverage_patterns(query_terms(query))
-        q, background, sims = ran.query_vector, None, {}
-        if self._index is not None and q is not None:
-            background = self._index.background(q)
-            missing = [r.frame.id for r in results if r.similarity is None]
-            sims = await self._index.similarities(q, missing) if missing else {}
+        the value of a statement it supersedes when that is higher and the statement is a
+        candidate of this recall, returned or not (the limit must not change a result's value:
+        asked for one result, "she's 13.5 kg now" scored as noise)."""
+        ids = {r.frame.id for r in results}
+        replaced = {old: candidates[old] for r in results for old in r.supersedes
+                    if old in candidates and old not in ids}
+        own = await self._own_relevance(
+            words, [*(r.frame for r in results), *replaced.values()], ran)
         for r in results:
-            cosine = r.similarity if r.similarity is not None else sims.get(r.frame.id)
-            coverage = keyword_coverage(patterns, r.frame.content)
-            r.absolute_relevance = absolute_relevance(cosine, background, coverage)
-            r.factors["coverage"] = coverage
-            if cosine is not None and background is not None:
-                r.factors["above_background"] = cosine - background
-        # a later statement answers whatever the one it replaces answered ("she's 13.5 kg now"
-        # names no weight, but replaces "she weighs 11 kg")
-        by_id = {r.frame.id: r for r in results}
-        for r in results:
-            for old in r.supersedes:
-                if old in by_id:
-                    r.absolute_relevance = max(r.absolute_relevance or 0.0,
-                                               by_id[old].absolute_relevance or 0.0)
+            value, r.factors["coverage"], above = own[r.frame.id]
+            if above is not None:
+                r.factors["above_background"] = above
+            # a later statement answers whatever the one it replaces answered ("she's 13.5 kg
+            # now" names no weight, but replaces "she weighs 11 kg")
+            r.absolute_relevance = max([value, *(own[old][0] for old in r.supersedes
+                                                 if old in own)])
 
     # -- lanes ------------------------------------------------------------------------------
 
