@@ -100,7 +100,8 @@ def test_save_then_recall_json(cli: Run) -> None:
     assert top["content"].startswith("Alice moved") and top["from"] == "personal"
     assert all(0.0 <= r["score"] <= 1.0 for r in results)
     out, _ = cli("recall", "Lisbon")
-    assert "Alice moved" in out
+    shown = cli.json("recall", "Lisbon")[0]["absolute_relevance"]
+    assert "Alice moved" in out and "absolute" in out and f"{shown:.3f}" in out
     assert 0.0 <= top["absolute_relevance"] <= 1.0
     kept = cli.json("recall", "Alice moved to Lisbon Apollo project", "--min-relevance", "0.5")
     assert kept and kept[0]["content"].startswith("Alice moved")
@@ -155,7 +156,8 @@ def test_recall_explain(cli: Run) -> None:
     assert "lanes" in cli.fails("recall", "x", "--lanes", "both")
 
     out, _ = cli("recall", "Lisbon", "--explain")
-    for column in ("kw#", "vec#", "fused", "session", "neighbour", "match", "relevance"):
+    for column in ("absolute", "kw#", "vec#", "fused", "session", "neighbour", "match",
+                   "relevance"):
         assert column in out
     assert "Alice moved" in out and "final = fused × match × relevance" in out
     assert "\\x1b[31mLisbon" in out  # stored control characters are shown escaped, not raw

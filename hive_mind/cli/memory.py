@@ -137,12 +137,14 @@ def recall(
         elif explain:
             c.print(explain_table(results))
         else:
-            c.print(table(
-                f"{len(results)} result(s)", ["score", "id", "from", "importance",
+            out = table(
+                f"{len(results)} result(s)", ["score", "absolute", "id", "from", "importance",
                                               "created_at", "content"],
-                ([f"{r['score']:.3f}", r["id"], r["from"], r["importance"], r["created_at"],
-                  r["content"]] for r in results),
-                limits={"content": 200}))
+                ([f"{r['score']:.3f}", _absolute(r), r["id"], r["from"], r["importance"],
+                  r["created_at"], r["content"]] for r in results),
+                limits={"content": 200})
+            out.caption, out.caption_justify = ABSOLUTE_CAPTION, "left"
+            c.print(out)
         from rich.text import Text
 
         for conflict in detail.get("conflicts") or []:
@@ -157,6 +159,16 @@ def _ids(ids: list[int]) -> str:
 
 def _num(value: float | None) -> str | None:
     return None if value is None else f"{value:.4f}"
+
+
+def _absolute(result: dict[str, Any]) -> str | None:
+    value = result.get("absolute_relevance")
+    return None if value is None else f"{value:.3f}"
+
+
+ABSOLUTE_CAPTION = ("score: rank score (the top result is always near 1); absolute: how likely "
+                    "the result matches the query at all, comparable across queries and minds "
+                    "(>= 0.5 a likely match, < 0.3 noise; --min-relevance filters on it)")
 
 
 EXPLAIN_KEYS = ("keyword_rank", "vector_rank", "fused", "session", "neighbour", "match",
@@ -177,14 +189,15 @@ def explain_table(results: list[dict[str, Any]]) -> Table:
         notes = [f"{label} {_ids(e.get(key) or [])}" for key, label in
                  (("superseded_by", "superseded by"), ("supersedes", "supersedes")) if e.get(key)]
         content = f"[{'; '.join(notes)}] {r['content']}" if notes else r["content"]
-        rows.append([rank, r["id"], f"{r['score']:.3f}", e["keyword_rank"], e["vector_rank"],
-                     _num(e["fused"]), _num(e["session"]), _num(e["neighbour"]), match,
-                     _num(e["relevance"]), _num(e["final"]), content])
+        rows.append([rank, r["id"], f"{r['score']:.3f}", _absolute(r), e["keyword_rank"],
+                     e["vector_rank"], _num(e["fused"]), _num(e["session"]),
+                     _num(e["neighbour"]), match, _num(e["relevance"]), _num(e["final"]),
+                     content])
     out = table(f"{len(results)} result(s), explained",
-                ["#", "id", "score", "kw#", "vec#", "fused", "session", "neighbour", "match",
-                 "relevance", "final", "content"], rows, limits={"content": 80})
+                ["#", "id", "score", "absolute", "kw#", "vec#", "fused", "session", "neighbour",
+                 "match", "relevance", "final", "content"], rows, limits={"content": 80})
     paths = sorted({r["explain"]["path"] for r in results if r["explain"]})
-    out.caption = (f"path: {', '.join(paths) or 'external only'}; "
+    out.caption = (f"{ABSOLUTE_CAPTION}; path: {', '.join(paths) or 'external only'}; "
                    "kw#/vec#: lane rank (- = not found); fused = lanes + session + neighbour "
                    "+ update (a later statement lifted above the one it supersedes); "
                    "match = speaker × time × spread (a gathering question's share for a turn "
