@@ -28,6 +28,7 @@ import httpx
 
 from hive_mind.api.codes import RemoteError, ServerUnavailableError, exception_for
 from hive_mind.settings import Settings
+from mind.bounds import bounded_float
 from mind.errors import ConfigurationError, ValidationError
 
 DEFAULT_TIMEOUT = 600.0  # harvests with wait=True answer when indexing is done
@@ -209,6 +210,8 @@ class RemoteHiveMind:
                             catch_up: bool | None = None, lanes: str = "hybrid",
                             touch: bool = True, explain: bool = False,
                             min_relevance: float | None = None) -> dict[str, Any]:
+        if min_relevance is not None:  # checked here too: JSON has no NaN to send
+            bounded_float(min_relevance, "min_relevance", 0.0, 1.0)
         body = {"query": query, "limit": limit, "scope": scope, "workspace": workspace,
                 "profile": profile, "since": since, "until": until, "catch_up": catch_up,
                 "lanes": lanes, "touch": touch, "explain": explain,
