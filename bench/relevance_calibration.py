@@ -12,6 +12,10 @@ SciFact, never fitted on, measure them: the mean ``absolute_relevance`` of evide
 the other top-10 results and of an unrelated question's top result, and ROC AUC of evidence
 against unrelated results. Figures with the constants in the code and the fitted ones.
 
+Last, ``make run``'s mind (``examples/chatgpt-export`` through ``HiveMind.harvest``): the value
+of each of ``examples/questions.json``'s answers among its question's top 10, against the top
+result of unrelated questions (the SciFact claims and "quantum chromodynamics lattice gauge").
+
     HF_HUB_OFFLINE=1 .venv/bin/python bench/relevance_calibration.py --keep DIR
 """
 
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -50,6 +55,32 @@ async def rows_of(ev: harness.Eval, data_dir: Path, questions: list[harness.Ques
     finally:
         await hm.close()
     return out
+
+
+async def demo(data_dir: Path, unrelated: list[str]) -> str:
+    """``make run``'s mind: each question's answer (its first result holding the expected
+    text) against the top result of each unrelated question; the rank score beside it."""
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    fresh = not (data_dir / "personal.mind").exists()
+    hm = await harness.open_hive(data_dir)
+    try:
+        if fresh:
+            await hm.harvest("chatgpt", examples / "chatgpt-export")
+            await hm.wait_idle()
+        answers = []
+        for q in json.loads((examples / "questions.json").read_text()):
+            hits = await hm.recall(q["question"], limit=10, touch=False)
+            answers += [next((h["absolute_relevance"] for h in hits if q["expect"] in h["content"]),
+                             0.0)]
+        tops = [(await hm.recall(text, limit=10, touch=False))[0] for text in unrelated]
+    finally:
+        await hm.close()
+    a, noise = np.array(answers), np.array([t["absolute_relevance"] for t in tops])
+    return (f"| make run's mind | {len(a)} answers: mean {a.mean():.3f}, min {a.min():.3f}, "
+            f">= 0.5 {np.mean(a >= 0.5):.2f} | {len(noise)} unrelated tops: mean "
+            f"{noise.mean():.3f}, max {noise.max():.3f}, >= 0.3 {np.mean(noise >= 0.3):.2f} | "
+            f"'{unrelated[-1]}': score {tops[-1]['score']:.3f}, absolute_relevance "
+            f"{noise[-1]:.3f} |")
 
 
 def _any_workspace(ev: harness.Eval) -> str | None:
@@ -94,6 +125,8 @@ async def main() -> None:
         unrelated = {"conv": await rows_of(conv_ev, work / "conv", claims),
                      "locomo": await rows_of(locomo_ev, work / "locomo", claims),
                      "scifact": await rows_of(sci_ev, work / "scifact", conv_ev.questions)}
+        demo_row = await demo(work / "demo", [q.text for q in claims]
+                              + ["quantum chromodynamics lattice gauge"])
     train = np.array([r for rows in conv for r in rows if r[2]]
                      + [r for rows in unrelated["conv"] for r in rows])
     current = ((relevance.COSINE_WEIGHT, relevance.COVERAGE_WEIGHT, relevance.BIAS), [0, 1])
@@ -110,6 +143,8 @@ async def main() -> None:
         for name, asked in (("conv (fitted on)", conv), ("locomo", locomo),
                             ("scifact", scifact)):
             print(summary(name, asked, unrelated[name.split()[0]], w, cols))
+    print(f"\n| mind | answers | unrelated questions' top result | the rank score |\n"
+          f"|---|---|---|---|\n{demo_row}")
 
 
 if __name__ == "__main__":
