@@ -26,9 +26,9 @@ from mind.frames.model import Frame
 from mind.knowledge import supersession
 from mind.knowledge.graph import Relation
 from mind.knowledge.store import Entity, KnowledgeGraph
+from mind.retrieval.candidates import SearchResult
 from mind.retrieval.combined import CombinedResult, CombinedRetrievalResult
 from mind.retrieval.external import ExternalDocument
-from mind.retrieval.search import SearchResult
 
 FRAME_FIELDS = ("id", "frame_type", "gop_id", "t", "content", "importance", "source",
                 "created_at", "recorded_at", "metadata")

@@ -15,6 +15,7 @@ from mind.embeddings.inprocess import InProcessEmbedder
 from mind.frames.model import Frame, NewFrame
 from mind.frames.store import FrameStore
 from mind.knowledge.store import KnowledgeGraph
+from mind.retrieval.candidates import SearchResult
 from mind.retrieval.conversation import (
     DEFAULT_SIGNALS,
     Signals,
@@ -27,7 +28,7 @@ from mind.retrieval.conversation import (
 )
 from mind.retrieval.indexer import index_pending
 from mind.retrieval.scoring import RRF_K
-from mind.retrieval.search import HybridSearch, SearchResult
+from mind.retrieval.search import HybridSearch
 from mind.retrieval.text_query import query_terms, tokenize
 from mind.storage.db import Database
 from mind.timeutil import format_ts

@@ -37,14 +37,13 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from mind.redact import mask_text
+from mind.retrieval.candidates import SearchResponse, SearchResult
 from mind.retrieval.external import ExternalDocument, ExternalSource, ExternalSourceError
 from mind.retrieval.search import (
     CANDIDATES,
     HybridSearch,
     Lanes,
     Profile,
-    SearchResponse,
-    SearchResult,
     rank_part,
 )
 from vocabulary.ids import WORKSPACE_PREFIX

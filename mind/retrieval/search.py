@@ -1,13 +1,11 @@
 """HybridSearch: keyword (FTS5) + vector lanes, fused, then conversation signals and re-score.
 
-Behavior of engine-spec a.12 with f.2, f.3, f.4, f.16 and f.21 fixed, re-ranked per issue #11
-(the formula and the measurements behind it: docs/architecture.md, "How a result's place is
-computed"):
+The formula and the measurements behind it: docs/architecture.md, "How a result's place is
+computed".
 * the keyword lane tokenizes like ``unicode61`` and quotes every term
-(:mod:`mind.retrieval.text_query`),
-  ranks by BM25 over the frame's text and its context (:mod:`mind.storage.search_context`); any
-  FTS
-  error falls back to an escaped LIKE search, so no query string can raise;
+  (:mod:`mind.retrieval.text_query`), ranks by BM25 over the frame's text and its context
+  (:mod:`mind.storage.search_context`); any FTS error falls back to an escaped LIKE search, so
+  no query string can raise;
 * the vector lane ranks frames by their own vector *or* their best chunk (one lane, both
   sources: a frame without chunks is never hidden), from an exact in-memory index;
 * each lane draws :data:`CANDIDATES` whatever the limit; every candidate then gets the other
@@ -25,7 +23,9 @@ computed"):
   re-scored, nothing unreranked is appended);
 * catch-up questions without a topic ("where were we") return the briefing of
   :mod:`mind.retrieval.catchup`; with a topic ("what did we decide about the database") the
-  lanes run and decisions rank first; each result names the ``path`` that ran.
+  lanes run and decisions rank first; each result names the ``path`` that ran;
+* a later statement is lifted above the one it supersedes, and each result gets its absolute
+  relevance (:mod:`mind.retrieval.lifts`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ import asyncio
 import logging
 import math
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -53,10 +52,11 @@ from mind.frames.queries import FrameQueries, frames_by_id, time_window_clause
 from mind.frames.store import FrameStore
 from mind.knowledge.graph import with_session_proximity
 from mind.knowledge.store import KnowledgeGraph
-from mind.knowledge.supersession import Pairs, pairs_sync
+from mind.knowledge.supersession import pairs_sync
 from mind.knowledge.updates import is_history_query
 from mind.retrieval import conversation
-from mind.retrieval.catchup import catch_up_frames, catch_up_topic, decision_factor, topic_text
+from mind.retrieval.candidates import Conv, LaneRun, Ranked, SearchResponse, SearchResult
+from mind.retrieval.catchup import catch_up_frames, catch_up_topic, topic_text
 from mind.retrieval.conversation import (
     Signals,
     frames_at,
@@ -69,13 +69,12 @@ from mind.retrieval.conversation import (
     spread_factors,
 )
 from mind.retrieval.keyword_index import KeywordIndex
+from mind.retrieval.lifts import absolute, decisions_first, supersede
 from mind.retrieval.query_time import in_windows, time_windows
-from mind.retrieval.relevance import absolute_relevance, coverage_patterns, keyword_coverage
 from mind.retrieval.scoring import (
     NO_RESCORE,
     PROFILES,
     RRF_K,
-    Factors,
     age_days,
     factors,
     fuse,
@@ -88,7 +87,7 @@ from mind.retrieval.text_query import fts_match_expression, query_terms
 from mind.retrieval.vector_index import VectorIndex
 from mind.retrieval.vectors import Fingerprint, VectorStore
 from mind.storage.db import Database
-from mind.storage.sqlutil import escape_like, placeholders
+from mind.storage.sqlutil import escape_like
 from vocabulary.enums import RecallLanes, RecallProfile
 
 log = logging.getLogger(__name__)
@@ -105,10 +104,6 @@ RERANK_POOL = 30
 # 100 / 70 / 50 / 30 gave LoCoMo dev R@10 0.8083 / 0.8087 / 0.8052 / 0.7967 and conv R@5
 # 0.8933 / 0.8933 / 0.8867 / 0.9000 (docs/benchmarks.md, issue #14)
 CANDIDATES = 70
-# a later statement ranks this much above the outdated one it supersedes, through this many
-# updates of one thing (mind.knowledge.updates)
-SUPERSESSION_MARGIN = 0.01
-SUPERSESSION_DEPTH = 3
 KEYWORD_RESERVE = 3  # the keyword lane reads 3 × CANDIDATES: the rest completes vector hits
 # lane scores closer together than this are not stretched over the whole 0..1 range: cosine
 # similarities within 0.3, BM25 scores within half the best one (two near-equal keyword hits
@@ -127,81 +122,6 @@ class Reranker(Protocol):
     """A cross-encoder: one relevance logit per (query, document)."""
 
     async def score_batch(self, query: str, documents: Sequence[str]) -> Sequence[float]: ...
-
-
-@dataclass(slots=True)
-class SearchResult:
-    frame: Frame
-    rrf: float
-    relevance: float
-    final: float
-    score: float
-    keyword_rank: int | None = None
-    vector_rank: int | None = None
-    similarity: float | None = None
-    keyword_score: float | None = None  # the keyword lane's score (−BM25), when it found it
-    reranked: bool = False
-    reason: str | None = None
-    factors: dict[str, float] = field(default_factory=dict)
-    superseded_by: list[int] = field(default_factory=list)  # later statements replacing it
-    supersedes: list[int] = field(default_factory=list)  # earlier statements it replaces
-    path: str = "lanes"  # lanes | briefing | catch-up about <topic> (mind.retrieval.catchup)
-    # how likely it answers the query at all, comparable across queries and minds
-    # (mind.retrieval.relevance); None for a briefing, which has no query
-    absolute_relevance: float | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(slots=True)
-class SearchResponse:
-    query: str
-    results: list[SearchResult]
-    mode: str  # hybrid | keyword | vector | catch_up | empty
-    degraded: bool = False
-    notes: list[str] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class _Conv:
-    """A candidate's conversation signals (:mod:`mind.retrieval.conversation`)."""
-
-    rrf: float
-    session: float
-    neighbour: float = 0.0
-    speaker: bool = False
-    time: bool = False
-    match: float = 1.0
-    update: float = 0.0  # what lifts a later statement above the one it supersedes
-    spread: float = 1.0  # a gathering question's share for the turn (in ``match``)
-    decision: float = 1.0  # a topical catch-up's lift of a decision about it (in ``match``)
-
-    @property
-    def fused(self) -> float:
-        return self.rrf + self.session + self.neighbour + self.update
-
-    def explain(self) -> dict[str, float]:
-        return {"session": self.session, "neighbour": self.neighbour, "update": self.update,
-                "speaker": float(self.speaker), "time": float(self.time), "fused": self.fused,
-                "match": self.match, "spread": self.spread, "decision": self.decision}
-
-
-# a candidate: (sort key, normalized score, frame id, signals, factors, relevance, final)
-_Ranked = tuple[tuple[float, float], float, int, _Conv, Factors, float, float]
-
-
-@dataclass(slots=True)
-class _Lanes:
-    keyword_hits: list[tuple[int, float]] = field(default_factory=list)  # best first
-    keyword_reserve: dict[int, float] = field(default_factory=dict)  # ranks k..3k, by id
-    similarity: dict[int, float] = field(default_factory=dict)  # the vector lane, best first
-    query_vector: np.ndarray | None = None
-    bm25: str = ""  # the keyword lane's score expression (:func:`_bm25`)
-    context_weight: float = 0.0  # its weight of the context column
-    active: int = 0
-    notes: list[str] = field(default_factory=list)
-    degraded: bool = False
 
 
 class HybridSearch:
@@ -287,7 +207,7 @@ class HybridSearch:
         # a topical catch-up's keyword lane and coverage leave its catch-up phrase out ("decide",
         # "we" would match every decision); the vector lane and the signals read the question
         words = topic_text(query) if topic else query
-        ran = _Lanes(bm25=_bm25(signals.context_weight), context_weight=signals.context_weight)
+        ran = LaneRun(bm25=_bm25(signals.context_weight), context_weight=signals.context_weight)
 
         prefetched: dict[int, Frame] = {}
 
@@ -328,7 +248,7 @@ class HybridSearch:
         lane_rrf = {fid: v for fid, v in lane_rrf.items() if fid in frames}
         scored = await self._conversation(query, lane_rrf, frames, where, params, signals)
         if topic:  # a catch-up about a topic: its decisions first (mind.retrieval.catchup)
-            await self._decisions_first(words, scored, frames, ran)
+            await decisions_first(self._index, words, scored, frames, ran)
         if graph is not None:
             graph_distances = await graph
         graph_distances = graph_distances or {}
@@ -342,7 +262,7 @@ class HybridSearch:
         v_rank = {fid: i for i, fid in enumerate(ran.similarity)}
         lanes_on = max(ran.active, 1)
 
-        def entry(fid: int, conv: _Conv) -> _Ranked:
+        def entry(fid: int, conv: Conv) -> Ranked:
             frame = frames[fid]
             prior = factors(
                 age_days=age_days(frame.recorded_at, now),
@@ -361,7 +281,7 @@ class HybridSearch:
         # reranker's pool) become results — the rest only floor the scores above them
         ranked = sorted((entry(fid, conv) for fid, conv in scored.items()), key=lambda r: r[0])
         if signals.supersede and pairs.superseded_by and not is_history_query(query):
-            ranked = await self._supersede(ranked, pairs, frames, where, params, entry, query)
+            ranked = await supersede(self._db, ranked, pairs, frames, where, params, entry, query)
         if signals.spread and is_gathering(query):
             shares = spread_factors([(r[2], frames[r[2]].gop_id) for r in ranked], signals.spread)
             for r in ranked:
@@ -381,7 +301,7 @@ class HybridSearch:
                 factors={**conv.explain(), **prior.as_dict(), "relevance": rel},
                 superseded_by=pairs.superseded_by.get(fid, []),
                 supersedes=pairs.supersedes.get(fid, []), path=path))
-        await self._absolute(words, results, ran, frames)
+        await absolute(self._index, words, results, ran, frames)
         if rerank and self.reranker is not None and results:
             results = await self._rerank(query, results, limit, ran.notes)
         if min_relevance is not None:
@@ -399,12 +319,12 @@ class HybridSearch:
     async def _conversation(
         self, query: str, lane_rrf: dict[int, float], frames: dict[int, Frame], where: str,
         params: list[Any], signals: Signals,
-    ) -> dict[int, _Conv]:
+    ) -> dict[int, Conv]:
         """Session lane, neighbour expansion, speaker and time (:mod:`mind.retrieval.conversation`);
         neighbours the lanes missed are added to ``frames`` (inside the same filters)."""
         session_of = {fid: f.gop_id for fid, f in frames.items()}
         bonus = session_bonus(lane_rrf, session_of, RRF_K, signals)
-        out = {fid: _Conv(v, bonus.get(fid, 0.0)) for fid, v in lane_rrf.items()}
+        out = {fid: Conv(v, bonus.get(fid, 0.0)) for fid, v in lane_rrf.items()}
         strongest = sorted(out.items(), key=lambda kv: -kv[1].fused)
         gains = neighbour_gains([(frames[fid], c.fused) for fid, c in strongest], signals)
         if gains:
@@ -413,7 +333,7 @@ class HybridSearch:
             for slot, frame in (await frames_at(self._db, missing, where, params)).items():
                 frames[frame.id] = frame
                 at[slot] = frame.id
-                out[frame.id] = _Conv(0.0, 0.0)
+                out[frame.id] = Conv(0.0, 0.0)
             for slot, gain in gains.items():
                 if slot in at:
                     out[at[slot]].neighbour = gain
@@ -427,106 +347,10 @@ class HybridSearch:
                           * (1 + signals.time_boost * conv.time))
         return out
 
-    async def _supersede(
-        self, ranked: list[_Ranked], pairs: Pairs, frames: dict[int, Frame], where: str,
-        params: list[Any], entry: Callable[[int, _Conv], _Ranked], query: str,
-    ) -> list[_Ranked]:
-        """Rank each later statement just above the best-ranked statement it supersedes
-        (:mod:`mind.knowledge.supersession`), bringing it in when the lanes missed it (inside
-        the same filters); the outdated one keeps its place below. A question that names a
-        time ("in August, which CI did we pick?") asks for the state then: only an update made
-        inside that time is lifted. ``update`` is the gain that lifts it, so ``fused`` stays the
-        sum of what it adds up from. (Lifting only updates about as close to the query as the
-        outdated turn was measured: no change on the synthetic chats, and "Going with a
-        wheel-throwing class" no longer answered "what is Priya getting for her birthday?".)"""
-        missing = list(dict.fromkeys(new for old in pairs.superseded_by
-                                     for new in pairs.superseded_by[old] if new not in frames))
-        if missing and where:  # only what the recall's filters admit
-            rows = await self._db.fetchall(
-                f"SELECT f.id FROM memory_frames f WHERE f.id IN ({placeholders(len(missing))})"
-                f" AND {where}", [*missing, *params])
-            missing = [r[0] for r in rows]
-        if missing:
-            frames.update(await self._frames.get_many(missing))
-        windows = time_windows(query)
-
-        def close(new: int) -> bool:  # "in August, which CI did we pick": as of then, not now
-            return not windows or in_windows(windows, frames[new].created_at)
-
-        by_id = {r[2]: r for r in ranked}
-        for _ in range(SUPERSESSION_DEPTH):  # a chain of updates: each above the one before
-            changed = False
-            for r in sorted(by_id.values(), key=lambda r: r[0]):
-                for new in pairs.superseded_by.get(r[2], ()):
-                    if new not in frames or not close(new):
-                        continue
-                    mine = by_id.get(new) or entry(new, _Conv(0.0, 0.0))
-                    target = r[6] * (1 + SUPERSESSION_MARGIN)
-                    if mine[6] >= target:
-                        continue
-                    conv, rel = mine[3], mine[5]
-                    scale = conv.match * rel
-                    conv.update += target / scale - conv.fused if scale > 0 else 0.0
-                    by_id[new] = entry(new, conv)
-                    changed = True
-            if not changed:
-                break
-        return sorted(by_id.values(), key=lambda r: r[0])
-
-    async def _own_relevance(self, words: str, frames: Sequence[Frame], ran: _Lanes
-                             ) -> dict[int, tuple[float, float, float | None]]:
-        """Each frame's own absolute relevance (:mod:`mind.retrieval.relevance`) with its
-        evidence: ``(value, keyword coverage, cosine above the query's background or None)``;
-        a cosine the vector lane did not compute is looked up by frame (no scan)."""
-        patterns = coverage_patterns(query_terms(words))
-        q, background, sims = ran.query_vector, None, dict(ran.similarity)
-        if self._index is not None and q is not None:
-            background = self._index.background(q)
-            missing = [f.id for f in frames if f.id not in sims]
-            sims.update(await self._index.similarities(q, missing) if missing else {})
-        own = {}
-        for f in frames:
-            cosine, coverage = sims.get(f.id), keyword_coverage(patterns, f.content)
-            above = None if cosine is None or background is None else cosine - background
-            own[f.id] = (absolute_relevance(cosine, background, coverage), coverage, above)
-        return own
-
-    async def _decisions_first(self, words: str, scored: dict[int, _Conv],
-                               frames: dict[int, Frame], ran: _Lanes) -> None:
-        """A catch-up about a topic: a candidate that states a decision and is about the topic
-        (its absolute relevance, from ``words`` and the question's vector, against the best
-        candidate's) gets its match × :func:`mind.retrieval.catchup.decision_factor`."""
-        own = await self._own_relevance(words, [frames[fid] for fid in scored], ran)
-        best = max((v[0] for v in own.values()), default=0.0)
-        for fid, conv in scored.items():
-            conv.decision = decision_factor(frames[fid].content, own[fid][0], best)
-            conv.match *= conv.decision
-
-    async def _absolute(self, words: str, results: list[SearchResult], ran: _Lanes,
-                        candidates: dict[int, Frame]) -> None:
-        """Each result's absolute relevance (:mod:`mind.retrieval.relevance`): its cosine
-        above the query's background in this mind, and its keyword coverage; an update takes
-        the value of a statement it supersedes when that is higher and the statement is a
-        candidate of this recall, returned or not (the limit must not change a result's value:
-        asked for one result, "she's 13.5 kg now" scored as noise)."""
-        ids = {r.frame.id for r in results}
-        replaced = {old: candidates[old] for r in results for old in r.supersedes
-                    if old in candidates and old not in ids}
-        own = await self._own_relevance(
-            words, [*(r.frame for r in results), *replaced.values()], ran)
-        for r in results:
-            value, r.factors["coverage"], above = own[r.frame.id]
-            if above is not None:
-                r.factors["above_background"] = above
-            # a later statement answers whatever the one it replaces answered ("she's 13.5 kg
-            # now" names no weight, but replaces "she weighs 11 kg")
-            r.absolute_relevance = max([value, *(own[old][0] for old in r.supersedes
-                                                 if old in own)])
-
     # -- lanes ------------------------------------------------------------------------------
 
     async def _keyword_lane(
-        self, query: str, n: int, where: str, params: list[Any], lanes: _Lanes
+        self, query: str, n: int, where: str, params: list[Any], lanes: LaneRun
     ) -> list[tuple[int, float]]:
         """``(frame id, score)`` best first: the score is −BM25 over the frame's text and its
         context (:mod:`mind.storage.search_context`), or −position for the LIKE fallback."""
@@ -563,7 +387,7 @@ class HybridSearch:
         return [(r[0], float(r[1])) for r in rows]
 
     async def _vector_lane(
-        self, query: str, n: int, where: str, params: list[Any], lanes: _Lanes
+        self, query: str, n: int, where: str, params: list[Any], lanes: LaneRun
     ) -> None:
         embedder = self.embedder
         if embedder is None:
@@ -585,7 +409,7 @@ class HybridSearch:
 
     async def _vector_hits(
         self, embedder: Embedder, embedding: asyncio.Future[np.ndarray], query: str, n: int,
-        where: str, params: list[Any], lanes: _Lanes,
+        where: str, params: list[Any], lanes: LaneRun,
     ) -> None:
         stored = await self._vectors.fingerprint()
         if stored is None:
@@ -621,7 +445,7 @@ class HybridSearch:
         lanes.active += 1
         lanes.similarity = dict(hits)
 
-    async def _complete(self, query: str, ran: _Lanes) -> None:
+    async def _complete(self, query: str, ran: LaneRun) -> None:
         """Give every candidate both lanes' scores: a frame the keyword lane found but the
         vector lane's top k missed gets its cosine similarity (exact, from the index), and a
         frame only the vector lane found gets its BM25 when it is among the keyword lane's
