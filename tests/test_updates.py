@@ -7,6 +7,7 @@ import pytest
 
 from mind.knowledge.updates import (
     Statement,
+    choices,
     is_history_query,
     old_values,
     supersedes,
@@ -35,6 +36,12 @@ from mind.knowledge.updates import (
     ("Not much has changed for me.", None),
     ("I've had them for 3 years now.", None),
     ("Turns out my sister's favorite restaurant is The Smokehouse.", "change"),
+    ("The budget for the offsite got bumped to $4,500.", "change"),
+    # a question states nothing, whatever verb it asks about
+    ("Did we ever document why Atlas picked its database?", None),
+    ("Which CI did we go with? I forgot.", None),
+    ("Not sure about Beacon yet. Going with Buildkite for the CI?", None),
+    ("Why did we switch? Anyway, going with Buildkite.", "decision"),
 ])
 def test_update_cues(text: str, cue: str | None) -> None:
     assert update_cue(text) == cue
@@ -65,6 +72,22 @@ def test_values(text: str, expected: dict[str, set[str]]) -> None:
 ])
 def test_old_values(text: str, expected: set[str]) -> None:
     assert set(old_values(text)) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("For Atlas we're going with MongoDB as the DB.", {"mongodb"}),
+    ("Change of plan on Cobalt: we're switching the hosting provider to Hetzner.", {"hetzner"}),
+    ("We settled the message queue question for Granite: it's RabbitMQ.", {"rabbitmq"}),
+    ("Decision made: we're going with ClickHouse. DuckDB is out.", {"clickhouse"}),
+    ("Going with a wheel-throwing class at Clayroom Studio.", {"wheel-throwing class"}),
+    ("We renamed Bluebird: the project is now called Larkspur.", {"larkspur"}),
+    ("They renamed it Juniper.", {"juniper"}),
+    ("The budget got bumped to $4,500 after the meeting.", {"$4,500"}),
+    ("Driftwood it is!", {"driftwood"}),
+    ("The hosting moved to Fly.io next week.", {"fly.io"}),
+])
+def test_choices(text: str, expected: set[str]) -> None:
+    assert set(choices(text)) == expected
 
 
 def said(fid: int, text: str, *, session: str = "s1", t: int = 0,
@@ -117,6 +140,39 @@ STANDUP = said(9, "Our standup moved to 10 am on Mondays now.", session="s6",
 ])
 def test_which_pairs_supersede(new: Statement, old: Statement, cosine: float,
                                expected: str | None) -> None:
+    assert supersedes(new, old, cosine) == expected
+
+
+ATLAS_DB = said(20, "For Atlas we're going with MongoDB as the DB.", session="p1",
+                at="2025-02-01T10:00:00.000Z", entities=("atlas", "mongodb"))
+ATLAS_CI = said(21, "For Atlas we're going with CircleCI as the CI.", session="p2",
+                at="2025-03-01T10:00:00.000Z", entities=("atlas", "circleci"))
+ATLAS_CI_NOW = said(22, "Change of plan on Atlas: we're switching the CI to Jenkins.",
+                    session="p3", at="2025-05-01T10:00:00.000Z", entities=("atlas", "jenkins"))
+GRANITE_DB = said(23, "For Granite we're going with MongoDB as the database.", session="p4",
+                  at="2025-06-01T10:00:00.000Z", entities=("granite", "mongodb"))
+ATLAS_LEAD = said(24, "Chloe Martin is the lead engineer on Atlas.", session="p2", t=-2,
+                  at="2025-03-01T09:58:00.000Z", entities=("atlas",))
+
+
+@pytest.mark.parametrize(("new", "old", "cosine", "expected"), [
+    (ATLAS_CI_NOW, ATLAS_CI, 0.55, "change"),  # the same thing of Atlas: "the CI"
+    (ATLAS_CI, ATLAS_DB, 0.55, None),  # two decisions about different parts of one project
+    (ATLAS_CI_NOW, ATLAS_DB, 0.5, None),
+    (GRANITE_DB, ATLAS_DB, 0.85, None),  # the same value for another project: no update
+    (ATLAS_CI, ATLAS_LEAD, 0.49, None),  # same conversation, same project, another thing
+    # other words for one thing ("the DB", "the datastore"): the turns are alike
+    (said(25, "Revisited the datastore for Atlas today and went with Cassandra instead.",
+          session="p5", at="2025-07-01T10:00:00.000Z", entities=("atlas", "cassandra")),
+     ATLAS_DB, 0.68, "decision"),
+    (said(26, "Revisited the datastore for Atlas today and went with Cassandra instead.",
+          session="p5", at="2025-07-01T10:00:00.000Z", entities=("atlas", "cassandra")),
+     ATLAS_DB, 0.5, None),
+])
+def test_one_thing_of_an_entity(new: Statement, old: Statement, cosine: float,
+                                expected: str | None) -> None:
+    """An update replaces a statement about the same thing of an entity, not every statement
+    that names the entity or the same value."""
     assert supersedes(new, old, cosine) == expected
 
 

@@ -146,9 +146,9 @@ def _statements(db: SyncDb, ids: Iterable[int]) -> dict[int, Statement]:
                 f"JOIN knowledge_entities e ON e.id = ef.entity_id WHERE ef.frame_id IN ({marks})",
                 part):
             entities.setdefault(fid, set()).add(name)
-    speakers = {w for r in rows for w in str(r[6]).casefold().split()}
+    speakers = frozenset(w for r in rows for w in str(r[6]).casefold().split())
     return {r[0]: Statement(r[0], r[1], r[2], r[3], r[4], str(r[5]).lower(), frozenset(
-        name for name in entities.get(r[0], ()) if not set(name.split()) <= speakers))
+        name for name in entities.get(r[0], ()) if not set(name.split()) <= speakers), speakers)
         for r in rows}
 
 

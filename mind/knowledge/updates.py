@@ -24,22 +24,33 @@ alike their vectors are.
 ("9 am", "1:55") and the values a change names as the old one ("up from 11", "from 3 to 5",
 "instead of X", "rather than X").
 
-**A pair** (:func:`supersedes`): the newer turn has a cue and is not an assistant's turn (an
+**A pair** (:func:`supersedes`): the newer turn has a cue (outside its questions: "did we
+ever document why Atlas picked its database?" decides nothing) and is not an assistant's turn (an
 assistant restating the user's choice does not replace it), neither is an imported document
 (notes, papers, web pages state no timeline of one person's facts), it is later (source time,
 or a later turn of the same conversation), and it is about the same thing:
 
 * a decision supersedes earlier turns of its own conversation that open the choice it closes (a
-  question, options offered: "between", "or", a list), mention one of its entities or state a
-  value of a kind it states (at most :data:`SAME_SESSION_WINDOW` turns back, cosine ≥
-  :data:`SAME_SESSION_COSINE`), and turns of other conversations that mention one of its
-  entities (cosine ≥ :data:`CROSS_SESSION_COSINE`);
+  question, options offered: "between", "or", a list), and turns that mention one of its
+  entities (or, in its conversation, state a value of a kind it states) *and are about the same
+  thing of it* (below) — at most :data:`SAME_SESSION_WINDOW` turns back in its conversation
+  (cosine ≥ :data:`SAME_SESSION_COSINE`), in other conversations at cosine ≥
+  :data:`CROSS_SESSION_COSINE`;
 * a change that states values supersedes an earlier turn that states a *different* value of the
   same kind and mentions one of its entities (cosine ≥ :data:`SAME_SESSION_COSINE` in the same
   conversation, :data:`CROSS_SESSION_COSINE` elsewhere), or one that holds the value the change
   names as the old one ("up from 11" and "11 kg"; cosine ≥ :data:`BACK_REFERENCE_COSINE`);
 * a change without values (a rename, a replaced booking, "instead") supersedes an earlier turn
-  that mentions one of its entities, by the same cosine floors.
+  that mentions one of its entities and is about the same thing of it, by the same cosine floors.
+
+*The same thing of an entity*: beyond the entities, the chosen value and the speakers' names, the
+turns share a content word ("the CI" of Atlas, not its database), or they are alike enough to
+say it in other words (cosine ≥ :data:`TOPIC_COSINE`: "the DB", "the datastore"); a decision
+naming nothing but its choice ("Decision made: ClickHouse. DuckDB is out.") is about what its own
+conversation was about. A turn of another conversation that already states the new value
+(:func:`choices`: "going with MongoDB", "switching the CI to Jenkins", "renamed it Juniper") is
+not replaced by it: it is the same choice, or the same value given to another thing ("For
+Granite we're going with MongoDB" does not update Atlas's "MongoDB as the DB").
 
 Two turns share an entity when a word of one's entity names is a word of the other's ("Alfama
 Airbnb" and "Alfama"); the speakers' own names do not count (every turn of a chat names them).
@@ -49,7 +60,10 @@ Auth0 for login") are about different things, and the nearest is the likeliest t
 
 What it cannot see: an update worded without any cue ("Biscuit: 13.5 kg."), a value kind it does
 not parse (sizes, colours, free-text answers), two facts of one kind about one entity in one turn
-(the whole turn is superseded), and a fact stated only by an assistant.
+(the whole turn is superseded), a fact stated only by an assistant, and two things of one entity
+named in other words and alike enough to pass :data:`TOPIC_COSINE` (``bench/supersession_pairs.py``:
+on synthetic chats of project decisions, 3 in 4 pairs between statements about projects are
+right).
 """
 
 from __future__ import annotations
@@ -63,6 +77,7 @@ MAX_SUPERSEDED: Final = 3
 SAME_SESSION_COSINE: Final = 0.3
 CROSS_SESSION_COSINE: Final = 0.45
 BACK_REFERENCE_COSINE: Final = 0.35
+TOPIC_COSINE: Final = 0.6
 
 _DECISION = re.compile(
     r"(?i:\b(?:decided|decision\s+(?:is\s+|was\s+)?made|made\s+(?:a|the|our|my)\s+decision"
@@ -77,6 +92,7 @@ _CHANGE = re.compile(
     r"|(?:trip|meeting|appointment|date|flight|event|it)\s+(?:has\s+|was\s+|got\s+)?moved"
     r"|rescheduled|postponed|pushed\s+back|instead|no\s+longer|not\s+any\s?more|switched"
     r"|rebooked|renamed|replaced|up\s+from|down\s+from|(?:is|are|'s|'re|was)\s+now"
+    r"|(?:bumped|raised|increased|lowered|reduced|cut|dropped)\s+(?:up\s+|down\s+|back\s+)?to"
     r"|now\s+(?:going|called|named|lives?|works?|weighs?|costs?|at|on|in)"
     r"|new\s+(?:dates?|time|name|address|plan|job|number|price)|correction|update\s*:"
     r"|actually,?\s+(?:it'?s|we|i)|turns\s+out\s+(?:that|to\s+be))\b"
@@ -121,6 +137,37 @@ _OPEN = re.compile(r"\?|\bbetween\b|\bor\b|\boptions?\b|\bideas?\b|^\s*(?:[-*•
                    re.IGNORECASE | re.MULTILINE)
 
 
+_QUESTION = re.compile(r"[^.!?\n]*\?")
+# what a decision or change names as the new value: "going with X", "switching the CI to X",
+# "renamed it X", "settled on X", "X it is"; a value is a run of capitalized words, numbers or
+# money, or the next few lowercase words
+_NAMED = r"[A-Z0-9$€£](?:[\w$€£&+'-]|[.,](?=\w))*(?:\s+[A-Z0-9](?:[\w&+'-]|[.,](?=\w))*)*"
+_VALUE = (rf"((?:the\s+|a\s+|an\s+)?(?:{_NAMED}"
+          r"|[a-z][\w'-]*(?:\s+(?!(?:for|as|on|in|at|instead|because|since|and|but|so|now"
+          r"|today|after|to|with|from|by|this|next)\b)[a-z][\w'-]*){0,2}))")
+_CHOICE = re.compile(
+    rf"\b(?i:go(?:ing)?|went|stick(?:ing)?)\s+with\s+{_VALUE}"
+    rf"|\b(?i:chose|chosen|picked|settled\s+on|opted\s+for|decided\s+on)\s+{_VALUE}"
+    rf"|\b(?i:renamed\s+(?:it|them|him|her)|called|named)\s+{_VALUE}"
+    rf"|\b(?i:switch|mov|chang|renam|rebook|reschedul|postpon|bump)\w*\b[^.!?:;]*?\bto\s+"
+    rf"{_VALUE}"
+    rf"|\b(?i:decided|decision|settled)\b[^.!?:;]*:\s+(?:it'?s\s+)?(?:the\s+)?({_NAMED})"
+    r"|\b([A-Z][\w.-]*)\s+it\s+is\b",
+)
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+
+
+def choices(text: str) -> frozenset[str]:
+    """The values a decision or change names as the new one, casefolded ("going with Hetzner"
+    → ``hetzner``; "moved the DB to Amazon SQS" → ``amazon sqs``)."""
+    found = set()
+    for groups in _CHOICE.findall(_QUESTION.sub(" ", text) if "?" in text else text):
+        for value in groups:
+            if value := _ARTICLE.sub("", value.strip(" .,'-").rstrip(".,")):
+                found.add(value.casefold())
+    return frozenset(found)
+
+
 @dataclass(frozen=True, slots=True)
 class Statement:
     """One turn as the supersession rules see it."""
@@ -132,6 +179,7 @@ class Statement:
     text: str
     role: str = ""
     entities: frozenset[str] = field(default_factory=frozenset)  # normalized names
+    speakers: frozenset[str] = field(default_factory=frozenset)  # words of the chat's names
 
 
 # every cue holds one of these: a text without any is read no further (a cognify batch asks
@@ -142,11 +190,15 @@ _ANCHORS: Final = (
     "settled", "opted", "final", " it is", " is out", "change", "moved", "reschedul",
     "postpone", "pushed back", "instead", "longer", "more", "switched", "rebook", "renamed",
     "replaced", " from", "now", "new ", "correction", "update", "actually", "turns out",
+    "bumped", "raised", "increased", "lowered", "reduced", "cut ", "dropped",
 )
 
 
 def update_cue(text: str) -> str | None:
-    """``"decision"``, ``"change"`` or ``None`` (module docstring)."""
+    """``"decision"``, ``"change"`` or ``None`` (module docstring); a question states nothing
+    ("Did we ever document why Atlas picked its database?")."""
+    if "?" in text:
+        text = _QUESTION.sub(" ", text)
     lowered = text.lower()
     if not any(anchor in lowered for anchor in _ANCHORS):
         return None
@@ -229,15 +281,19 @@ def supersedes(new: Statement, old: Statement, cosine: float) -> str | None:
             return None
     elif not old.created_at < new.created_at:
         return None
-    shared = bool(_words(new.entities) & _words(old.entities))
+    opens = _OPEN.search(old.text) is not None
+    chosen = choices(new.text)
+    if not same_session and not opens and any(_mentions(old.text, c) for c in chosen):
+        return None  # it already says the new value: the same choice, or another thing's
+    shared = _words(new.entities) & _words(old.entities)
     floor = SAME_SESSION_COSINE if same_session else CROSS_SESSION_COSINE
     if cue == "decision":
         if cosine < floor:
             return None
-        if same_session:
-            opens = _OPEN.search(old.text) is not None
-            return cue if shared or opens or _same_kind(new.text, old.text) else None
-        return cue if shared else None
+        if same_session and opens:
+            return cue
+        about = shared or (same_session and _same_kind(new.text, old.text))
+        return cue if about and _same_topic(new, old, chosen, cosine) else None
     back = old_values(new.text)
     if back and cosine >= BACK_REFERENCE_COSINE and any(_mentions(old.text, v) for v in back):
         return cue
@@ -245,10 +301,52 @@ def supersedes(new: Statement, old: Statement, cosine: float) -> str | None:
         return None
     stated = values(new.text)
     if not stated:
-        return cue
+        return cue if _same_topic(new, old, chosen, cosine) else None
     before = values(old.text)
     return cue if any(kind in before and vs - before[kind] for kind, vs in stated.items()) \
         else None
+
+
+def _same_topic(new: Statement, old: Statement, chosen: frozenset[str], cosine: float) -> bool:
+    """Beyond the entity both name, the turns are about one thing of it: they share a topic
+    word ("the CI" of Beacon, not its UI framework), or are alike enough that they say it in
+    other words (cosine ≥ :data:`TOPIC_COSINE`: "the DB" and "the datastore"). A decision that
+    names nothing but its choice ("Decision made: ClickHouse. DuckDB is out.") closes what its
+    own conversation was about."""
+    if cosine >= TOPIC_COSINE:
+        return True
+    skip = {_singular(w) for w in (_words(new.entities) | _words(old.entities) | new.speakers
+                                   | old.speakers | {w for c in chosen for w in c.split()})}
+    mine = _topic_words(new.text) - skip
+    if not mine:
+        return new.session == old.session
+    return bool(mine & _topic_words(old.text))
+
+
+_WORD = re.compile(r"[^\W\d_][\w'-]+")  # two letters or more
+_STOP: Final = frozenset(
+    "the and for with that this what which who whom whose when where why how are was were "
+    "been being have has had having does did doing will would shall should can could may might "
+    "must our ours you your yours they them their theirs his her hers its it's i'm we're we'll "
+    "i'll let's about after again all also any because before both but each few from further "
+    "here into just more most not now off once only other out over own same some such than "
+    "then there these those through too under until very while today yesterday tomorrow week "
+    "month year one two new old got get going went go gone instead now so on in at to of by "
+    "decided decision made chose chosen picked settled opted final change changed plan plans "
+    "moved switched switching rescheduled postponed rebooked renamed replaced update "
+    "to of in on at by is it be as an or if so we he me my us up do no am ok oh "
+    "correction actually turns called named pick picks choice choices option options dropped "
+    "revisited decide choose switch swap replace settle".split())
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if word.endswith("s") and len(word) > 4 else word
+
+
+def _topic_words(text: str) -> set[str]:
+    """A turn's content words, singular, without function words and the cue vocabulary ("the
+    CI", "the DB" count)."""
+    return {_singular(w) for w in (m.casefold() for m in _WORD.findall(text)) if w not in _STOP}
 
 
 _HISTORY = re.compile(
