@@ -12,9 +12,9 @@ Writes go through each mind's single-writer actor as ops; reads use reader conne
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import UTC, datetime, timedelta
@@ -25,9 +25,11 @@ import pydantic
 
 from actors.actor import Replayed
 from actors.results import AwarenessRemoved, FramesSaved, Reconciled, expect
+from hive_mind import warmup
 from hive_mind.results import entity_dict, frame_dict, recall_response, write_dict
 from hive_mind.settings import Settings, load_settings
 from hive_mind.touches import TouchBuffer
+from hive_mind.warmup import WarmUp
 from hive_mind.workspaces import WorkspaceManager, mind_id
 from mind.bounds import (
     bounded_float,
@@ -112,6 +114,7 @@ class HiveMind:
         self.owns = runtime.serves  # sharded: the minds of this host's shard only
         self.external = settings.external_source()  # asked by scope-all recalls
         self._touches = TouchBuffer(self._write_touches)  # recalls' hits, written in batches
+        self.warming = WarmUp()  # what serve loads before it says ready (hive_mind/warmup.py)
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -150,8 +153,13 @@ class HiveMind:
         return cls(settings, runtime)
 
     async def readiness(self) -> dict[str, bool]:
-        """What ``/readyz`` checks beyond the facade itself (distributed: Redis answers)."""
-        return await self.runtime.ready_checks()
+        """What ``/readyz`` checks beyond the facade itself: the warm-up has finished (its
+        pending steps: :meth:`warming_up`), and in distributed mode Redis answers."""
+        return {"warm_up": not self.warming.pending, **await self.runtime.ready_checks()}
+
+    def warming_up(self) -> list[str]:
+        """The warm-up steps still pending (empty when done, or when none was started)."""
+        return self.warming.pending
 
     @property
     def mode(self) -> str:
@@ -322,21 +330,11 @@ class HiveMind:
         """The workspaces a scope-wide pass covers: all of them, or a shard's own."""
         return [ws for ws in self.workspaces.ids() if self.owns(mind_id(ws))]
 
-    async def warm_up(self) -> None:
-        """What a long-running server loads before its first scope-wide recall asks: the
-        embedder and, with more workspaces than a recall searches, every workspace's routing
-        summary (seconds at a thousand workspaces; errors are the recall's to report)."""
-        try:
-            await self.runtime.embedder_ready()
-            ids = self._workspace_ids()
-            if 0 < self.settings.scope_minds < len(ids):
-                started = time.perf_counter()
-                await self.runtime.route_pool([mind_id(ws) for ws in ids])
-                log.info("routing summaries of %d workspaces ready in %.1f s", len(ids),
-                         time.perf_counter() - started)
-        except Exception:
-            log.warning("warm-up failed; the first recall will load what it needs",
-                        exc_info=True)
+    def start_warm_up(self) -> asyncio.Future[None]:
+        """Load what requests would otherwise load on first use (the model, the minds' readers
+        and in-memory indexes, routing summaries: :mod:`hive_mind.warmup`), as a task;
+        :meth:`readiness` is False until it is done."""
+        return warmup.start(self)
 
     async def _routed(self, query: str, workspaces: list[str], embedder: QueryMemo,
                       lanes: str, catching_up: bool) -> list[str]:

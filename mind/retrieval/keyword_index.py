@@ -336,6 +336,17 @@ class KeywordIndex:
                                               daemon=True)
             self._building.start()
 
+    def build_and_wait(self) -> None:
+        """Build the index now if the mind is big enough (a server's warm-up, before it says
+        ready), or wait for the build a recall already started (blocking: a worker thread)."""
+        if not self.background:
+            self.prepare()
+            return
+        self.warm()
+        building = self._building
+        if building is not None:
+            building.join()
+
     def prepare(self) -> bool:
         """Whether the index can answer now (refreshed). A built index that changed too much
         is dropped here; without ``background`` the build runs here, else :meth:`warm`

@@ -424,11 +424,8 @@ class VectorIndex:
         ``frame_ids`` when they are few; the scans run outside it, so concurrent searches are
         not serialized (NumPy releases the GIL)."""
         with self._lock:
-            self._refresh_sync()
+            self._update_sync()
             frames = self._frames
-            for matrix in (frames, self._chunks):
-                if matrix.live() >= min(self.quantize_min_rows, BATCH_CODES_MIN_ROWS):
-                    matrix.quantize()
             rows = frames.rows_of(frame_ids) if frame_ids is not None and frames.few(
                 frame_ids) else None
             return frames.snapshot(window), self._chunks.snapshot(window), rows
@@ -519,9 +516,25 @@ class VectorIndex:
             return []
         return await asyncio.to_thread(self._search_many_sync, q, k, None, window, floor)
 
+    def _update_sync(self) -> None:
+        """Refresh, then build the int8 codes and pack the full blocks a search will use."""
+        self._refresh_sync()
+        for matrix in (self._frames, self._chunks):
+            if matrix.live() >= min(self.quantize_min_rows, BATCH_CODES_MIN_ROWS):
+                matrix.quantize()
+
     async def refresh(self) -> None:
+        """Read the changes since the last look, and prepare the codes a search needs."""
         def run() -> None:
             with self._lock:
-                self._refresh_sync()
+                self._update_sync()
 
         await asyncio.to_thread(run)
+
+    async def warm(self) -> None:
+        """:meth:`refresh`, then one search, so that what a process's first search sets up
+        (ONNX Runtime sessions and their first runs, the scan pool's threads) is done before
+        a request needs it (a server's warm-up: :mod:`hive_mind.warmup`)."""
+        await self.refresh()
+        if self.size:
+            await self.search(np.full(self.dim, self.dim ** -0.5, dtype=np.float32), 10)
