@@ -44,6 +44,7 @@ from mind.constants import DAILY_SAVE_SESSION_PREFIX
 from mind.embeddings.base import EmbeddingError, fingerprint
 from mind.embeddings.memo import QueryMemo
 from mind.errors import NotFoundError, ValidationError
+from mind.foreground import answering
 from mind.frames.forget import Erasure
 from mind.ids import validate_id
 from mind.mind import Mind
@@ -260,9 +261,10 @@ class HiveMind:
                                source=source, metadata=metadata or {}, created_at=at)
         request = {"content": content, "importance": importance, "source": source,
                    "metadata": metadata or {}, "created_at": at}
-        result, replayed = await self._write(
-            workspace, lambda ident: ops.SaveFrames(mind_id=ident, frames=[frame]),
-            idempotency_key, "save", request)
+        with answering():  # background builds step aside meanwhile (mind/foreground.py)
+            result, replayed = await self._write(
+                workspace, lambda ident: ops.SaveFrames(mind_id=ident, frames=[frame]),
+                idempotency_key, "save", request)
         saved = (FramesSaved.from_json(result) if replayed
                  else expect(result, FramesSaved)).frames[0]
         if wait:  # this frame, not the other minds' imports (workers/fairness.py)
@@ -427,25 +429,26 @@ class HiveMind:
             bounded_float(min_relevance, "min_relevance", 0.0, 1.0)
         bounded_text(query, "query", MAX_QUERY_CHARS)
         minds = self._recall_minds(scope, workspace)
-        embedder = QueryMemo(await self.runtime.embedder_ready())  # one encode per recall
-        routing = None
-        if scope == "all":
-            catching_up = catch_up or (catch_up is None and is_catch_up(query))
-            workspaces = [ws for ws in minds if ws is not None]
-            routed = await self._routed(query, workspaces, embedder, lanes, catching_up)
-            if len(routed) < len(workspaces):
-                routing = {"searched": len(routed), "workspaces": len(workspaces)}
-            minds = [*self._personal_here(), *routed]
-        searchers = [("personal" if ws is None else f"workspace:{ws}",
-                      self._searcher(ws, embedder)) for ws in minds]
-        options = SearchOptions(profile=profile, since=since, until=until,  # type: ignore[arg-type]
-                                catch_up=catch_up, lanes=lanes, touch=touch,  # type: ignore[arg-type]
-                                candidates=ROUTED_CANDIDATES if routing else CANDIDATES,
-                                min_relevance=min_relevance)
-        combined = await CombinedRetrieval(searchers, self.external).search(
-            query, limit, options, external=scope == "all")
-        combined.routing = routing
-        return recall_response(combined, limit, explain=explain)
+        with answering():  # background builds step aside meanwhile (mind/foreground.py)
+            embedder = QueryMemo(await self.runtime.embedder_ready())  # one encode per recall
+            routing = None
+            if scope == "all":
+                catching_up = catch_up or (catch_up is None and is_catch_up(query))
+                workspaces = [ws for ws in minds if ws is not None]
+                routed = await self._routed(query, workspaces, embedder, lanes, catching_up)
+                if len(routed) < len(workspaces):
+                    routing = {"searched": len(routed), "workspaces": len(workspaces)}
+                minds = [*self._personal_here(), *routed]
+            searchers = [("personal" if ws is None else f"workspace:{ws}",
+                          self._searcher(ws, embedder)) for ws in minds]
+            options = SearchOptions(profile=profile, since=since, until=until,  # type: ignore[arg-type]
+                                    catch_up=catch_up, lanes=lanes, touch=touch,  # type: ignore[arg-type]
+                                    candidates=ROUTED_CANDIDATES if routing else CANDIDATES,
+                                    min_relevance=min_relevance)
+            combined = await CombinedRetrieval(searchers, self.external).search(
+                query, limit, options, external=scope == "all")
+            combined.routing = routing
+            return recall_response(combined, limit, explain=explain)
 
     async def catch_up(self, *, limit: int = 10, workspace: str | None = None
                        ) -> list[dict[str, Any]]:
