@@ -5,10 +5,12 @@ Loaded lazily, each of these cost the request that first needed it, or ran besid
 requests that followed: the embedding model (seconds), a mind's reader and its startup sweep
 of the outbox, its in-memory vector index (1.3 s at 100,000 frames) and keyword index (~3 s at
 100,000 frames, on a thread that holds the GIL much of that time: recalls meanwhile took
-200-500 ms instead of ~10), and with many workspaces their routing summaries. ``serve`` runs
-:meth:`WarmUp.run` as a task at start; until it has finished ``/readyz`` answers 503 and
-names the steps still pending. A request that arrives meanwhile is answered all the same (it
-loads what it needs, as before).
+200-500 ms instead of ~10), with many workspaces their routing summaries, a process's first
+search and recall (ONNX Runtime sessions made, regular expressions compiled), and the
+collector's full passes over all of it (75-110 ms pauses every few seconds). ``serve`` starts
+the warm-up (:func:`start`) before it listens; until it has finished ``/readyz`` answers 503
+and names the steps still pending. A request that arrives meanwhile is answered all the same
+(it loads what it needs, as before).
 
 Which minds: the personal mind and the workspaces that have a file, at most as many as the
 host keeps open (``HIVE_MIND_MAX_OPEN_MINDS``: the LRU would close the others again). A step
