@@ -28,7 +28,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
-from vocabulary.ids import PERSONAL_MIND, split_mind_id
+from vocabulary.ids import PERSONAL_MIND, WORKSPACE_PREFIX, split_mind_id
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +38,11 @@ RECALL = "first recall"
 
 
 def mind_step(ident: str) -> str:
-    """The name ``/readyz`` gives a mind's step: its reader, sweep and in-memory indexes."""
+    """A mind's step (its reader, sweep and in-memory indexes), as logged."""
     return f"mind {ident}"
+
+
+WORKSPACE_STEP = mind_step(WORKSPACE_PREFIX)
 
 
 class WarmUp:
@@ -53,7 +56,15 @@ class WarmUp:
 
     @property
     def pending(self) -> list[str]:
-        return list(self._pending)
+        """The steps still pending as ``/readyz`` lists them. It answers anyone (no token), so
+        no workspace is named: their steps are counted (``workspace minds (3 left)``)."""
+        steps = list(self._pending)
+        workspaces = [s for s in steps if s.startswith(WORKSPACE_STEP)]
+        if not workspaces:
+            return steps
+        at = steps.index(workspaces[0])
+        named = [s for s in steps if not s.startswith(WORKSPACE_STEP)]
+        return [*named[:at], f"workspace minds ({len(workspaces)} left)", *named[at:]]
 
     def expect(self, steps: Iterable[str]) -> None:
         """Mark ``steps`` pending: called synchronously before the warm-up task first runs,

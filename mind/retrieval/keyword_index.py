@@ -34,8 +34,9 @@ build on a thread of its own (:meth:`warm`) and FTS5 answers until it is done: ~
 and holds the GIL much of the time, so it reads and tokenizes :data:`BUILD_PIECE` frames at a
 time and steps aside between pieces while requests are answered (:mod:`mind.foreground`):
 recalls beside a rebuild at 100,000 frames p95 ~20 ms instead of 112, the build itself
-slower while they last. A filtered query (a session, a time window) is left to FTS5 too. Memory: ~8 bytes a distinct (term, frame) pair, 42 MiB at
-100,000 synthetic turns, 419 MiB at 1,000,000. A query reads its terms' postings and sums
+slower while they last. A filtered query (a session, a time window) is left to FTS5 too.
+Memory: ~8 bytes a distinct (term, frame) pair, 42 MiB at 100,000 synthetic turns, 419 MiB
+at 1,000,000. A query reads its terms' postings and sums
 them per frame, by sorting them when they are few, else in an array of one score a frame
 (:func:`_accumulate`): p50 3.1 ms at 1,000,000 frames (4.5-4.7 with the array always;
 ``bench/keyword_scoring.py``) against FTS5's 30.4 ms.
