@@ -15,6 +15,9 @@ Measured in one run, one request at a time, over keep-alive HTTP from this proce
   the ten frames, answer JSON): a plain vector search service, the fair end-to-end baseline.
 * ``flat KNN SQL``: the bare sqlite-vec query with a precomputed query vector (no HTTP, no
   embedding): what the issue's 39 ms was.
+* ``from readiness on``: ``/readyz`` polled from the server's start, then 300 hybrid recalls
+  back to back from its first 200, before anything else: p50 / p95 / p99 / max, the slowest
+  with their time after readiness, against both flat KNN baselines of the same run.
 
     HF_HUB_OFFLINE=1 .venv/bin/python bench/serve_recall.py --frames 100000
     HF_HUB_OFFLINE=1 .venv/bin/python bench/serve_recall.py --frames 1000000 --keep /tmp/m1m
@@ -524,8 +527,11 @@ Command: `HF_HUB_OFFLINE=1 .venv/bin/python bench/serve_recall.py --frames {args
 
 A real `hive-mind serve` (embedded mode, default settings: the in-process model
 {EMBEDDER}) over a mind of {args.frames:,} frames built with a bench-only shortcut ({args.vectors} unit vectors written
-straight into vec0; synthetic texts in conversations of 50 turns). {QUERIES} queries × {args.repeat}
-passes, limit 10, one request at a time over keep-alive HTTP; each query is sent to every
+straight into vec0; synthetic texts in conversations of 50 turns). First, what a load
+balancer's first users meet: `/readyz` polled every 10 ms from the server's start, then
+{FROM_READY} hybrid recalls back to back from its first 200 (rows "readiness" and "from
+readiness on", and their p95 against both flat KNN baselines at the end). Then {QUERIES}
+queries × {args.repeat} passes, limit 10, one request at a time over keep-alive HTTP; each query is sent to every
 kind in turn, so the machine's other load weighs on all alike, in an order that rotates from
 query to query, so no kind always runs right after the flat KNN's 150 MB scan (which leaves
 the caches cold for whatever follows it). "flat KNN server" is the fair
