@@ -268,3 +268,36 @@ async def test_closing_during_a_build_is_quiet(tmp_path: Path, caplog: pytest.Lo
     assert not [r for r in caplog.records if r.name == ki.__name__ and r.levelname == "WARNING"]
     index.warm()
     assert index._building is None
+
+
+async def test_a_warm_up_waiting_for_a_build_stops_waiting_when_the_index_closes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A server shutting down during its warm-up closes the minds: the warm-up's wait for a
+    keyword index build ends, and the build stops at its next piece, quietly."""
+    import threading
+
+    path = tmp_path / "m.mind"
+    async with await Mind.open(path) as mind:
+        await _fill(mind, random.Random(4), 600)
+    monkeypatch.setattr(ki, "BUILD_PIECE", 100)
+    paused, go_on = threading.Event(), threading.Event()
+
+    def between_pieces() -> None:  # the build holds here until the test lets it go on
+        paused.set()
+        go_on.wait(60)
+
+    monkeypatch.setattr(ki, "step_aside", between_pieces)
+    index = KeywordIndex(path, min_rows=10)
+    waiter = threading.Thread(target=index.build_and_wait)
+    waiter.start()
+    assert paused.wait(60)
+    build = index._building
+    assert build is not None
+    index.close()
+    waiter.join(60)
+    assert not waiter.is_alive() and build.is_alive()  # it did not wait for the build
+    go_on.set()
+    build.join(60)
+    assert not build.is_alive() and not index.ready
+    assert not [r for r in caplog.records if r.name == ki.__name__ and r.levelname == "WARNING"]

@@ -49,7 +49,7 @@ import math
 import re
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -253,11 +253,12 @@ def _build(stemmer: Stemmer, batches: Iterable[list[Any]]) -> _Postings:
                      joined(row_parts, np.int32)[order], joined(tf_parts, np.uint16, (0, 2))[order])
 
 
-def _pieces(conn: Any) -> Iterator[list[Any]]:
+def _pieces(conn: Any, closed: Callable[[], bool]) -> Iterator[list[Any]]:
     """Every frame's ``(id, content, search_context)`` in id order, :data:`BUILD_PIECE` rows
     at a time, each piece its own short read (no read transaction held for the whole build,
     which would keep the WAL from being checkpointed meanwhile). Between pieces the build
-    steps aside while requests are being answered (:mod:`mind.foreground`)."""
+    steps aside while requests are being answered (:mod:`mind.foreground`), and stops once
+    the index is ``closed`` (a server shutting down does not wait for it)."""
     last = 0
     while piece := conn.execute(
             "SELECT id, content, search_context FROM memory_frames WHERE id > ? ORDER BY id "
@@ -265,6 +266,8 @@ def _pieces(conn: Any) -> Iterator[list[Any]]:
         yield piece
         last = int(piece[-1][0])
         step_aside()
+        if closed():
+            raise RuntimeError("the index was closed during its build")
 
 
 def _stable_order(terms: np.ndarray) -> np.ndarray:
@@ -367,8 +370,8 @@ class KeywordIndex:
             return
         self.warm()
         building = self._building
-        if building is not None:
-            building.join()
+        while building is not None and building.is_alive() and not self.closed:
+            building.join(0.1)  # closed meanwhile: the build stops, nobody waits for it
 
     def prepare(self) -> bool:
         """Whether the index can answer now (refreshed). A built index that changed too much
@@ -410,7 +413,7 @@ class KeywordIndex:
             # reads it again
             seq = int(conn.execute("SELECT COALESCE(MAX(seq), 0) FROM text_log"
                                    ).fetchone()[0])
-            postings = _build(self._stemmer, _pieces(conn))
+            postings = _build(self._stemmer, _pieces(conn, lambda: self.closed))
         finally:
             conn.close()
         with self._lock:
