@@ -12,9 +12,9 @@ Writes go through each mind's single-writer actor as ops; reads use reader conne
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import UTC, datetime, timedelta
@@ -25,9 +25,11 @@ import pydantic
 
 from actors.actor import Replayed
 from actors.results import AwarenessRemoved, FramesSaved, Reconciled, expect
+from hive_mind import warmup
 from hive_mind.results import entity_dict, frame_dict, recall_response, write_dict
 from hive_mind.settings import Settings, load_settings
 from hive_mind.touches import TouchBuffer
+from hive_mind.warmup import WarmUp
 from hive_mind.workspaces import WorkspaceManager, mind_id
 from mind.bounds import (
     bounded_float,
@@ -42,6 +44,7 @@ from mind.constants import DAILY_SAVE_SESSION_PREFIX
 from mind.embeddings.base import EmbeddingError, fingerprint
 from mind.embeddings.memo import QueryMemo
 from mind.errors import NotFoundError, ValidationError
+from mind.foreground import answering
 from mind.frames.forget import Erasure
 from mind.ids import validate_id
 from mind.mind import Mind
@@ -112,6 +115,7 @@ class HiveMind:
         self.owns = runtime.serves  # sharded: the minds of this host's shard only
         self.external = settings.external_source()  # asked by scope-all recalls
         self._touches = TouchBuffer(self._write_touches)  # recalls' hits, written in batches
+        self.warming = WarmUp()  # what serve loads before it says ready (hive_mind/warmup.py)
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -150,8 +154,13 @@ class HiveMind:
         return cls(settings, runtime)
 
     async def readiness(self) -> dict[str, bool]:
-        """What ``/readyz`` checks beyond the facade itself (distributed: Redis answers)."""
-        return await self.runtime.ready_checks()
+        """What ``/readyz`` checks beyond the facade itself: the warm-up has finished (its
+        pending steps: :meth:`warming_up`), and in distributed mode Redis answers."""
+        return {"warm_up": not self.warming.pending, **await self.runtime.ready_checks()}
+
+    def warming_up(self) -> list[str]:
+        """The warm-up steps still pending (empty when done, or when none was started)."""
+        return self.warming.pending
 
     @property
     def mode(self) -> str:
@@ -252,9 +261,10 @@ class HiveMind:
                                source=source, metadata=metadata or {}, created_at=at)
         request = {"content": content, "importance": importance, "source": source,
                    "metadata": metadata or {}, "created_at": at}
-        result, replayed = await self._write(
-            workspace, lambda ident: ops.SaveFrames(mind_id=ident, frames=[frame]),
-            idempotency_key, "save", request)
+        with answering():  # background builds step aside meanwhile (mind/foreground.py)
+            result, replayed = await self._write(
+                workspace, lambda ident: ops.SaveFrames(mind_id=ident, frames=[frame]),
+                idempotency_key, "save", request)
         saved = (FramesSaved.from_json(result) if replayed
                  else expect(result, FramesSaved)).frames[0]
         if wait:  # this frame, not the other minds' imports (workers/fairness.py)
@@ -322,21 +332,11 @@ class HiveMind:
         """The workspaces a scope-wide pass covers: all of them, or a shard's own."""
         return [ws for ws in self.workspaces.ids() if self.owns(mind_id(ws))]
 
-    async def warm_up(self) -> None:
-        """What a long-running server loads before its first scope-wide recall asks: the
-        embedder and, with more workspaces than a recall searches, every workspace's routing
-        summary (seconds at a thousand workspaces; errors are the recall's to report)."""
-        try:
-            await self.runtime.embedder_ready()
-            ids = self._workspace_ids()
-            if 0 < self.settings.scope_minds < len(ids):
-                started = time.perf_counter()
-                await self.runtime.route_pool([mind_id(ws) for ws in ids])
-                log.info("routing summaries of %d workspaces ready in %.1f s", len(ids),
-                         time.perf_counter() - started)
-        except Exception:
-            log.warning("warm-up failed; the first recall will load what it needs",
-                        exc_info=True)
+    def start_warm_up(self) -> asyncio.Future[None]:
+        """Load what requests would otherwise load on first use (the model, the minds' readers
+        and in-memory indexes, routing summaries: :mod:`hive_mind.warmup`), as a task;
+        :meth:`readiness` is False until it is done."""
+        return warmup.start(self)
 
     async def _routed(self, query: str, workspaces: list[str], embedder: QueryMemo,
                       lanes: str, catching_up: bool) -> list[str]:
@@ -429,25 +429,26 @@ class HiveMind:
             bounded_float(min_relevance, "min_relevance", 0.0, 1.0)
         bounded_text(query, "query", MAX_QUERY_CHARS)
         minds = self._recall_minds(scope, workspace)
-        embedder = QueryMemo(await self.runtime.embedder_ready())  # one encode per recall
-        routing = None
-        if scope == "all":
-            catching_up = catch_up or (catch_up is None and is_catch_up(query))
-            workspaces = [ws for ws in minds if ws is not None]
-            routed = await self._routed(query, workspaces, embedder, lanes, catching_up)
-            if len(routed) < len(workspaces):
-                routing = {"searched": len(routed), "workspaces": len(workspaces)}
-            minds = [*self._personal_here(), *routed]
-        searchers = [("personal" if ws is None else f"workspace:{ws}",
-                      self._searcher(ws, embedder)) for ws in minds]
-        options = SearchOptions(profile=profile, since=since, until=until,  # type: ignore[arg-type]
-                                catch_up=catch_up, lanes=lanes, touch=touch,  # type: ignore[arg-type]
-                                candidates=ROUTED_CANDIDATES if routing else CANDIDATES,
-                                min_relevance=min_relevance)
-        combined = await CombinedRetrieval(searchers, self.external).search(
-            query, limit, options, external=scope == "all")
-        combined.routing = routing
-        return recall_response(combined, limit, explain=explain)
+        with answering():  # background builds step aside meanwhile (mind/foreground.py)
+            embedder = QueryMemo(await self.runtime.embedder_ready())  # one encode per recall
+            routing = None
+            if scope == "all":
+                catching_up = catch_up or (catch_up is None and is_catch_up(query))
+                workspaces = [ws for ws in minds if ws is not None]
+                routed = await self._routed(query, workspaces, embedder, lanes, catching_up)
+                if len(routed) < len(workspaces):
+                    routing = {"searched": len(routed), "workspaces": len(workspaces)}
+                minds = [*self._personal_here(), *routed]
+            searchers = [("personal" if ws is None else f"workspace:{ws}",
+                          self._searcher(ws, embedder)) for ws in minds]
+            options = SearchOptions(profile=profile, since=since, until=until,  # type: ignore[arg-type]
+                                    catch_up=catch_up, lanes=lanes, touch=touch,  # type: ignore[arg-type]
+                                    candidates=ROUTED_CANDIDATES if routing else CANDIDATES,
+                                    min_relevance=min_relevance)
+            combined = await CombinedRetrieval(searchers, self.external).search(
+                query, limit, options, external=scope == "all")
+            combined.routing = routing
+            return recall_response(combined, limit, explain=explain)
 
     async def catch_up(self, *, limit: int = 10, workspace: str | None = None
                        ) -> list[dict[str, Any]]:

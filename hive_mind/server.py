@@ -4,8 +4,10 @@ per mind file in this process: the consumer's settings come from the runtime,
 :meth:`workers.protocol.Runtime.consumer_settings`).
 
 Start: open the facade → start the nightly maintenance (embedded mode; in distributed mode the
-arq worker's cron runs it) → start the arq host worker (its startup sweeps every outbox, once:
-the runtime then sends nothing again on a mind's first use) → serve HTTP. Stop (SIGTERM /
+arq worker's cron runs it) → start the warm-up (the model, the minds' readers and in-memory
+indexes: :mod:`hive_mind.warmup`; ``/readyz`` answers 503 and names what is pending until it
+is done) → start the arq host worker (its startup sweeps every outbox, once: the runtime then
+sends nothing again on a mind's first use) → serve HTTP. Stop (SIGTERM /
 SIGINT, or the server failing): uvicorn finishes in-flight requests → the worker stops taking
 jobs, lets running ones finish for ``WORKER_GRACE_SECONDS`` and cancels the rest (arq
 re-delivers them; op ids make that harmless) → the schedule stops (a task cut short is run
@@ -75,6 +77,7 @@ async def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8765, *
     (:class:`ConfigurationError`) a bind beyond loopback without a token before opening
     anything (:func:`~hive_mind.api.exposure.check_exposure`)."""
     from hive_mind.api import create_app
+    from hive_mind.api.app import prepare_routes
     from hive_mind.api.exposure import check_exposure
     from hive_mind.facade import HiveMind
 
@@ -89,7 +92,7 @@ async def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8765, *
     runtime = facade.runtime  # a gateway (sharded, issue #17) has none: it holds no mind
     # embedded: the nightly maintenance here
     schedule = None if runtime is None else start_schedule(settings, facade_of)
-    warming = asyncio.ensure_future(facade.warm_up())  # the first scope-wide recall is warm
+    warming = facade.start_warm_up()  # /readyz answers 503 until it is done
     try:
         consumer = None if runtime is None else runtime.consumer_settings(
             settings.schedule_config())
@@ -97,6 +100,7 @@ async def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8765, *
             worker = HostWorker(consumer)
             worker.start()
         app = create_app(settings, facade, bind_host=host)
+        await prepare_routes(app)  # a route's first request would build its validators
         server = uvicorn.Server(uvicorn.Config(
             app, host=host, port=port, log_config=None, server_header=False,
             timeout_graceful_shutdown=30))

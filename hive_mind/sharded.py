@@ -106,9 +106,16 @@ class ShardedHiveMind:
     async def readiness(self) -> dict[str, bool]:
         return {} if self.local is None else dict(await self.local.readiness())
 
-    async def warm_up(self) -> None:
+    def start_warm_up(self) -> asyncio.Future[None]:
         if self.local is not None:
-            await self.local.warm_up()
+            started: asyncio.Future[None] = self.local.start_warm_up()
+            return started
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        done.set_result(None)  # a gateway holds no mind: nothing to load
+        return done
+
+    def warming_up(self) -> list[str]:
+        return [] if self.local is None else list(self.local.warming_up())
 
     async def wait_idle(self, timeout: float | None = None) -> bool:
         return True if self.local is None else bool(await self.local.wait_idle(timeout))

@@ -65,7 +65,18 @@ def test_healthz_and_readyz(api: httpx.Client) -> None:
     assert api.get("/healthz").json() == {"status": "ok"}
     ready = api.get("/readyz")
     assert ready.status_code == 200
-    assert ready.json() == {"status": "ready", "checks": {"facade": True, "data_dir": True}}
+    assert ready.json() == {"status": "ready", "pending": [],
+                            "checks": {"facade": True, "data_dir": True, "warm_up": True}}
+
+
+def test_readyz_writes_nothing_in_the_data_dir(api: httpx.Client, data: Path) -> None:
+    """A probe anyone may send (no token) must not create or delete files there: either
+    would change the directory's modification time."""
+    assert api.get("/readyz").status_code == 200
+    before = (data.stat().st_mtime_ns, sorted(p.name for p in data.iterdir()))
+    for _ in range(5):
+        assert api.get("/readyz").status_code == 200
+    assert (data.stat().st_mtime_ns, sorted(p.name for p in data.iterdir())) == before
 
 
 def test_readyz_503_when_not_ready(data: Path, tmp_path: Path) -> None:
@@ -82,7 +93,7 @@ def test_readyz_503_when_not_ready(data: Path, tmp_path: Path) -> None:
         response = httpx.get(f"{url}/readyz")
         assert httpx.get(f"{url}/healthz").status_code == 200
     assert response.status_code == 503
-    assert response.json() == {"status": "not ready",
+    assert response.json() == {"status": "not ready", "pending": [],
                                "checks": {"facade": True, "data_dir": False, "redis": False}}
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import random
 import time
@@ -152,6 +153,42 @@ async def test_stays_fresh_through_writes_edits_and_deletions(tmp_path: Path) ->
             assert ids[5] in found and ids[9] not in found and new[0] not in found
 
 
+async def test_writes_between_the_builds_pieces_are_seen(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build reads the frames a piece at a time, each piece its own read (no transaction
+    held for the whole build): frames edited or deleted between two pieces, before or after
+    the build read them, and frames written meanwhile are answered for as FTS5 does."""
+    monkeypatch.setattr(ki, "BUILD_PIECE", 40)
+    path = tmp_path / "m.mind"
+    rng = random.Random(13)
+    async with await Mind.open(path) as mind:
+        ids = await _fill(mind, rng, 200)
+        loop = asyncio.get_running_loop()
+        pieces: list[int] = []
+
+        async def write() -> None:
+            await mind.frames.update(ids[3], content="zurich zurich cafe budget resume")  # read
+            await mind.frames.update(ids[150], content="salads and a Berlin café")  # not yet
+            await mind.frames.delete(ids[10])
+            await mind.frames.delete(ids[160])
+            await _fill(mind, rng, 30)
+
+        def between_pieces() -> None:  # where the build steps aside for requests
+            pieces.append(1)
+            if len(pieces) == 2:
+                asyncio.run_coroutine_threadsafe(write(), loop).result()
+
+        monkeypatch.setattr(ki, "step_aside", between_pieces)
+        with _index(path) as index:
+            assert await asyncio.to_thread(index.prepare)
+            assert len(pieces) >= 5
+            for query in QUERIES:
+                _matches_fts(index, path, query, 60)
+            found = dict(index.search_sync("zurich cafe budget resume", 600, 0.3) or [])
+            assert ids[3] in found and ids[10] not in found and ids[160] not in found
+            assert ids[150] in dict(index.search_sync("salads berlin", 600, 0.3) or [])
+
+
 async def test_rebuilds_after_many_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                            ) -> None:
     monkeypatch.setattr(ki, "MAX_DELTA_ROWS", 10)
@@ -231,3 +268,36 @@ async def test_closing_during_a_build_is_quiet(tmp_path: Path, caplog: pytest.Lo
     assert not [r for r in caplog.records if r.name == ki.__name__ and r.levelname == "WARNING"]
     index.warm()
     assert index._building is None
+
+
+async def test_a_warm_up_waiting_for_a_build_stops_waiting_when_the_index_closes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A server shutting down during its warm-up closes the minds: the warm-up's wait for a
+    keyword index build ends, and the build stops at its next piece, quietly."""
+    import threading
+
+    path = tmp_path / "m.mind"
+    async with await Mind.open(path) as mind:
+        await _fill(mind, random.Random(4), 600)
+    monkeypatch.setattr(ki, "BUILD_PIECE", 100)
+    paused, go_on = threading.Event(), threading.Event()
+
+    def between_pieces() -> None:  # the build holds here until the test lets it go on
+        paused.set()
+        go_on.wait(60)
+
+    monkeypatch.setattr(ki, "step_aside", between_pieces)
+    index = KeywordIndex(path, min_rows=10)
+    waiter = threading.Thread(target=index.build_and_wait)
+    waiter.start()
+    assert paused.wait(60)
+    build = index._building
+    assert build is not None
+    index.close()
+    waiter.join(60)
+    assert not waiter.is_alive() and build.is_alive()  # it did not wait for the build
+    go_on.set()
+    build.join(60)
+    assert not build.is_alive() and not index.ready
+    assert not [r for r in caplog.records if r.name == ki.__name__ and r.levelname == "WARNING"]

@@ -235,7 +235,7 @@ async def test_readiness_asks_the_runtimes_own_redis(tmp_path: Path, redis11: An
 
     settings = Settings(**distributed(tmp_path / "data"))
     async with await HiveMind.open(settings) as hm:
-        assert await hm.readiness() == {"redis": True}
+        assert await hm.readiness() == {"warm_up": True, "redis": True}  # none started
     down = HostRuntime(settings.runtime_config(), settings.queue_config(),
                        ArqRedis(host="127.0.0.1", port=1))  # nothing listens there
     try:
@@ -246,7 +246,8 @@ async def test_readiness_asks_the_runtimes_own_redis(tmp_path: Path, redis11: An
         await down.close()
     async with await HiveMind.open(data_dir=tmp_path / "e", embedding_provider="test",
                                    redis_url=None) as embedded:
-        assert await embedded.readiness() == {}  # nothing beyond the facade and the data dir
+        # nothing beyond the facade, the data dir and a warm-up (none started: nothing to wait for)
+        assert await embedded.readiness() == {"warm_up": True}
 
 
 def test_status_json_while_redis_is_unreachable(tmp_path: Path) -> None:

@@ -352,3 +352,40 @@ async def test_codes_for_batches_come_before_the_quantized_pass_for_one_query(
         assert (len(one), len(many)) == (0, 1)
     finally:
         index.close()
+
+
+async def test_a_block_that_fills_while_serving_is_packed_beside_the_searches(
+        db: Database) -> None:
+    """A load packs every full block before its first search (a server's warm-up); a block
+    that fills later is packed on a thread of its own while searches score its rows by their
+    int8 codes, then through the packed block."""
+    from mind.retrieval.vector_scan import BLOCK_ROWS
+
+    rng = np.random.default_rng(21)
+    store, truth = await _mind_with_vectors(db, BLOCK_ROWS + 100, rng)
+    index = VectorIndex(db.path, DIM)
+    try:
+        await index.warm()
+        assert index.status()["blocks_4bit"] == 1 and index.status()["scan"] == "quantized"
+        queries = _unit(rng, 10)
+
+        async def recall_of_searches() -> float:
+            found = 0
+            for query in queries:
+                got = await index.search(query, 10)
+                found += len({f for f, _ in got} & set(_brute(truth, query, 10)))
+            return found / (10 * len(queries))
+
+        half = BLOCK_ROWS // 2  # below a full reload's threshold: rows appended, codes kept
+        for _ in range(2):
+            saved = await FrameStore(db).insert_many([NewFrame("more", f"more {i}")
+                                                      for i in range(half)])
+            more = dict(zip([r.frame.id for r in saved], _unit(rng, half), strict=True))
+            await store.upsert_frame_vectors(list(more.items()))
+            truth |= more
+            assert await recall_of_searches() >= 0.99  # the second block may be packing
+        index.wait_packed()
+        assert index.status()["blocks_4bit"] == 2
+        assert await recall_of_searches() >= 0.99
+    finally:
+        index.close()

@@ -20,6 +20,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
+from starlette.types import Message, Scope
 
 from hive_mind.api import (
     errors,
@@ -99,3 +100,24 @@ def create_app(settings: Settings, facade: Any = None, *, mcp: bool = True,
         app.add_middleware(BearerAuthMiddleware, token=token, exempt=public)
     app.add_middleware(HostOriginMiddleware, policy=host_policy(settings, bind_host))
     return app
+
+
+async def prepare_routes(app: FastAPI) -> None:
+    """Match one request against every route before the server listens. FastAPI (0.165)
+    builds a route's request handling (its parameters' and body's validators) the first time
+    a request is matched against it, ~3 ms a route: 27 ms of the first recall after a start.
+    The request goes straight to the router (past the middleware) for a path no route holds,
+    and its 404 goes nowhere."""
+    path = "/.prepare-routes"
+    scope: Scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+             "method": "GET", "scheme": "http", "path": path, "raw_path": path.encode(),
+             "root_path": "", "query_string": b"", "headers": [], "client": None,
+             "server": None}  # no "app": the router answers 404 itself instead of raising
+
+    async def receive() -> Message:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: Message) -> None:
+        pass
+
+    await app.router(scope, receive, send)

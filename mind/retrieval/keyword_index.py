@@ -27,12 +27,16 @@ index's lock (the refresh mutates the mask and the dictionary in place): concurr
 queries of one mind take turns, a few milliseconds each.
 
 **When.** Minds below :data:`MIN_ROWS` frames are left to FTS5 (well under a millisecond).
-Above, a recall that has answered starts the build on a thread of its own (:meth:`warm`; not
-beside the first recall after a start, which loads the vector index) and FTS5 answers until it
-is done: ~4 s at 100,000 synthetic turns, ~45 s at 1,000,000 (2-core AMD EPYC; the build holds
-the GIL much of that time, so recalls meanwhile are slower). A filtered query (a session, a
-time window) is left to FTS5 too. Memory: ~8 bytes a distinct (term, frame) pair, 42 MiB at
-100,000 synthetic turns, 419 MiB at 1,000,000. A query reads its terms' postings and sums
+Above, a server builds the index before it says ready (:meth:`build_and_wait`,
+:mod:`hive_mind.warmup`); elsewhere, and for a rebuild, a recall that has answered starts the
+build on a thread of its own (:meth:`warm`) and FTS5 answers until it is done: ~3 s at
+100,000 synthetic turns, ~45 s at 1,000,000 (2-core AMD EPYC). The build tokenizes in Python
+and holds the GIL much of the time, so it reads and tokenizes :data:`BUILD_PIECE` frames at a
+time and steps aside between pieces while requests are answered (:mod:`mind.foreground`):
+recalls beside a rebuild at 100,000 frames p95 ~20 ms instead of 112, the build itself
+slower while they last. A filtered query (a session, a time window) is left to FTS5 too.
+Memory: ~8 bytes a distinct (term, frame) pair, 42 MiB at 100,000 synthetic turns, 419 MiB
+at 1,000,000. A query reads its terms' postings and sums
 them per frame, by sorting them when they are few, else in an array of one score a frame
 (:func:`_accumulate`): p50 3.1 ms at 1,000,000 frames (4.5-4.7 with the array always;
 ``bench/keyword_scoring.py``) against FTS5's 30.4 ms.
@@ -45,13 +49,14 @@ import math
 import re
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from mind.foreground import step_aside
 from mind.retrieval.text_query import FTS_TOKENIZER, query_terms
 from mind.storage.connection import connect_peek, driver
 
@@ -63,7 +68,7 @@ MIN_IDF = 1e-6
 MIN_ROWS = 20_000  # fewer frames: FTS5 answers in well under a millisecond
 MAX_DELTA_ROWS = 20_000  # frames changed since the build beyond which the arrays are rebuilt
 SPARSE_SHARE = 16  # postings below 1/16 of the rows are summed by sorting (:func:`_accumulate`)
-BUILD_BATCH = 20_000
+BUILD_PIECE = 256  # frames tokenized between two looks for requests to step aside for (~8 ms)
 SMALL_RECHECK_S = 5.0  # a mind found below MIN_ROWS is not counted again for this long
 _WORD = re.compile(r"[^\s\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]+")
 _MAX_TF = np.iinfo(np.uint16).max
@@ -151,7 +156,12 @@ class _Postings:
     starts: np.ndarray  # (terms + 1,) each term's postings: rows[starts[t]:starts[t + 1]]
     rows: np.ndarray  # (postings,) int32
     tf: np.ndarray  # (postings, 2) uint16: count in content, in search_context
-    row_of: dict[int, int] = field(default_factory=dict)
+
+    def row_of(self, fid: int) -> int | None:
+        """The row of frame ``fid`` (ids are in ascending order: a binary search, where a
+        dictionary of every id took ~100 ms to build at 1,000,000 frames, holding the GIL)."""
+        at = int(np.searchsorted(self.ids, fid))
+        return at if at < len(self.ids) and int(self.ids[at]) == fid else None
 
     def postings(self, term: int) -> tuple[np.ndarray, np.ndarray]:
         if term + 1 >= len(self.starts):
@@ -240,8 +250,24 @@ def _build(stemmer: Stemmer, batches: Iterable[list[Any]]) -> _Postings:
     np.cumsum(np.bincount(terms, minlength=len(stemmer.terms)), out=starts[1:])
     ids = joined(ids_parts, np.int64)
     return _Postings(ids, joined(len_parts, np.int32), np.ones(len(ids), dtype=bool), starts,
-                     joined(row_parts, np.int32)[order], joined(tf_parts, np.uint16, (0, 2))[order],
-                     dict(zip(ids.tolist(), range(len(ids)), strict=True)))
+                     joined(row_parts, np.int32)[order], joined(tf_parts, np.uint16, (0, 2))[order])
+
+
+def _pieces(conn: Any, closed: Callable[[], bool]) -> Iterator[list[Any]]:
+    """Every frame's ``(id, content, search_context)`` in id order, :data:`BUILD_PIECE` rows
+    at a time, each piece its own short read (no read transaction held for the whole build,
+    which would keep the WAL from being checkpointed meanwhile). Between pieces the build
+    steps aside while requests are being answered (:mod:`mind.foreground`), and stops once
+    the index is ``closed`` (a server shutting down does not wait for it)."""
+    last = 0
+    while piece := conn.execute(
+            "SELECT id, content, search_context FROM memory_frames WHERE id > ? ORDER BY id "
+            "LIMIT ?", (last, BUILD_PIECE)).fetchall():
+        yield piece
+        last = int(piece[-1][0])
+        step_aside()
+        if closed():
+            raise RuntimeError("the index was closed during its build")
 
 
 def _stable_order(terms: np.ndarray) -> np.ndarray:
@@ -336,6 +362,17 @@ class KeywordIndex:
                                               daemon=True)
             self._building.start()
 
+    def build_and_wait(self) -> None:
+        """Build the index now if the mind is big enough (a server's warm-up, before it says
+        ready), or wait for the build a recall already started (blocking: a worker thread)."""
+        if not self.background:
+            self.prepare()
+            return
+        self.warm()
+        building = self._building
+        while building is not None and building.is_alive() and not self.closed:
+            building.join(0.1)  # closed meanwhile: the build stops, nobody waits for it
+
     def prepare(self) -> bool:
         """Whether the index can answer now (refreshed). A built index that changed too much
         is dropped here; without ``background`` the build runs here, else :meth:`warm`
@@ -369,20 +406,14 @@ class KeywordIndex:
 
     def _build_now(self) -> None:
         started = time.perf_counter()
-        conn = connect_peek(self.path)  # its own: the build's read runs for seconds
+        conn = connect_peek(self.path)  # its own: the build's reads run for seconds
         try:
-            conn.execute("BEGIN")
+            # the log's position first: a frame changed from here on is in the log past it
+            # (whether its row was read before or after the change), and the next refresh
+            # reads it again
             seq = int(conn.execute("SELECT COALESCE(MAX(seq), 0) FROM text_log"
                                    ).fetchone()[0])
-            cursor = conn.execute(
-                "SELECT id, content, search_context FROM memory_frames ORDER BY id")
-
-            def batches() -> Iterable[list[Any]]:
-                while batch := cursor.fetchmany(BUILD_BATCH):
-                    yield batch
-
-            postings = _build(self._stemmer, batches())
-            conn.execute("COMMIT")
+            postings = _build(self._stemmer, _pieces(conn, lambda: self.closed))
         finally:
             conn.close()
         with self._lock:
@@ -434,7 +465,7 @@ class KeywordIndex:
         rows_n, tokens = self._stats.rows, self._stats.tokens
         present = {int(r[0]) for r in rows}
         for fid in changed | present:
-            at = postings.row_of.get(fid)
+            at = postings.row_of(fid)
             if at is not None and postings.alive[at]:
                 postings.alive[at] = False
                 rows_n, tokens = rows_n - 1, tokens - int(postings.length[at])

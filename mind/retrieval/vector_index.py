@@ -15,7 +15,9 @@ built when a matrix first reaches :data:`BATCH_CODES_MIN_ROWS` rows (their scale
 rows then; many queries at once use them from there on, one query from the threshold above)
 and kept up to date by every append after; each full block of rows is also packed once for
 ONNX Runtime as 4-bit codes (:class:`~mind.retrieval.int4_blocks.Block`: half the bytes of
-the int8 rows, which at 1,000,000 rows halves a scan bound by memory). Many queries at once
+the int8 rows, which at 1,000,000 rows halves a scan bound by memory; a block that fills
+while the index serves is packed on a thread, ~40 ms, its int8 codes answering meanwhile).
+Many queries at once
 (:meth:`VectorIndex.search_many`, a cognify batch's links) read each block once for all of
 them: one product of the block with every query, over the int8 codes where the matrix has
 them (:func:`~mind.retrieval.int8_scan.quantized_many`, the best candidates of each query
@@ -51,6 +53,7 @@ appends; masked rows are compacted by a full reload once they outnumber the live
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import threading
 from collections.abc import Callable
@@ -66,7 +69,10 @@ from mind.errors import VectorError
 from mind.retrieval import int8_scan
 from mind.retrieval import vector_scan as scan
 from mind.retrieval.int4_blocks import Block
+from mind.retrieval.vector_scan import BLOCK_ROWS
 from mind.storage.connection import connect_peek
+
+log = logging.getLogger(__name__)
 
 FULL_RELOAD_AFTER = 20_000  # changed rows beyond which a full reload is cheaper
 HANDOFF_MAX_ROWS = 8_192  # vectors handed over and not yet taken by a refresh, at most
@@ -182,15 +188,20 @@ class _Matrix:
         self.rows.update(zip(item_ids.tolist(), range(start, stop), strict=True))
         self.size = stop
 
-    def quantize(self) -> None:
+    def quantize(self, pack: bool = True) -> None:
         """Build the int8 codes of every row, with scales from these rows (once: appends keep
-        them up to date), and pack every block of them that is full."""
+        them up to date), and (``pack``) pack every block of them that is full."""
         if self.codes is None:
             self.scale = int8_scan.scales(self.vectors[:self.size])
             codes = np.zeros((len(self.owners), self.dim), dtype=np.uint8)
             int8_scan.encode(self.vectors[:self.size], self.scale, codes[:self.size])
             self.codes = codes
-        self.packed = int8_scan.pack(self.vectors, self.size, self.packed, _run_blocks)
+        if pack:
+            self.packed = int8_scan.pack(self.vectors, self.size, self.packed, _run_blocks)
+
+    def blocks_due(self) -> bool:
+        """A block filled since the last packing."""
+        return self.size // BLOCK_ROWS > len(self.packed)
 
     def remove(self, item_id: int) -> None:
         row = self.rows.pop(item_id, None)
@@ -268,6 +279,7 @@ class VectorIndex:
         self._handed: dict[int, tuple[int, bytes]] = {}  # log seq -> (frame id, blob)
         self._conn: Any = None
         self._lock = threading.Lock()
+        self._packing: threading.Thread | None = None  # full blocks being packed
         _scan_pool()
 
     @property
@@ -424,11 +436,8 @@ class VectorIndex:
         ``frame_ids`` when they are few; the scans run outside it, so concurrent searches are
         not serialized (NumPy releases the GIL)."""
         with self._lock:
-            self._refresh_sync()
+            self._update_sync()
             frames = self._frames
-            for matrix in (frames, self._chunks):
-                if matrix.live() >= min(self.quantize_min_rows, BATCH_CODES_MIN_ROWS):
-                    matrix.quantize()
             rows = frames.rows_of(frame_ids) if frame_ids is not None and frames.few(
                 frame_ids) else None
             return frames.snapshot(window), self._chunks.snapshot(window), rows
@@ -519,9 +528,58 @@ class VectorIndex:
             return []
         return await asyncio.to_thread(self._search_many_sync, q, k, None, window, floor)
 
+    def _update_sync(self) -> None:
+        """Refresh, then build the int8 codes and pack the full blocks a search will use: all
+        of them with the codes (a load), a block that filled later on a thread of its own."""
+        self._refresh_sync()
+        for matrix in (self._frames, self._chunks):
+            if matrix.live() >= min(self.quantize_min_rows, BATCH_CODES_MIN_ROWS):
+                later = matrix.codes is not None and matrix.blocks_due()
+                matrix.quantize(pack=not later)
+                if later:
+                    self._pack_later(matrix)
+
+    def _pack_later(self, matrix: _Matrix) -> None:
+        """Pack the blocks that filled since, on a thread, outside the lock (under the lock: a
+        block takes ~40 ms, which every search of the mind waited for, once per 32,768 rows an
+        import added). Searches meanwhile score those rows by their int8 codes, as before the
+        block filled. ONNX Runtime packs without holding the GIL."""
+        if self._packing is not None:
+            return
+        vectors, size, packed = matrix.vectors, matrix.size, matrix.packed
+
+        def run() -> None:
+            try:
+                blocks = int8_scan.pack(vectors, size, packed)
+                with self._lock:
+                    if matrix.packed is packed:  # a reload may have replaced it meanwhile
+                        matrix.packed = blocks
+            except Exception:  # the int8 codes keep answering; the next refresh tries again
+                log.warning("packing a block of %s failed", self.path, exc_info=True)
+            finally:
+                self._packing = None
+
+        self._packing = threading.Thread(target=run, name="vector-blocks", daemon=True)
+        self._packing.start()
+
+    def wait_packed(self) -> None:
+        """Wait for blocks being packed in the background (blocking)."""
+        packing = self._packing
+        if packing is not None:
+            packing.join()
+
     async def refresh(self) -> None:
+        """Read the changes since the last look, and prepare the codes a search needs."""
         def run() -> None:
             with self._lock:
-                self._refresh_sync()
+                self._update_sync()
 
         await asyncio.to_thread(run)
+
+    async def warm(self) -> None:
+        """:meth:`refresh`, then one search, so that what a process's first search sets up
+        (ONNX Runtime sessions and their first runs, the scan pool's threads) is done before
+        a request needs it (a server's warm-up: :mod:`hive_mind.warmup`)."""
+        await self.refresh()
+        if self.size:
+            await self.search(np.full(self.dim, self.dim ** -0.5, dtype=np.float32), 10)
