@@ -38,7 +38,7 @@ from actors.constants import (
     WORKSPACES_DIR,
 )
 from actors.heap import HeapTrimmer
-from actors.moves import Departure, MoveBook
+from actors.moves import Authority, Departure, MoveBook, record_name
 from mind.errors import ConflictError, InvalidIdError, NotFoundError, StorageError
 from mind.ids import validate_slug
 from mind.mind import Mind
@@ -393,7 +393,8 @@ class MindHost:
         rows = await asyncio.to_thread(look)
         for d in book.departed.values():
             rows.append({"mind_id": d.mind_id,
-                         "departed": {"to": d.to, "epoch": d.epoch, "state": d.state}})
+                         "departed": {"to": d.to, "epoch": d.epoch, "state": d.state,
+                                      "url": d.url, "authorized": d.authorized}})
         rows.extend({"mind_id": m, "awaited": True} for m in sorted(book.awaited))
         return rows
 
@@ -409,15 +410,17 @@ class MindHost:
                                 f"{fence.shard}: move it aside before moving the mind here")
         book.expect(mind_id)
 
-    async def release(self, mind_id: str, to: Fence, url: str) -> Departure:
+    async def release(self, mind_id: str, to: Fence, url: str, authorized: Authority
+                      ) -> Departure:
         """Step 2 of a move away: refuse the mind, close it (its acknowledged writes are in
-        the file), hand the file's fencing record to ``to``."""
+        the file), hand the file's fencing record to ``to`` (at ``url``, which the operator's
+        configuration named: ``authorized``)."""
         book, fence = self._book()
         path = self.path(mind_id)
         if mind_id not in book.departed:
             if not path.exists():
                 raise NotFoundError(f"mind {mind_id} has no file on {fence.shard}")
-            book.depart(Departure(mind_id, to.shard, to.epoch, url, "released"))
+            book.depart(Departure(mind_id, to.shard, to.epoch, url, "released", authorized))
         await self.close_mind(mind_id)
         if path.exists():
             await asyncio.to_thread(fencing.hand_over, path, fence, to)
@@ -453,6 +456,33 @@ class MindHost:
             write_private_text(path.parent / WORKSPACE_META, metadata)
         os.replace(copy, path)
         book.arrived(mind_id)
+
+    def cancel_arrival(self, mind_id: str) -> bool:
+        """Undo step 1: stop refusing ``mind_id`` (False: it was not awaited)."""
+        book, _ = self._book()
+        return book.cancel_arrival(mind_id)
+
+    def cancel_departure(self, mind_id: str) -> Departure:
+        """Undo a move away that did not complete: the departure is forgotten and the file,
+        still here (or, retired, still aside under ``moves/``), fenced for this host again.
+        Refused for a mind the shard map gives another shard, and once the file left."""
+        book, fence = self._book()
+        self._check_owner_by_map(mind_id)
+        gone = book.departed.get(mind_id)
+        if gone is None:
+            raise NotFoundError(f"mind {mind_id} has no departure recorded on this host")
+        path = self.path(mind_id)
+        aside = book.root / f"{record_name(mind_id)}.{gone.epoch}"
+        if not path.exists() and not aside.is_dir():
+            raise ConflictError(f"{mind_id}'s file left this host: it lives on {gone.to}")
+        if not path.exists():
+            target = path.parent.parent if mind_id != PERSONAL_MIND else path.parent
+            make_private_dir(target)
+            for item in aside.iterdir():
+                os.replace(item, target / item.name)
+            aside.rmdir()
+        fencing.hand_over(path, Fence(gone.to, gone.epoch), fence)
+        return book.cancel_departure(mind_id)
 
     def metadata(self, mind_id: str) -> str | None:
         """(blocking) A workspace's metadata file as a move carries it (None: personal)."""

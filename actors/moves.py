@@ -16,6 +16,13 @@ A move of mind *m* from host A to host B, each step idempotent so a cut-off reba
    and queued ops to B and never re-creates *m* even if restarted with the old shard map.
 
 Records are small JSON files under ``<data dir>/moves/`` (owner-only), read at start.
+
+Where a departed mind's requests go is operator configuration, never a client's word: the
+receiving shard's URL comes from this host's shard map, or from a *move order* — the mind, the
+shard, its epoch and URL and an expiry, signed with the deployment key
+(:mod:`vocabulary.signing`) by ``cluster rebalance`` from the new map it was given. A departure
+records which of the two authorized it; a record without (written before this rule) is not
+followed. A departure, and an awaited arrival, can be cancelled (:meth:`MoveBook.cancel`).
 """
 
 from __future__ import annotations
@@ -33,7 +40,16 @@ from mind.storage.private_files import make_private_dir, write_private_text
 from vocabulary.ids import PERSONAL_MIND, split_mind_id
 
 MOVES_DIR: Final = "moves"
+MOVE_ORDER: Final = "move-order"  # the signing purpose of a move order
+ORDER_SECONDS: Final = 600  # how long a signed move order may be used
 DepartureState = Literal["released", "retired"]
+Authority = Literal["map", "order"]  # what named the receiving shard's URL
+
+
+def order_payload(mind_id: str, to: str, epoch: int, url: str, expires: int
+                  ) -> dict[str, object]:
+    """What a move order signs (``expires``: Unix seconds)."""
+    return {"mind_id": mind_id, "to": to, "epoch": epoch, "url": url, "expires": expires}
 
 
 def record_name(mind_id: str) -> str:
@@ -49,6 +65,7 @@ class Departure:
     epoch: int
     url: str  # where that shard serves
     state: DepartureState
+    authorized: Authority | None = None  # None: recorded before URLs had to be authorized
 
 
 class MoveBook:
@@ -95,6 +112,23 @@ class MoveBook:
         self.awaited.discard(mind_id)
         (self.root / f"{record_name(mind_id)}.arrival.json").unlink(missing_ok=True)
 
+    def cancel_arrival(self, mind_id: str) -> bool:
+        """Stop awaiting ``mind_id`` (and drop a copy half-written here); False: not awaited."""
+        awaited = mind_id in self.awaited
+        self.arrived(mind_id)
+        self.incoming(mind_id).unlink(missing_ok=True)
+        return awaited
+
+    def cancel_departure(self, mind_id: str) -> Departure:
+        """Forget a departure; returns it (NotFoundError: none recorded). A retired one's file
+        is first put back from ``moves/`` (the caller re-fences it)."""
+        gone = self.departed.get(mind_id)
+        if gone is None:
+            raise NotFoundError(f"mind {mind_id} has no departure recorded on this host")
+        del self.departed[mind_id]
+        (self.root / f"{record_name(mind_id)}.departure.json").unlink(missing_ok=True)
+        return gone
+
     def depart(self, departure: Departure) -> None:
         """Record (or advance) a departure: written before the file is touched."""
         self.departed[departure.mind_id] = departure
@@ -118,5 +152,6 @@ class MoveBook:
             if item.exists():
                 os.replace(item, aside / item.name) if item.is_file() else shutil.move(
                     str(item), str(aside / item.name))
-        self.depart(Departure(gone.mind_id, gone.to, gone.epoch, gone.url, "retired"))
+        self.depart(Departure(gone.mind_id, gone.to, gone.epoch, gone.url, "retired",
+                              gone.authorized))
         return aside

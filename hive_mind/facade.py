@@ -563,7 +563,11 @@ class HiveMind:
                                workspace_id: str | None = None) -> dict[str, Any]:
         meta = self.workspaces.create(name, group=group, icon=icon, model=model,
                                       workspace_id=workspace_id)
-        await self.runtime.reader(mind_id(meta["id"]))  # create the mind file now
+        try:
+            await self.runtime.reader(mind_id(meta["id"]))  # create the mind file now
+        except BaseException:  # refused (a mind moving here): no metadata without its mind
+            self.workspaces.delete(meta["id"])
+            raise
         return meta
 
     async def get_workspace(self, workspace: str) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from urllib.parse import quote
 import httpx
 
 from actors.placement import ShardMap
+from hive_mind.move_orders import sign_order
 from hive_mind.remote import POOL_LIMITS, error_of
 from hive_mind.settings import Settings
 
@@ -102,6 +103,7 @@ class Rebalancer:
     def __init__(self, settings: Settings, new: ShardMap, old: ShardMap | None = None,
                  transport: httpx.AsyncBaseTransport | None = None) -> None:
         self.new = new
+        self.key = settings.cluster_secret()  # signs move orders to shards the source lacks
         self.hosts = {**(old.shards if old else {}), **new.shards}
         headers = {"User-Agent": "hive-mind-rebalance"}
         token = settings.api_token.get_secret_value() if settings.api_token else ""
@@ -134,9 +136,8 @@ class Rebalancer:
         path = self._mind(move.mind_id)
         await self._call(move.target, "POST", f"{path}/expect")
         if move.release:
-            await self._call(move.source, "POST", f"{path}/release", json={
-                "to": move.target, "epoch": epochs[move.target],
-                "url": self.hosts[move.target]})
+            await self._call(move.source, "POST", f"{path}/release",
+                             json=self.release_order(move, epochs[move.target]))
         meta = (await self._call(move.source, "GET", f"{path}/metadata")).json()["metadata"]
         with tempfile.TemporaryDirectory(prefix="hive-mind-rebalance-") as tmp:
             copy = Path(tmp) / "mind.sqlite"
@@ -153,6 +154,15 @@ class Rebalancer:
                                  files={"file": ("mind.sqlite", handle)},
                                  data={} if meta is None else {"metadata": meta})
         await self._call(move.source, "POST", f"{path}/retire")
+
+    def release_order(self, move: Move, epoch: int) -> dict[str, object]:
+        """The ``release`` body: signed when this process has the deployment key (the source
+        may not know the target from its own, older map), else the target by its shard id
+        (the source takes the URL from its map)."""
+        url = self.hosts[move.target]
+        if self.key is None:
+            return {"to": move.target, "epoch": epoch, "url": url}
+        return sign_order(self.key, move.mind_id, move.target, epoch, url)
 
     async def run(self, plan: Plan, on_step: Callable[[int], None] | None = None
                   ) -> dict[str, Any]:

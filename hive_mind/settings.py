@@ -40,6 +40,7 @@ Provider = Literal["auto", "inprocess", "ollama", "openai", "voyage", "litellm",
 
 EMBEDDED_NICE = 10
 MAX_EXTERNAL_NAME_CHARS = 100
+MIN_CLUSTER_KEY_CHARS = 32
 
 
 def machine_model_cache() -> Path:
@@ -207,6 +208,13 @@ class Settings(BaseSettings):
     max_request_bytes: int = Field(
         default=10 * 1024 * 1024, ge=1024, description="HTTP request body limit",
     )
+    cluster_key: SecretStr | None = Field(
+        default=None,
+        description="a secret shared by a deployment's hosts, workers and the operator's "
+                    "cluster commands, never by API clients (at least 32 characters): signs "
+                    "move orders to shards outside a host's shard map and the destructive "
+                    "write-ops that travel through Redis",
+    )
     max_move_bytes: int = Field(
         default=64 * 1024**3, ge=1024 * 1024,
         description="body limit of a mind file moved to this shard (cluster rebalance)",
@@ -263,7 +271,7 @@ class Settings(BaseSettings):
     def _expand(cls, value: Path) -> Path:
         return Path(value).expanduser()
 
-    @field_validator("api_token", "external_token")
+    @field_validator("api_token", "external_token", "cluster_key")
     @classmethod
     def _token(cls, value: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
         """Surrounding whitespace is dropped (a secret file's newline); empty means unset;
@@ -280,6 +288,10 @@ class Settings(BaseSettings):
                     f"without spaces (character "
                     f"{position + 1} is not); e.g. python -c 'import secrets; "
                     f"print(secrets.token_urlsafe(32))'")
+        if info.field_name == "cluster_key" and len(token) < MIN_CLUSTER_KEY_CHARS:
+            raise ConfigurationError(
+                f"HIVE_MIND_CLUSTER_KEY must be at least {MIN_CLUSTER_KEY_CHARS} characters; "
+                "e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))'")
         return SecretStr(token)
 
     @field_validator("external_url")
@@ -415,6 +427,10 @@ class Settings(BaseSettings):
                 f"HIVE_MIND_HOST_ID={self.host_id!r} is not a shard of HIVE_MIND_SHARDS "
                 f"({', '.join(sorted(shards.shards))}): set it to the shard this host serves")
         return Fence(self.host_id, self.shard_epoch)
+
+    def cluster_secret(self) -> str | None:
+        """The deployment key (:mod:`vocabulary.signing`), or None when unset."""
+        return self.cluster_key.get_secret_value() if self.cluster_key else None
 
     def schedule_config(self) -> ScheduleConfig:
         """The nightly maintenance (:mod:`workers.schedule`)."""

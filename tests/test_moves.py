@@ -49,14 +49,14 @@ async def test_a_mind_moves_with_every_acknowledged_write_and_is_fenced_througho
             await new.submit(MIND, Save("too early"))  # never a fresh empty file
         assert not new.path(MIND).exists()
 
-        gone = await old.release(MIND, Fence("shard-1", 3), "http://h1:1")
+        gone = await old.release(MIND, Fence("shard-1", 3), "http://h1:1", "map")
         assert (gone.to, gone.state) == ("shard-1", "released")
         assert read_file_fence(source) == Fence("shard-1", 3)
         with pytest.raises(FencedError, match="moved to shard-1") as refused:
             await old.submit(MIND, Save("after the release"))
         assert refused.value.owner == "shard-1"
         assert MIND not in old.list_minds() and not old.serves(MIND)
-        again = await old.release(MIND, Fence("shard-1", 3), "http://h1:1")  # resumed: no-op
+        again = await old.release(MIND, Fence("shard-1", 3), "http://h1:1", "map")  # resumed: no-op
         assert again == gone
 
         copy = tmp_path / "copy.mind"
@@ -92,7 +92,7 @@ async def test_admit_refuses_copies_not_fenced_for_it(tmp_path: Path) -> None:
             await m.db.execute("SELECT 1")
         with pytest.raises(FencedError, match="no fencing record"):
             b.admit(MIND, unfenced, None)
-        await a.release(MIND, Fence("shard-1", 7), "http://h1:1")  # an epoch b may not claim
+        await a.release(MIND, Fence("shard-1", 7), "http://h1:1", "map")  # an epoch b may not claim
         newer = tmp_path / "newer.mind"
         await a.snapshot(MIND, newer)
         with pytest.raises(FencedError, match="newer than this host"):

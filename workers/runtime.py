@@ -28,7 +28,7 @@ from actors.catalog import MindCatalog
 from actors.constants import CATALOG_FILE
 from actors.handlers import HANDLERS
 from actors.host import ActorSettings, MindHost
-from actors.moves import Departure
+from actors.moves import Authority, Departure
 from actors.placement import ShardMap
 from mind.census import Census
 from mind.embeddings.chain import EmbeddingProviderChain
@@ -152,8 +152,15 @@ class HostedRuntime:
     def expect_mind(self, mind_id: str) -> None:
         self.host.expect(mind_id)
 
-    async def release_mind(self, mind_id: str, to: Fence, url: str) -> Departure:
-        return await self.host.release(mind_id, to, url)
+    async def release_mind(self, mind_id: str, to: Fence, url: str,
+                           authorized: Authority) -> Departure:
+        return await self.host.release(mind_id, to, url, authorized)
+
+    def cancel_arrival(self, mind_id: str) -> bool:
+        return self.host.cancel_arrival(mind_id)
+
+    def cancel_departure(self, mind_id: str) -> Departure:
+        return self.host.cancel_departure(mind_id)
 
     async def snapshot_mind(self, mind_id: str, dest: Path) -> None:
         await self.host.snapshot(mind_id, dest)

@@ -20,6 +20,13 @@ class UnauthorizedError(HiveMindError):
     code = "unauthorized"
 
 
+class ForbiddenError(HiveMindError):
+    """The caller is authenticated but may not do this (a token's scope, a move the operator's
+    configuration does not authorize)."""
+
+    code = "forbidden"
+
+
 class PayloadTooLargeError(ValidationError):
     """The request body is larger than ``HIVE_MIND_MAX_REQUEST_BYTES``."""
 
@@ -66,7 +73,7 @@ FORBIDDEN_ORIGIN: Final = "forbidden_origin"
 # code -> HTTP status; anything not listed is 500.
 STATUS: Final[dict[str, int]] = {
     "invalid": 400, "invalid_id": 400, "invalid_timestamp": 400, "invalid_vector": 400,
-    "harvest_input": 422, "unauthorized": 401, "tier_forbidden": 403,
+    "harvest_input": 422, "unauthorized": 401, "forbidden": 403, "tier_forbidden": 403,
     "server_reads_disabled": 403, "forbidden_origin": 403, "invalid_host": 421,
     "not_found": 404,
     "method_not_allowed": 405, "conflict": 409, "embedding_mismatch": 409,
@@ -101,6 +108,7 @@ CLASSES: Final[dict[str, str]] = {
     "actor_closed": "actors.actor:ActorClosedError",
     "queue_unavailable": "workers.queue:QueueUnavailableError",
     "unauthorized": "hive_mind.api.codes:UnauthorizedError",
+    "forbidden": "hive_mind.api.codes:ForbiddenError",
     "too_large": "hive_mind.api.codes:PayloadTooLargeError",
     "server_unavailable": "hive_mind.api.codes:ServerUnavailableError",
     "shard_unavailable": "hive_mind.sharded:ShardUnavailableError",

@@ -3,7 +3,9 @@
 token like every route; only a shard host answers (elsewhere 400 ``invalid``). A mind id in a
 path is validated before anything looks at a file; an arriving copy is written under the
 host's own ``moves/`` folder and checked (a mind file fenced for this shard) before it is
-renamed into place, so no caller's string becomes a path.
+renamed into place, so no caller's string becomes a path. A release goes only to a shard and
+URL the operator's configuration names (:mod:`hive_mind.move_orders`); an expected arrival
+and a departure can be cancelled (``DELETE …/expect``, ``DELETE …/release``).
 """
 
 from __future__ import annotations
@@ -33,7 +35,15 @@ MindId = Annotated[str, PathParam(max_length=80, description="personal or worksp
 class ReleaseRequest(Body):
     to: str = Field(max_length=16, description="the shard the mind goes to (shard-<n>)")
     epoch: int = Field(ge=0, le=2**31, description="the receiving shard's epoch")
-    url: str = Field(max_length=2048, description="where the receiving shard serves")
+    url: str | None = Field(
+        default=None, max_length=2048,
+        description="where the receiving shard serves: taken from this host's shard map "
+                    "(a different URL is refused) unless a signed move order names it")
+    expires: int | None = Field(default=None, ge=0, le=2**40,
+                                description="a move order's expiry (Unix seconds)")
+    signature: str | None = Field(
+        default=None, min_length=64, max_length=64, pattern="^[0-9a-f]{64}$",
+        description="a move order's signature with HIVE_MIND_CLUSTER_KEY (cluster rebalance)")
 
 
 def _sharded(hm: Any, mind_id: str | None = None) -> Any:
@@ -59,11 +69,24 @@ async def expect(mind_id: MindId, hm: Facade) -> dict[str, Any]:
     return result
 
 
+@router.delete("/minds/{mind_id}/expect", summary="Stop awaiting the mind here")
+async def cancel_expect(mind_id: MindId, hm: Facade) -> dict[str, Any]:
+    result: dict[str, Any] = await _sharded(hm, mind_id).cancel_expect(mind_id)
+    return result
+
+
 @router.post("/minds/{mind_id}/release",
              summary="Close the mind and hand its file to another shard")
 async def release(mind_id: MindId, body: ReleaseRequest, hm: Facade) -> dict[str, Any]:
     result: dict[str, Any] = await _sharded(hm, mind_id).release_mind(
-        mind_id, body.to, body.epoch, body.url)
+        mind_id, body.to, body.epoch, body.url, body.expires, body.signature)
+    return result
+
+
+@router.delete("/minds/{mind_id}/release",
+               summary="Cancel a move away that did not complete: serve the mind here again")
+async def cancel_release(mind_id: MindId, hm: Facade) -> dict[str, Any]:
+    result: dict[str, Any] = await _sharded(hm, mind_id).cancel_release(mind_id)
     return result
 
 
