@@ -39,7 +39,13 @@ from actors.constants import (
 )
 from actors.heap import HeapTrimmer
 from actors.moves import Authority, Departure, MoveBook, record_name
-from mind.errors import ConflictError, InvalidIdError, NotFoundError, StorageError
+from mind.errors import (
+    ConflictError,
+    InvalidIdError,
+    NotFoundError,
+    StorageError,
+    ValidationError,
+)
 from mind.ids import validate_slug
 from mind.mind import Mind
 from mind.storage import fencing
@@ -94,6 +100,23 @@ class _Open:
     last_used: float
     pins: int = 0  # leases in use: the LRU never closes a pinned mind
     closing: asyncio.Future[None] | None = None  # set while the LRU closes it
+
+async def verify_copy(copy: Path) -> None:
+    """A moved mind's copy opens as a mind file of this version (migrated if older) and
+    passes SQLite's quick check; ValidationError naming neither path nor content otherwise."""
+    try:
+        mind = await Mind.open(copy)
+        try:
+            verdict = await mind.db.fetchval("PRAGMA quick_check(1)")
+        finally:
+            await mind.close()
+    except Exception as exc:  # whatever the file did to the opener: refused, path-free
+        log.warning("an arriving mind copy was refused: %s", type(exc).__name__)
+        raise ValidationError(f"the copy is not a mind file this host can open "
+                              f"({type(exc).__name__})") from None
+    if verdict != "ok":
+        raise ValidationError("the copy is damaged (SQLite quick_check failed)")
+
 
 def _log_failure(task: asyncio.Future[None]) -> None:
     if not task.cancelled() and task.exception() is not None:
@@ -398,17 +421,18 @@ class MindHost:
         rows.extend({"mind_id": m, "awaited": True} for m in sorted(book.awaited))
         return rows
 
-    def expect(self, mind_id: str) -> None:
+    def expect(self, mind_id: str, metadata: str | None = None) -> None:
         """Step 1 of a move here: refuse ``mind_id`` until it is admitted (a no-op once it is:
-        a resumed rebalance)."""
+        a resumed rebalance). ``metadata``: a workspace's, checked by the caller."""
         book, fence = self._book()
+        self._check_owner_by_map(mind_id)
         path = self.path(mind_id)
         if path.exists() and fencing.read_file_fence(path) == fence:
             return
         if path.exists():
             raise ConflictError(f"{mind_id} already has a file here not fenced for "
                                 f"{fence.shard}: move it aside before moving the mind here")
-        book.expect(mind_id)
+        book.expect(mind_id, metadata)
 
     async def release(self, mind_id: str, to: Fence, url: str, authorized: Authority
                       ) -> Departure:
@@ -434,9 +458,10 @@ class MindHost:
             raise NotFoundError(f"mind {mind_id} is not released here (release it first)")
         await asyncio.to_thread(fencing.snapshot, path, dest)
 
-    def admit(self, mind_id: str, copy: Path, metadata: str | None) -> None:
-        """Step 4 of a move here: put the copy (on this data dir's file system) in place,
-        with the workspace's metadata, once it proves to be this shard's."""
+    async def admit(self, mind_id: str, copy: Path) -> None:
+        """Step 4 of a move here: put the copy (on this data dir's file system) in place, with
+        the metadata its ``expect`` carried, once it proves to be an awaited mind, fenced for
+        this shard, that this host can open (migrated, intact)."""
         book, fence = self._book()
         self._check_owner_by_map(mind_id)
         path = self.path(mind_id)
@@ -446,16 +471,33 @@ class MindHost:
             copy.unlink(missing_ok=True)  # admitted before: a resumed rebalance
             book.arrived(mind_id)
             return
-        found = fencing.read_file_fence(copy)
-        error = fencing.refusal(copy, found, fence)
+        if mind_id not in book.awaited:
+            raise ConflictError(f"{mind_id} is not awaited here: expect it first")
+        metadata = book.awaited[mind_id]
+        if metadata is None and mind_id != PERSONAL_MIND:
+            raise ConflictError(f"{mind_id} was expected without its workspace metadata: "
+                                "expect it again with them")
+        found = await asyncio.to_thread(fencing.read_file_fence, copy)
+        error = fencing.refusal("the copy", found, fence)
         if found is None or error is not None:
             raise error or fencing.FencedError(
                 f"the copy of {mind_id} carries no fencing record: release it on its holder")
+        await verify_copy(copy)
         make_private_dir(path.parent)
-        if metadata is not None and path.name == WORKSPACE_FILE:
+        if metadata is not None:
             write_private_text(path.parent / WORKSPACE_META, metadata)
+        os.chmod(copy, 0o600)
         os.replace(copy, path)
         book.arrived(mind_id)
+
+    def incoming_path(self, mind_id: str) -> Path:
+        """Where an arriving copy of ``mind_id`` is written before :meth:`admit`: only for a
+        mind awaited here (or admitted already: a resumed move), checked before any byte."""
+        book, _ = self._book()
+        self._check_owner_by_map(mind_id)
+        if mind_id not in book.awaited and not self.path(mind_id).exists():
+            raise ConflictError(f"{mind_id} is not awaited here: expect it first")
+        return book.incoming(mind_id)
 
     def cancel_arrival(self, mind_id: str) -> bool:
         """Undo step 1: stop refusing ``mind_id`` (False: it was not awaited)."""
@@ -489,11 +531,6 @@ class MindHost:
         meta = self.path(mind_id).parent / WORKSPACE_META
         return meta.read_text(encoding="utf-8") if mind_id != PERSONAL_MIND and meta.exists() \
             else None
-
-    def incoming_path(self, mind_id: str) -> Path:
-        """Where an arriving copy of ``mind_id`` is written before :meth:`admit`."""
-        book, _ = self._book()
-        return book.incoming(mind_id)
 
     def retire(self, mind_id: str) -> Path:
         """Step 5 of a move away: the released file goes aside (the departure stays)."""

@@ -74,12 +74,12 @@ class MoveBook:
     def __init__(self, data_dir: Path) -> None:
         self.root = data_dir / MOVES_DIR
         self.departed: dict[str, Departure] = {}
-        self.awaited: set[str] = set()
+        self.awaited: dict[str, str | None] = {}  # mind -> its workspace metadata (JSON)
         if self.root.is_dir():
             for entry in sorted(self.root.glob("*.json")):
                 data = json.loads(entry.read_text(encoding="utf-8"))
                 if data.get("kind") == "arrival":
-                    self.awaited.add(str(data["mind_id"]))
+                    self.awaited[str(data["mind_id"])] = data.get("metadata")
                 else:
                     data.pop("kind", None)
                     self.departed[str(data["mind_id"])] = Departure(**data)
@@ -104,12 +104,14 @@ class MoveBook:
         make_private_dir(self.root)
         write_private_text(self.root / f"{name}.json", json.dumps(data, sort_keys=True))
 
-    def expect(self, mind_id: str) -> None:
-        self.awaited.add(mind_id)
-        self._write(f"{record_name(mind_id)}.arrival", {"kind": "arrival", "mind_id": mind_id})
+    def expect(self, mind_id: str, metadata: str | None) -> None:
+        """Await ``mind_id`` (a workspace's checked metadata: admitted with it)."""
+        self.awaited[mind_id] = metadata
+        self._write(f"{record_name(mind_id)}.arrival",
+                    {"kind": "arrival", "mind_id": mind_id, "metadata": metadata})
 
     def arrived(self, mind_id: str) -> None:
-        self.awaited.discard(mind_id)
+        self.awaited.pop(mind_id, None)
         (self.root / f"{record_name(mind_id)}.arrival.json").unlink(missing_ok=True)
 
     def cancel_arrival(self, mind_id: str) -> bool:

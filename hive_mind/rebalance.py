@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -34,6 +34,13 @@ from hive_mind.remote import POOL_LIMITS, error_of
 from hive_mind.settings import Settings
 
 TIMEOUT: Final = httpx.Timeout(3600.0, connect=5.0)  # a copy of a large mind takes a while
+
+
+async def _chunks(path: Path) -> AsyncIterator[bytes]:
+    """A file's bytes for a streamed upload, 1 MiB at a time."""
+    with path.open("rb") as handle:
+        while chunk := await asyncio.to_thread(handle.read, 1 << 20):
+            yield chunk
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,11 +141,11 @@ class Rebalancer:
     async def move(self, move: Move, epochs: dict[str, int]) -> None:
         """One mind's move, every step idempotent (see :mod:`actors.moves`)."""
         path = self._mind(move.mind_id)
-        await self._call(move.target, "POST", f"{path}/expect")
+        meta = (await self._call(move.source, "GET", f"{path}/metadata")).json()["metadata"]
+        await self._call(move.target, "POST", f"{path}/expect", json={"metadata": meta})
         if move.release:
             await self._call(move.source, "POST", f"{path}/release",
                              json=self.release_order(move, epochs[move.target]))
-        meta = (await self._call(move.source, "GET", f"{path}/metadata")).json()["metadata"]
         with tempfile.TemporaryDirectory(prefix="hive-mind-rebalance-") as tmp:
             copy = Path(tmp) / "mind.sqlite"
             async with self.http.stream(
@@ -149,10 +156,8 @@ class Rebalancer:
                 with copy.open("wb") as out:
                     async for chunk in stream.aiter_bytes(1 << 20):
                         out.write(chunk)
-            with copy.open("rb") as handle:
-                await self._call(move.target, "PUT", f"{path}/snapshot",
-                                 files={"file": ("mind.sqlite", handle)},
-                                 data={} if meta is None else {"metadata": meta})
+            await self._call(move.target, "PUT", f"{path}/snapshot", content=_chunks(copy),
+                             headers={"Content-Type": "application/vnd.sqlite3"})
         await self._call(move.source, "POST", f"{path}/retire")
 
     def release_order(self, move: Move, epoch: int) -> dict[str, object]:

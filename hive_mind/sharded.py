@@ -37,7 +37,7 @@ from hive_mind.forwarding import forwarded, may_forward, stamp
 from hive_mind.move_orders import authorize, departure_url
 from hive_mind.remote import RemoteHiveMind, WriteOutcomeUnknownError
 from hive_mind.settings import Settings
-from hive_mind.workspaces import candidate_ids, slugify
+from hive_mind.workspaces import candidate_ids, moved_metadata, slugify
 from hive_mind.workspaces import mind_id as workspace_mind
 from mind.errors import ConflictError, NotFoundError, ValidationError
 from mind.storage.fencing import Fence, FencedError
@@ -364,8 +364,12 @@ class ShardedHiveMind:
         shard = runtime.shard()
         return {"shard": shard.shard, "epoch": shard.epoch, "minds": await runtime.holdings()}
 
-    async def expect_mind(self, mind_id: str) -> dict[str, Any]:
-        self._runtime().expect_mind(mind_id)
+    async def expect_mind(self, mind_id: str, metadata: str | None = None
+                          ) -> dict[str, Any]:
+        """Step 1 of a move here, with a workspace's metadata (checked by the workspace
+        rules: they are what the workspace is listed with once admitted)."""
+        checked = None if metadata is None else moved_metadata(mind_id, metadata)
+        self._runtime().expect_mind(mind_id, checked)
         return {"mind_id": mind_id, "expected": True}
 
     async def cancel_expect(self, mind_id: str) -> dict[str, Any]:
@@ -401,9 +405,8 @@ class ShardedHiveMind:
         path: Path = self._runtime().incoming_path(mind_id)
         return path
 
-    async def admit_mind(self, mind_id: str, copy: Path, metadata: str | None
-                         ) -> dict[str, Any]:
-        self._runtime().admit_mind(mind_id, copy, metadata)
+    async def admit_mind(self, mind_id: str, copy: Path) -> dict[str, Any]:
+        await self._runtime().admit_mind(mind_id, copy)
         return {"mind_id": mind_id, "admitted": True}
 
     async def retire_mind(self, mind_id: str) -> dict[str, Any]:

@@ -44,7 +44,7 @@ async def test_a_mind_moves_with_every_acknowledged_write_and_is_fenced_througho
         source = old.path(MIND)
         (source.parent / "workspace.json").write_text('{"id": "w", "name": "W"}')
 
-        new.expect(MIND)
+        new.expect(MIND, '{"id": "w", "name": "W"}')
         with pytest.raises(FencedError, match="moving to this host"):
             await new.submit(MIND, Save("too early"))  # never a fresh empty file
         assert not new.path(MIND).exists()
@@ -63,7 +63,7 @@ async def test_a_mind_moves_with_every_acknowledged_write_and_is_fenced_througho
         await old.snapshot(MIND, copy)
         incoming = new.data_dir / "incoming.mind"
         copy.rename(incoming)
-        new.admit(MIND, incoming, '{"id": "w", "name": "W"}')
+        await new.admit(MIND, incoming)
         await new.submit(MIND, Save("on the new owner"))
         reader = await new.reader(MIND)
         assert await reader.frames.count() == 6
@@ -90,13 +90,16 @@ async def test_admit_refuses_copies_not_fenced_for_it(tmp_path: Path) -> None:
         unfenced = tmp_path / "raw.mind"
         async with await Mind.open(unfenced) as m:  # a mind file with no fencing record
             await m.db.execute("SELECT 1")
+        with pytest.raises(ConflictError, match="not awaited"):
+            await b.admit(MIND, unfenced)
+        b.expect(MIND, '{"name": "W"}')
         with pytest.raises(FencedError, match="no fencing record"):
-            b.admit(MIND, unfenced, None)
-        await a.release(MIND, Fence("shard-1", 7), "http://h1:1", "map")  # an epoch b may not claim
+            await b.admit(MIND, unfenced)
+        await a.release(MIND, Fence("shard-1", 7), "http://h1:1", "map")  # epoch b may not claim
         newer = tmp_path / "newer.mind"
         await a.snapshot(MIND, newer)
         with pytest.raises(FencedError, match="newer than this host"):
-            b.admit(MIND, newer, None)
+            await b.admit(MIND, newer)
         assert not b.path(MIND).exists()
         # a file already at the target's place that is not this shard's: never overwritten
         stray = mind_path(b.data_dir, MIND)
@@ -107,7 +110,7 @@ async def test_admit_refuses_copies_not_fenced_for_it(tmp_path: Path) -> None:
             b.expect(MIND)
         await a.snapshot(MIND, newer)
         with pytest.raises(ConflictError):
-            b.admit(MIND, newer, None)
+            await b.admit(MIND, newer)
 
 
 def holdings(shard: str, epoch: int, *rows: dict[str, Any]) -> dict[str, Any]:

@@ -4,7 +4,10 @@ HTTP endpoint that records what reaches it."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import socket
+import stat
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -14,6 +17,9 @@ import httpx
 
 from actors.placement import parse_shards
 from hive_mind.move_orders import sign_order
+from mind.constants import META_FENCE_EPOCH, META_FENCE_SHARD
+from mind.mind import Mind
+from mind.storage.schema import LATEST_VERSION
 from tests.http_server import running_server, server_settings
 from tests.recorder import Recorder
 from tests.test_security_http import free_port, refused
@@ -95,7 +101,6 @@ def test_a_release_goes_only_to_a_shard_and_url_the_operator_named(tmp_path: Pat
             assert evil.seen == []
 
             # legitimate: the shard of the map at the map's URL, listed with it, cancellable
-            assert c.post(f"{s1}{minds(alpha)}/expect").status_code == 200
             r = c.post(f"{s0}{minds(alpha)}/release", json={"to": "shard-1", "epoch": 0})
             assert r.status_code == 200 and r.json()["url"] == s1, r.text
             held = c.get(f"{s0}/v1/cluster/minds").json()["minds"]
@@ -105,7 +110,6 @@ def test_a_release_goes_only_to_a_shard_and_url_the_operator_named(tmp_path: Pat
                                                     "scope": "workspace"}), 503, "fenced")
             r = c.delete(f"{s0}{minds(alpha)}/release")
             assert r.status_code == 200 and r.json()["cancelled"], r.text
-            assert c.delete(f"{s1}{minds(alpha)}/expect").json()["cancelled"] is True
             assert recall(c, s0, alpha) == ["the alpha launch code is 1234"]
             assert c.post(f"{s0}/v1/memories", json={
                 "content": "after the cancel", "workspace": alpha}).status_code == 201
@@ -139,3 +143,87 @@ def test_an_expected_mind_can_be_cancelled_and_leaves_no_half_workspace(tmp_path
         assert c.post(f"{s1}/v1/workspaces", json={"name": "Gamma", "id": gamma}
                       ).status_code == 201
         assert c.delete(f"{s1}{minds(gamma)}/expect").json()["cancelled"] is False
+
+
+def raw_put(url: str, path: str, length: int, first: bytes) -> bytes:
+    """Headers announcing ``length`` bytes and only ``first`` of them sent: the answer, if
+    the server gives one without waiting for the rest (5 s)."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=5) as conn:
+        conn.sendall(f"PUT {path} HTTP/1.1\r\nHost: {host}:{port}\r\n"
+                     f"Authorization: Bearer {TOKEN}\r\n"
+                     f"Content-Type: application/vnd.sqlite3\r\n"
+                     f"Content-Length: {length}\r\n\r\n".encode() + first)
+        try:
+            return conn.recv(4096)
+        except TimeoutError:
+            return b""
+
+
+def test_move_bodies_are_limited_and_refused_before_they_are_read(tmp_path: Path) -> None:
+    """Finding 3: the move-upload limit is for a shard host's ``PUT …/snapshot`` only; a
+    refusal (not sharded, not awaited) comes before the body is read."""
+    big = b"x" * (11 * 1024 * 1024)
+    with running_server(server_settings(tmp_path / "plain")) as url, \
+            httpx.Client(timeout=60) as c:
+        for method, path in (("POST", "expect"), ("PUT", "snapshot"), ("POST", "release")):
+            r = c.request(method, f"{url}{minds('w')}/{path}", content=big,
+                          headers={"Content-Type": "application/json"})
+            refused(r, 413, "too_large")
+        answer = raw_put(url, minds("w") + "/snapshot", 10**9, b"SQLite format 3\x00")
+        assert answer.startswith(b"HTTP/1.1 413")
+    pair = Pair(tmp_path)
+    gamma = pair.owned("shard-1")
+    s1 = pair.url["shard-1"]
+    with pair.running() as c:
+        refused(c.post(f"{s1}{minds(gamma)}/release", content=big,
+                       headers={"Content-Type": "application/json"}), 413, "too_large")
+        answer = raw_put(s1, minds(gamma) + "/snapshot", 10**9, b"SQLite format 3\x00")
+        assert answer.startswith(b"HTTP/1.1 409") and b"not awaited" in answer
+        assert not list((pair.data("shard-1") / "moves").glob(".incoming-*"))
+
+
+async def fenced_copy(path: Path, shard: str, version: int | None = None) -> Path:
+    """A mind file fenced for ``shard``; ``version``: its recorded schema version instead."""
+    async with await Mind.open(path) as m:
+        await m.db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                               [(META_FENCE_SHARD, shard), (META_FENCE_EPOCH, "0")])
+        if version is not None:
+            await m.db.execute("INSERT INTO schema_migrations(version, name) VALUES (?, 'x')",
+                               (version,))
+    return path
+
+
+def test_admit_takes_only_an_awaited_mind_file_with_checked_metadata(tmp_path: Path) -> None:
+    """Finding 4: no admit without ``expect``; metadata held to the workspace rules; a copy
+    this host cannot open (a newer schema) or that is not SQLite refused with no server path;
+    the admitted file owner-only."""
+    pair = Pair(tmp_path)
+    gamma = pair.owned("shard-1")
+    s1 = pair.url["shard-1"]
+    good = asyncio.run(fenced_copy(tmp_path / "good.mind", "shard-1"))
+    newer = asyncio.run(fenced_copy(tmp_path / "newer.mind", "shard-1", LATEST_VERSION + 5))
+    put = {"headers": {"Content-Type": "application/vnd.sqlite3"}}
+    with pair.running() as c:
+        snapshot = f"{s1}{minds(gamma)}/snapshot"
+        refused(c.put(snapshot, content=good.read_bytes(), **put), 409, "conflict")
+        for metadata in ('{"name": "evil\\u202eexe.txt"}', '{"name": ""}', "[1]", "not json",
+                         '{"name": "' + "n" * 300 + '"}'):
+            r = c.post(f"{s1}{minds(gamma)}/expect", json={"metadata": metadata})
+            refused(r, 400, "invalid")
+        r = c.post(f"{s1}{minds(gamma)}/expect", json={"metadata": json.dumps(
+            {"id": "other", "name": "Gamma", "group": "ops", "extra": "x" * 1000})})
+        assert r.status_code == 200, r.text
+        refused(c.put(snapshot, content=b"junk" * 1000, **put), 400, "invalid")
+        message = refused(c.put(snapshot, content=newer.read_bytes(), **put), 400, "invalid")
+        assert "not a mind file this host can open" in message
+        assert str(tmp_path) not in message and "moves" not in message
+        assert c.get(f"{s1}/v1/workspaces").status_code == 200
+        r = c.put(snapshot, content=good.read_bytes(), **put)
+        assert r.status_code == 200 and r.json()["admitted"], r.text
+        listed = {w["id"]: w for w in c.get(f"{s1}/v1/workspaces").json()["workspaces"]}
+        assert (listed[gamma]["name"], listed[gamma]["group"]) == ("Gamma", "ops")
+        assert "extra" not in listed[gamma]
+    placed = pair.data("shard-1") / "workspaces" / gamma
+    assert stat.S_IMODE((placed / "workspace.mind").stat().st_mode) == 0o600
+    assert stat.S_IMODE((placed / "workspace.json").stat().st_mode) == 0o600

@@ -149,8 +149,8 @@ class HostedRuntime:
     async def holdings(self) -> list[dict[str, object]]:
         return await self.host.holdings()
 
-    def expect_mind(self, mind_id: str) -> None:
-        self.host.expect(mind_id)
+    def expect_mind(self, mind_id: str, metadata: str | None = None) -> None:
+        self.host.expect(mind_id, metadata)
 
     async def release_mind(self, mind_id: str, to: Fence, url: str,
                            authorized: Authority) -> Departure:
@@ -165,8 +165,8 @@ class HostedRuntime:
     async def snapshot_mind(self, mind_id: str, dest: Path) -> None:
         await self.host.snapshot(mind_id, dest)
 
-    def admit_mind(self, mind_id: str, copy: Path, metadata: str | None) -> None:
-        self.host.admit(mind_id, copy, metadata)
+    async def admit_mind(self, mind_id: str, copy: Path) -> None:
+        await self.host.admit(mind_id, copy)
 
     def retire_mind(self, mind_id: str) -> Path:
         return self.host.retire(mind_id)

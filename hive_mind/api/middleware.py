@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hmac
 import logging
+import re
 from collections.abc import Iterable
 
 from starlette.datastructures import Headers
@@ -37,18 +38,18 @@ class BodyLimitMiddleware:
     counting the bytes actually received (chunked bodies, lying clients)."""
 
     def __init__(self, app: ASGIApp, max_bytes: int,
-                 larger: tuple[tuple[str, int], ...] = ()) -> None:
+                 larger: tuple[tuple[str, re.Pattern[str], int], ...] = ()) -> None:
         self.app = app
         self.default_bytes = max_bytes
-        self.larger = larger  # (path prefix, limit): mind files moved between shards
+        self.larger = larger  # (method, whole path, limit): mind files moved between shards
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        path = scope.get("path", "")
-        limit = next((n for prefix, n in self.larger if path.startswith(prefix)),
-                     self.default_bytes)
+        path, method = scope.get("path", ""), scope.get("method", "")
+        limit = next((n for verb, pattern, n in self.larger
+                      if verb == method and pattern.fullmatch(path)), self.default_bytes)
         await self._limited(scope, receive, send, limit)
 
     async def _limited(self, scope: Scope, receive: Receive, send: Send, limit: int) -> None:
