@@ -80,11 +80,12 @@ STATUS: Final[dict[str, int]] = {
     "embedding_dim_mismatch": 409, "too_large": 413, "quota_exceeded": 429,
     "embedding_error": 502, "external_source": 502, "actor_closed": 503,
     "queue_unavailable": 503, "server_unavailable": 503,
-    "not_ready": 503, "fenced": 503, "shard_unavailable": 503,
+    "not_ready": 503, "fenced": 503, "shard_unavailable": 503, "busy": 503,
 }
 # codes a client should retry after a pause (503 with ``Retry-After``: a shard restarting, or
 # the hosts' shard maps converging during a move)
-RETRY_AFTER: Final[dict[str, int]] = {"fenced": 5, "shard_unavailable": 5, "not_ready": 2}
+RETRY_AFTER: Final[dict[str, int]] = {"fenced": 5, "shard_unavailable": 5, "not_ready": 2,
+                                      "busy": 10}
 
 # code -> "module:Class" of the exception the client raises (imported only when needed).
 CLASSES: Final[dict[str, str]] = {
@@ -117,6 +118,7 @@ CLASSES: Final[dict[str, str]] = {
     "invalid_host": "hive_mind.api.codes:InvalidHostError",
     "forbidden_origin": "hive_mind.api.codes:ForbiddenOriginError",
     "server_reads_disabled": "hive_mind.server_reads:ServerReadsDisabledError",
+    "busy": "hive_mind.harvest:ImportsBusyError",
 }
 
 

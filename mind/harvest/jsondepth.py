@@ -33,8 +33,8 @@ import numpy as np
 from mind.harvest.errors import HarvestError
 
 MAX_JSON_DEPTH: Final = 128
-MAX_ITEM_CONTAINERS: Final = 400_000  # ~30,000 message nodes of a ChatGPT conversation
-MAX_ITEM_VALUES: Final = 2_000_000
+MAX_ITEM_CONTAINERS: Final = 1_000_000  # ~100,000 message nodes of a ChatGPT conversation
+MAX_ITEM_VALUES: Final = 4_000_000
 MAX_ITEM_BYTES: Final = 64 * 1024**2
 _STRING_BODY: Final = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*', re.S)  # unrolled: fast
 _STRING: Final = re.compile(rb'"' + _STRING_BODY.pattern + rb'"', re.S)
