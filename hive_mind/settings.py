@@ -463,7 +463,7 @@ class Settings(BaseSettings):
         return QueueConfig(
             redis_url=self.redis_url, host_id=self.host_id, max_jobs=self.worker_max_jobs,
             job_timeout=self.job_timeout_seconds, max_tries=self.job_max_tries,
-            shards=self.shard_map(),
+            shards=self.shard_map(), cluster_key=self.cluster_secret(),
         )
 
     def redacted(self) -> dict[str, Any]:
