@@ -232,6 +232,19 @@ class Settings(BaseSettings):
         default=64 * 1024**3, ge=1024 * 1024,
         description="body limit of a mind file moved to this shard (cluster rebalance)",
     )
+    header_timeout_seconds: float = Field(
+        default=10.0, gt=0, le=600,
+        description="serve closes a connection whose request headers are not complete this "
+                    "long after it opened (or after the previous response)",
+    )
+    body_timeout_seconds: float = Field(
+        default=30.0, gt=0, le=3600,
+        description="serve answers 408 when a request body's next chunk takes longer",
+    )
+    max_connections: int = Field(
+        default=1000, ge=1, le=1_000_000,
+        description="open connections serve keeps; beyond, a new one is closed at once",
+    )
     metrics_public: bool = Field(
         default=False,
         description="serve /metrics without the API token (for a scraper on a trusted network)",

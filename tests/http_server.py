@@ -13,7 +13,7 @@ from typing import Any
 import uvicorn
 
 from hive_mind.api import create_app
-from hive_mind.server import bound_port
+from hive_mind.server import bound_port, uvicorn_config
 from hive_mind.settings import Settings
 
 
@@ -31,8 +31,9 @@ def running_server(settings: Settings, facade: Any = None, timeout: float = 30.0
     yields the base URL. ``bind_host``: the address the app is told it serves on (it still
     listens on 127.0.0.1 only); ``port``: 0 for any free one."""
     app = create_app(settings, facade, bind_host=bind_host)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
-                                           log_level="warning", lifespan="on"))
+    server = uvicorn.Server(uvicorn_config(app, settings, "127.0.0.1", port,
+                                           log_level="warning", lifespan="on",
+                                           log_config=uvicorn.config.LOGGING_CONFIG))
     thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
     thread.start()
     deadline = time.monotonic() + timeout

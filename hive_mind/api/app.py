@@ -31,6 +31,7 @@ from hive_mind.api import (
     routes_mind,
     routes_ops,
 )
+from hive_mind.api.connections import BODY_TOTAL_SECONDS
 from hive_mind.api.exposure import api_token, check_exposure
 from hive_mind.api.guard import HostOriginMiddleware, host_policy
 from hive_mind.api.mcp_mount import mount_mcp
@@ -93,7 +94,8 @@ def create_app(settings: Settings, facade: Any = None, *, mcp: bool = True,
     moves_in = settings.shard_map() is not None and not settings.gateway  # a shard host
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_request_bytes,
                        larger=(("PUT", SNAPSHOT_PATH, settings.max_move_bytes),) if moves_in
-                       else ())
+                       else (), idle_seconds=settings.body_timeout_seconds,
+                       total_seconds=BODY_TOTAL_SECONDS)
     app.add_middleware(ForwardingContext)  # inside auth: the caller's credentials, checked
     token = api_token(settings)
     if token is not None:

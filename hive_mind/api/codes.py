@@ -77,7 +77,7 @@ STATUS: Final[dict[str, int]] = {
     "server_reads_disabled": 403, "forbidden_origin": 403, "invalid_host": 421,
     "not_found": 404,
     "method_not_allowed": 405, "conflict": 409, "embedding_mismatch": 409,
-    "embedding_dim_mismatch": 409, "too_large": 413, "quota_exceeded": 429,
+    "embedding_dim_mismatch": 409, "timeout": 408, "too_large": 413, "quota_exceeded": 429,
     "embedding_error": 502, "external_source": 502, "actor_closed": 503,
     "queue_unavailable": 503, "server_unavailable": 503,
     "not_ready": 503, "fenced": 503, "shard_unavailable": 503, "busy": 503,
