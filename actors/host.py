@@ -38,7 +38,7 @@ from actors.constants import (
     WORKSPACES_DIR,
 )
 from actors.heap import HeapTrimmer
-from actors.moves import Authority, Departure, MoveBook, record_name
+from actors.moves import Authority, Departure, MoveBook
 from mind.errors import (
     ConflictError,
     InvalidIdError,
@@ -506,23 +506,16 @@ class MindHost:
 
     def cancel_departure(self, mind_id: str) -> Departure:
         """Undo a move away that did not complete: the departure is forgotten and the file,
-        still here (or, retired, still aside under ``moves/``), fenced for this host again.
-        Refused for a mind the shard map gives another shard, and once the file left."""
+        still here, fenced for this host again. Refused for a mind the shard map gives another
+        shard, and once the file was retired (it lives on the new owner)."""
         book, fence = self._book()
         self._check_owner_by_map(mind_id)
         gone = book.departed.get(mind_id)
         if gone is None:
             raise NotFoundError(f"mind {mind_id} has no departure recorded on this host")
         path = self.path(mind_id)
-        aside = book.root / f"{record_name(mind_id)}.{gone.epoch}"
-        if not path.exists() and not aside.is_dir():
+        if gone.state == "retired" or not path.exists():
             raise ConflictError(f"{mind_id}'s file left this host: it lives on {gone.to}")
-        if not path.exists():
-            target = path.parent.parent if mind_id != PERSONAL_MIND else path.parent
-            make_private_dir(target)
-            for item in aside.iterdir():
-                os.replace(item, target / item.name)
-            aside.rmdir()
         fencing.hand_over(path, Fence(gone.to, gone.epoch), fence)
         return book.cancel_departure(mind_id)
 
@@ -532,10 +525,11 @@ class MindHost:
         return meta.read_text(encoding="utf-8") if mind_id != PERSONAL_MIND and meta.exists() \
             else None
 
-    def retire(self, mind_id: str) -> Path:
-        """Step 5 of a move away: the released file goes aside (the departure stays)."""
+    def retire(self, mind_id: str) -> None:
+        """Step 5 of a move away, once the new owner holds the mind (the caller asked it): the
+        released file is deleted (the departure stays)."""
         book, _ = self._book()
-        return book.retire(self.data_dir, mind_id, self.path(mind_id))
+        book.retire(mind_id, self.path(mind_id))
 
     def _check_owner_by_map(self, mind_id: str) -> None:
         if not self.owns(mind_id):

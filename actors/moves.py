@@ -11,9 +11,10 @@ A move of mind *m* from host A to host B, each step idempotent so a cut-off reba
 3. **snapshot** (A): SQLite's online backup of the released file, streamed to the rebalancer.
 4. **admit** (B): the copy is checked (a mind file, fenced for B at an epoch B may claim) and
    renamed into place with the workspace's metadata; B serves *m*.
-5. **retire** (A): A's file and workspace folder move aside under ``moves/`` (kept, never
-   listed or opened again); the departure record stays, so A keeps forwarding *m*'s requests
-   and queued ops to B and never re-creates *m* even if restarted with the old shard map.
+5. **retire** (A): once B holds *m* (A asks B), A deletes its file and workspace folder — a
+   copy kept aside would be beyond the reach of every later ``forget``; the departure record
+   stays, so A keeps forwarding *m*'s requests and queued ops to B and never re-creates *m*
+   even if restarted with the old shard map.
 
 Records are small JSON files under ``<data dir>/moves/`` (owner-only), read at start.
 
@@ -28,7 +29,6 @@ followed. A departure, and an awaited arrival, can be cancelled (:meth:`MoveBook
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -83,6 +83,7 @@ class MoveBook:
                 else:
                     data.pop("kind", None)
                     self.departed[str(data["mind_id"])] = Departure(**data)
+        self.purge_retired()
 
     def refusal(self, mind_id: str) -> FencedError | None:
         """Why this host may not open ``mind_id`` because of a move (None: no move)."""
@@ -137,23 +138,33 @@ class MoveBook:
         self._write(f"{record_name(departure.mind_id)}.departure",
                     {"kind": "departure", **asdict(departure)})
 
-    def retire(self, data_dir: Path, mind_id: str, path: Path) -> Path:
-        """Move the released file (with its WAL, and a workspace's folder) aside; returns where
-        it went. Already retired: that place."""
+    def retire(self, mind_id: str, path: Path) -> None:
+        """Delete the released file (with its WAL, and a workspace's folder): the new owner
+        holds the mind (the caller checked), and a copy left here would be out of reach of
+        every later ``forget``. Already retired: nothing to do."""
         gone = self.departed.get(mind_id)
         if gone is None:
             raise NotFoundError(f"mind {mind_id} was not released by this host")
-        aside = self.root / f"{record_name(mind_id)}.{gone.epoch}"
-        if gone.state == "retired":
-            return aside
-        make_private_dir(aside)
-        _, slug = split_mind_id(mind_id)
-        moving = [path.parent] if slug is not None else [
-            path.with_name(path.name + suffix) for suffix in ("", "-wal", "-shm")]
-        for item in moving:
-            if item.exists():
-                os.replace(item, aside / item.name) if item.is_file() else shutil.move(
-                    str(item), str(aside / item.name))
-        self.depart(Departure(gone.mind_id, gone.to, gone.epoch, gone.url, "retired",
-                              gone.authorized))
-        return aside
+        if gone.state != "retired":
+            remove_mind_files(mind_id, path)
+            self.depart(Departure(gone.mind_id, gone.to, gone.epoch, gone.url, "retired",
+                                  gone.authorized))
+        shutil.rmtree(self.root / f"{record_name(mind_id)}.{gone.epoch}", ignore_errors=True)
+
+    def purge_retired(self) -> None:
+        """Delete the copies of retired minds that older versions kept aside under
+        ``moves/`` (``<record>.<epoch>`` folders)."""
+        for gone in self.departed.values():
+            if gone.state == "retired":
+                shutil.rmtree(self.root / f"{record_name(gone.mind_id)}.{gone.epoch}",
+                              ignore_errors=True)
+
+
+def remove_mind_files(mind_id: str, path: Path) -> None:
+    """A mind's file with its WAL and shared memory; a workspace's whole folder."""
+    _, slug = split_mind_id(mind_id)
+    if slug is not None:
+        shutil.rmtree(path.parent, ignore_errors=True)
+        return
+    for suffix in ("", "-wal", "-shm"):
+        path.with_name(path.name + suffix).unlink(missing_ok=True)

@@ -7,17 +7,22 @@ a *move order* signed with the deployment key (``HIVE_MIND_CLUSTER_KEY``) by
 client merely states is never used: with the API token alone, a caller can move a mind only to
 a shard this host already knows, at the URL it knows. Afterwards the departed mind's requests
 (with each caller's ``Authorization``) go to that URL only (:func:`departure_url`); a departure
-recorded before this rule, naming a shard outside the map, is not followed.
+recorded before this rule, naming a shard outside the map, is not followed. A released mind's
+copy is deleted only once the new owner answers that it holds the mind fenced for itself
+(:func:`confirm_arrival`): a release then retire alone can never destroy a mind.
 """
 
 from __future__ import annotations
 
 import time
 
+import httpx
+
 from actors.moves import MOVE_ORDER, ORDER_SECONDS, Authority, Departure, order_payload
 from actors.placement import ShardMap, ShardMapError, parse_shards
 from hive_mind.api.codes import ForbiddenError
-from mind.errors import ValidationError
+from hive_mind.forwarding import stamp
+from mind.errors import ConflictError, ValidationError
 from mind.storage.fencing import FencedError
 from vocabulary.signing import sign, verify
 
@@ -71,3 +76,31 @@ def departure_url(shards: ShardMap, gone: Departure) -> str:
         f"mind {gone.mind_id} was released to {gone.to} at a URL this host's configuration "
         f"does not name: cancel the departure (DELETE /v1/cluster/minds/<id>/release) or run "
         f"this host with a shard map naming {gone.to}", owner=gone.to)
+
+
+CONFIRM_SECONDS = 10.0
+
+
+async def confirm_arrival(url: str, gone: Departure) -> None:
+    """ConflictError unless the host at ``url`` holds ``gone``'s mind, fenced for
+    ``gone.to`` (asked with the caller's own credentials)."""
+    where = f"{url}/v1/cluster/minds"
+    try:
+        async with httpx.AsyncClient(timeout=CONFIRM_SECONDS,
+                                     event_hooks={"request": [stamp]}) as client:
+            answer = await client.get(where)
+            rows = answer.json().get("minds", []) if answer.status_code == 200 else []
+    except (httpx.HTTPError, ValueError, AttributeError):
+        rows = []
+    if not any(_holds(row, gone) for row in rows):
+        raise ConflictError(f"{gone.to} does not hold {gone.mind_id} yet: admit it there "
+                            "before retiring this copy (or cancel the release)")
+
+
+def _holds(row: object, gone: Departure) -> bool:
+    """A holdings row of ``gone``'s mind: a file fenced for ``gone.to`` at its epoch or later."""
+    if not isinstance(row, dict) or row.get("mind_id") != gone.mind_id or "bytes" not in row:
+        return False
+    fence = row.get("fence")
+    return isinstance(fence, dict) and fence.get("shard") == gone.to and isinstance(
+        fence.get("epoch"), int) and fence["epoch"] >= gone.epoch

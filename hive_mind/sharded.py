@@ -34,7 +34,7 @@ from typing import Any, Final
 from actors.placement import ShardMap
 from hive_mind.api.codes import ServerUnavailableError
 from hive_mind.forwarding import forwarded, may_forward, stamp
-from hive_mind.move_orders import authorize, departure_url
+from hive_mind.move_orders import authorize, confirm_arrival, departure_url
 from hive_mind.remote import RemoteHiveMind, WriteOutcomeUnknownError
 from hive_mind.settings import Settings
 from hive_mind.workspaces import candidate_ids, moved_metadata, slugify
@@ -410,8 +410,13 @@ class ShardedHiveMind:
         return {"mind_id": mind_id, "admitted": True}
 
     async def retire_mind(self, mind_id: str) -> dict[str, Any]:
-        aside = self._runtime().retire_mind(mind_id)
-        return {"mind_id": mind_id, "retired": True, "kept_at": aside.name}
+        """Step 5 of a move away: once the new owner holds the mind, this copy is deleted."""
+        runtime = self._runtime()
+        gone = runtime.departed(mind_id)
+        if gone is not None and gone.state != "retired":
+            await confirm_arrival(departure_url(self.shards, gone), gone)
+        await asyncio.to_thread(runtime.retire_mind, mind_id)
+        return {"mind_id": mind_id, "retired": True}
 
 
 def merge_jobs(answers: dict[str, dict[str, Any]]) -> dict[str, Any]:

@@ -70,9 +70,10 @@ async def test_a_mind_moves_with_every_acknowledged_write_and_is_fenced_througho
         assert (new.path(MIND).parent / "workspace.json").read_text() == '{"id": "w", "name": "W"}'
         assert read_file_fence(new.path(MIND)) == Fence("shard-1", 3)
 
-        aside = old.retire(MIND)
-        assert not source.exists() and (aside / source.parent.name / "workspace.mind").exists()
-        assert old.retire(MIND) == aside  # idempotent
+        old.retire(MIND)
+        assert not source.exists() and not source.parent.exists()
+        assert not list((old.data_dir / "moves").glob("workspace-*.*/"))  # no copy kept
+        old.retire(MIND)  # idempotent
 
     # the departure survives a restart: the old host, even on the old map, never re-creates it
     async with host(tmp_path, "shard-0") as restarted:

@@ -17,6 +17,7 @@ import httpx
 
 from actors.placement import parse_shards
 from hive_mind.move_orders import sign_order
+from hive_mind.rebalance import Rebalancer
 from mind.constants import META_FENCE_EPOCH, META_FENCE_SHARD
 from mind.mind import Mind
 from mind.storage.schema import LATEST_VERSION
@@ -227,3 +228,56 @@ def test_admit_takes_only_an_awaited_mind_file_with_checked_metadata(tmp_path: P
     placed = pair.data("shard-1") / "workspaces" / gamma
     assert stat.S_IMODE((placed / "workspace.mind").stat().st_mode) == 0o600
     assert stat.S_IMODE((placed / "workspace.json").stat().st_mode) == 0o600
+
+
+async def test_a_moved_mind_leaves_no_copy_behind_and_retire_needs_the_arrival(
+        tmp_path: Path) -> None:
+    """Finding 10: a retired copy stayed under ``moves/`` forever, out of reach of every later
+    ``forget``; and retire deleted nothing but moved the only copy aside even when the new
+    owner never admitted it. Now: a real rebalance onto a new shard leaves no copy on the old
+    host (a forget on the new owner reaches every file there is), and a retire before the
+    arrival is refused and the release can be cancelled."""
+    ports = {s: free_port() for s in SHARDS}
+    url = {s: f"http://127.0.0.1:{p}" for s, p in ports.items()}
+    old_map, new_map = f"shard-0={url['shard-0']}", ",".join(f"{s}={url[s]}" for s in SHARDS)
+    new = parse_shards(new_map)
+    moving = next(f"ws{i}" for i in range(200) if new.owner(f"workspace:ws{i}") == "shard-1")
+    staying = next(f"ws{i}" for i in range(200) if new.owner(f"workspace:ws{i}") == "shard-0")
+    secret = "the moving workspace's vault code is Heron-5120"
+    with ExitStack() as stack:
+        for shard, shard_map in (("shard-0", old_map), ("shard-1", new_map)):
+            settings = server_settings(tmp_path / shard, shards=shard_map, host_id=shard,
+                                       api_token=TOKEN, cluster_key=KEY)
+            stack.enter_context(running_server(settings, port=ports[shard]))
+        c = stack.enter_context(httpx.Client(headers=AUTH, timeout=60))
+        for ws in (moving, staying):
+            assert c.post(f"{url['shard-0']}/v1/workspaces", json={"name": ws, "id": ws}
+                          ).status_code == 201
+        r = c.post(f"{url['shard-0']}/v1/memories", json={"content": secret, "workspace": moving})
+        frame = r.json()["id"]
+
+        # retire before the new owner holds it: refused, the copy stays, the release cancels
+        cut = f"{url['shard-0']}{minds(staying)}"
+        order = sign_order(KEY, f"workspace:{staying}", "shard-1", 0, url["shard-1"])
+        assert c.post(f"{cut}/release", json=order).status_code == 200
+        refused(c.post(f"{cut}/retire"), 409, "conflict")
+        assert (tmp_path / "shard-0" / "workspaces" / staying / "workspace.mind").exists()
+        assert c.delete(f"{cut}/release").status_code == 200
+
+        tool = Rebalancer(server_settings(tmp_path / "op", api_token=TOKEN, cluster_key=KEY),
+                          new, parse_shards(old_map))
+        try:
+            report = await tool.run(await tool.plan())
+        finally:
+            await tool.close()
+        assert report["moved"] == [f"workspace:{moving}"], report
+        assert _holding(tmp_path / "shard-0", secret) == []
+        assert c.delete(f"{url['shard-0']}/v1/memories/{frame}",
+                        params={"workspace": moving}).status_code == 200  # forwarded
+    assert _holding(tmp_path / "shard-1", secret) == []
+    assert _holding(tmp_path / "shard-0", secret) == []
+
+
+def _holding(root: Path, text: str) -> list[str]:
+    needle = text.encode()
+    return [str(p) for p in root.rglob("*") if p.is_file() and needle in p.read_bytes()]

@@ -168,8 +168,8 @@ class HostedRuntime:
     async def admit_mind(self, mind_id: str, copy: Path) -> None:
         await self.host.admit(mind_id, copy)
 
-    def retire_mind(self, mind_id: str) -> Path:
-        return self.host.retire(mind_id)
+    def retire_mind(self, mind_id: str) -> None:
+        self.host.retire(mind_id)
 
     async def close_mind(self, mind_id: str) -> None:
         await self.host.close_mind(mind_id)
