@@ -155,10 +155,18 @@ def raw_put(url: str, path: str, length: int, first: bytes) -> bytes:
                      f"Authorization: Bearer {TOKEN}\r\n"
                      f"Content-Type: application/vnd.sqlite3\r\n"
                      f"Content-Length: {length}\r\n\r\n".encode() + first)
+        answer = b""
         try:
-            return conn.recv(4096)
-        except TimeoutError:
-            return b""
+            while chunk := conn.recv(4096):  # until the server closes or 5 s pass
+                answer += chunk
+                head, _, body = answer.partition(b"\r\n\r\n")
+                length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                               if line.lower().startswith(b"content-length:")), None)
+                if length is not None and len(body) >= length:
+                    break
+        except (TimeoutError, ConnectionResetError):
+            pass
+        return answer
 
 
 def test_move_bodies_are_limited_and_refused_before_they_are_read(tmp_path: Path) -> None:
@@ -281,3 +289,37 @@ async def test_a_moved_mind_leaves_no_copy_behind_and_retire_needs_the_arrival(
 def _holding(root: Path, text: str) -> list[str]:
     needle = text.encode()
     return [str(p) for p in root.rglob("*") if p.is_file() and needle in p.read_bytes()]
+
+
+async def _newer_workspace(data: Path, slug: str) -> None:
+    folder = data / "workspaces" / slug
+    folder.mkdir(parents=True)
+    (folder / "workspace.json").write_text(json.dumps({"id": slug, "name": slug}))
+    async with await Mind.open(folder / "workspace.mind") as m:
+        await m.db.execute("INSERT INTO schema_migrations(version, name) VALUES (?, 'x')",
+                           (LATEST_VERSION + 5,))
+
+
+def test_errors_name_no_server_path_and_pass_on_no_upstream_page(tmp_path: Path) -> None:
+    """Finding 11: a storage error named the server's path to the mind file; an owner's reply
+    that was not hive-mind's error JSON reached the caller as ``500 http_500`` with 300
+    characters of it (an internal page, through a forwarding host). Now the file is named by
+    its mind, and such a reply is a bare 502 ``upstream_error``."""
+    data = tmp_path / "plain"
+    asyncio.run(_newer_workspace(data, "acme"))
+    with running_server(server_settings(data)) as url, httpx.Client(timeout=60) as c:
+        r = c.post(f"{url}/v1/memories", json={"content": "x", "workspace": "acme"})
+        assert r.status_code >= 400 and "workspace acme" in r.text, r.text
+        assert str(tmp_path) not in r.text and "workspace.mind" not in r.text
+
+    page = b"<html>admin console: the database password is hunter2</html>"
+    with Recorder(status=500, body=page, content_type="text/html") as inside:
+        shard_map = f"shard-0=http://127.0.0.1:{free_port()},shard-1={inside.url}"
+        owned = next(f"ws{i}" for i in range(200)
+                     if parse_shards(shard_map).owner(f"workspace:ws{i}") == "shard-1")
+        settings = server_settings(tmp_path / "s0", shards=shard_map, host_id="shard-0",
+                                   api_token=TOKEN)
+        with running_server(settings) as url, httpx.Client(headers=AUTH, timeout=60) as c:
+            message = refused(c.get(f"{url}/v1/workspaces/{owned}"), 502, "upstream_error")
+            assert "hunter2" not in message and "admin console" not in message
+            assert [s.path for s in inside.seen] == [f"/v1/workspaces/{owned}"]

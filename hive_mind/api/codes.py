@@ -67,6 +67,7 @@ class RemoteError(HiveMindError):
 
 
 INTERNAL: Final = "internal"
+UPSTREAM_ERROR: Final = "upstream_error"  # another server's reply that was not our error JSON
 INVALID_HOST: Final = "invalid_host"
 FORBIDDEN_ORIGIN: Final = "forbidden_origin"
 
@@ -78,7 +79,7 @@ STATUS: Final[dict[str, int]] = {
     "not_found": 404,
     "method_not_allowed": 405, "conflict": 409, "embedding_mismatch": 409,
     "embedding_dim_mismatch": 409, "timeout": 408, "too_large": 413, "quota_exceeded": 429,
-    "embedding_error": 502, "external_source": 502, "actor_closed": 503,
+    "embedding_error": 502, "external_source": 502, "upstream_error": 502, "actor_closed": 503,
     "queue_unavailable": 503, "server_unavailable": 503,
     "not_ready": 503, "fenced": 503, "shard_unavailable": 503, "busy": 503,
 }
