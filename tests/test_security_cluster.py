@@ -8,6 +8,7 @@ import asyncio
 import json
 import socket
 import stat
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -323,3 +324,29 @@ def test_errors_name_no_server_path_and_pass_on_no_upstream_page(tmp_path: Path)
             message = refused(c.get(f"{url}/v1/workspaces/{owned}"), 502, "upstream_error")
             assert "hunter2" not in message and "admin console" not in message
             assert [s.path for s in inside.seen] == [f"/v1/workspaces/{owned}"]
+
+
+def test_one_authorization_header_and_a_readiness_probe_that_does_not_write(
+        tmp_path: Path) -> None:
+    """Finding 12: auth read the first ``Authorization`` header while forwarding sent the last,
+    so a request could pass with one credential and travel with another; ``/readyz`` (no
+    token) created and deleted a file in the data dir on every call."""
+    with Recorder() as other:
+        shard_map = f"shard-0=http://127.0.0.1:{free_port()},shard-1={other.url}"
+        owned = next(f"ws{i}" for i in range(200)
+                     if parse_shards(shard_map).owner(f"workspace:ws{i}") == "shard-1")
+        data = tmp_path / "s0"
+        settings = server_settings(data, shards=shard_map, host_id="shard-0", api_token=TOKEN)
+        with running_server(settings) as url, httpx.Client(timeout=60) as c:
+            two = [("Authorization", f"Bearer {TOKEN}"), ("Authorization", "Bearer stolen")]
+            refused(c.get(f"{url}/v1/workspaces/{owned}", headers=two), 401, "unauthorized")
+            assert other.seen == []
+            c.get(f"{url}/v1/workspaces/{owned}", headers=AUTH)  # one: forwarded with it
+            assert [s.headers["authorization"] for s in other.seen] == [AUTH["Authorization"]]
+
+            assert c.get(f"{url}/readyz").status_code == 200
+            before = data.stat().st_mtime_ns
+            time.sleep(0.05)
+            for _ in range(20):
+                assert c.get(f"{url}/readyz").status_code == 200
+            assert data.stat().st_mtime_ns == before  # no file made and removed per call

@@ -128,7 +128,7 @@ class _ResponseTracker:
 class BearerAuthMiddleware:
     """``Authorization: Bearer <token>`` on every path but ``exempt`` (constant-time compare
     of the header's raw bytes with the token's; settings keep tokens printable ASCII, so the
-    two encodings agree)."""
+    two encodings agree). A request with more than one ``Authorization`` header is refused."""
 
     def __init__(self, app: ASGIApp, token: str, exempt: Iterable[str] = ()) -> None:
         self.app = app
@@ -136,7 +136,10 @@ class BearerAuthMiddleware:
         self.exempt = frozenset(exempt)
 
     def _authorized(self, scope: Scope) -> bool:
-        header = Headers(scope=scope).get("authorization", "")
+        given_all = Headers(scope=scope).getlist("authorization")
+        if len(given_all) > 1:  # which one counts would differ between this check and a
+            return False        # forwarded call's: refused, never guessed
+        header = given_all[0] if given_all else ""
         scheme, _, value = header.partition(" ")
         given = value.strip().encode("latin-1")  # how Starlette decoded the raw bytes
         # compare even on a wrong scheme so timing does not tell which part was wrong
