@@ -38,8 +38,14 @@ from actors.constants import (
     WORKSPACES_DIR,
 )
 from actors.heap import HeapTrimmer
-from actors.moves import Departure, MoveBook
-from mind.errors import ConflictError, InvalidIdError, NotFoundError, StorageError
+from actors.moves import Authority, Departure, MoveBook
+from mind.errors import (
+    ConflictError,
+    InvalidIdError,
+    NotFoundError,
+    StorageError,
+    ValidationError,
+)
 from mind.ids import validate_slug
 from mind.mind import Mind
 from mind.storage import fencing
@@ -94,6 +100,23 @@ class _Open:
     last_used: float
     pins: int = 0  # leases in use: the LRU never closes a pinned mind
     closing: asyncio.Future[None] | None = None  # set while the LRU closes it
+
+async def verify_copy(copy: Path) -> None:
+    """A moved mind's copy opens as a mind file of this version (migrated if older) and
+    passes SQLite's quick check; ValidationError naming neither path nor content otherwise."""
+    try:
+        mind = await Mind.open(copy)
+        try:
+            verdict = await mind.db.fetchval("PRAGMA quick_check(1)")
+        finally:
+            await mind.close()
+    except Exception as exc:  # whatever the file did to the opener: refused, path-free
+        log.warning("an arriving mind copy was refused: %s", type(exc).__name__)
+        raise ValidationError(f"the copy is not a mind file this host can open "
+                              f"({type(exc).__name__})") from None
+    if verdict != "ok":
+        raise ValidationError("the copy is damaged (SQLite quick_check failed)")
+
 
 def _log_failure(task: asyncio.Future[None]) -> None:
     if not task.cancelled() and task.exception() is not None:
@@ -393,31 +416,35 @@ class MindHost:
         rows = await asyncio.to_thread(look)
         for d in book.departed.values():
             rows.append({"mind_id": d.mind_id,
-                         "departed": {"to": d.to, "epoch": d.epoch, "state": d.state}})
+                         "departed": {"to": d.to, "epoch": d.epoch, "state": d.state,
+                                      "url": d.url, "authorized": d.authorized}})
         rows.extend({"mind_id": m, "awaited": True} for m in sorted(book.awaited))
         return rows
 
-    def expect(self, mind_id: str) -> None:
+    def expect(self, mind_id: str, metadata: str | None = None) -> None:
         """Step 1 of a move here: refuse ``mind_id`` until it is admitted (a no-op once it is:
-        a resumed rebalance)."""
+        a resumed rebalance). ``metadata``: a workspace's, checked by the caller."""
         book, fence = self._book()
+        self._check_owner_by_map(mind_id)
         path = self.path(mind_id)
         if path.exists() and fencing.read_file_fence(path) == fence:
             return
         if path.exists():
             raise ConflictError(f"{mind_id} already has a file here not fenced for "
                                 f"{fence.shard}: move it aside before moving the mind here")
-        book.expect(mind_id)
+        book.expect(mind_id, metadata)
 
-    async def release(self, mind_id: str, to: Fence, url: str) -> Departure:
+    async def release(self, mind_id: str, to: Fence, url: str, authorized: Authority
+                      ) -> Departure:
         """Step 2 of a move away: refuse the mind, close it (its acknowledged writes are in
-        the file), hand the file's fencing record to ``to``."""
+        the file), hand the file's fencing record to ``to`` (at ``url``, which the operator's
+        configuration named: ``authorized``)."""
         book, fence = self._book()
         path = self.path(mind_id)
         if mind_id not in book.departed:
             if not path.exists():
                 raise NotFoundError(f"mind {mind_id} has no file on {fence.shard}")
-            book.depart(Departure(mind_id, to.shard, to.epoch, url, "released"))
+            book.depart(Departure(mind_id, to.shard, to.epoch, url, "released", authorized))
         await self.close_mind(mind_id)
         if path.exists():
             await asyncio.to_thread(fencing.hand_over, path, fence, to)
@@ -431,9 +458,10 @@ class MindHost:
             raise NotFoundError(f"mind {mind_id} is not released here (release it first)")
         await asyncio.to_thread(fencing.snapshot, path, dest)
 
-    def admit(self, mind_id: str, copy: Path, metadata: str | None) -> None:
-        """Step 4 of a move here: put the copy (on this data dir's file system) in place,
-        with the workspace's metadata, once it proves to be this shard's."""
+    async def admit(self, mind_id: str, copy: Path) -> None:
+        """Step 4 of a move here: put the copy (on this data dir's file system) in place, with
+        the metadata its ``expect`` carried, once it proves to be an awaited mind, fenced for
+        this shard, that this host can open (migrated, intact)."""
         book, fence = self._book()
         self._check_owner_by_map(mind_id)
         path = self.path(mind_id)
@@ -443,16 +471,53 @@ class MindHost:
             copy.unlink(missing_ok=True)  # admitted before: a resumed rebalance
             book.arrived(mind_id)
             return
-        found = fencing.read_file_fence(copy)
-        error = fencing.refusal(copy, found, fence)
+        if mind_id not in book.awaited:
+            raise ConflictError(f"{mind_id} is not awaited here: expect it first")
+        metadata = book.awaited[mind_id]
+        if metadata is None and mind_id != PERSONAL_MIND:
+            raise ConflictError(f"{mind_id} was expected without its workspace metadata: "
+                                "expect it again with them")
+        found = await asyncio.to_thread(fencing.read_file_fence, copy)
+        error = fencing.refusal("the copy", found, fence)
         if found is None or error is not None:
             raise error or fencing.FencedError(
                 f"the copy of {mind_id} carries no fencing record: release it on its holder")
+        await verify_copy(copy)
         make_private_dir(path.parent)
-        if metadata is not None and path.name == WORKSPACE_FILE:
+        if metadata is not None:
             write_private_text(path.parent / WORKSPACE_META, metadata)
+        os.chmod(copy, 0o600)
         os.replace(copy, path)
         book.arrived(mind_id)
+
+    def incoming_path(self, mind_id: str) -> Path:
+        """Where an arriving copy of ``mind_id`` is written before :meth:`admit`: only for a
+        mind awaited here (or admitted already: a resumed move), checked before any byte."""
+        book, _ = self._book()
+        self._check_owner_by_map(mind_id)
+        if mind_id not in book.awaited and not self.path(mind_id).exists():
+            raise ConflictError(f"{mind_id} is not awaited here: expect it first")
+        return book.incoming(mind_id)
+
+    def cancel_arrival(self, mind_id: str) -> bool:
+        """Undo step 1: stop refusing ``mind_id`` (False: it was not awaited)."""
+        book, _ = self._book()
+        return book.cancel_arrival(mind_id)
+
+    def cancel_departure(self, mind_id: str) -> Departure:
+        """Undo a move away that did not complete: the departure is forgotten and the file,
+        still here, fenced for this host again. Refused for a mind the shard map gives another
+        shard, and once the file was retired (it lives on the new owner)."""
+        book, fence = self._book()
+        self._check_owner_by_map(mind_id)
+        gone = book.departed.get(mind_id)
+        if gone is None:
+            raise NotFoundError(f"mind {mind_id} has no departure recorded on this host")
+        path = self.path(mind_id)
+        if gone.state == "retired" or not path.exists():
+            raise ConflictError(f"{mind_id}'s file left this host: it lives on {gone.to}")
+        fencing.hand_over(path, Fence(gone.to, gone.epoch), fence)
+        return book.cancel_departure(mind_id)
 
     def metadata(self, mind_id: str) -> str | None:
         """(blocking) A workspace's metadata file as a move carries it (None: personal)."""
@@ -460,15 +525,11 @@ class MindHost:
         return meta.read_text(encoding="utf-8") if mind_id != PERSONAL_MIND and meta.exists() \
             else None
 
-    def incoming_path(self, mind_id: str) -> Path:
-        """Where an arriving copy of ``mind_id`` is written before :meth:`admit`."""
+    def retire(self, mind_id: str) -> None:
+        """Step 5 of a move away, once the new owner holds the mind (the caller asked it): the
+        released file is deleted (the departure stays)."""
         book, _ = self._book()
-        return book.incoming(mind_id)
-
-    def retire(self, mind_id: str) -> Path:
-        """Step 5 of a move away: the released file goes aside (the departure stays)."""
-        book, _ = self._book()
-        return book.retire(self.data_dir, mind_id, self.path(mind_id))
+        book.retire(mind_id, self.path(mind_id))
 
     def _check_owner_by_map(self, mind_id: str) -> None:
         if not self.owns(mind_id):

@@ -11,17 +11,24 @@ A move of mind *m* from host A to host B, each step idempotent so a cut-off reba
 3. **snapshot** (A): SQLite's online backup of the released file, streamed to the rebalancer.
 4. **admit** (B): the copy is checked (a mind file, fenced for B at an epoch B may claim) and
    renamed into place with the workspace's metadata; B serves *m*.
-5. **retire** (A): A's file and workspace folder move aside under ``moves/`` (kept, never
-   listed or opened again); the departure record stays, so A keeps forwarding *m*'s requests
-   and queued ops to B and never re-creates *m* even if restarted with the old shard map.
+5. **retire** (A): once B holds *m* (A asks B), A deletes its file and workspace folder — a
+   copy kept aside would be beyond the reach of every later ``forget``; the departure record
+   stays, so A keeps forwarding *m*'s requests and queued ops to B and never re-creates *m*
+   even if restarted with the old shard map.
 
 Records are small JSON files under ``<data dir>/moves/`` (owner-only), read at start.
+
+Where a departed mind's requests go is operator configuration, never a client's word: the
+receiving shard's URL comes from this host's shard map, or from a *move order* — the mind, the
+shard, its epoch and URL and an expiry, signed with the deployment key
+(:mod:`vocabulary.signing`) by ``cluster rebalance`` from the new map it was given. A departure
+records which of the two authorized it; a record without (written before this rule) is not
+followed. A departure, and an awaited arrival, can be cancelled (:meth:`MoveBook.cancel`).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -33,7 +40,16 @@ from mind.storage.private_files import make_private_dir, write_private_text
 from vocabulary.ids import PERSONAL_MIND, split_mind_id
 
 MOVES_DIR: Final = "moves"
+MOVE_ORDER: Final = "move-order"  # the signing purpose of a move order
+ORDER_SECONDS: Final = 600  # how long a signed move order may be used
 DepartureState = Literal["released", "retired"]
+Authority = Literal["map", "order"]  # what named the receiving shard's URL
+
+
+def order_payload(mind_id: str, to: str, epoch: int, url: str, expires: int
+                  ) -> dict[str, object]:
+    """What a move order signs (``expires``: Unix seconds)."""
+    return {"mind_id": mind_id, "to": to, "epoch": epoch, "url": url, "expires": expires}
 
 
 def record_name(mind_id: str) -> str:
@@ -49,6 +65,7 @@ class Departure:
     epoch: int
     url: str  # where that shard serves
     state: DepartureState
+    authorized: Authority | None = None  # None: recorded before URLs had to be authorized
 
 
 class MoveBook:
@@ -57,15 +74,16 @@ class MoveBook:
     def __init__(self, data_dir: Path) -> None:
         self.root = data_dir / MOVES_DIR
         self.departed: dict[str, Departure] = {}
-        self.awaited: set[str] = set()
+        self.awaited: dict[str, str | None] = {}  # mind -> its workspace metadata (JSON)
         if self.root.is_dir():
             for entry in sorted(self.root.glob("*.json")):
                 data = json.loads(entry.read_text(encoding="utf-8"))
                 if data.get("kind") == "arrival":
-                    self.awaited.add(str(data["mind_id"]))
+                    self.awaited[str(data["mind_id"])] = data.get("metadata")
                 else:
                     data.pop("kind", None)
                     self.departed[str(data["mind_id"])] = Departure(**data)
+        self.purge_retired()
 
     def refusal(self, mind_id: str) -> FencedError | None:
         """Why this host may not open ``mind_id`` because of a move (None: no move)."""
@@ -87,13 +105,32 @@ class MoveBook:
         make_private_dir(self.root)
         write_private_text(self.root / f"{name}.json", json.dumps(data, sort_keys=True))
 
-    def expect(self, mind_id: str) -> None:
-        self.awaited.add(mind_id)
-        self._write(f"{record_name(mind_id)}.arrival", {"kind": "arrival", "mind_id": mind_id})
+    def expect(self, mind_id: str, metadata: str | None) -> None:
+        """Await ``mind_id`` (a workspace's checked metadata: admitted with it)."""
+        self.awaited[mind_id] = metadata
+        self._write(f"{record_name(mind_id)}.arrival",
+                    {"kind": "arrival", "mind_id": mind_id, "metadata": metadata})
 
     def arrived(self, mind_id: str) -> None:
-        self.awaited.discard(mind_id)
+        self.awaited.pop(mind_id, None)
         (self.root / f"{record_name(mind_id)}.arrival.json").unlink(missing_ok=True)
+
+    def cancel_arrival(self, mind_id: str) -> bool:
+        """Stop awaiting ``mind_id`` (and drop a copy half-written here); False: not awaited."""
+        awaited = mind_id in self.awaited
+        self.arrived(mind_id)
+        self.incoming(mind_id).unlink(missing_ok=True)
+        return awaited
+
+    def cancel_departure(self, mind_id: str) -> Departure:
+        """Forget a departure; returns it (NotFoundError: none recorded). A retired one's file
+        is first put back from ``moves/`` (the caller re-fences it)."""
+        gone = self.departed.get(mind_id)
+        if gone is None:
+            raise NotFoundError(f"mind {mind_id} has no departure recorded on this host")
+        del self.departed[mind_id]
+        (self.root / f"{record_name(mind_id)}.departure.json").unlink(missing_ok=True)
+        return gone
 
     def depart(self, departure: Departure) -> None:
         """Record (or advance) a departure: written before the file is touched."""
@@ -101,22 +138,33 @@ class MoveBook:
         self._write(f"{record_name(departure.mind_id)}.departure",
                     {"kind": "departure", **asdict(departure)})
 
-    def retire(self, data_dir: Path, mind_id: str, path: Path) -> Path:
-        """Move the released file (with its WAL, and a workspace's folder) aside; returns where
-        it went. Already retired: that place."""
+    def retire(self, mind_id: str, path: Path) -> None:
+        """Delete the released file (with its WAL, and a workspace's folder): the new owner
+        holds the mind (the caller checked), and a copy left here would be out of reach of
+        every later ``forget``. Already retired: nothing to do."""
         gone = self.departed.get(mind_id)
         if gone is None:
             raise NotFoundError(f"mind {mind_id} was not released by this host")
-        aside = self.root / f"{record_name(mind_id)}.{gone.epoch}"
-        if gone.state == "retired":
-            return aside
-        make_private_dir(aside)
-        _, slug = split_mind_id(mind_id)
-        moving = [path.parent] if slug is not None else [
-            path.with_name(path.name + suffix) for suffix in ("", "-wal", "-shm")]
-        for item in moving:
-            if item.exists():
-                os.replace(item, aside / item.name) if item.is_file() else shutil.move(
-                    str(item), str(aside / item.name))
-        self.depart(Departure(gone.mind_id, gone.to, gone.epoch, gone.url, "retired"))
-        return aside
+        if gone.state != "retired":
+            remove_mind_files(mind_id, path)
+            self.depart(Departure(gone.mind_id, gone.to, gone.epoch, gone.url, "retired",
+                                  gone.authorized))
+        shutil.rmtree(self.root / f"{record_name(mind_id)}.{gone.epoch}", ignore_errors=True)
+
+    def purge_retired(self) -> None:
+        """Delete the copies of retired minds that older versions kept aside under
+        ``moves/`` (``<record>.<epoch>`` folders)."""
+        for gone in self.departed.values():
+            if gone.state == "retired":
+                shutil.rmtree(self.root / f"{record_name(gone.mind_id)}.{gone.epoch}",
+                              ignore_errors=True)
+
+
+def remove_mind_files(mind_id: str, path: Path) -> None:
+    """A mind's file with its WAL and shared memory; a workspace's whole folder."""
+    _, slug = split_mind_id(mind_id)
+    if slug is not None:
+        shutil.rmtree(path.parent, ignore_errors=True)
+        return
+    for suffix in ("", "-wal", "-shm"):
+        path.with_name(path.name + suffix).unlink(missing_ok=True)

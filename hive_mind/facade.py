@@ -43,7 +43,7 @@ from mind.bounds import (
 from mind.constants import DAILY_SAVE_SESSION_PREFIX
 from mind.embeddings.base import EmbeddingError, fingerprint
 from mind.embeddings.memo import QueryMemo
-from mind.errors import NotFoundError, ValidationError
+from mind.errors import ConflictError, NotFoundError, ValidationError
 from mind.foreground import answering
 from mind.frames.forget import Erasure
 from mind.ids import validate_id
@@ -52,7 +52,7 @@ from mind.retrieval.catchup import is_catch_up
 from mind.retrieval.combined import CombinedRetrieval, SearchOptions
 from mind.retrieval.routing import ROUTED_CANDIDATES, select
 from mind.retrieval.search import CANDIDATES, HybridSearch
-from mind.storage.idempotency import keyed_op_id, validate_key
+from mind.storage.idempotency import REMOVED, keyed_op_id, validate_key
 from mind.storage.private_files import make_private_dir
 from mind.timeutil import format_ts
 from queue_schemas import ops
@@ -288,6 +288,10 @@ class HiveMind:
         result = await self.submit(workspace, lambda ident: op_factory(ident).model_copy(
             update={"op_id": keyed_op_id(ident, key, operation, request)}))
         if isinstance(result, Replayed):
+            if result.result == REMOVED:  # what the key wrote was removed since
+                raise ConflictError("what this idempotency key wrote was removed since (a "
+                                    "forgotten memory, a removed awareness item): a new "
+                                    "write needs a new key")
             return result.result, True
         return result, False
 
@@ -564,7 +568,11 @@ class HiveMind:
                                workspace_id: str | None = None) -> dict[str, Any]:
         meta = self.workspaces.create(name, group=group, icon=icon, model=model,
                                       workspace_id=workspace_id)
-        await self.runtime.reader(mind_id(meta["id"]))  # create the mind file now
+        try:
+            await self.runtime.reader(mind_id(meta["id"]))  # create the mind file now
+        except BaseException:  # refused (a mind moving here): no metadata without its mind
+            self.workspaces.delete(meta["id"])
+            raise
         return meta
 
     async def get_workspace(self, workspace: str) -> dict[str, Any]:

@@ -58,10 +58,11 @@ class ForwardingContext:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        auth, hops = None, 0
+        auth, hops, seen = None, 0, 0
         for key, value in scope.get("headers", ()):
             if key == b"authorization":
-                auth = value.decode("latin-1")
+                seen += 1  # several: none is forwarded (auth, when on, refused them already)
+                auth = value.decode("latin-1") if seen == 1 else None
             elif key == _FORWARDED_KEY:
                 text = value.strip()
                 hops = min(int(text), MAX_HOPS) if text.isdigit() and len(text) < 4 else MAX_HOPS

@@ -2,7 +2,10 @@
 
 The front of the harvest slice: the facade resolves the mind and hands over its runtime;
 this module validates the source, detects ingest types, runs the driver
-(:mod:`workers.harvest`) and waits for indexing when asked. Results are typed
+(:mod:`workers.harvest`) and waits for indexing when asked. A process runs at most
+:data:`MAX_CONCURRENT_IMPORTS` imports at once (:func:`import_slot`: later ones wait their turn,
+and past :data:`MAX_WAITING_IMPORTS` waiting are refused, 503 ``busy``), so clients of one
+``serve`` cannot make it parse any number of uploads side by side. Results are typed
 (:class:`~workers.harvest_summary.HarvestSummary`, :class:`IngestSummary`); the facade turns
 them into dicts at the interface edge.
 """
@@ -10,12 +13,15 @@ them into dicts at the interface edge.
 from __future__ import annotations
 
 import asyncio
+import weakref
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
-from mind.errors import ValidationError
+from mind.errors import HiveMindError, ValidationError
 from mind.harvest.errors import HarvestError
 from mind.harvest.registry import adapter
 from vocabulary.enums import HARVEST_CHOICES, IMPORTANCES, INGEST_TYPES, JobPriority
@@ -23,6 +29,41 @@ from vocabulary.ids import PERSONAL_MIND
 from workers.harvest import HarvestOptions, harvest
 from workers.harvest_summary import HarvestSummary, Progress
 from workers.protocol import Runtime
+
+MAX_CONCURRENT_IMPORTS: Final = 4  # harvests and ingests one process parses at once
+MAX_WAITING_IMPORTS: Final = 32  # ... and that may wait for their turn
+_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+    weakref.WeakKeyDictionary())
+_waiting: dict[asyncio.AbstractEventLoop, int] = {}
+
+
+class ImportsBusyError(HiveMindError):
+    """This process already runs and queues as many imports as it takes: retry later."""
+
+    code = "busy"
+
+
+@asynccontextmanager
+async def import_slot() -> AsyncIterator[None]:
+    """One of the process's :data:`MAX_CONCURRENT_IMPORTS` import slots, waited for in turn;
+    :class:`ImportsBusyError` when :data:`MAX_WAITING_IMPORTS` already wait."""
+    loop = asyncio.get_running_loop()
+    slots = _slots.setdefault(loop, asyncio.Semaphore(MAX_CONCURRENT_IMPORTS))
+    if slots.locked() and _waiting.get(loop, 0) >= MAX_WAITING_IMPORTS:
+        raise ImportsBusyError(f"{MAX_CONCURRENT_IMPORTS} imports run and "
+                               f"{MAX_WAITING_IMPORTS} wait here already: retry later")
+    _waiting[loop] = _waiting.get(loop, 0) + 1
+    try:
+        await slots.acquire()
+    finally:
+        _waiting[loop] -= 1
+        if not _waiting[loop]:
+            del _waiting[loop]
+    try:
+        yield
+    finally:
+        slots.release()
+
 
 _EXTENSIONS: Final = {".pdf": "pdf", ".md": "markdown", ".markdown": "markdown",
                       ".txt": "plaintext", ".text": "plaintext"}
@@ -98,21 +139,22 @@ async def harvest_into(
     if source not in HARVEST_CHOICES:
         raise ValidationError(f"unknown harvest source {source!r}; use one of: "
                               f"{', '.join(HARVEST_CHOICES)}")
-    detected: str | None = None
-    if source == "auto":
-        source, detected = await asyncio.to_thread(_detect, path, label)
-    if importance not in IMPORTANCES:
-        raise ValidationError(f"importance must be one of {list(IMPORTANCES)}")
-    target: Path | str = path if isinstance(path, str) and source in (
-        "url", "markdown", "plaintext") else Path(path).expanduser()
-    options = HarvestOptions(importance=importance, tags=list(tags or []),
-                             auto_sync=auto_sync, interval_hours=interval_hours, label=label,
-                             rereadable=rereadable, priority=priority)
-    summary = await harvest(
-        runtime, mind_id, source, target, options=options, progress=progress,
-        wait_idle=partial(runtime.wait_indexed, mind_id, None) if wait else None,
-        parse=adapter(source))
-    return replace(summary, workspace=workspace or PERSONAL_MIND, detected=detected)
+    async with import_slot():  # at most MAX_CONCURRENT_IMPORTS at once
+        detected: str | None = None
+        if source == "auto":
+            source, detected = await asyncio.to_thread(_detect, path, label)
+        if importance not in IMPORTANCES:
+            raise ValidationError(f"importance must be one of {list(IMPORTANCES)}")
+        target: Path | str = path if isinstance(path, str) and source in (
+            "url", "markdown", "plaintext") else Path(path).expanduser()
+        options = HarvestOptions(importance=importance, tags=list(tags or []),
+                                 auto_sync=auto_sync, interval_hours=interval_hours, label=label,
+                                 rereadable=rereadable, priority=priority)
+        summary = await harvest(
+            runtime, mind_id, source, target, options=options, progress=progress,
+            wait_idle=partial(runtime.wait_indexed, mind_id, None) if wait else None,
+            parse=adapter(source))
+        return replace(summary, workspace=workspace or PERSONAL_MIND, detected=detected)
 
 
 def _detect(path: str | Path, label: str | None) -> tuple[str, str]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -29,10 +29,18 @@ from urllib.parse import quote
 import httpx
 
 from actors.placement import ShardMap
+from hive_mind.move_orders import sign_order
 from hive_mind.remote import POOL_LIMITS, error_of
 from hive_mind.settings import Settings
 
 TIMEOUT: Final = httpx.Timeout(3600.0, connect=5.0)  # a copy of a large mind takes a while
+
+
+async def _chunks(path: Path) -> AsyncIterator[bytes]:
+    """A file's bytes for a streamed upload, 1 MiB at a time."""
+    with path.open("rb") as handle:
+        while chunk := await asyncio.to_thread(handle.read, 1 << 20):
+            yield chunk
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +110,7 @@ class Rebalancer:
     def __init__(self, settings: Settings, new: ShardMap, old: ShardMap | None = None,
                  transport: httpx.AsyncBaseTransport | None = None) -> None:
         self.new = new
+        self.key = settings.cluster_secret()  # signs move orders to shards the source lacks
         self.hosts = {**(old.shards if old else {}), **new.shards}
         headers = {"User-Agent": "hive-mind-rebalance"}
         token = settings.api_token.get_secret_value() if settings.api_token else ""
@@ -132,12 +141,11 @@ class Rebalancer:
     async def move(self, move: Move, epochs: dict[str, int]) -> None:
         """One mind's move, every step idempotent (see :mod:`actors.moves`)."""
         path = self._mind(move.mind_id)
-        await self._call(move.target, "POST", f"{path}/expect")
-        if move.release:
-            await self._call(move.source, "POST", f"{path}/release", json={
-                "to": move.target, "epoch": epochs[move.target],
-                "url": self.hosts[move.target]})
         meta = (await self._call(move.source, "GET", f"{path}/metadata")).json()["metadata"]
+        await self._call(move.target, "POST", f"{path}/expect", json={"metadata": meta})
+        if move.release:
+            await self._call(move.source, "POST", f"{path}/release",
+                             json=self.release_order(move, epochs[move.target]))
         with tempfile.TemporaryDirectory(prefix="hive-mind-rebalance-") as tmp:
             copy = Path(tmp) / "mind.sqlite"
             async with self.http.stream(
@@ -148,11 +156,18 @@ class Rebalancer:
                 with copy.open("wb") as out:
                     async for chunk in stream.aiter_bytes(1 << 20):
                         out.write(chunk)
-            with copy.open("rb") as handle:
-                await self._call(move.target, "PUT", f"{path}/snapshot",
-                                 files={"file": ("mind.sqlite", handle)},
-                                 data={} if meta is None else {"metadata": meta})
+            await self._call(move.target, "PUT", f"{path}/snapshot", content=_chunks(copy),
+                             headers={"Content-Type": "application/vnd.sqlite3"})
         await self._call(move.source, "POST", f"{path}/retire")
+
+    def release_order(self, move: Move, epoch: int) -> dict[str, object]:
+        """The ``release`` body: signed when this process has the deployment key (the source
+        may not know the target from its own, older map), else the target by its shard id
+        (the source takes the URL from its map)."""
+        url = self.hosts[move.target]
+        if self.key is None:
+            return {"to": move.target, "epoch": epoch, "url": url}
+        return sign_order(self.key, move.mind_id, move.target, epoch, url)
 
     async def run(self, plan: Plan, on_step: Callable[[int], None] | None = None
                   ) -> dict[str, Any]:

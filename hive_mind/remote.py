@@ -16,6 +16,7 @@ first); anything else (URLs, raw text, paths only the server has) is sent as is.
 
 from __future__ import annotations
 
+import logging
 import tempfile
 import uuid
 import zipfile
@@ -26,7 +27,12 @@ from urllib.parse import quote
 
 import httpx
 
-from hive_mind.api.codes import RemoteError, ServerUnavailableError, exception_for
+from hive_mind.api.codes import (
+    UPSTREAM_ERROR,
+    RemoteError,
+    ServerUnavailableError,
+    exception_for,
+)
 from hive_mind.settings import Settings
 from mind.bounds import bounded_float
 from mind.errors import ConfigurationError, ValidationError
@@ -69,15 +75,20 @@ def _form(values: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+log = logging.getLogger(__name__)
+
+
 def error_of(response: httpx.Response, prefix: str = "") -> Exception:
     """The exception of an error response (by its stable code; ``prefix`` names who said it);
-    a body that is not our error JSON is a :class:`RemoteError` with its status."""
+    a body that is not our error JSON is a :class:`RemoteError` ``upstream_error`` (502) that
+    carries none of it (a forwarding host would hand it on to its caller)."""
     try:
         error = response.json()["error"]
         code, message = str(error["code"]), str(error["message"])
-    except (ValueError, KeyError, TypeError):
-        return RemoteError(f"{prefix}HTTP {response.status_code}: {response.text[:300]}",
-                           code=f"http_{response.status_code}", status=response.status_code)
+    except (ValueError, KeyError, TypeError):  # a proxy's page, an internal page: not passed on
+        log.warning("%sHTTP %d without a hive-mind error body", prefix, response.status_code)
+        return RemoteError(f"{prefix}the server answered HTTP {response.status_code} without "
+                           "a hive-mind error body", code=UPSTREAM_ERROR, status=502)
     return exception_for(code, prefix + message, response.status_code)
 
 

@@ -27,6 +27,7 @@ from typing import Any
 import uvicorn
 from arq.worker import Worker
 
+from hive_mind.api.connections import guarded_protocol
 from hive_mind.schedule import start_schedule
 from hive_mind.settings import Settings
 from mind.errors import ConfigurationError
@@ -101,9 +102,7 @@ async def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8765, *
             worker.start()
         app = create_app(settings, facade, bind_host=host)
         await prepare_routes(app)  # a route's first request would build its validators
-        server = uvicorn.Server(uvicorn.Config(
-            app, host=host, port=port, log_config=None, server_header=False,
-            timeout_graceful_shutdown=30))
+        server = uvicorn.Server(uvicorn_config(app, settings, host, port))
         reporter = None if on_started is None else asyncio.ensure_future(
             _report_port(server, on_started))
         log.info("hive-mind starting on %s:%d (%s, data %s)", host, port, _role(settings),
@@ -120,6 +119,16 @@ async def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8765, *
             await worker.stop()
         await facade.close()
         log.info("hive-mind server stopped")
+
+
+def uvicorn_config(app: Any, settings: Settings, host: str, port: int,
+                   **extra: Any) -> uvicorn.Config:
+    """How ``serve`` runs the app: no server header, a graceful shutdown, and the connection
+    bounds of :mod:`hive_mind.api.connections` (header deadline, connection cap)."""
+    options: dict[str, Any] = {"log_config": None, "server_header": False,
+                               "timeout_graceful_shutdown": 30, **extra}
+    return uvicorn.Config(app, host=host, port=port, http=guarded_protocol(
+        settings.header_timeout_seconds, settings.max_connections), **options)
 
 
 def _role(settings: Settings) -> str:

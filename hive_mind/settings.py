@@ -1,13 +1,22 @@
-"""The one configuration object (DESIGN §7): ``HIVE_MIND_`` environment variables and ``.env``.
+"""The one configuration object: ``HIVE_MIND_`` environment variables and a ``.env`` file.
 
 Nothing reads the environment at import time: call :func:`load_settings` (or construct
-``Settings(...)`` with explicit values). ``redacted()`` gives the effective configuration with
-secrets masked, for ``hive-mind status``.
+``Settings(...)`` with explicit values, which reads no file). ``redacted()`` gives the effective
+configuration with secrets masked, for ``hive-mind status``.
+
+The ``.env`` file read is the data dir's (``<data dir>/.env``, the data dir from the overrides,
+``HIVE_MIND_DATA_DIR`` or the default) or the one named explicitly (``--env-file``,
+``HIVE_MIND_ENV_FILE``) — never one in the working directory: a cloned repository's ``.env``
+could otherwise send every save (and ``hive-mind mcp``, which agents start inside repositories)
+to its own server, turn the SSRF guard off or move the data dir. A ``.env`` there holding
+``HIVE_MIND_`` keys is named in a warning; an env file other users may write is refused.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -24,6 +33,8 @@ from vocabulary.ids import PERSONAL_MIND, validate_slug, workspace_mind_id
 from workers.constants import COGNIFY_BATCH_FRAMES
 from workers.schedule import TASKS, MaintenanceTask, ScheduleConfig
 
+log = logging.getLogger(__name__)
+
 if TYPE_CHECKING:  # built by the methods below, imported there: a CLI command that does not
     # need the runtime, the queue or HTTP does not pay for importing them (issue #14)
     from mind.embeddings.registry import EmbeddingConfig
@@ -39,7 +50,10 @@ Provider = Literal["auto", "inprocess", "ollama", "openai", "voyage", "litellm",
 
 
 EMBEDDED_NICE = 10
+DEFAULT_DATA_DIR = "~/.hive-mind"
+ENV_FILE = ".env"
 MAX_EXTERNAL_NAME_CHARS = 100
+MIN_CLUSTER_KEY_CHARS = 32
 
 
 def machine_model_cache() -> Path:
@@ -50,10 +64,10 @@ def machine_model_cache() -> Path:
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
-        env_prefix="HIVE_MIND_", env_file=".env", env_file_encoding="utf-8", extra="ignore"
+        env_prefix="HIVE_MIND_", env_file=None, env_file_encoding="utf-8", extra="ignore"
     )
 
-    data_dir: Path = Field(default=Path("~/.hive-mind"), description="where mind files live")
+    data_dir: Path = Field(default=Path(DEFAULT_DATA_DIR), description="where mind files live")
     redis_url: str | None = Field(default=None, description="unset = embedded mode (no Redis)")
     url: str | None = Field(default=None, description="client mode: URL of a running serve")
     host_id: str = Field(default="local", description="this mind host's queue id")
@@ -207,9 +221,29 @@ class Settings(BaseSettings):
     max_request_bytes: int = Field(
         default=10 * 1024 * 1024, ge=1024, description="HTTP request body limit",
     )
+    cluster_key: SecretStr | None = Field(
+        default=None,
+        description="a secret shared by a deployment's hosts, workers and the operator's "
+                    "cluster commands, never by API clients (at least 32 characters): signs "
+                    "move orders to shards outside a host's shard map and the destructive "
+                    "write-ops that travel through Redis",
+    )
     max_move_bytes: int = Field(
         default=64 * 1024**3, ge=1024 * 1024,
         description="body limit of a mind file moved to this shard (cluster rebalance)",
+    )
+    header_timeout_seconds: float = Field(
+        default=10.0, gt=0, le=600,
+        description="serve closes a connection whose request headers are not complete this "
+                    "long after it opened (or after the previous response)",
+    )
+    body_timeout_seconds: float = Field(
+        default=30.0, gt=0, le=3600,
+        description="serve answers 408 when a request body's next chunk takes longer",
+    )
+    max_connections: int = Field(
+        default=1000, ge=1, le=1_000_000,
+        description="open connections serve keeps; beyond, a new one is closed at once",
     )
     metrics_public: bool = Field(
         default=False,
@@ -263,7 +297,7 @@ class Settings(BaseSettings):
     def _expand(cls, value: Path) -> Path:
         return Path(value).expanduser()
 
-    @field_validator("api_token", "external_token")
+    @field_validator("api_token", "external_token", "cluster_key")
     @classmethod
     def _token(cls, value: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
         """Surrounding whitespace is dropped (a secret file's newline); empty means unset;
@@ -280,6 +314,10 @@ class Settings(BaseSettings):
                     f"without spaces (character "
                     f"{position + 1} is not); e.g. python -c 'import secrets; "
                     f"print(secrets.token_urlsafe(32))'")
+        if info.field_name == "cluster_key" and len(token) < MIN_CLUSTER_KEY_CHARS:
+            raise ConfigurationError(
+                f"HIVE_MIND_CLUSTER_KEY must be at least {MIN_CLUSTER_KEY_CHARS} characters; "
+                "e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))'")
         return SecretStr(token)
 
     @field_validator("external_url")
@@ -416,6 +454,10 @@ class Settings(BaseSettings):
                 f"({', '.join(sorted(shards.shards))}): set it to the shard this host serves")
         return Fence(self.host_id, self.shard_epoch)
 
+    def cluster_secret(self) -> str | None:
+        """The deployment key (:mod:`vocabulary.signing`), or None when unset."""
+        return self.cluster_key.get_secret_value() if self.cluster_key else None
+
     def schedule_config(self) -> ScheduleConfig:
         """The nightly maintenance (:mod:`workers.schedule`)."""
         skip = {PERSONAL_MIND if ident == PERSONAL_MIND else workspace_mind_id(ident)
@@ -434,7 +476,7 @@ class Settings(BaseSettings):
         return QueueConfig(
             redis_url=self.redis_url, host_id=self.host_id, max_jobs=self.worker_max_jobs,
             job_timeout=self.job_timeout_seconds, max_tries=self.job_max_tries,
-            shards=self.shard_map(),
+            shards=self.shard_map(), cluster_key=self.cluster_secret(),
         )
 
     def redacted(self) -> dict[str, Any]:
@@ -451,6 +493,45 @@ class Settings(BaseSettings):
         return out
 
 
+def env_file(overrides: dict[str, Any]) -> Path | None:
+    """The ``.env`` file to read (see the module docstring); None when there is none."""
+    explicit = overrides.get("env_file") or os.environ.get("HIVE_MIND_ENV_FILE")
+    if explicit:
+        path = Path(explicit).expanduser()
+        if not path.is_file():
+            raise ConfigurationError(f"env file {path} does not exist")
+    else:
+        data_dir = overrides.get("data_dir") or os.environ.get("HIVE_MIND_DATA_DIR") \
+            or DEFAULT_DATA_DIR
+        path = Path(data_dir).expanduser() / ENV_FILE
+        if not path.is_file():
+            return None
+    mode = path.stat().st_mode
+    if mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise ConfigurationError(f"{path} may be written by other users: chmod go-w it "
+                                 "(it configures where memories go)")
+    return path
+
+
+def _warn_of_working_dir_env(used: Path | None) -> None:
+    here = Path.cwd() / ENV_FILE
+    try:
+        if (used is not None and here.resolve() == used.resolve()) or not here.is_file():
+            return
+        named = any(line.lstrip().startswith("HIVE_MIND_")
+                    for line in here.read_text(encoding="utf-8", errors="replace").splitlines())
+    except OSError:
+        return
+    if named:
+        log.warning("ignoring %s: hive-mind reads HIVE_MIND_* settings from the environment, "
+                    "<data dir>/.env or --env-file, never from the working directory", here)
+
+
 def load_settings(**overrides: Any) -> Settings:
-    """Read the environment / ``.env`` now, with explicit overrides on top."""
-    return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    """Read the environment and the data dir's (or the named) ``.env`` now, with explicit
+    overrides on top (``env_file``: the file to read instead)."""
+    given = {k: v for k, v in overrides.items() if v is not None}
+    path = env_file(given)
+    given.pop("env_file", None)
+    _warn_of_working_dir_env(path)
+    return Settings(_env_file=path, **given)  # type: ignore[call-arg]

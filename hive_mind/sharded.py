@@ -31,12 +31,13 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final
 
-from actors.placement import ShardMap, parse_shards
+from actors.placement import ShardMap
 from hive_mind.api.codes import ServerUnavailableError
 from hive_mind.forwarding import forwarded, may_forward, stamp
+from hive_mind.move_orders import authorize, confirm_arrival, departure_url
 from hive_mind.remote import RemoteHiveMind, WriteOutcomeUnknownError
 from hive_mind.settings import Settings
-from hive_mind.workspaces import candidate_ids, slugify
+from hive_mind.workspaces import candidate_ids, moved_metadata, slugify
 from hive_mind.workspaces import mind_id as workspace_mind
 from mind.errors import ConflictError, NotFoundError, ValidationError
 from mind.storage.fencing import Fence, FencedError
@@ -142,7 +143,7 @@ class ShardedHiveMind:
         if shard == self.shard_id:
             gone = self._departed(mind)
             if gone is not None:
-                return gone.to, gone.url
+                return gone.to, departure_url(self.shards, gone)
         return shard, None
 
     def _departed(self, mind: str) -> Any:
@@ -370,15 +371,33 @@ class ShardedHiveMind:
         shard = runtime.shard()
         return {"shard": shard.shard, "epoch": shard.epoch, "minds": await runtime.holdings()}
 
-    async def expect_mind(self, mind_id: str) -> dict[str, Any]:
-        self._runtime().expect_mind(mind_id)
+    async def expect_mind(self, mind_id: str, metadata: str | None = None
+                          ) -> dict[str, Any]:
+        """Step 1 of a move here, with a workspace's metadata (checked by the workspace
+        rules: they are what the workspace is listed with once admitted)."""
+        checked = None if metadata is None else moved_metadata(mind_id, metadata)
+        self._runtime().expect_mind(mind_id, checked)
         return {"mind_id": mind_id, "expected": True}
 
-    async def release_mind(self, mind_id: str, to: str, epoch: int, url: str
+    async def cancel_expect(self, mind_id: str) -> dict[str, Any]:
+        return {"mind_id": mind_id, "cancelled": self._runtime().cancel_arrival(mind_id)}
+
+    async def release_mind(self, mind_id: str, to: str, epoch: int, url: str | None = None,
+                           expires: int | None = None, signature: str | None = None
                            ) -> dict[str, Any]:
-        parse_shards(f"{to}={url}")  # a shard id and a plain http(s) URL, or an error
-        gone = await self._runtime().release_mind(mind_id, Fence(to, epoch), url)
-        return {"mind_id": mind_id, "to": gone.to, "epoch": gone.epoch, "state": gone.state}
+        """Step 2 of a move away, to a URL the operator's configuration names
+        (:mod:`hive_mind.move_orders`)."""
+        runtime = self._runtime()
+        where, authority = authorize(self.settings.cluster_secret(), self.shards, mind_id, to,
+                                     epoch, url, expires, signature)
+        gone = await runtime.release_mind(mind_id, Fence(to, epoch), where, authority)
+        return {"mind_id": mind_id, "to": gone.to, "epoch": gone.epoch, "url": gone.url,
+                "state": gone.state}
+
+    async def cancel_release(self, mind_id: str) -> dict[str, Any]:
+        """Undo a move away that did not complete: this host serves the mind again."""
+        gone = await asyncio.to_thread(self._runtime().cancel_departure, mind_id)
+        return {"mind_id": mind_id, "cancelled": True, "to": gone.to, "url": gone.url}
 
     async def snapshot_mind(self, mind_id: str, dest: Path) -> None:
         """A released mind's file copied to ``dest``."""
@@ -393,14 +412,18 @@ class ShardedHiveMind:
         path: Path = self._runtime().incoming_path(mind_id)
         return path
 
-    async def admit_mind(self, mind_id: str, copy: Path, metadata: str | None
-                         ) -> dict[str, Any]:
-        self._runtime().admit_mind(mind_id, copy, metadata)
+    async def admit_mind(self, mind_id: str, copy: Path) -> dict[str, Any]:
+        await self._runtime().admit_mind(mind_id, copy)
         return {"mind_id": mind_id, "admitted": True}
 
     async def retire_mind(self, mind_id: str) -> dict[str, Any]:
-        aside = self._runtime().retire_mind(mind_id)
-        return {"mind_id": mind_id, "retired": True, "kept_at": aside.name}
+        """Step 5 of a move away: once the new owner holds the mind, this copy is deleted."""
+        runtime = self._runtime()
+        gone = runtime.departed(mind_id)
+        if gone is not None and gone.state != "retired":
+            await confirm_arrival(departure_url(self.shards, gone), gone)
+        await asyncio.to_thread(runtime.retire_mind, mind_id)
+        return {"mind_id": mind_id, "retired": True}
 
 
 def merge_jobs(answers: dict[str, dict[str, Any]]) -> dict[str, Any]:

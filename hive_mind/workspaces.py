@@ -30,11 +30,17 @@ from typing import Any, Final
 
 from actors.constants import WORKSPACE_FILE, WORKSPACE_META, WORKSPACES_DIR
 from mind.bounds import name_text
-from mind.errors import ConflictError, InvalidIdError, NotFoundError, ValidationError
+from mind.errors import (
+    ConflictError,
+    InvalidIdError,
+    InvalidTimestampError,
+    NotFoundError,
+    ValidationError,
+)
 from mind.ids import validate_slug
 from mind.storage.private_files import make_private_dir, write_private_text
-from mind.timeutil import now_iso
-from vocabulary.ids import workspace_mind_id
+from mind.timeutil import normalize_ts, now_iso
+from vocabulary.ids import split_mind_id, workspace_mind_id
 from vocabulary.limits import MAX_GROUP_CHARS, MAX_ICON_CHARS, MAX_SHORT_NAME_CHARS
 
 INDEX_FILE: Final = "workspaces-meta.json"
@@ -71,6 +77,29 @@ def clean_field(key: str, value: object) -> str | None:
             raise ValidationError("workspace name must not be empty")
         return "general" if key == "group" else None
     return name_text(value, f"workspace {key}", LIMITS[key]).strip()
+
+
+def moved_metadata(mind: str, text: str) -> str:
+    """A moving workspace's metadata as its new host stores it: a JSON object whose fields
+    pass the workspace rules (:func:`clean_field`); its id is the mind's, whatever the text
+    says, and other keys are dropped. :class:`ValidationError` otherwise."""
+    _, slug = split_mind_id(mind)
+    if slug is None:
+        raise ValidationError("only a workspace mind carries metadata")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise ValidationError("workspace metadata must be a JSON object") from None
+    if not isinstance(data, dict):
+        raise ValidationError("workspace metadata must be a JSON object")
+    meta: dict[str, Any] = {"id": slug}
+    meta.update({key: clean_field(key, data.get(key)) for key in _FIELDS})
+    created = data.get("created")
+    try:
+        meta["created"] = normalize_ts(created) if isinstance(created, str) else now_iso()
+    except InvalidTimestampError:
+        meta["created"] = now_iso()
+    return json.dumps(meta, indent=2, ensure_ascii=False)
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:

@@ -32,6 +32,7 @@ from typing import Any, Final, cast
 from mind.bounds import bounded_int, bounded_json, bounded_text, row_id
 from mind.constants import AWARENESS_MAX_ITEMS
 from mind.errors import NotFoundError, ValidationError
+from mind.storage import idempotency
 from mind.storage.db import Database
 from mind.storage.jsonfields import dump_object, load_object
 from mind.timeutil import normalize_ts, now_iso
@@ -204,23 +205,21 @@ class AwarenessLayer:
         item_id = row_id(item_id, "awareness item id")
         async with self._db.transaction():
             await self._purge_expired()
-            _, count = await self._db.execute("DELETE FROM awareness WHERE id = ?", (item_id,))
+            count = await self._delete("DELETE FROM awareness WHERE id = ?", (item_id,))
         return count > 0
 
     async def clear(self) -> int:
         """Remove every item; returns how many live items were removed."""
         async with self._db.transaction():
             await self._purge_expired()
-            _, count = await self._db.execute("DELETE FROM awareness")
+            count = await self._delete("DELETE FROM awareness")
         return count
 
     async def clear_category(self, category: str) -> int:
         cat = _check_category(category)
         async with self._db.transaction():
             await self._purge_expired()
-            _, count = await self._db.execute(
-                "DELETE FROM awareness WHERE category = ?", (cat,)
-            )
+            count = await self._delete("DELETE FROM awareness WHERE category = ?", (cat,))
         return count
 
     # -- reads ------------------------------------------------------------------------------
@@ -260,14 +259,13 @@ class AwarenessLayer:
     async def _purge_expired(self) -> str:
         """Delete expired items (inside the caller's transaction); returns the "now" used."""
         now = now_iso()
-        await self._db.execute(
-            "DELETE FROM awareness WHERE expires_at IS NOT NULL AND expires_at <= ?", (now,)
-        )
+        await self._delete(
+            "DELETE FROM awareness WHERE expires_at IS NOT NULL AND expires_at <= ?", (now,))
         return now
 
     async def _enforce_cap(self, keep_id: int, now: str) -> None:
         """Evict the lowest-priority, then oldest, live items other than ``keep_id``."""
-        _, evicted = await self._db.execute(
+        evicted = await self._delete(
             f"DELETE FROM awareness WHERE id IN (SELECT id FROM awareness WHERE id != ? "
             f"AND {_LIVE} ORDER BY priority ASC, created_at ASC, id ASC "
             f"LIMIT max(0, (SELECT COUNT(*) FROM awareness WHERE {_LIVE}) - ?))",
@@ -275,6 +273,13 @@ class AwarenessLayer:
         )
         if evicted:
             log.debug("awareness cap: evicted %d item(s) to make room for %d", evicted, keep_id)
+
+    async def _delete(self, sql: str, params: tuple[Any, ...] = ()) -> int:
+        """Run a ``DELETE`` of items (inside the caller's transaction); the keyed writes that
+        added them keep none of their text (:func:`mind.storage.idempotency.retract`)."""
+        ids = [int(row[0]) for row in await self._db.fetchall(f"{sql} RETURNING id", params)]
+        await idempotency.retract(self._db, "awareness", ids)
+        return len(ids)
 
     async def _fetch(self, item_id: int, *, live_only: bool) -> AwarenessItem | None:
         item_id = row_id(item_id, "awareness item id")

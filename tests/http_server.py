@@ -13,7 +13,7 @@ from typing import Any
 import uvicorn
 
 from hive_mind.api import create_app
-from hive_mind.server import bound_port
+from hive_mind.server import bound_port, uvicorn_config
 from hive_mind.settings import Settings
 
 
@@ -26,13 +26,14 @@ def server_settings(data_dir: Path, **overrides: Any) -> Settings:
 
 @contextmanager
 def running_server(settings: Settings, facade: Any = None, timeout: float = 30.0,
-                   bind_host: str = "127.0.0.1") -> Iterator[str]:
+                   bind_host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
     """Serve ``create_app(settings, facade)`` (without a facade the app's lifespan opens one);
     yields the base URL. ``bind_host``: the address the app is told it serves on (it still
-    listens on 127.0.0.1 only)."""
+    listens on 127.0.0.1 only); ``port``: 0 for any free one."""
     app = create_app(settings, facade, bind_host=bind_host)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
-                                           lifespan="on"))
+    server = uvicorn.Server(uvicorn_config(app, settings, "127.0.0.1", port,
+                                           log_level="warning", lifespan="on",
+                                           log_config=uvicorn.config.LOGGING_CONFIG))
     thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
     thread.start()
     deadline = time.monotonic() + timeout

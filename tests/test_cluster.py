@@ -24,6 +24,7 @@ import httpx
 import pytest
 
 from actors.placement import parse_shards
+from hive_mind.move_orders import sign_order
 from hive_mind.remote import POOL_LIMITS
 from mind.mind import Mind
 from mind.storage.fencing import read_file_fence
@@ -33,6 +34,7 @@ from tests.procs import ROOT, eventually, free_port, kill9, spawn, stop
 pytestmark = pytest.mark.slow
 
 TOKEN = "cluster-test-token"
+CLUSTER_KEY = "cluster-test-deployment-key-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 SHARDS = ("shard-0", "shard-1", "shard-2")
 NEW_SHARD = "shard-3"
@@ -49,7 +51,8 @@ class Cluster:
         self.placement = parse_shards(self.shard_map)
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.common = {"HIVE_MIND_REDIS_URL": REDIS_URL, "HIVE_MIND_SHARDS": self.shard_map,
-                       "HIVE_MIND_MAINTENANCE_ENABLED": "false"}
+                       "HIVE_MIND_MAINTENANCE_ENABLED": "false",
+                       "HIVE_MIND_CLUSTER_KEY": CLUSTER_KEY}
 
     def data(self, shard: str) -> Path:
         return self.root / shard
@@ -395,7 +398,8 @@ async def test_rebalance_onto_a_fourth_shard_under_load(cluster: Cluster) -> Non
         r = await client.post(f"{c.url(NEW_SHARD)}{cut}/expect", headers=AUTH)
         assert r.status_code == 200, r.text
         r = await client.post(f"{c.url(c.owner(moving[0]))}{cut}/release", headers=AUTH,
-                              json={"to": NEW_SHARD, "epoch": 0, "url": c.url(NEW_SHARD)})
+                              json=sign_order(CLUSTER_KEY, f"workspace:{moving[0]}", NEW_SHARD,
+                                              0, c.url(NEW_SHARD)))
         assert r.status_code == 200 and r.json()["state"] == "released", r.text
         await asyncio.sleep(0.5)  # its saves meanwhile: 503 + Retry-After, retried
         env = {**os.environ, **c.common, "HIVE_MIND_SHARDS": c.grown_map,

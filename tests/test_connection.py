@@ -128,4 +128,6 @@ async def test_a_file_that_is_not_a_database_is_named_as_such(tmp_path: Path) ->
     path.write_bytes(b"this is not a SQLite database" * 100)
     with pytest.raises(StorageError, match="is not a readable mind file") as caught:
         await connection.connect(path)
-    assert str(path) in str(caught.value) and "FTS5" not in str(caught.value)
+    message = str(caught.value)  # named by its mind, never by the server's path (#45)
+    assert "the personal mind file" in message and str(tmp_path) not in message
+    assert "FTS5" not in message

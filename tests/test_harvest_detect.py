@@ -14,6 +14,7 @@ import pytest
 from hive_mind.facade import HiveMind
 from mind.harvest import chatgpt, claude, detect
 from mind.harvest.errors import HarvestError
+from mind.harvest.skeleton import SNIFF_EVENTS
 
 TESTS = Path(__file__).parent
 DATA = TESTS / "data" / "harvest"
@@ -157,3 +158,36 @@ async def test_harvest_auto_says_what_it_chose(tmp_path: Path) -> None:
             bad = tmp_path / "random.json"
             bad.write_text('[{"x": 1}]')
             await hm.harvest("auto", bad)
+
+
+def big_conversation(nodes: int, mapping_first: bool) -> dict[str, object]:
+    """A ChatGPT conversation whose mapping alone is far past a sniff's event allowance."""
+    mapping = {f"n{i}": {"id": f"n{i}", "parent": f"n{i - 1}" if i else None,
+                         "children": [f"n{i + 1}"], "message": {
+                             "author": {"role": "user" if i % 2 else "assistant"},
+                             "content": {"content_type": "text", "parts": [f"turn {i}"]},
+                             "create_time": 1_700_000_000 + i}} for i in range(nodes)}
+    head = {"mapping": mapping} if mapping_first else {"title": "Long one"}
+    tail = {"title": "Long one"} if mapping_first else {"mapping": mapping}
+    return {**head, "create_time": 1_700_000_000, **tail, "current_node": f"n{nodes - 1}"}
+
+
+def test_exports_past_the_sniff_allowance_are_still_recognised(tmp_path: Path) -> None:
+    """The sniff stops after its events (issue #45), yet a conversation larger than that is
+    still its source's: an export whose first conversation is huge, the split layout's
+    one-conversation file (title first, as ChatGPT writes it), and, within the allowance, one
+    with the mapping before the keys that name it."""
+    nodes = 15_000
+    assert nodes * 25 > SNIFF_EVENTS
+    whole, split = tmp_path / "conversations.json", tmp_path / "split"
+    whole.write_text(json.dumps([big_conversation(nodes, False)]), encoding="utf-8")
+    split.mkdir()
+    (split / "conversation-1.json").write_text(json.dumps(big_conversation(nodes, False)))
+    (split / "conversation-2.json").write_text(json.dumps(big_conversation(5_000, True)))
+    assert detect.detect(whole).source == "chatgpt"
+    assert len(detect.json_sources(split, "chatgpt", "x")) == 2
+    archive = tmp_path / "export.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.write(whole, "conversations.json")
+    assert detect.detect(archive).source == "chatgpt"
+    assert sum(len(item.turns) for item in chatgpt.parse(archive)) == nodes

@@ -44,35 +44,36 @@ async def test_a_mind_moves_with_every_acknowledged_write_and_is_fenced_througho
         source = old.path(MIND)
         (source.parent / "workspace.json").write_text('{"id": "w", "name": "W"}')
 
-        new.expect(MIND)
+        new.expect(MIND, '{"id": "w", "name": "W"}')
         with pytest.raises(FencedError, match="moving to this host"):
             await new.submit(MIND, Save("too early"))  # never a fresh empty file
         assert not new.path(MIND).exists()
 
-        gone = await old.release(MIND, Fence("shard-1", 3), "http://h1:1")
+        gone = await old.release(MIND, Fence("shard-1", 3), "http://h1:1", "map")
         assert (gone.to, gone.state) == ("shard-1", "released")
         assert read_file_fence(source) == Fence("shard-1", 3)
         with pytest.raises(FencedError, match="moved to shard-1") as refused:
             await old.submit(MIND, Save("after the release"))
         assert refused.value.owner == "shard-1"
         assert MIND not in old.list_minds() and not old.serves(MIND)
-        again = await old.release(MIND, Fence("shard-1", 3), "http://h1:1")  # resumed: no-op
+        again = await old.release(MIND, Fence("shard-1", 3), "http://h1:1", "map")  # resumed: no-op
         assert again == gone
 
         copy = tmp_path / "copy.mind"
         await old.snapshot(MIND, copy)
         incoming = new.data_dir / "incoming.mind"
         copy.rename(incoming)
-        new.admit(MIND, incoming, '{"id": "w", "name": "W"}')
+        await new.admit(MIND, incoming)
         await new.submit(MIND, Save("on the new owner"))
         reader = await new.reader(MIND)
         assert await reader.frames.count() == 6
         assert (new.path(MIND).parent / "workspace.json").read_text() == '{"id": "w", "name": "W"}'
         assert read_file_fence(new.path(MIND)) == Fence("shard-1", 3)
 
-        aside = old.retire(MIND)
-        assert not source.exists() and (aside / source.parent.name / "workspace.mind").exists()
-        assert old.retire(MIND) == aside  # idempotent
+        old.retire(MIND)
+        assert not source.exists() and not source.parent.exists()
+        assert not list((old.data_dir / "moves").glob("workspace-*.*/"))  # no copy kept
+        old.retire(MIND)  # idempotent
 
     # the departure survives a restart: the old host, even on the old map, never re-creates it
     async with host(tmp_path, "shard-0") as restarted:
@@ -90,13 +91,16 @@ async def test_admit_refuses_copies_not_fenced_for_it(tmp_path: Path) -> None:
         unfenced = tmp_path / "raw.mind"
         async with await Mind.open(unfenced) as m:  # a mind file with no fencing record
             await m.db.execute("SELECT 1")
+        with pytest.raises(ConflictError, match="not awaited"):
+            await b.admit(MIND, unfenced)
+        b.expect(MIND, '{"name": "W"}')
         with pytest.raises(FencedError, match="no fencing record"):
-            b.admit(MIND, unfenced, None)
-        await a.release(MIND, Fence("shard-1", 7), "http://h1:1")  # an epoch b may not claim
+            await b.admit(MIND, unfenced)
+        await a.release(MIND, Fence("shard-1", 7), "http://h1:1", "map")  # epoch b may not claim
         newer = tmp_path / "newer.mind"
         await a.snapshot(MIND, newer)
         with pytest.raises(FencedError, match="newer than this host"):
-            b.admit(MIND, newer, None)
+            await b.admit(MIND, newer)
         assert not b.path(MIND).exists()
         # a file already at the target's place that is not this shard's: never overwritten
         stray = mind_path(b.data_dir, MIND)
@@ -107,7 +111,7 @@ async def test_admit_refuses_copies_not_fenced_for_it(tmp_path: Path) -> None:
             b.expect(MIND)
         await a.snapshot(MIND, newer)
         with pytest.raises(ConflictError):
-            b.admit(MIND, newer, None)
+            await b.admit(MIND, newer)
 
 
 def holdings(shard: str, epoch: int, *rows: dict[str, Any]) -> dict[str, Any]:

@@ -47,3 +47,50 @@ def test_error_lines_escape_what_the_caller_gave(tmp_path: Path) -> None:
     assert result.stderr.startswith(b"hive-mind: error: ")
     assert _raw_controls(result.stderr) == [], result.stderr
     assert b"\\x1b]0;pwned" in result.stderr
+
+
+def _cli_in(cwd: Path, env_extra: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_MIND_")}
+    env.update({"HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT), **env_extra})
+    return subprocess.run([sys.executable, "-m", "hive_mind", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_a_dotenv_in_the_working_directory_is_never_configuration(tmp_path: Path) -> None:
+    """Issue #45 finding 6: a cloned repository's ``.env`` naming ``HIVE_MIND_URL`` (and
+    turning the SSRF guard off, moving the data dir) sent every save to its server. Now the
+    CLI saves where its own configuration says and names the ignored file; the data dir's
+    ``.env`` and ``--env-file`` configure it; an env file others may write is refused."""
+    from tests.recorder import Recorder
+
+    repo, data, elsewhere = tmp_path / "repo", tmp_path / "data", tmp_path / "elsewhere"
+    repo.mkdir()
+    data.mkdir(mode=0o700)
+    with Recorder() as evil:
+        (repo / ".env").write_text(f"HIVE_MIND_URL={evil.url}\n"
+                                   "HIVE_MIND_FETCH_PRIVATE_ADDRESSES=true\n"
+                                   f"HIVE_MIND_DATA_DIR={elsewhere}\n")
+        own = {"HIVE_MIND_DATA_DIR": str(data), "HIVE_MIND_EMBEDDING_PROVIDER": "test"}
+        saved = _cli_in(repo, own, "save", "the deploy key lives in vault 7", "--json")
+        assert saved.returncode == 0, saved.stderr
+        assert evil.seen == []
+        assert "ignoring" in saved.stderr and str(repo / ".env") in saved.stderr
+        assert (data / "personal.mind").exists() and not elsewhere.exists()
+        status = json.loads(_cli_in(repo, own, "status", "--json").stdout)
+        assert status["config"]["fetch_private_addresses"] is False
+
+        # the data dir's own .env is configuration; so is an explicit --env-file
+        (data / ".env").write_text("HIVE_MIND_EMBEDDING_PROVIDER=test\n"
+                                   "HIVE_MIND_EXTERNAL_NAME=from-data-dir\n")
+        mine = {"HIVE_MIND_DATA_DIR": str(data)}
+        status = json.loads(_cli_in(repo, mine, "status", "--json").stdout)
+        assert status["config"]["external_name"] == "from-data-dir"
+        explicit = tmp_path / "team.env"
+        explicit.write_text("HIVE_MIND_EXTERNAL_NAME=explicit\n")
+        status = json.loads(_cli_in(repo, mine, "--env-file", str(explicit), "status",
+                                    "--json").stdout)
+        assert status["config"]["external_name"] == "explicit"
+        explicit.chmod(0o666)
+        refused = _cli_in(repo, mine, "--env-file", str(explicit), "status", "--json")
+        assert refused.returncode == 2 and "other users" in refused.stderr
+        assert evil.seen == []

@@ -304,3 +304,47 @@ async def test_opening_tightens_an_existing_world_readable_mind(
         assert _mode(Path(f"{path}-wal")) == 0o600
     finally:
         await db.close()
+
+
+def test_a_removed_item_leaves_no_text_in_its_key_and_a_replay_says_so(tmp_path: Path) -> None:
+    """Issue #45 finding 9, over real HTTP: the idempotency record of a keyed write kept the
+    removed awareness text (and the forgotten frame's id and content hash) for 7 days, and a
+    replay answered 201 ``replayed`` for an item that no longer existed. Now the record keeps
+    nothing of it and the replay is a conflict; replays of live items work as before."""
+    import httpx
+
+    from tests.http_server import running_server, server_settings
+
+    data = tmp_path / "data"
+    note = {"category": "flag", "content": "the release freeze ends " + SECRET}
+    with running_server(server_settings(data)) as url, \
+            httpx.Client(base_url=url, timeout=60) as api:
+        first = api.post("/v1/awareness", json=note, headers={"Idempotency-Key": "k-aware"})
+        assert first.status_code == 201, first.text
+        again = api.post("/v1/awareness", json=note, headers={"Idempotency-Key": "k-aware"})
+        assert again.status_code == 201 and again.json()["replayed"] is True
+        saved = api.post("/v1/memories", json={"content": SECRET, "idempotency_key": "k-save"})
+        assert saved.status_code == 201, saved.text
+        kept = api.post("/v1/awareness", json={"category": "flag", "content": "a kept one"},
+                        headers={"Idempotency-Key": "k-kept"})
+
+        assert api.delete("/v1/awareness", params={"id": first.json()["id"]}).status_code == 200
+        assert api.delete(f"/v1/memories/{saved.json()['id']}").status_code == 200
+        replay = api.post("/v1/awareness", json=note, headers={"Idempotency-Key": "k-aware"})
+        assert replay.status_code == 409 and "removed since" in replay.text
+        replay = api.post("/v1/memories", json={"content": SECRET, "idempotency_key": "k-save"})
+        assert replay.status_code == 409 and "removed since" in replay.text
+        live = api.post("/v1/awareness", json={"category": "flag", "content": "a kept one"},
+                        headers={"Idempotency-Key": "k-kept"})
+        assert live.status_code == 201 and live.json()["id"] == kept.json()["id"]
+        assert api.delete("/v1/awareness", params={"category": "flag"}).status_code == 200
+        gone = api.post("/v1/awareness", json={"category": "flag", "content": "a kept one"},
+                        headers={"Idempotency-Key": "k-kept"})
+        assert gone.status_code == 409
+    assert _files_containing(data, "release freeze") == []
+    import sqlite3
+
+    with sqlite3.connect(data / "personal.mind") as conn:
+        results = [r[0] for r in conn.execute(
+            "SELECT result FROM applied_ops WHERE result IS NOT NULL")]
+    assert results and set(results) == {'{"removed": true}'}

@@ -66,13 +66,17 @@ def payload_key(dead_letter_id: str) -> str:
 
 
 async def record_redis(redis: ArqRedis, *, job_id: str, function: str, queue: str | None,
-                       payload: Any, error: str, tries: int) -> str:
+                       payload: Any, error: str, tries: int, signature: object = None) -> str:
+    """``signature``: the op's, kept so a retry carries it again (never made anew: a
+    retried op that was refused unsigned is refused again)."""
     ident = new_id()
     mind_id = payload.get("mind_id") if isinstance(payload, dict) else None
     op_id = payload.get("op_id") if isinstance(payload, dict) else None
     entry = {"id": ident, "job_id": job_id, "op_id": op_id, "function": function,
              "queue": queue, "mind_id": mind_id, "error": error[:MAX_ERROR_CHARS],
              "tries": tries, "at": now_iso()}
+    if isinstance(signature, str):
+        entry["signature"] = signature
     if queue is not None:
         await redis.set(payload_key(ident), json.dumps(payload), ex=PAYLOAD_TTL_SECONDS)
     await redis.lpush(DEAD_LETTERS_KEY, json.dumps(entry))  # type: ignore[misc]

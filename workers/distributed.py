@@ -43,6 +43,7 @@ from workers.cognify import run_index_job
 from workers.constants import COGNIFY_BATCH_FRAMES, IDLE_POLL_SECONDS
 from workers.fairness import BAND_BOUNDS, FairClock, defer_by, tag_of
 from workers.followups import followup_jobs
+from workers.op_auth import admitted, signature_of
 from workers.protocol import MindAccess
 from workers.queue import QueueConfig, guarded, redis_settings
 from workers.runtime import RuntimeConfig, open_host
@@ -65,17 +66,19 @@ async def enqueue_job(redis: ArqRedis, job: jobs.CognifyJob | jobs.ReembedJob, *
 
 async def enqueue_op(redis: ArqRedis, host_id: str, op: Any, *,
                      defer: float | None = None, priority: JobPriority | None = None,
-                     forwarded: bool = False) -> None:
+                     forwarded: bool = False, key: str | None = None) -> None:
     """Queue a write-op for its host: at a wall-clock time (``defer`` seconds from now), or in
     the interactive band (the index op of an interactive job: ahead of a bulk import's).
     ``forwarded``: passed on by a host the mind left, while that host's job of the same op id
     still runs (arq drops a job whose id is in use): the job id names the new host too; the op
-    id inside, which the mind dedupes on, is unchanged."""
+    id inside, which the mind dedupes on, is unchanged. ``key``: the deployment key the op is
+    signed with (:mod:`workers.op_auth`)."""
     later = defer_by("interactive") if priority == "interactive" else defer
     job_id = f"{op.op_id}.to.{host_id}" if forwarded else op.op_id
     queue = host_queue(host_id)
+    payload = op.model_dump(mode="json")
     await redis.enqueue_job(
-        "apply_op", op.model_dump(mode="json"), _job_id=job_id, _queue_name=queue,
+        "apply_op", payload, signature_of(key, payload), _job_id=job_id, _queue_name=queue,
         _expires=7 * 24 * 3600, _defer_by=later,
     )
     await notify(redis, queue)
@@ -122,7 +125,7 @@ async def cognify(ctx: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any
     job = jobs.parse_job(payload)
     op = await run_index_job(job, ctx["batcher"])
     await enqueue_op(ctx["redis"], ctx["queue"].owner_of(job.mind_id), op,
-                     priority=job.priority)
+                     priority=job.priority, key=ctx["queue"].cluster_key)
     return {"op_id": op.op_id, "frames": len(op.results)}
 
 
@@ -181,15 +184,19 @@ def _settings_class(
 # -- host -----------------------------------------------------------------------------------
 
 
-async def apply_op(ctx: dict[str, Any], payload: dict[str, Any]) -> Any:
-    op = ops.parse_op(payload)
+async def apply_op(ctx: dict[str, Any], payload: dict[str, Any],
+                   signature: str | None = None) -> Any:
+    """Apply one write-op from the host's queue, if Redis may carry it
+    (:mod:`workers.op_auth`: unsigned ops may only add to a mind)."""
+    op = admitted(payload, signature, ctx.get("cluster_key"))
     create = op.kind in ("save_frames", "harvest_batch")
     try:
         result = await ctx["host"].submit(op.mind_id, op, create=create)
     except FencedError as exc:  # sharded: the map gives the mind to another shard, or it moved
         if exc.owner is None or exc.owner == ctx["host_id"]:
             raise  # arriving or stale here: retried, then a dead letter naming why
-        await enqueue_op(ctx["redis"], exc.owner, op, forwarded=True)  # ops follow the mind
+        await enqueue_op(ctx["redis"], exc.owner, op, forwarded=True,  # ops follow the mind
+                         key=ctx.get("cluster_key"))
         log.info("op %s of %s forwarded to %s, its owner", op.op_id, op.mind_id, exc.owner)
         return {"forwarded": exc.owner}
     if op.kind in ("compact", "reconcile") and op.op_id:  # a scheduled job done: its claim
@@ -212,7 +219,8 @@ async def maintenance_fanout(ctx: dict[str, Any]) -> dict[str, int]:
         defer = delay[job.mind_id] or None
         op = job.op()
         if op is not None:
-            await enqueue_op(ctx["redis"], ctx["host_id"], op, defer=defer)
+            await enqueue_op(ctx["redis"], ctx["host_id"], op, defer=defer,
+                             key=ctx.get("cluster_key"))
         else:
             queue = host_queue(ctx["host_id"])
             await ctx["redis"].enqueue_job(
@@ -291,6 +299,7 @@ def host_settings(queue: QueueConfig, runtime: RuntimeConfig, *,
             runtime, host_hook(CognifyQueue(ctx["redis"]), runtime.cognify_batch))
         ctx["host"] = host
         ctx["host_id"] = queue.host_id
+        ctx["cluster_key"] = queue.cluster_key
         ctx["schedule"] = schedule
         if holder is not None:
             holder["host"] = host

@@ -28,6 +28,7 @@ from typing import Any, Final, Literal
 
 from actors.results import FramesSaved
 from mind.errors import ValidationError
+from mind.harvest import budget
 from mind.harvest.errors import HarvestError
 from mind.harvest.registry import adapter
 from mind.harvest.store import HarvestStore
@@ -147,6 +148,7 @@ class _Reader:
                     batch.items += 1
                 continue
             try:
+                budget.check()
                 item = next(self._items, None)
                 if item is not None and self._skip > 0:
                     self._skip -= 1
@@ -209,8 +211,20 @@ async def harvest(
                                      progress, wait_idle)
     skip = int(previous["items_done"]) if previous is not None else 0
     summary = replace(summary, resumed_from=skip)
+    with budget.deadline():  # parsing and writing; the threads it parses in see it
+        return await _run(minds, summary, options, naming, parse(target), skip, sync_path,
+                          started, progress, wait_idle)
+
+
+async def _run(minds: MindAccess, summary: HarvestSummary, options: HarvestOptions,
+               naming: _Naming, items: Iterator[HarvestItem], skip: int, sync_path: str | None,
+               started: float, progress: Progress | None,
+               wait_idle: Callable[[float | None], Awaitable[bool]] | None) -> HarvestSummary:
+    """The batches of one harvest run, recorded as it ends (see :func:`harvest`)."""
+    mind_id, source, run_id = summary.mind, summary.source, summary.run_id
+    path_label, content_hash = summary.path, summary.content_hash
     tally = _Tally()
-    reader = _Reader(iter(parse(target)), skip, options)
+    reader = _Reader(iter(items), skip, options)
     pending: list[asyncio.Task[Any]] = []
     common: dict[str, Any] = {"source": source[:100], "run_id": run_id,
                               "source_path": path_label[:4096], "content_hash": content_hash}

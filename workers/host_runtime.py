@@ -28,6 +28,7 @@ from workers.distributed import CognifyQueue, host_hook, host_settings, sweep_al
 from workers.queue import QueueConfig, connect, queue_status
 from workers.runtime import HostedRuntime, RuntimeConfig
 from workers.schedule import ScheduleConfig
+from workers.scrub import forget_queued
 
 REDIS_TIMEOUT = 2.0  # a readiness probe's patience with Redis
 
@@ -56,6 +57,9 @@ class HostRuntime(HostedRuntime):
     async def submit(self, mind_id: str, op: Any, *, create: bool = True) -> Any:
         result = await self.host.submit(mind_id, op, create=create)
         self._written.add(mind_id)
+        if getattr(op, "kind", None) == "erase":  # its text leaves the queues too
+            await forget_queued(self.redis, self.queue.host_id, mind_id, {op.frame_id},
+                                self.queue.cluster_key)
         return result
 
     async def _dispatch(self, mind_id: str, queued: list[jobs.CognifyJob]) -> None:

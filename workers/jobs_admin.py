@@ -253,8 +253,10 @@ async def _redis_retry(runtime: HostRuntime, ids: list[str] | None) -> list[dict
             await redis_restore(redis, entry, payload)
             continue
         try:
-            await redis.enqueue_job(str(entry["function"]), payload, _job_id=f"retry-{new_id()}",
-                                    _queue_name=queue, _expires=7 * 24 * 3600,
+            signed = (entry["signature"],) if isinstance(entry.get("signature"), str) else ()
+            await redis.enqueue_job(str(entry["function"]), payload, *signed,
+                                    _job_id=f"retry-{new_id()}", _queue_name=queue,
+                                    _expires=7 * 24 * 3600,
                                     _defer_by=_retry_place(queue, payload))
         except Exception:
             await redis_restore(redis, entry, payload)

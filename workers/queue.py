@@ -30,7 +30,7 @@ from workers.fairness import BAND_BOUNDS
 
 log = logging.getLogger(__name__)
 
-JobFunction = Callable[[dict[str, Any], dict[str, Any]], Awaitable[Any]]
+JobFunction = Callable[..., Awaitable[Any]]  # (ctx, payload, *signature)
 
 
 class QueueUnavailableError(HiveMindError):
@@ -46,6 +46,7 @@ class QueueConfig:
     max_tries: int = 5
     retry_backoff: float = 2.0
     shards: ShardMap | None = None  # sharded (issue #17): a mind's results go to its owner
+    cluster_key: str | None = None  # signs the write-ops enqueued (workers/op_auth.py)
 
     def owner_of(self, mind_id: str) -> str:
         """The host whose queue takes ``mind_id``'s write-ops: its shard's, else this
@@ -78,23 +79,25 @@ def guarded(fn: JobFunction, name: str, max_tries: int, backoff: float, *,
     would give it a wall-clock score, behind every job of the priority bands
     (:mod:`workers.fairness`); without one it keeps its place in the queue."""
 
-    async def dead_letter(ctx: dict[str, Any], payload: Any, error: str, tries: int) -> None:
+    async def dead_letter(ctx: dict[str, Any], payload: Any, error: str, tries: int,
+                          extra: tuple[Any, ...]) -> None:
         await record_redis(ctx["redis"], job_id=str(ctx.get("job_id", "?")), function=name,
-                           queue=queue, payload=payload, error=mask_text(error), tries=tries)
+                           queue=queue, payload=payload, error=mask_text(error), tries=tries,
+                           signature=extra[0] if extra else None)
 
-    async def run(ctx: dict[str, Any], payload: dict[str, Any]) -> Any:
+    async def run(ctx: dict[str, Any], payload: dict[str, Any], *extra: Any) -> Any:
         tries = int(ctx.get("job_try", 1))
         priority = payload.get("priority") if isinstance(payload, dict) else None
         band = priority if priority in JOB_PRIORITIES else "none"  # bounded label values
         started = metrics.job_started(name, band)
         try:
-            result = await fn(ctx, payload)
+            result = await fn(ctx, payload, *extra)
             metrics.job_ended(name, band, started, ok=True)
             return result
         except PayloadError as exc:  # a payload we must never execute: no retries
             metrics.job_ended(name, band, started, ok=False)
             metrics.JOBS_DEAD_LETTERED.labels(name).inc()
-            await dead_letter(ctx, payload, f"PayloadError: {exc}", tries)
+            await dead_letter(ctx, payload, f"PayloadError: {exc}", tries, extra)
             log.error("job %s %s rejected: %s", name, ctx.get("job_id"), exc)
             return {"rejected": str(exc)}
         except Exception as exc:
@@ -103,7 +106,7 @@ def guarded(fn: JobFunction, name: str, max_tries: int, backoff: float, *,
                 metrics.JOBS_DEAD_LETTERED.labels(name).inc()
                 log.exception("job %s %s failed for good after %d tries", name,
                               ctx.get("job_id"), tries)
-                await dead_letter(ctx, payload, f"{type(exc).__name__}: {exc}", tries)
+                await dead_letter(ctx, payload, f"{type(exc).__name__}: {exc}", tries, extra)
                 return {"failed": str(exc)}
             log.warning("job %s %s failed (try %d): %s", name, ctx.get("job_id"), tries, exc)
             await asyncio.sleep(backoff * tries)

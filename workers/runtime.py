@@ -28,7 +28,7 @@ from actors.catalog import MindCatalog
 from actors.constants import CATALOG_FILE
 from actors.handlers import HANDLERS
 from actors.host import ActorSettings, MindHost
-from actors.moves import Departure
+from actors.moves import Authority, Departure
 from actors.placement import ShardMap
 from mind.census import Census
 from mind.embeddings.chain import EmbeddingProviderChain
@@ -149,20 +149,27 @@ class HostedRuntime:
     async def holdings(self) -> list[dict[str, object]]:
         return await self.host.holdings()
 
-    def expect_mind(self, mind_id: str) -> None:
-        self.host.expect(mind_id)
+    def expect_mind(self, mind_id: str, metadata: str | None = None) -> None:
+        self.host.expect(mind_id, metadata)
 
-    async def release_mind(self, mind_id: str, to: Fence, url: str) -> Departure:
-        return await self.host.release(mind_id, to, url)
+    async def release_mind(self, mind_id: str, to: Fence, url: str,
+                           authorized: Authority) -> Departure:
+        return await self.host.release(mind_id, to, url, authorized)
+
+    def cancel_arrival(self, mind_id: str) -> bool:
+        return self.host.cancel_arrival(mind_id)
+
+    def cancel_departure(self, mind_id: str) -> Departure:
+        return self.host.cancel_departure(mind_id)
 
     async def snapshot_mind(self, mind_id: str, dest: Path) -> None:
         await self.host.snapshot(mind_id, dest)
 
-    def admit_mind(self, mind_id: str, copy: Path, metadata: str | None) -> None:
-        self.host.admit(mind_id, copy, metadata)
+    async def admit_mind(self, mind_id: str, copy: Path) -> None:
+        await self.host.admit(mind_id, copy)
 
-    def retire_mind(self, mind_id: str) -> Path:
-        return self.host.retire(mind_id)
+    def retire_mind(self, mind_id: str) -> None:
+        self.host.retire(mind_id)
 
     async def close_mind(self, mind_id: str) -> None:
         await self.host.close_mind(mind_id)

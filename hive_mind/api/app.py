@@ -32,11 +32,12 @@ from hive_mind.api import (
     routes_mind,
     routes_ops,
 )
+from hive_mind.api.connections import BODY_TOTAL_SECONDS
 from hive_mind.api.exposure import api_token, check_exposure
 from hive_mind.api.guard import HostOriginMiddleware, host_policy
 from hive_mind.api.mcp_mount import mount_mcp
 from hive_mind.api.middleware import BearerAuthMiddleware, BodyLimitMiddleware, CatchAllMiddleware
-from hive_mind.api.routes_cluster import CLUSTER_MINDS
+from hive_mind.api.routes_cluster import SNAPSHOT_PATH
 from hive_mind.forwarding import ForwardingContext
 from hive_mind.server_reads import reads_allowed
 from hive_mind.settings import Settings
@@ -91,8 +92,11 @@ def create_app(settings: Settings, facade: Any = None, *, mcp: bool = True,
             mcp_lifespans.append(lifespan_of)
     # add_middleware puts each new one outside the previous: the last added runs first
     app.add_middleware(CatchAllMiddleware)
+    moves_in = settings.shard_map() is not None and not settings.gateway  # a shard host
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_request_bytes,
-                       larger=((CLUSTER_MINDS, settings.max_move_bytes),))
+                       larger=(("PUT", SNAPSHOT_PATH, settings.max_move_bytes),) if moves_in
+                       else (), idle_seconds=settings.body_timeout_seconds,
+                       total_seconds=BODY_TOTAL_SECONDS)
     app.add_middleware(ForwardingContext)  # inside auth: the caller's credentials, checked
     token = api_token(settings)
     if token is not None:

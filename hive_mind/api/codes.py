@@ -20,6 +20,13 @@ class UnauthorizedError(HiveMindError):
     code = "unauthorized"
 
 
+class ForbiddenError(HiveMindError):
+    """The caller is authenticated but may not do this (a token's scope, a move the operator's
+    configuration does not authorize)."""
+
+    code = "forbidden"
+
+
 class PayloadTooLargeError(ValidationError):
     """The request body is larger than ``HIVE_MIND_MAX_REQUEST_BYTES``."""
 
@@ -60,24 +67,26 @@ class RemoteError(HiveMindError):
 
 
 INTERNAL: Final = "internal"
+UPSTREAM_ERROR: Final = "upstream_error"  # another server's reply that was not our error JSON
 INVALID_HOST: Final = "invalid_host"
 FORBIDDEN_ORIGIN: Final = "forbidden_origin"
 
 # code -> HTTP status; anything not listed is 500.
 STATUS: Final[dict[str, int]] = {
     "invalid": 400, "invalid_id": 400, "invalid_timestamp": 400, "invalid_vector": 400,
-    "harvest_input": 422, "unauthorized": 401, "tier_forbidden": 403,
+    "harvest_input": 422, "unauthorized": 401, "forbidden": 403, "tier_forbidden": 403,
     "server_reads_disabled": 403, "forbidden_origin": 403, "invalid_host": 421,
     "not_found": 404,
     "method_not_allowed": 405, "conflict": 409, "embedding_mismatch": 409,
-    "embedding_dim_mismatch": 409, "too_large": 413, "quota_exceeded": 429,
-    "embedding_error": 502, "external_source": 502, "actor_closed": 503,
+    "embedding_dim_mismatch": 409, "timeout": 408, "too_large": 413, "quota_exceeded": 429,
+    "embedding_error": 502, "external_source": 502, "upstream_error": 502, "actor_closed": 503,
     "queue_unavailable": 503, "server_unavailable": 503,
-    "not_ready": 503, "fenced": 503, "shard_unavailable": 503,
+    "not_ready": 503, "fenced": 503, "shard_unavailable": 503, "busy": 503,
 }
 # codes a client should retry after a pause (503 with ``Retry-After``: a shard restarting, or
 # the hosts' shard maps converging during a move)
-RETRY_AFTER: Final[dict[str, int]] = {"fenced": 5, "shard_unavailable": 5, "not_ready": 2}
+RETRY_AFTER: Final[dict[str, int]] = {"fenced": 5, "shard_unavailable": 5, "not_ready": 2,
+                                      "busy": 10}
 
 # code -> "module:Class" of the exception the client raises (imported only when needed).
 CLASSES: Final[dict[str, str]] = {
@@ -101,6 +110,7 @@ CLASSES: Final[dict[str, str]] = {
     "actor_closed": "actors.actor:ActorClosedError",
     "queue_unavailable": "workers.queue:QueueUnavailableError",
     "unauthorized": "hive_mind.api.codes:UnauthorizedError",
+    "forbidden": "hive_mind.api.codes:ForbiddenError",
     "too_large": "hive_mind.api.codes:PayloadTooLargeError",
     "server_unavailable": "hive_mind.api.codes:ServerUnavailableError",
     "shard_unavailable": "hive_mind.sharded:ShardUnavailableError",
@@ -109,6 +119,7 @@ CLASSES: Final[dict[str, str]] = {
     "invalid_host": "hive_mind.api.codes:InvalidHostError",
     "forbidden_origin": "hive_mind.api.codes:ForbiddenOriginError",
     "server_reads_disabled": "hive_mind.server_reads:ServerReadsDisabledError",
+    "busy": "hive_mind.harvest:ImportsBusyError",
 }
 
 

@@ -20,7 +20,7 @@ from mind.errors import HiveMindError
 log = logging.getLogger(__name__)
 
 _HTTP_CODES = {400: "invalid", 401: "unauthorized", 404: "not_found", 405: "method_not_allowed",
-               413: "too_large", 422: "invalid"}
+               408: "timeout", 413: "too_large", 422: "invalid"}
 
 
 def error_response(code: str, message: str, status: int | None = None,

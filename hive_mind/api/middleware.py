@@ -4,8 +4,10 @@ limit sees every chunk of a chunked upload."""
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import logging
+import re
 from collections.abc import Iterable
 
 from starlette.datastructures import Headers
@@ -32,26 +34,40 @@ class BodyTooLarge(HTTPException):
         super().__init__(413, f"request body larger than {limit} bytes")
 
 
+class BodyTimeout(HTTPException):
+    """Raised from ``receive`` when a body stops arriving (:mod:`hive_mind.api.connections`)."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(408, what)
+
+
 class BodyLimitMiddleware:
     """413 for a body over ``max_bytes``: by ``Content-Length`` before reading anything, and by
-    counting the bytes actually received (chunked bodies, lying clients)."""
+    counting the bytes actually received (chunked bodies, lying clients). 408 for a body whose
+    next chunk takes longer than ``idle_seconds``, or that takes longer than ``total_seconds``
+    in all (not for the ``larger`` routes: a mind file of gigabytes only has to keep coming)."""
 
     def __init__(self, app: ASGIApp, max_bytes: int,
-                 larger: tuple[tuple[str, int], ...] = ()) -> None:
+                 larger: tuple[tuple[str, re.Pattern[str], int], ...] = (),
+                 idle_seconds: float = 30.0, total_seconds: float = 300.0) -> None:
         self.app = app
         self.default_bytes = max_bytes
-        self.larger = larger  # (path prefix, limit): mind files moved between shards
+        self.larger = larger  # (method, whole path, limit): mind files moved between shards
+        self.idle_seconds = idle_seconds
+        self.total_seconds = total_seconds
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        path = scope.get("path", "")
-        limit = next((n for prefix, n in self.larger if path.startswith(prefix)),
-                     self.default_bytes)
-        await self._limited(scope, receive, send, limit)
+        path, method = scope.get("path", ""), scope.get("method", "")
+        limit = next((n for verb, pattern, n in self.larger
+                      if verb == method and pattern.fullmatch(path)), None)
+        total = self.total_seconds if limit is None else None
+        await self._limited(scope, receive, send, limit or self.default_bytes, total)
 
-    async def _limited(self, scope: Scope, receive: Receive, send: Send, limit: int) -> None:
+    async def _limited(self, scope: Scope, receive: Receive, send: Send, limit: int,
+                       total: float | None) -> None:
         declared = Headers(scope=scope).get("content-length")
         if declared is not None:
             try:
@@ -63,24 +79,36 @@ class BodyLimitMiddleware:
                 await _send_error(scope, receive, send, "too_large",
                                   f"request body larger than {limit} bytes")
                 return
-        received = 0
+        received, complete = 0, False
         tracker = _ResponseTracker(send)
+        loop = asyncio.get_running_loop()
+        deadline = None if total is None else loop.time() + total
 
         async def limited_receive() -> Message:
-            nonlocal received
-            message = await receive()
+            nonlocal received, complete
+            if complete:  # the body is in: what follows is a wait for the disconnect
+                return await receive()
+            wait = self.idle_seconds if deadline is None else max(
+                0.0, min(self.idle_seconds, deadline - loop.time()))
+            try:
+                message = await asyncio.wait_for(receive(), wait)
+            except TimeoutError:
+                raise BodyTimeout(f"the request body stopped arriving ({wait:.0f} s)") from None
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
+                complete = not message.get("more_body", False)
                 if received > limit:
                     raise BodyTooLarge(limit)
             return message
 
         try:
             await self.app(scope, limited_receive, tracker.send)
-        except BodyTooLarge as exc:
+        except (BodyTooLarge, BodyTimeout) as exc:
             if tracker.started:
                 raise
-            await _send_error(scope, receive, send, "too_large", str(exc.detail))
+            code = "too_large" if isinstance(exc, BodyTooLarge) else "timeout"
+            await _send_error(scope, receive, send, code, str(exc.detail),
+                              headers={"Connection": "close"})
 
 
 class _ResponseTracker:
@@ -100,7 +128,7 @@ class _ResponseTracker:
 class BearerAuthMiddleware:
     """``Authorization: Bearer <token>`` on every path but ``exempt`` (constant-time compare
     of the header's raw bytes with the token's; settings keep tokens printable ASCII, so the
-    two encodings agree)."""
+    two encodings agree). A request with more than one ``Authorization`` header is refused."""
 
     def __init__(self, app: ASGIApp, token: str, exempt: Iterable[str] = ()) -> None:
         self.app = app
@@ -108,7 +136,10 @@ class BearerAuthMiddleware:
         self.exempt = frozenset(exempt)
 
     def _authorized(self, scope: Scope) -> bool:
-        header = Headers(scope=scope).get("authorization", "")
+        given_all = Headers(scope=scope).getlist("authorization")
+        if len(given_all) > 1:  # which one counts would differ between this check and a
+            return False        # forwarded call's: refused, never guessed
+        header = given_all[0] if given_all else ""
         scheme, _, value = header.partition(" ")
         given = value.strip().encode("latin-1")  # how Starlette decoded the raw bytes
         # compare even on a wrong scheme so timing does not tell which part was wrong
@@ -137,7 +168,7 @@ class CatchAllMiddleware:
         tracker = _ResponseTracker(send)
         try:
             await self.app(scope, receive, tracker.send)
-        except BodyTooLarge:
+        except (BodyTooLarge, BodyTimeout):
             raise
         except Exception:
             log.exception("%s %s: unexpected error", scope.get("method"), scope.get("path"))

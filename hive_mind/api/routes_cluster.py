@@ -3,18 +3,22 @@
 token like every route; only a shard host answers (elsewhere 400 ``invalid``). A mind id in a
 path is validated before anything looks at a file; an arriving copy is written under the
 host's own ``moves/`` folder and checked (a mind file fenced for this shard) before it is
-renamed into place, so no caller's string becomes a path.
+renamed into place, so no caller's string becomes a path. A release goes only to a shard and
+URL the operator's configuration names (:mod:`hive_mind.move_orders`); an expected arrival
+and a departure can be cancelled (``DELETE …/expect``, ``DELETE …/release``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import APIRouter, BackgroundTasks, File, Form, UploadFile
+from fastapi import APIRouter, BackgroundTasks, Request
 from fastapi import Path as PathParam
 from fastapi.responses import FileResponse
 from pydantic import Field
@@ -25,7 +29,8 @@ from mind.errors import InvalidIdError, ValidationError
 from vocabulary.ids import validate_mind_id
 from vocabulary.limits import MAX_JSON_BYTES
 
-CLUSTER_MINDS = "/v1/cluster/minds/"  # its PUT carries whole mind files
+SNAPSHOT_PATH = re.compile(r"/v1/cluster/minds/[^/]+/snapshot")  # its PUT: whole mind files
+SQLITE_MAGIC = b"SQLite format 3\x00"
 router = APIRouter(prefix="/v1/cluster", tags=["cluster"], responses=ERROR_RESPONSES)
 MindId = Annotated[str, PathParam(max_length=80, description="personal or workspace:<slug>")]
 
@@ -33,7 +38,35 @@ MindId = Annotated[str, PathParam(max_length=80, description="personal or worksp
 class ReleaseRequest(Body):
     to: str = Field(max_length=16, description="the shard the mind goes to (shard-<n>)")
     epoch: int = Field(ge=0, le=2**31, description="the receiving shard's epoch")
-    url: str = Field(max_length=2048, description="where the receiving shard serves")
+    url: str | None = Field(
+        default=None, max_length=2048,
+        description="where the receiving shard serves: taken from this host's shard map "
+                    "(a different URL is refused) unless a signed move order names it")
+    expires: int | None = Field(default=None, ge=0, le=2**40,
+                                description="a move order's expiry (Unix seconds)")
+    signature: str | None = Field(
+        default=None, min_length=64, max_length=64, pattern="^[0-9a-f]{64}$",
+        description="a move order's signature with HIVE_MIND_CLUSTER_KEY (cluster rebalance)")
+
+
+async def receive_file(request: Request, target: Path) -> None:
+    """The request body into ``target`` (created 0600), written 1 MiB at a time off the event
+    loop; refused at the first bytes unless they open an SQLite file."""
+    fd = await asyncio.to_thread(os.open, target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        pending, checked = bytearray(), False
+        async for chunk in request.stream():
+            pending += chunk
+            if not checked and len(pending) >= len(SQLITE_MAGIC):
+                if not pending.startswith(SQLITE_MAGIC):
+                    raise ValidationError("the body is not an SQLite file (a mind file)")
+                checked = True
+            if len(pending) >= 1 << 20:
+                await asyncio.to_thread(out.write, bytes(pending))
+                pending.clear()
+        if not checked:
+            raise ValidationError("the body is not an SQLite file (a mind file)")
+        await asyncio.to_thread(out.write, bytes(pending))
 
 
 def _sharded(hm: Any, mind_id: str | None = None) -> Any:
@@ -53,9 +86,24 @@ async def holdings(hm: Facade) -> dict[str, Any]:
     return result
 
 
+class ExpectRequest(Body):
+    metadata: str | None = Field(
+        default=None, max_length=MAX_JSON_BYTES,
+        description="a workspace's metadata (JSON text, as GET …/metadata gives it): the "
+                    "workspace is admitted with it; checked by the workspace rules")
+
+
 @router.post("/minds/{mind_id}/expect", summary="Refuse the mind here until it arrives")
-async def expect(mind_id: MindId, hm: Facade) -> dict[str, Any]:
-    result: dict[str, Any] = await _sharded(hm, mind_id).expect_mind(mind_id)
+async def expect(mind_id: MindId, hm: Facade, body: ExpectRequest | None = None
+                 ) -> dict[str, Any]:
+    metadata = None if body is None else body.metadata
+    result: dict[str, Any] = await _sharded(hm, mind_id).expect_mind(mind_id, metadata)
+    return result
+
+
+@router.delete("/minds/{mind_id}/expect", summary="Stop awaiting the mind here")
+async def cancel_expect(mind_id: MindId, hm: Facade) -> dict[str, Any]:
+    result: dict[str, Any] = await _sharded(hm, mind_id).cancel_expect(mind_id)
     return result
 
 
@@ -63,7 +111,14 @@ async def expect(mind_id: MindId, hm: Facade) -> dict[str, Any]:
              summary="Close the mind and hand its file to another shard")
 async def release(mind_id: MindId, body: ReleaseRequest, hm: Facade) -> dict[str, Any]:
     result: dict[str, Any] = await _sharded(hm, mind_id).release_mind(
-        mind_id, body.to, body.epoch, body.url)
+        mind_id, body.to, body.epoch, body.url, body.expires, body.signature)
+    return result
+
+
+@router.delete("/minds/{mind_id}/release",
+               summary="Cancel a move away that did not complete: serve the mind here again")
+async def cancel_release(mind_id: MindId, hm: Facade) -> dict[str, Any]:
+    result: dict[str, Any] = await _sharded(hm, mind_id).cancel_release(mind_id)
     return result
 
 
@@ -83,21 +138,19 @@ async def metadata(mind_id: MindId, hm: Facade) -> dict[str, Any]:
     return {"metadata": await _sharded(hm, mind_id).mind_metadata(mind_id)}
 
 
-@router.put("/minds/{mind_id}/snapshot", summary="Admit a moved mind's copy here")
-async def admit(
-    mind_id: MindId, hm: Facade, file: Annotated[UploadFile, File()],
-    metadata: Annotated[str | None, Form(max_length=MAX_JSON_BYTES)] = None,
-) -> dict[str, Any]:
+@router.put("/minds/{mind_id}/snapshot", summary="Admit a moved mind's copy here",
+            openapi_extra={"requestBody": {"required": True, "content": {
+                "application/vnd.sqlite3": {"schema": {"type": "string",
+                                                       "format": "binary"}}}}})
+async def admit(mind_id: MindId, hm: Facade, request: Request) -> dict[str, Any]:
+    """The body is the mind file itself. Everything that can be checked first is (a shard
+    host, the mind awaited here) before a byte is read; the file is written owner-only under
+    this host's ``moves/`` and refused at its first bytes unless it is an SQLite file."""
     sharded = _sharded(hm, mind_id)
     target: Path = sharded.incoming_path(mind_id)
-
-    def write() -> None:
-        with target.open("wb") as out:
-            shutil.copyfileobj(file.file, out, 1 << 20)
-
-    await asyncio.to_thread(write)
     try:
-        result: dict[str, Any] = await sharded.admit_mind(mind_id, target, metadata)
+        await receive_file(request, target)
+        result: dict[str, Any] = await sharded.admit_mind(mind_id, target)
     finally:
         target.unlink(missing_ok=True)
     return result

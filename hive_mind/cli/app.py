@@ -1,7 +1,7 @@
 """The ``hive-mind`` Typer application: global options and the command tree.
 
-Global options override the environment (``HIVE_MIND_*`` and ``.env``, read by
-:class:`~hive_mind.settings.Settings`); every command has ``--help`` text and ``--json``.
+Global options override the environment (``HIVE_MIND_*`` and the data dir's ``.env``, read by
+:func:`~hive_mind.settings.load_settings`); every command has ``--help`` text and ``--json``.
 
 The tree is built per process by :func:`build`: a command line that names a command builds
 (and imports the module of) that command's group only, so ``recall`` neither imports nor
@@ -53,6 +53,10 @@ def global_options(
     data_dir: Annotated[Path | None, typer.Option(
         "--data-dir", metavar="DIR",
         help="Where mind files live (env HIVE_MIND_DATA_DIR, default ~/.hive-mind).")] = None,
+    env_file: Annotated[Path | None, typer.Option(
+        "--env-file", metavar="FILE",
+        help="Read HIVE_MIND_* settings from FILE (env HIVE_MIND_ENV_FILE; default "
+             "<data dir>/.env; a .env in the working directory is never read).")] = None,
     redis_url: Annotated[str | None, typer.Option(
         "--redis-url", metavar="URL",
         help="Redis for distributed mode (env HIVE_MIND_REDIS_URL; unset = embedded).")] = None,
@@ -74,7 +78,7 @@ def global_options(
         "--debug", metavar="", help="Show a traceback for unexpected errors.")] = False,
 ) -> None:
     """Global options apply to every command; flags override the environment."""
-    overrides = {"data_dir": data_dir, "redis_url": redis_url, "url": url,
+    overrides = {"data_dir": data_dir, "env_file": env_file, "redis_url": redis_url, "url": url,
                  "host_id": host_id, "embedding_provider": embedding_provider}
     ctx.obj = CliState(overrides={k: v for k, v in overrides.items() if v is not None},
                        debug=debug, log_level=log_level)

@@ -54,7 +54,9 @@ def rebalance(
 ) -> None:
     """Move each mind whose owner changed to its new shard (resumable: run it again after an
     interruption). Every host must answer; each mind is unavailable (503, retryable) only
-    while it moves."""
+    while it moves. A host hands a mind only to a shard of its own map, unless
+    HIVE_MIND_CLUSTER_KEY (the hosts' shared key) is set here: then each move is a signed order
+    naming the new map's shard and URL."""
     from actors.placement import ShardMapError, parse_shards
     from hive_mind.rebalance import Rebalancer
 

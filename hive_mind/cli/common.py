@@ -67,7 +67,8 @@ class CliState:
 
 
 def settings_from(overrides: dict[str, Any]) -> Settings:
-    """Environment / ``.env`` first, CLI flags on top; bad values become one clean error."""
+    """Environment and the data dir's ``.env`` first, CLI flags on top; bad values become one
+    clean error."""
     import pydantic
 
     from hive_mind.settings import load_settings

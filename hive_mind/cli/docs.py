@@ -27,7 +27,8 @@ Generated from `--help` by `python -m hive_mind.cli.docs` — do not edit by han
 Conventions:
 
 - Global options (`--data-dir`, `--redis-url`, `--url`, ...) go **before** the command; each
-  one overrides its `HIVE_MIND_*` environment variable (`.env` is read too).
+  one overrides its `HIVE_MIND_*` environment variable (`<data dir>/.env` or `--env-file` is
+  read too; never a `.env` in the working directory).
 - Every command takes `--json`: one JSON document on stdout, nothing else there (except `mcp`,
   whose stdout is the MCP protocol). Progress bars and logs go to stderr.
 - Errors are one line on stderr, `hive-mind: error: <message>`. Exit codes: 0 ok; 2 bad input

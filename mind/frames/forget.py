@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mind.errors import HiveMindError
+from mind.storage import idempotency
 from mind.storage.connection import BUSY_TIMEOUT_MS
 from mind.storage.db import Database
 from mind.storage.sqlutil import chunked, delete_in, placeholders
@@ -77,6 +78,7 @@ async def erase_frames(db: Database, frame_ids: Sequence[int]) -> Erasure:
             db, "SELECT entity_id FROM kg_entity_frames WHERE frame_id IN ({marks})", ids)
         relations = await _relations_losing_support(db, set(ids))
         frames = await delete_in(db, "memory_frames", "id", ids)
+        await idempotency.retract(db, "frames", ids)  # a keyed save's result names it
         orphans = sorted(mentioned - await _select_ids(
             db, "SELECT entity_id FROM kg_entity_frames WHERE entity_id IN ({marks})",
             sorted(mentioned)))

@@ -111,8 +111,10 @@ def kept_branch(mapping: dict[str, Any], current: Any) -> list[str]:
     """Node ids from the root to ``current`` (or to the newest leaf), following ``parent``."""
     node = current if isinstance(current, str) and current in mapping else _newest_leaf(mapping)
     chain: list[str] = []
-    while isinstance(node, str) and node in mapping and node not in chain:
+    seen: set[str] = set()  # a parent cycle ends the walk (a set: linear in the chain)
+    while isinstance(node, str) and node in mapping and node not in seen:
         chain.append(node)
+        seen.add(node)
         node = as_dict(mapping[node]).get("parent")
     chain.reverse()
     return chain

@@ -19,37 +19,39 @@ Two users:
 
 Keys shown in errors are structural names only: at most :data:`SHOWN_KEYS` of them, each a
 short identifier (anything else is shown as ``…``), never values.
+
+Sniffing is bounded in every branch (:mod:`mind.harvest.skeleton`): bytes and parser events
+per document and per input, and what is kept of a first element or a record is a skeleton —
+never the whole value, however the document is shaped.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
 import ijson
-from ijson.common import ObjectBuilder
 
 from mind.harvest.errors import HarvestError, count_of
 from mind.harvest.inputs import (
     SNIFF_BYTES,
+    Archive,
     InflationError,
     is_zip,
     looks_binary,
-    zip_members,
 )
 from mind.harvest.jsonstream import JsonSource, file_source, member_source, open_stream
+from mind.harvest.skeleton import Exhausted, SniffBudget, bounded, build
 
 Kind = Literal["array", "object", "jsonl", "text", "pdf", "binary", "empty", "invalid"]
 
 MAX_DOCUMENTS: Final = 1_000  # documents sniffed per directory or archive
 MAX_FILES: Final = 20_000  # files listed per directory walk
-SNIFF_LIMIT: Final = 16 * 1024**2  # bytes read from one document while sniffing
 MAX_KEYS: Final = 32  # top-level keys read from one object
 JSONL_RECORDS: Final = 8
 JSONL_LINE: Final = 1 << 20  # a longer first line is a JSON document, not JSON Lines
@@ -122,9 +124,12 @@ def shape_of(src: JsonSource) -> Shape:
     return sniff(Document(src.name, src, _source_head(src)))
 
 
-def sniff(doc: Document) -> Shape:
-    """The :class:`Shape` of ``doc``; a broken document is ``invalid``, never an exception."""
+def sniff(doc: Document, budget: SniffBudget | None = None) -> Shape:
+    """The :class:`Shape` of ``doc``; a broken document is ``invalid``, never an exception.
+    ``budget``: a detection's over every document (None: this document's own)."""
     name, src = doc.name, doc.src
+    if budget is not None and budget.events <= 0:
+        return Shape(name, "invalid")  # the input spent its allowance: not looked at
     head = doc.head()
     if head.startswith(b"%PDF-"):
         return Shape(name, "pdf")
@@ -135,13 +140,14 @@ def sniff(doc: Document) -> Shape:
         return Shape(name, "empty")
     if start not in (b"[", b"{"):
         return Shape(name, "text")
-    try:
-        if start == b"{" and (records := _jsonl_records(src)):
+    try:  # each reading its own allowance (or the detection's)
+        if start == b"{" and (records := _jsonl_records(src, budget or SniffBudget.one())):
             return Shape(name, "jsonl", keys=_keys(records[0]), records=records)
-        return _json_shape(src, name)
+        return _json_shape(src, name, budget or SniffBudget.one())
     except InflationError:
         raise  # a zip bomb is the input's problem, not "some other file"
-    except (HarvestError, ijson.JSONError, ValueError, UnicodeDecodeError, StopIteration):
+    except (HarvestError, ijson.JSONError, ValueError, UnicodeDecodeError, StopIteration,
+            Exhausted):
         return Shape(name, "invalid")
 
 
@@ -149,58 +155,47 @@ def _keys(value: Any) -> tuple[str, ...]:
     return tuple(str(k) for k in value) if isinstance(value, dict) else ()
 
 
-def _jsonl_records(src: JsonSource) -> tuple[Any, ...]:
+def _jsonl_records(src: JsonSource, budget: SniffBudget) -> tuple[Any, ...]:
     """The first records when ``src`` is JSON Lines (a complete object on its first line and
-    another line after it); ``()`` for a JSON document."""
+    another line after it), as skeletons; ``()`` for a JSON document."""
     records: list[Any] = []
-    with open_stream(src) as (buf, _raw):
+    with open_stream(src) as (buf, raw):
         while len(records) < JSONL_RECORDS and (line := buf.readline(JSONL_LINE + 1)):
             if len(line) > JSONL_LINE:
                 break
             if not line.strip():
                 continue
             try:
-                records.append(json.loads(line))
-            except ValueError:
+                records.append(build(bounded(ijson.parse(line, use_float=True), raw, budget)))
+            except (ijson.JSONError, ValueError, UnicodeDecodeError):
                 if not records:
                     return ()
                 continue
     return tuple(records) if len(records) > 1 else ()
 
 
-def _build(events: Iterator[tuple[str, str, Any]]) -> Any:
-    """One whole value from the event stream (the next value's events)."""
-    builder = ObjectBuilder()
-    depth = 0
-    for _prefix, event, value in events:
-        if event == "end_array" and depth == 0:
-            return None  # an empty array: no first element
-        builder.event(event, value)
-        depth += event in ("start_map", "start_array")
-        depth -= event in ("end_map", "end_array")
-        if depth == 0:
-            return builder.value
-    return None
-
-
-def _json_shape(src: JsonSource, name: str) -> Shape:
+def _json_shape(src: JsonSource, name: str, budget: SniffBudget) -> Shape:
     with open_stream(src) as (buf, raw):
-        events = ijson.parse(buf, use_float=True)
+        events = bounded(ijson.parse(buf, use_float=True), raw, budget)
         _prefix, event, _value = next(events)
         if event == "start_array":
-            first = _build(events)
+            first = build(events)
             return Shape(name, "array", keys=_keys(first), first=first)
         keys: list[str] = []
-        for prefix, event, value in events:
-            if raw.position > SNIFF_LIMIT or (prefix == "" and event == "end_map"):
-                break
-            if prefix == "" and event == "map_key":
-                keys.append(str(value))
-                if len(keys) >= MAX_KEYS:
+        try:
+            for prefix, event, value in events:
+                if prefix == "" and event == "end_map":
                     break
-            elif keys and prefix == keys[-1] and event == "start_array":
-                first = _build(events)
-                return Shape(name, "object", keys=tuple(keys), first=first, array_key=keys[-1])
+                if prefix == "" and event == "map_key":
+                    keys.append(str(value))
+                    if len(keys) >= MAX_KEYS:
+                        break
+                elif keys and prefix == keys[-1] and event == "start_array":
+                    first = build(events)
+                    return Shape(name, "object", keys=tuple(keys), first=first,
+                                 array_key=keys[-1])
+        except Exhausted:
+            pass  # the keys read so far
         return Shape(name, "object", keys=tuple(keys))
 
 
@@ -372,8 +367,9 @@ def documents(target: Path) -> list[Document]:
         names = _order(_walk(target))[:MAX_DOCUMENTS]
         return [Document(n, file_source(target / n), _file_head(target / n)) for n in names]
     if is_zip(target):
-        names = _order(zip_members(target))[:MAX_DOCUMENTS]
-        members = [member_source(target, n) for n in names]
+        archive = Archive(target)  # one ZipFile and one inflation budget for every read
+        names = _order(archive.names)[:MAX_DOCUMENTS]
+        members = [member_source(archive, n) for n in names]
         return [Document(n, src, _source_head(src)) for n, src in zip(names, members, strict=True)]
     return [Document(target.name, file_source(target), _file_head(target))]
 
@@ -441,7 +437,8 @@ def detect(target: Path | str) -> Detection:
     path = Path(target).expanduser()
     if not path.exists():
         raise HarvestError("no such file or directory", path=str(path))
-    shapes = [sniff(doc) for doc in documents(path)]
+    budget = SniffBudget()
+    shapes = [sniff(doc, budget) for doc in documents(path)]
     votes = Counter(s for s in (classify(shape) for shape in shapes) if s)
     if votes:
         ranked = sorted(votes.items(), key=lambda kv: (-kv[1], PRIORITY.index(kv[0])))

@@ -4,11 +4,18 @@ Every reader here is bounded: a zip member may not inflate beyond ``MAX_MEMBER_B
 beyond ``MAX_ZIP_RATIO`` times its compressed size (zip bombs), a text file may not exceed its
 limit, and binary garbage is recognised before it reaches a parser. Errors are
 :class:`HarvestError` naming the file (and member) and the byte position.
+
+A ``.zip`` is opened once per use (:class:`Archive`: the central directory is read once, not
+once per member opened — 10,000 members sniffed one by one re-read it 3,000 times) and all
+the reads of its members share one budget of inflated bytes (:func:`archive_budget`): an
+input cannot be made to inflate far more in all than any one member may, however many
+members it holds or however often they are re-read.
 """
 
 from __future__ import annotations
 
 import io
+import threading
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,6 +28,13 @@ MAX_MEMBER_BYTES: Final = 8 * 1024**3  # one inflated zip member
 MAX_ZIP_RATIO: Final = 200  # inflated / compressed, per member
 MAX_TEXT_BYTES: Final = 256 * 1024**2  # one text / markdown / JSONL file read whole
 SNIFF_BYTES: Final = 8192
+ARCHIVE_READS: Final = 3  # every member inflated fully this many times over (sniff, parse)
+MIN_ARCHIVE_BUDGET: Final = 16 * 1024**2
+
+
+def archive_budget(compressed: int) -> int:
+    """The inflated bytes every read of one archive may produce in all."""
+    return max(MIN_ARCHIVE_BUDGET, compressed * MAX_ZIP_RATIO * ARCHIVE_READS)
 
 
 class InflationError(HarvestError):
@@ -49,10 +63,12 @@ def looks_binary(head: bytes) -> bool:
 class CountingReader(io.RawIOBase):
     """A binary stream that counts what it hands out and refuses to pass ``limit`` bytes."""
 
-    def __init__(self, raw: IO[bytes], name: str, limit: int | None = None) -> None:
+    def __init__(self, raw: IO[bytes], name: str, limit: int | None = None,
+                 archive: Archive | None = None) -> None:
         self._raw = raw
         self.name = name
         self.limit = limit
+        self.archive = archive  # charged for every byte read: its budget over all members
         self.position = 0
 
     def readable(self) -> bool:
@@ -68,6 +84,8 @@ class CountingReader(io.RawIOBase):
                 f"inflates beyond {self.limit:,} bytes (a zip bomb?)",
                 path=self.name, position=f"byte {self.position:,}",
             )
+        if self.archive is not None:
+            self.archive.charge(n, self.name, self.position)
         return n
 
     def read(self, size: int = -1) -> bytes:
@@ -85,13 +103,56 @@ def is_zip(path: Path) -> bool:
     return path.is_file() and zipfile.is_zipfile(path)
 
 
+class Archive:
+    """One ``.zip`` input opened once: its member names, each member streamed through the one
+    ``ZipFile``, and :func:`archive_budget` over every read (see the module docstring)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self._zip = zipfile.ZipFile(path)
+            self.budget = archive_budget(path.stat().st_size)
+        except (zipfile.BadZipFile, OSError) as exc:
+            raise HarvestError(f"not a readable zip archive ({safe_reason(exc)})",
+                               path=str(path)) from exc
+        self.names = [i.filename for i in self._zip.infolist() if not i.is_dir()]
+        self.inflated = 0
+        self._lock = threading.Lock()
+
+    def charge(self, n: int, name: str, position: int) -> None:
+        with self._lock:
+            self.inflated += n
+            over = self.inflated > self.budget
+        if over:
+            raise InflationError(
+                f"the archive inflates beyond {self.budget:,} bytes in all (a zip bomb?)",
+                path=name, position=f"byte {position:,}")
+
+    @contextmanager
+    def open(self, member: str) -> Iterator[CountingReader]:
+        """Stream one member, guarded against inflation bombs."""
+        try:
+            info = self._zip.getinfo(member)
+            limit = min(MAX_MEMBER_BYTES, max(info.compress_size, 1) * MAX_ZIP_RATIO)
+            if info.file_size > limit:
+                raise InflationError(
+                    f"member {member} declares {info.file_size:,} bytes from "
+                    f"{info.compress_size:,} compressed (a zip bomb?)", path=str(self.path),
+                )
+            with self._zip.open(info) as raw:
+                yield CountingReader(raw, f"{self.path}!{member}", limit, self)
+        except (zipfile.BadZipFile, KeyError, OSError, EOFError, zipfile.LargeZipFile) as exc:
+            raise HarvestError(f"cannot read zip member {member} ({safe_reason(exc)})",
+                               path=str(self.path)) from exc
+
+    def close(self) -> None:
+        self._zip.close()
+
+
 def zip_members(path: Path) -> list[str]:
-    try:
-        with zipfile.ZipFile(path) as zf:
-            return [i.filename for i in zf.infolist() if not i.is_dir()]
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise HarvestError(f"not a readable zip archive ({safe_reason(exc)})",
-                           path=str(path)) from exc
+    archive = Archive(path)
+    archive.close()
+    return archive.names
 
 
 def find_member(names: list[str], wanted: str) -> str | None:
@@ -102,21 +163,13 @@ def find_member(names: list[str], wanted: str) -> str | None:
 
 @contextmanager
 def open_member(path: Path, member: str) -> Iterator[CountingReader]:
-    """Stream one zip member, guarded against inflation bombs."""
+    """Stream one zip member of an archive opened for this read alone."""
+    archive = Archive(path)
     try:
-        with zipfile.ZipFile(path) as zf:
-            info = zf.getinfo(member)
-            limit = min(MAX_MEMBER_BYTES, max(info.compress_size, 1) * MAX_ZIP_RATIO)
-            if info.file_size > limit:
-                raise InflationError(
-                    f"member {member} declares {info.file_size:,} bytes from "
-                    f"{info.compress_size:,} compressed (a zip bomb?)", path=str(path),
-                )
-            with zf.open(info) as raw:
-                yield CountingReader(raw, f"{path}!{member}", limit)
-    except (zipfile.BadZipFile, KeyError, OSError, EOFError, zipfile.LargeZipFile) as exc:
-        raise HarvestError(f"cannot read zip member {member} ({safe_reason(exc)})",
-                           path=str(path)) from exc
+        with archive.open(member) as reader:
+            yield reader
+    finally:
+        archive.close()
 
 
 @contextmanager

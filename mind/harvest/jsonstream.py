@@ -30,15 +30,15 @@ from mind.errors import InvalidTimestampError
 from mind.harvest.errors import HarvestError, safe_reason
 from mind.harvest.inputs import (
     SNIFF_BYTES,
+    Archive,
     CountingReader,
     find_member,
     is_zip,
     looks_binary,
     open_binary,
     open_member,
-    zip_members,
 )
-from mind.harvest.jsondepth import DepthLimitedReader
+from mind.harvest.jsondepth import MAX_ITEM_BYTES, DepthLimitedReader
 from mind.timeutil import format_ts, normalize_ts
 
 MAX_TURN_CHARS: Final = 2_000_000  # one message; frames are capped at this downstream
@@ -69,9 +69,15 @@ def file_source(path: Path) -> JsonSource:
     return JsonSource(path.name, str(path), lambda: open_binary(path))
 
 
-def member_source(archive: Path, member: str) -> JsonSource:
-    return JsonSource(member.rsplit("/", 1)[-1], f"{archive}!{member}",
-                      lambda: open_member(archive, member))
+def member_source(archive: Archive | Path, member: str) -> JsonSource:
+    """One member of an archive opened once for the whole harvest (its reads share the
+    archive's inflation budget), or of a zip file opened for each read."""
+    if isinstance(archive, Path):
+        path = archive
+        return JsonSource(member.rsplit("/", 1)[-1], f"{path}!{member}",
+                          lambda: open_member(path, member))
+    return JsonSource(member.rsplit("/", 1)[-1], f"{archive.path}!{member}",
+                      lambda: archive.open(member))
 
 
 def find_sources(target: Path | str, wanted: tuple[str, ...], expected: str) -> list[JsonSource]:
@@ -89,19 +95,24 @@ def find_sources(target: Path | str, wanted: tuple[str, ...], expected: str) -> 
                                path=str(path))
         return found
     if is_zip(path):
-        names = zip_members(path)
-        members = [m for m in (find_member(names, w) for w in wanted) if m is not None]
+        archive = Archive(path)
+        members = [m for m in (find_member(archive.names, w) for w in wanted) if m is not None]
         if not members:
             raise HarvestError(f"the zip holds no {' / '.join(wanted)}; expected {expected}",
                                path=str(path))
-        return [member_source(path, m) for m in members]
+        return [member_source(archive, m) for m in members]
     return [file_source(path)]
 
 
 @contextmanager
-def _open(src: JsonSource) -> Iterator[tuple[Buffered, CountingReader]]:
+def _open(src: JsonSource, item_depth: int, item_bytes: int | None = MAX_ITEM_BYTES
+          ) -> Iterator[tuple[Buffered, CountingReader]]:
+    """``src`` guarded; ``item_depth``: where the values the caller builds one at a time sit
+    (:mod:`mind.harvest.jsondepth` bounds each)."""
     with src.opener() as raw:
-        buf = io.BufferedReader(DepthLimitedReader(raw, src.path), _BUFFER)
+        limited = DepthLimitedReader(raw, src.path, item_depth=item_depth,
+                                     item_bytes=item_bytes)
+        buf = io.BufferedReader(limited, _BUFFER)
         if looks_binary(buf.peek(SNIFF_BYTES)[:SNIFF_BYTES]):
             raise HarvestError("binary data, not a JSON export", path=src.path, position="byte 0")
         if buf.peek(3).startswith(b"\xef\xbb\xbf"):
@@ -138,15 +149,16 @@ def _start_kind(first: bytes) -> str:
 
 
 def open_stream(src: JsonSource) -> AbstractContextManager[tuple[Buffered, CountingReader]]:
-    """``src`` as a guarded byte stream (binary refused, BOM skipped, nesting limited) and the
-    raw reader whose ``position`` says how far it got (:mod:`mind.harvest.detect` sniffs it)."""
-    return _open(src)
+    """``src`` as a guarded byte stream (binary refused, BOM skipped, nesting and items
+    limited) and the raw reader whose ``position`` says how far it got
+    (:mod:`mind.harvest.detect` sniffs it)."""
+    return _open(src, 1)
 
 
 def read_document(src: JsonSource) -> Any:
     """The whole document as one value: only for a document known to be small (one
     conversation per file), never for a whole export."""
-    with _open(src) as (buf, raw):
+    with _open(src, 0) as (buf, raw):
         _top(src, buf)
         try:
             for value in ijson.items(buf, "", use_float=True, buf_size=_BUFFER):
@@ -161,7 +173,7 @@ def read_document(src: JsonSource) -> Any:
 
 def top_level(src: JsonSource) -> TopLevel:
     """Whether the document is a JSON array or object (anything else is an error)."""
-    with _open(src) as (buf, _raw):
+    with _open(src, 0) as (buf, _raw):
         return _top(src, buf)
 
 
@@ -169,7 +181,7 @@ def iter_array(src: JsonSource, key: str | None = None, *,
                what: str = "item") -> Iterator[tuple[int, Any]]:
     """``(index, item)`` (1-based) for the top-level array, or for the array under ``key`` of a
     top-level object (nothing when the key is absent). Floats stay floats (never Decimal)."""
-    with _open(src) as (buf, raw):
+    with _open(src, 1 if key is None else 2) as (buf, raw):
         kind = _top(src, buf)
         if key is None and kind != "array":
             raise HarvestError(f"expected a JSON array of {what}s at the top level, found an "
@@ -192,7 +204,7 @@ def iter_array(src: JsonSource, key: str | None = None, *,
 
 def read_key(src: JsonSource, key: str) -> Any:
     """One small top-level value of an object document (``None`` if absent or not an object)."""
-    with _open(src) as (buf, raw):
+    with _open(src, 1) as (buf, raw):
         if _top(src, buf) != "object":
             return None
         try:
@@ -211,7 +223,7 @@ def iter_jsonl(src: JsonSource,
                max_line_bytes: int = MAX_LINE_BYTES) -> Generator[JsonLine, None, None]:
     """Each non-blank line parsed on its own; a bad line comes back with ``error`` set so the
     caller decides whether to skip it or fail. CRLF line ends are fine."""
-    with _open(src) as (buf, _raw):
+    with _open(src, 0, None) as (buf, _raw):  # lines: bounded by ``max_line_bytes``
         number = 0
         while line := buf.readline(max_line_bytes + 1):
             number += 1

@@ -6,6 +6,11 @@ are packed across pages into parts of up to ``PART_CHARS``; each part is one tur
 page range it came from. Title = the PDF's metadata title or the file stem; the item time is the
 PDF creation date, else the file's mtime. Encrypted (with a real password), corrupt or text-less
 (scanned) PDFs are a :class:`HarvestError` naming the file.
+
+The work a PDF asks for is bounded, whatever its size: a content stream that several pages
+draw is read once (4.6 KB of pages sharing one stream took 33 s), all pages together read at
+most :data:`MAX_CONTENT_BYTES` of decoded content, and the import's deadline
+(:mod:`mind.harvest.budget`) is checked per page.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, Final
 
+from mind.harvest import budget
 from mind.harvest.errors import HarvestError, safe_reason
 from mind.harvest.plaintext import file_timestamp, resolve_target, split_parts
 from mind.harvest.types import HarvestItem, Turn, content_ids, stable_id
@@ -26,6 +32,7 @@ SOURCE: Final = "pdf"
 SUFFIXES: Final = (".pdf",)
 PART_CHARS: Final = 3000
 MAX_PDF_BYTES: Final = 512 * 1024**2
+MAX_CONTENT_BYTES: Final = 16 * 1024**2  # decoded content streams read from one PDF
 _HEADER_WINDOW: Final = 1024
 
 logging.getLogger("pypdf").setLevel(logging.ERROR)
@@ -56,20 +63,55 @@ def _open_reader(stream: IO[bytes], name: str) -> Any:
     return reader
 
 
+def _contents_key(page: Any) -> tuple[object, ...] | None:
+    """What identifies a page's content streams (their object numbers), or None."""
+    try:
+        raw = page.raw_get("/Contents")
+    except Exception:
+        return None
+    refs = raw if isinstance(raw, list) else [raw]
+    keys = tuple((ref.idnum, ref.generation) if hasattr(ref, "idnum") else None for ref in refs)
+    return None if None in keys else keys
+
+
+def _page_text(page: Any, name: str, number: int, spent: list[int]) -> str:
+    """One page's text, its decoded content counted in ``spent`` against the budget."""
+    try:
+        contents = page.get_contents()
+        spent[0] += len(contents.get_data()) if contents is not None else 0
+        if spent[0] > MAX_CONTENT_BYTES:
+            raise HarvestError(f"the pages hold more than {MAX_CONTENT_BYTES:,} bytes of "
+                               "content to read", path=name, position=f"page {number}")
+        return str(page.extract_text() or "")
+    except HarvestError:
+        raise
+    except Exception as exc:
+        raise HarvestError(
+            f"cannot extract text ({type(exc).__name__}: {safe_reason(exc)})", path=name,
+            position=f"page {number}",
+        ) from exc
+
+
 def _page_texts(reader: Any, name: str) -> list[str]:
+    """Each page's text; a page drawing content streams an earlier page drew adds nothing
+    (its text is that page's: read once), and all pages together read at most
+    :data:`MAX_CONTENT_BYTES` of content."""
     texts: list[str] = []
     try:
         pages = list(reader.pages)
     except Exception as exc:
         raise HarvestError(f"corrupt PDF page tree ({safe_reason(exc)})", path=name) from exc
+    seen: set[tuple[object, ...]] = set()
+    spent = [0]
     for number, page in enumerate(pages, start=1):
-        try:
-            texts.append(page.extract_text() or "")
-        except Exception as exc:
-            raise HarvestError(
-                f"cannot extract text ({type(exc).__name__}: {safe_reason(exc)})", path=name,
-                position=f"page {number}",
-            ) from exc
+        budget.check(name, f"page {number}")
+        key = _contents_key(page)
+        if key is not None and key in seen:
+            texts.append("")
+            continue
+        if key is not None:
+            seen.add(key)
+        texts.append(_page_text(page, name, number, spent))
     return texts
 
 

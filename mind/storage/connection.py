@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import functools
 import importlib
+import logging
 import urllib.parse
 from pathlib import Path
 from types import ModuleType
@@ -26,11 +27,14 @@ import aiosqlite
 
 from mind.errors import ConfigurationError, StorageError
 from mind.storage.private_files import prepare_mind_file
+from mind.storage.shown import shown
 
 BUSY_TIMEOUT_MS = 10_000
 CACHE_SIZE_KIB = 16_384
 MIN_SQLITE = (3, 42, 0)
 
+
+log = logging.getLogger(__name__)
 
 def _usable(module: ModuleType) -> bool:
     try:
@@ -78,8 +82,10 @@ def _check_database(conn: Any, path: str | Path) -> None:
     try:
         conn.execute("PRAGMA schema_version").fetchone()
     except Exception as exc:
+        log.warning("%s is not a readable mind file (%s)", path, exc)  # the path: server log only
         raise StorageError(
-            f"{path} is not a readable mind file ({exc}): restore it from a backup or move it "
+            f"{shown(path)} is not a readable mind file ({exc}): restore it from a backup or "
+            f"move it "
             f"away (a new, empty mind is created in its place)") from exc
 
 
@@ -109,7 +115,7 @@ def connect_sync(path: str | Path, *, readonly: bool = False) -> Any:
         if str(path) != ":memory:":
             mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             if str(mode).lower() != "wal" and not readonly:
-                raise ConfigurationError(f"could not switch {path} to WAL (got {mode})")
+                raise ConfigurationError(f"could not switch {shown(path)} to WAL (got {mode})")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA secure_delete=ON")
@@ -132,7 +138,7 @@ def connect_peek(path: str | Path) -> Any:
     try:
         conn = mod.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
     except Exception as exc:
-        raise StorageError(f"cannot open mind file {path}: {exc}") from exc
+        raise StorageError(f"cannot open {shown(path)}: {exc}") from exc
     try:
         _check_database(conn, path)
         _load_vec(conn)
@@ -158,5 +164,5 @@ async def connect(path: str | Path, *, readonly: bool = False) -> aiosqlite.Conn
                 await asyncio.to_thread(thread.join, 5)
         if isinstance(exc, (ConfigurationError, StorageError)):
             raise
-        raise ConfigurationError(f"cannot open mind file {path}: {exc}") from exc
+        raise ConfigurationError(f"cannot open {shown(path)}: {exc}") from exc
 

@@ -19,6 +19,7 @@ from mind.constants import META_FENCE_EPOCH, META_FENCE_SHARD
 from mind.errors import StorageError
 from mind.storage.connection import connect_peek
 from mind.storage.db import Database
+from mind.storage.shown import shown
 
 
 class FencedError(StorageError):
@@ -53,32 +54,33 @@ async def read_fence(db: Database) -> Fence | None:
     return _fence_of(await db.fetchall(_READ, _KEYS))
 
 
-def refusal(path: object, found: Fence | None, mine: Fence) -> FencedError | None:
-    """Why ``mine`` may not open a file fenced ``found`` (None: it may)."""
+def refusal(where: str, found: Fence | None, mine: Fence) -> FencedError | None:
+    """Why ``mine`` may not open a file fenced ``found`` (None: it may); ``where`` names the
+    file in the message (:func:`mind.storage.shown.shown`, never a server path)."""
     if found is None:
         return None
     if found.shard != mine.shard:
-        return FencedError(f"{path} belongs to {found.shard} (epoch {found.epoch}), not to this "
-                           f"host's {mine.shard}: route the request to its owner",
+        return FencedError(f"{where} belongs to {found.shard} (epoch {found.epoch}), not to "
+                           f"this host's {mine.shard}: route the request to its owner",
                            owner=found.shard)
     if found.epoch > mine.epoch:
-        return FencedError(f"{path} was claimed by {found.shard} at epoch {found.epoch}, newer "
-                           f"than this host's {mine.epoch}: this host is stale, restart it with "
-                           "the current epoch")
+        return FencedError(f"{where} was claimed by {found.shard} at epoch {found.epoch}, "
+                           f"newer than this host's {mine.epoch}: this host is stale, restart it "
+                           "with the current epoch")
     return None
 
 
 def check_file(path: Path, mine: Fence) -> None:
     """(blocking) Refuse a file this host may not open, before anything writes to it (a
     migration of another shard's file would be a second writer's write)."""
-    error = refusal(path, read_file_fence(path), mine)
+    error = refusal(shown(path), read_file_fence(path), mine)
     if error is not None:
         raise error
 
 
 async def check(db: Database, mine: Fence) -> None:
     """Refuse (raise) a file this host may not read."""
-    error = refusal(db.path, await read_fence(db), mine)
+    error = refusal(shown(db.path), await read_fence(db), mine)
     if error is not None:
         raise error
 
@@ -87,7 +89,7 @@ async def claim(db: Database, mine: Fence) -> Fence:
     """Check and record ``mine`` on the file in one write transaction; returns the record."""
     async with db.transaction():
         found = await read_fence(db)
-        error = refusal(db.path, found, mine)
+        error = refusal(shown(db.path), found, mine)
         if error is not None:
             raise error
         if found != mine:
@@ -117,7 +119,7 @@ def hand_over(path: Path, mine: Fence, to: Fence) -> None:
         conn.execute("BEGIN IMMEDIATE")
         found = _fence_of(conn.execute(_READ, _KEYS).fetchall())
         if found != to:
-            error = refusal(path, found, mine)
+            error = refusal(shown(path), found, mine)
             if error is not None:
                 raise error
             conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", [

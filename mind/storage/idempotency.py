@@ -19,6 +19,12 @@ restart) makes a retry exactly-once. For keyed ops the record also keeps the wri
 A key is remembered as long as its applied-op row: compaction prunes rows older than
 :data:`KEY_RETENTION_DAYS` days. Unkeyed op ids (uuid hex, deterministic job ids) keep the plain
 "seen → duplicate" rule and no stored result.
+
+A stored result holds what the write made (an awareness item with its text; a saved frame's id
+and content hash). When that is removed — an awareness item removed, cleared, evicted or
+expired, a frame forgotten — :func:`retract` replaces the result with ``{"removed": true}``:
+the text is gone from the file, and a retry with the key is told the item was removed
+(a conflict) instead of being answered with an item that no longer exists, or writing it again.
 """
 
 from __future__ import annotations
@@ -26,9 +32,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, is_dataclass
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from mind.errors import ConflictError, ValidationError
 from mind.storage.db import Database, SyncDb
@@ -134,6 +140,36 @@ def _plain(value: object) -> Any:
     if is_dataclass(value) and not isinstance(value, type):
         return asdict(value)
     raise TypeError(f"cannot store a {type(value).__name__} result as JSON")
+
+
+REMOVED: Final = {"removed": True}
+Made = Literal["awareness", "frames"]
+
+
+def _names(result: Any, made: Made, ids: Collection[int]) -> bool:
+    """Does a stored keyed result name one of ``ids`` (an awareness item, or saved frames)?"""
+    if not isinstance(result, dict):
+        return False
+    if made == "awareness":
+        return "category" in result and result.get("id") in ids
+    frames = result.get("frames")
+    return isinstance(frames, list) and any(
+        isinstance(f, dict) and f.get("id") in ids for f in frames)
+
+
+async def retract(db: Database, made: Made, ids: Collection[int]) -> int:
+    """Replace the stored results of keyed writes that made one of ``ids`` with
+    :data:`REMOVED` (inside the caller's transaction); how many were replaced."""
+    if not ids:
+        return 0
+    rows = await db.fetchall(
+        "SELECT op_id, result FROM applied_ops WHERE op_id >= ? AND op_id < ? "
+        "AND result IS NOT NULL", (KEYED_PREFIX, KEYED_PREFIX[:-1] + ";"))
+    gone = [(json.dumps(REMOVED), op_id) for op_id, raw in rows
+            if _names(json.loads(raw), made, ids)]
+    if gone:
+        await db.executemany("UPDATE applied_ops SET result = ? WHERE op_id = ?", gone)
+    return len(gone)
 
 
 async def forget_old(db: Database, days: int = KEY_RETENTION_DAYS) -> int:

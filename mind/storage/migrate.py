@@ -8,6 +8,7 @@ from mind.constants import HASH_SEMANTICS, META_FIRST_RUN, META_HASH_SEMANTICS, 
 from mind.errors import MigrationError
 from mind.storage.db import Database
 from mind.storage.schema import LATEST_VERSION, MIGRATIONS
+from mind.storage.shown import shown
 from mind.storage.sqlutil import split_statements
 from mind.timeutil import SQL_NOW, now_iso
 
@@ -42,7 +43,7 @@ async def migrate(db: Database, *, target: int | None = None) -> list[int]:
     version = await current_version(db)
     if version > LATEST_VERSION:
         raise MigrationError(
-            f"{db.path} has schema version {version}, newer than this hive-mind "
+            f"{shown(db.path)} has schema version {version}, newer than this hive-mind "
             f"(knows up to {LATEST_VERSION}); upgrade hive-mind to open it"
         )
     applied: list[int] = []
@@ -75,7 +76,8 @@ async def migrate(db: Database, *, target: int | None = None) -> list[int]:
             raise
         except Exception as exc:
             raise MigrationError(
-                f"migration {migration.version} ({migration.name}) failed on {db.path}: {exc}"
+                f"migration {migration.version} ({migration.name}) failed on "
+                f"{shown(db.path)}: {exc}"
             ) from exc
         log.info("mind %s: applied migration %d (%s)", db.path, migration.version, migration.name)
         applied.append(migration.version)
