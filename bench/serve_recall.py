@@ -487,7 +487,7 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="data dir to build once and reuse")
     parser.add_argument("--quantize-min-rows", type=int,
                         help="override the index's QUANTIZE_MIN_ROWS in the server")
-    parser.add_argument("--no-write", action="store_true", help="do not touch docs/")
+    parser.add_argument("--no-write", action="store_true", help="print only: no bench/results/ file")
     parser.add_argument("--flat-server", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
