@@ -1,12 +1,12 @@
 """MindHost: opens minds by validated id from a data dir and keeps their actors.
 
 Mind ids are ``personal`` or ``workspace:<slug>`` (slug validated before it touches the
-filesystem, DESIGN invariant 8). The host keeps at most ``max_open`` minds open (LRU); a mind
-idle for ``idle_seconds`` is closed by :meth:`sweep_idle`. Each open mind has one writer actor
-and one read-only ``Mind`` for searches; a mind only read so far (a scope-wide recall) has just
-the reader, its writer and actor open on its first write. Several processes may host the same
-data dir (one MCP stdio server per agent window): SQLite's locks serialize their short write
-transactions.
+filesystem: docs/architecture.md, "Invariants"). The host keeps at most ``max_open`` minds open
+(LRU); a mind idle for ``idle_seconds`` is closed by :meth:`sweep_idle`. Each open mind has one
+writer actor and one read-only ``Mind`` for searches; a mind only read so far (a scope-wide
+recall) has just the reader, its writer and actor open on its first write. Several processes may
+host the same data dir (one MCP stdio server per agent window): SQLite's locks serialize their
+short write transactions.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ A handler (:mod:`actors.handlers`) returns one of these (or a ``mind`` result ty
 :class:`~mind.cleanup.FramesWiped`) to the code that submitted the op: the facade, the
 commit hook
 that queues follow-up work (:mod:`workers.followups`), a harvest. They are read by attribute;
-only the interface edge (:mod:`hive_mind.results`) turns them into the JSON shapes of
-DESIGN §6.
+only the interface edge (:mod:`hive_mind.results`) turns them into the JSON shapes the CLI,
+MCP and HTTP answer.
 
 =====================  =================================================================
 op kind                result

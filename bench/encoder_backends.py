@@ -3,7 +3,7 @@ PyTorch's, single-query latency, load and first-use export time.
 
 Every backend runs through ``InProcessEmbedder.embed_batch`` — the product's layout (lanes, one
 thread each by default, batch 32) — on the same texts: 512 SciFact abstracts and 1,024 LoCoMo
-chat turns (read in place from ``../shared/data``). Repetitions are interleaved (torch, onnx,
+chat turns (read in place from the evaluation data, ``HIVE_MIND_SHARED_DATA``). Repetitions are interleaved (torch, onnx,
 onnx-int8, torch, …) so a neighbour's load on a shared machine hits every backend alike; the
 medians are reported. Query latency: one text per call, as every recall embeds its query.
 Export time: a fresh cache directory, first ``load()``.

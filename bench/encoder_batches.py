@@ -10,7 +10,7 @@ into forward passes:
 
 Calls of 64 texts are what a cognify micro-batch gives the encoder during an import; a call of
 every text is the raw-encode reference of bench/ingest.py. Texts: bench/ingest.py's synthetic
-chat turns, LoCoMo chat turns and SciFact abstracts (``../shared/data``). CPU time of the lane's
+chat turns, LoCoMo chat turns and SciFact abstracts (the evaluation data). CPU time of the lane's
 thread per text (``time.thread_time``: a shared machine's load hardly moves it), medians of
 interleaved repetitions; padded tokens = what the passes computed over the texts' own tokens.
 

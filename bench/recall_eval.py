@@ -11,8 +11,8 @@ supersession pairs users get — into a fresh embedded data dir, and every quest
 
 Evals:
 
-* ``locomo`` — ``../shared/data/locomo-dev`` (five LoCoMo conversations, 760 questions; read from
-  ``../shared``, never copied: its licence is non-commercial). Each conversation file goes into
+* ``locomo`` — ``locomo-dev`` of the evaluation data (five LoCoMo conversations, 760 questions;
+  read in place, never copied: its licence is non-commercial). Each conversation file goes into
   its own workspace (``harvest import universal``); a question is asked in its conversation's
   workspace; results map back to message ids through ``metadata.message_id``. Evidence
   recall@5/@10 overall and per category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop),
@@ -70,8 +70,8 @@ from mind.harvest.types import stable_id
 
 
 def _shared() -> Path:
-    """``../shared/data`` beside the checkout (where CI has it); ``HIVE_MIND_SHARED_DATA``
-    overrides, and a checkout elsewhere on this machine falls back to /work/shared/data."""
+    """The evaluation data (not in the repository: licences): ``shared/data`` beside the
+    checkout (where CI has it); ``HIVE_MIND_SHARED_DATA`` overrides, and a checkout elsewhere on this machine falls back to /work/shared/data."""
     if os.environ.get("HIVE_MIND_SHARED_DATA"):
         return Path(os.environ["HIVE_MIND_SHARED_DATA"])
     beside = ROOT.parent / "shared" / "data"
@@ -489,7 +489,7 @@ def table(ev: Eval) -> str:
 
 
 DESCRIPTIONS = {
-    "locomo": "LoCoMo development half (`../shared/data/locomo-dev`): five long multi-session "
+    "locomo": "LoCoMo development half (`locomo-dev` of the evaluation data): five long multi-session "
               "conversations, each imported into its own workspace with `harvest import "
               "universal`; every question asked in its conversation's workspace, limit 10; "
               "evidence recall@k (R@k) = share of the question's evidence messages in the top k; "

@@ -1,6 +1,6 @@
 """Scope-wide recall quality: routed (``HIVE_MIND_SCOPE_MINDS``) against every workspace.
 
-BEIR SciFact (``../shared/data/scifact``, read from there, never copied) split over
+BEIR SciFact (``scifact`` of the evaluation data, read in place, never copied) split over
 ``--workspaces`` workspaces: the 5,183 documents in a seeded shuffle, dealt round-robin (~26 a
 workspace at 200). Each workspace's documents are written as a folder of markdown notes
 (``# title`` + abstract, one file per document, as ``bench/recall_eval.py`` writes them) and

@@ -1,7 +1,7 @@
-"""Search latency at 10,000 and 100,000 frames in one mind, ours vs the original design.
+"""Search latency at 10,000 and 100,000 frames in one mind, ours vs a flat sqlite-vec design.
 
 Ours: keyword lane (FTS5) + exact in-memory vector index (native 384 dims, frames + chunks).
-Original design, same run, same frames: 1024-dim zero-padded vectors and sqlite-vec's flat
+The flat design, same run, same frames: 1024-dim zero-padded vectors and sqlite-vec's flat
 float KNN (`embedding MATCH ? AND k = ?`) as the vector lane; everything else identical (the
 same `HybridSearch` with its vector index swapped). Also reported: sqlite-vec flat KNN at the
 native 384 dims, to show why the in-memory index exists.
@@ -38,7 +38,7 @@ QUERIES = 100
 
 
 class Vec0FlatIndex:
-    """The original vector lane: sqlite-vec brute-force KNN on a reader connection."""
+    """A flat vector lane: sqlite-vec brute-force KNN on a reader connection."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -155,16 +155,16 @@ async def main() -> None:
             results["sqlite-vec flat 384 hybrid"] = await time_lane(flat, queries, "hybrid")
             odb = await Database.open(orig_path, readonly=True)
             orig = HybridSearch(odb, CachedQueries(padded, cache1024), vector_index=Vec0FlatIndex(odb))  # type: ignore[arg-type]
-            results["original vector (1024 flat)"] = await time_lane(orig, queries, "vector")
-            results["original hybrid (1024 flat)"] = await time_lane(orig, queries, "hybrid")
+            results["flat vector (1024 dims)"] = await time_lane(orig, queries, "vector")
+            results["flat hybrid (1024 dims)"] = await time_lane(orig, queries, "hybrid")
             index.close()
             await db.close()
             await odb.close()
             for name, vals in results.items():
                 rows.append((n, name, pct(vals, 50), pct(vals, 95)))
                 print(f"{n:>7} {name:<30} p50 {pct(vals, 50):7.1f} ms  p95 {pct(vals, 95):7.1f} ms")
-            speedup = pct(results["original hybrid (1024 flat)"], 95) / pct(results["ours hybrid"], 95)
-            rows.append((n, "**hybrid p95 speed-up vs original**", speedup, None))
+            speedup = pct(results["flat hybrid (1024 dims)"], 95) / pct(results["ours hybrid"], 95)
+            rows.append((n, "**hybrid p95 speed-up vs flat 1024 dims**", speedup, None))
             print(f"{n:>7} index load {load_s:.2f}s; hybrid p95 speed-up {speedup:.1f}x")
             rows.append((n, "in-memory index load (once per process)", load_s * 1000, None))
     await model.close()
@@ -182,8 +182,8 @@ random unit vectors at 384 dims), {QUERIES} queries, limit 20, warm caches, one 
 on a read-only connection; the full recall pipeline (lanes, completion of missing lane scores,
 fusion, session lane, neighbour expansion, speaker/time signals, re-score). Query embedding with the
 real model (all-MiniLM-L6-v2) is timed separately: p50 {pct(embed_ms, 50):.1f} ms, p95
-{pct(embed_ms, 95):.1f} ms, and excluded below. "Original" is the reference engine's design in the
-same run: vectors zero-padded to 1024 dims and sqlite-vec's flat float KNN as the vector lane.
+{pct(embed_ms, 95):.1f} ms, and excluded below. "Flat (1024 dims)" is a design with, in the
+same run, vectors zero-padded to 1024 dims and sqlite-vec's flat float KNN as the vector lane.
 
 | frames | search | p50 | p95 |
 |---:|---|---:|---:|

@@ -19,7 +19,7 @@ The sweep sets the int8 pass's candidates re-scored exactly per wanted row
 full blocks of rows as 4-bit codes (``int4_blocks``) and the rest as int8 codes.
 
     HF_HUB_OFFLINE=1 .venv/bin/python bench/vector_scale.py [--rows 100000 1000000]
-        [--queries 40] [--scifact ../shared/data/scifact]
+        [--queries 40] [--scifact $HIVE_MIND_SHARED_DATA/scifact]
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ class Conv:
     start: datetime
     messages: list[Msg]
     branch_at: int = -1  # index in ``messages`` whose user message was edited
-    abandoned: list[Msg] = field(default_factory=list)  # the original, abandoned continuation
+    abandoned: list[Msg] = field(default_factory=list)  # the first, abandoned continuation
 
 
 def U(text: str) -> Msg:

@@ -5,7 +5,7 @@ embeddings on Redis workers) with :meth:`HiveMind.open`, or as a client of a run
 ``serve`` with ``url=`` (:class:`hive_mind.remote.RemoteHiveMind`, same methods). Every
 operation is an async method; mind selection is ``workspace=None`` (the personal mind) or a
 workspace id, validated before it touches the filesystem and refused when unknown (never
-auto-created from a caller's string, spec f.14).
+auto-created from a caller's string).
 
 Writes go through each mind's single-writer actor as ops; reads use reader connections.
 """
@@ -399,7 +399,7 @@ class HiveMind:
         until: str | None = None, catch_up: bool | None = None, lanes: str = "hybrid",
         touch: bool = True, explain: bool = False, min_relevance: float | None = None,
     ) -> list[dict[str, Any]]:
-        """Hybrid search over the chosen minds, merged by normalized score (DESIGN §6) without
+        """Hybrid search over the chosen minds, merged by normalized score without
         reordering any one mind's results: the ``results`` of :meth:`recall_detail`, which
         documents every option. Each result names where it came from (``from``) and carries
         the conflict note it takes part in (``conflict``, else null)."""

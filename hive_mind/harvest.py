@@ -94,7 +94,7 @@ class IngestSummary:
 
 
 def detect_type(content: str) -> str:
-    """The ingest type of ``content`` (spec d, ``ingest_source`` auto-detection)."""
+    """The ingest type of ``content`` (``ingest_source``'s and ``ingest``'s auto-detection)."""
     text = content.strip()
     if text.lower().startswith(("http://", "https://")) and "\n" not in text:
         return "url"

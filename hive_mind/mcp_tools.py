@@ -1,9 +1,9 @@
-"""The MCP tools of hive-mind: the original engine's surface (spec d) plus ``forget_memory``.
+"""The MCP tools of hive-mind (docs/mcp.md): memory, knowledge graph, identity, awareness, etc.
 
 Every tool returns one text block: pretty JSON (2-space indent) for data, a plain sentence for
 the "nothing found" cases. Failures are tool results with ``isError`` set and one line
 ``<code>: <message>`` (``HiveMindError.code``; ``invalid`` for bad arguments), never a
-traceback. Fixes over the original (spec f.14/f.15): unknown workspaces are refused (call
+traceback. Unknown workspaces are refused (call
 ``create_workspace`` first), never auto-created from a caller's string; ``recall_memory``,
 ``ingest_source`` and ``harvest_import`` honor ``workspace``; scores are normalized to [0, 1].
 """

@@ -1,4 +1,4 @@
-"""Client mode (DESIGN §3): ``RemoteHiveMind`` has the methods of
+"""Client mode: ``RemoteHiveMind`` has the methods of
 :class:`~hive_mind.facade.HiveMind` and calls a running ``hive-mind serve`` over its REST API.
 
 ``HiveMind.open()`` returns one when ``settings.url`` (``HIVE_MIND_URL`` / ``--url``) is set.

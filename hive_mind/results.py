@@ -1,4 +1,4 @@
-"""The JSON shapes the facade returns (DESIGN §6), shared by CLI, MCP and HTTP."""
+"""The JSON shapes the facade returns, shared by CLI, MCP and HTTP."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ def external_dict(doc: ExternalDocument, origin: str, *, explain: bool = False
 
 
 def combined_dict(result: CombinedResult, *, explain: bool = False) -> dict[str, Any]:
-    """One recall result (DESIGN §6): a frame or an external document, ``from`` naming where
+    """One recall result: a frame or an external document, ``from`` naming where
     it came from and ``conflict`` the conflict note(s) it takes part in (else null)."""
     if result.hit is not None:
         out = recall_dict(result.hit, result.origin, explain=explain)

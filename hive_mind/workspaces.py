@@ -1,9 +1,9 @@
-"""Workspaces: the personal mind plus one mind per workspace (spec a.22, DESIGN invariant 8).
+"""Workspaces: the personal mind plus one mind per workspace (ids checked before any path).
 
 Layout under the data dir: ``personal.mind``; ``workspaces/<id>/workspace.json`` (metadata) and
 ``workspaces/<id>/workspace.mind``; ``workspaces-meta.json`` holds the default workspace.
 
-Decisions where the original was silent or wrong (f.14):
+Decisions:
 - ids are slugs validated before they touch the filesystem; a caller-given id that is not a
   slug is refused (never used as a path), never "auto-created" from a traversal string.
 - ``slugify`` transliterates accents (``Café Zürich`` → ``cafe-zurich``); a name with no ASCII

@@ -1,19 +1,19 @@
 """Layer 1 — awareness: the mind's short-term working state (≤ 10 live items).
 
-Behaviour follows the original engine (spec a.6), with these decisions of our own:
+Decisions:
 
 - **Liveness.** An item is live while ``expires_at IS NULL OR expires_at > now``; both sides are
   house-format strings (``expires_at`` is normalized on write), so the comparison is a time
   comparison. Reads never return expired items. Expired items are deleted lazily, at the start of
   every write (``add``, ``update``, ``update_metadata``, ``remove``, ``clear*``), so writing to an
   item that has expired behaves as if it were gone (``NotFoundError`` / ``False``).
-- **The cap is enforced on write** (the original only capped reads). After ``add`` there are at
+- **The cap is enforced on write**, not only on reads. After ``add`` there are at
   most :data:`AWARENESS_MAX_ITEMS` live items: if the new item would make it 11, the
   lowest-priority live item among the *others* is removed, ties going to the oldest
   (``created_at``, then ``id``). The item being added is always kept — the caller just said it
   matters, and awareness is a rolling window. Reads still apply ``LIMIT 10`` defensively.
 - ``update(id, expires_at=None)`` clears the expiry (makes the item permanent); ``content`` and
-  ``priority`` given as ``None`` are left unchanged. Columns come from a fixed list (f.19).
+  ``priority`` given as ``None`` are left unchanged. Columns come from a fixed list.
 - ``get(id)`` returns ``None`` for an unknown or expired item. ``add`` accepts an ``expires_at``
   already in the past (the item is simply never live).
 - ``content`` must be non-blank text of at most :data:`MAX_AWARENESS_CHARS` characters,
@@ -76,7 +76,7 @@ parse_metadata = load_object
 
 
 def render_awareness(items: list[AwarenessItem]) -> str:
-    """The awareness block of a system prompt, sections in a fixed order (a.6)."""
+    """The awareness block of a system prompt, sections in a fixed order."""
     sections: list[str] = []
     for category, title in _SECTIONS:
         lines = [f"- {item.content}" for item in items if item.category == category]
@@ -168,7 +168,7 @@ class AwarenessLayer:
         expires_at: str | _Unset | None = UNSET,
     ) -> AwarenessItem:
         """Change content / priority / expiry; ``expires_at=None`` clears the expiry."""
-        # Fixed column list (f.19): caller input only ever becomes a bound parameter.
+        # Fixed column list: caller input only ever becomes a bound parameter.
         changes: list[tuple[str, object]] = []
         if content is not None:
             changes.append(("content", _check_content(content)))

@@ -1,13 +1,13 @@
-"""Bulk cleanup of a mind (the original's ``cleanup_entities`` / ``cleanup_frames`` modes).
+"""Bulk cleanup of a mind: the modes of ``cleanup_entities`` and ``cleanup_frames``.
 
 Entity modes: ``audit`` (read-only report), ``remove_noise`` (retire junk names and their
 relations), ``dedup`` (merge duplicates, :mod:`mind.knowledge.dedupe`), ``retire_orphans`` (retire
 active entities without an active relation *and* without a frame), ``wipe_all`` (retire every
-entity and relation; history is kept, as in the original).
+entity and relation; their history is kept).
 
 Frame modes: ``wipe_imports`` (every imported frame) and ``wipe_all`` (every frame and session).
-Unlike the original, both go through the same consistent delete path as a single delete (FTS,
-vectors, chunks, bridge rows and outbox follow the frames; spec f.5).
+Both go through the same consistent delete path as a single delete (FTS, vectors, chunks,
+bridge rows and outbox follow the frames: no orphaned derived row).
 """
 
 from __future__ import annotations

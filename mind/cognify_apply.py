@@ -1,4 +1,4 @@
-"""Apply cognify results to a mind (the owner's half of the cognify pipeline, seed §6).
+"""Apply cognify results to a mind (the owner's half of the cognify pipeline).
 
 Workers compute, per frame: the whole-frame vector, chunk vectors, extracted entities and
 relations. The mind's owner applies them here, in the caller's transaction:

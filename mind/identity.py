@@ -1,10 +1,10 @@
 """Layer 0 — identity: who this mind is (a single row, ``id = 1``).
 
-Behaviour follows the original engine (spec a.5) with its defect f.19 fixed: column names in
+Column names in
 ``UPDATE`` statements come from a fixed whitelist, never from caller-supplied keys; an unknown
 field name is a :class:`ValidationError`.
 
-Decisions where the original was silent:
+Decisions:
 
 - ``name`` must be a non-blank string (a bare name is enough to be an identity, an empty one is
   not); every field must be a ``str`` within its limit (:data:`LIMITS`); ``name``, ``role``
@@ -25,7 +25,7 @@ from mind.storage.db import Database
 from mind.timeutil import now_iso
 from vocabulary.limits import MAX_PROFILE_TEXT_CHARS, MAX_SHORT_NAME_CHARS, MAX_SYSTEM_PROMPT_CHARS
 
-# Public field name -> column name. The only source of column names in SQL text (f.19).
+# Public field name -> column name. The only source of column names in SQL text.
 FIELDS: Final[dict[str, str]] = {
     "name": "name",
     "role": "role",
@@ -46,7 +46,7 @@ LIMITS: Final[dict[str, int]] = {
 }
 _NAMES: Final = ("name", "role", "department")
 
-# Labels of the optional context lines, in output order (a.5).
+# Labels of the optional context lines, in output order.
 _CONTEXT_LABELS: Final = (
     ("role", "Role"),
     ("department", "Department"),

@@ -279,7 +279,7 @@ def test_render_awareness_section_order() -> None:
 
 
 async def test_update_rejects_unknown_columns(layer: AwarenessLayer, db: Database) -> None:
-    """f.19: update takes a fixed set of keywords; nothing else can reach the SQL."""
+    """update takes a fixed set of keywords; nothing else can reach the SQL."""
     item = await layer.add("task", "x")
     with pytest.raises(TypeError):
         await layer.update(item.id, **{"content = 'x'; DROP TABLE awareness; --": "y"})  # type: ignore[arg-type]

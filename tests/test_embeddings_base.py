@@ -1,4 +1,4 @@
-"""Pure helpers of the embedding layer, the test embedder and the original's mock."""
+"""Pure helpers of the embedding layer, the test embedder and the byte mock."""
 
 from __future__ import annotations
 

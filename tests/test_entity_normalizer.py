@@ -78,7 +78,7 @@ def test_normalize_entity_type(raw: str, expected: str) -> None:
 @pytest.mark.parametrize(
     ("name", "noise"),
     [
-        # f.9: short real names are entities
+        # short real names are entities
         ("Bob", False),
         ("Amy", False),
         ("Li", False),
@@ -156,7 +156,7 @@ def test_find_duplicates(refs: list[tuple[str, str]], groups: list[list[int]]) -
     ("text", "needle", "found"),
     [
         ("the hive mind", "hive", True),
-        ("my archive", "hive", False),  # f.11: no substring hits
+        ("my archive", "hive", False),  # no substring hits
         ("hive-mind rocks", "hive", True),
         ("many hives", "hive", False),
         ("i use c++ daily", "C++", True),

@@ -26,7 +26,7 @@ PROBE_4 = (
 )
 
 ENTITY_CASES: list[tuple[str, list[tuple[str, str]]]] = [
-    # -- probes of engine-spec b.1 / b.3 ---------------------------------------------------
+    # -- sentence starts, acronyms and junk names ------------------------------------------
     ("Yesterday I had lunch with Alice Johnson at Acme Corp.",
      [("Alice Johnson", P), ("Acme Corp", ORG)]),
     ("Met the CEO of Bank of America in The Hague.",
@@ -35,7 +35,7 @@ ENTITY_CASES: list[tuple[str, list[tuple[str, str]]]] = [
     (PROBE_4, [("Alice Johnson", P), ("Budget Plan", C), ("Project Apollo", J),
                ("Data Platform", C), ("Acme Labs", ORG), ("PostgreSQL", T), ("React", T),
                ("Node.js", T)]),
-    # -- short real names (f.9) and non-ASCII names --------------------------------------------
+    # -- short real names and non-ASCII names ----------------------------------------------------
     ("Bob leads Alice.", [("Bob", P), ("Alice", P)]),
     ("I think OK. On Monday in March we met Li and Amy.", [("Li", P), ("Amy", P)]),
     ("Joe and Tim fixed it on Friday.", [("Joe", P), ("Tim", P)]),
@@ -157,7 +157,7 @@ RELATION_CASES: list[tuple[str, list[tuple[str, str, str]]]] = [
                ("Alice Johnson", "affiliated_with", "Acme Labs")]),
     ("Yesterday I had lunch with Alice Johnson at Acme Corp.",
      [("Alice Johnson", "affiliated_with", "Acme Corp")]),
-    # direction (f.10): "A leads B" means B is led by A
+    # direction: "A leads B" means B is led by A
     ("Bob leads Alice.", [("Alice", "led_by", "Bob")]),
     ("Alice is led by Bob.", [("Alice", "led_by", "Bob")]),
     ("Bob leads Alice. Alice is led by Bob.", [("Alice", "led_by", "Bob")]),
@@ -284,7 +284,7 @@ def test_co_occurrence_cap_keeps_all_pairs_of_the_first_ten() -> None:
 
 
 def test_vocabularies() -> None:
-    assert len(TECH_TERMS) == 59  # the original list, canonically cased
+    assert len(TECH_TERMS) == 59  # canonically cased
     assert TECH_TERMS.keys() >= AMBIGUOUS_TECH
     assert set(TECH_VARIANTS.values()) <= TECH_TERMS.keys()
     assert "java" not in AMBIGUOUS_TECH and "python" not in AMBIGUOUS_TECH

@@ -45,14 +45,14 @@ async def test_i_frame_gets_per_session_t_and_outbox_row(frames: FrameStore, db:
 
 async def test_dedup_is_global_by_index_and_strips_hm_prefix(frames: FrameStore) -> None:
     first = await frames.create_i_frame("g1", "The deploy runs at noon.")
-    # far more than the original's 500-frame scan window
+    # far more than a 500-frame scan window would see
     await frames.insert_many([NewFrame("g1", f"filler {i}") for i in range(700)])
     dup = await frames.create_i_frame(
         "g2", "[hm session:abc src:hook event:turn]   The deploy runs at noon.  "
     )
     assert not dup.created
     assert dup.frame.id == first.frame.id
-    assert dup.frame.access_count == 1  # post-touch value is returned (f.7)
+    assert dup.frame.access_count == 1  # post-touch value is returned
     stored = await frames.get(first.frame.id)
     assert stored is not None and stored.access_count == 1
 
@@ -157,7 +157,7 @@ async def test_enum_fields_validated(frames: FrameStore) -> None:
         await frames.create_i_frame("g", "x", importance="urgent")  # type: ignore[arg-type]
     with pytest.raises(ValidationError):
         await frames.create_i_frame("g", "x", source="twitter")  # type: ignore[arg-type]
-    ok = await frames.create_i_frame("g", "team note", source="team_sync")  # f.8: CHECK agrees
+    ok = await frames.create_i_frame("g", "team note", source="team_sync")  # the CHECK agrees with the type
     assert ok.frame.source == "team_sync"
 
 

@@ -49,7 +49,7 @@ async def test_traverse_follows_one_type_outwards_by_default(db: Database,
 
 async def test_bfs_distances_are_bidirectional_by_default(db: Database,
                                                           kg: KnowledgeGraph) -> None:
-    # f.11: the original only followed outgoing edges, so C (C→A) was unreachable from A.
+    # walks follow edges both ways: C (C→A) is reachable from A.
     ids = await make(kg, "A B C D")
     await link(kg, ids, "A>B C>A D>C")
     assert await kg.bfs_distances(ids["A"], 3) == {ids["B"]: 1, ids["C"]: 1, ids["D"]: 2}

@@ -55,7 +55,7 @@ def test_content_blocks_artifacts_attachments(items: list[HarvestItem]) -> None:
         "Run it during a quiet period.")
     for absent in ("SECRET THINKING", "TOOL RESULT OK", "not supported on your current device"):
         assert absent not in answer.text
-    # content has no text block: the flat text is used (defect f.12 of the original engine)
+    # content has no text block: the flat text is used, so the message does not vanish
     assert thanks.text == "Thanks, that fixed it!"
     # a non-human sender keeps its own role instead of becoming the assistant
     assert (system.role, system.speaker) == ("system", "System")

@@ -1,4 +1,4 @@
-"""Universal import format (mind/harvest/universal.py, DESIGN.md §6)."""
+"""Universal import format (mind/harvest/universal.py)."""
 
 from __future__ import annotations
 

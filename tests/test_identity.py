@@ -73,7 +73,7 @@ async def test_update_rejects_bad_values(layer: IdentityLayer) -> None:
 
 
 async def test_update_whitelist_blocks_sql_in_keys(layer: IdentityLayer, db: Database) -> None:
-    """f.19: column names never come from caller keys."""
+    """Column names never come from caller keys."""
     await layer.create("Ada")
     with pytest.raises(ValidationError, match="unknown identity field"):
         await layer.update(**{"name; DROP TABLE identity": "x"})

@@ -37,7 +37,7 @@ def test_pick_survivor_needs_members() -> None:
 @pytest.mark.parametrize(
     ("survivor", "duplicates", "expected"),
     [
-        # f.11: 4 + 5 + 6 → 15 (the original gave 10)
+        # 4 + 5 + 6 → 15 (every duplicate's count, not only the last one's)
         ({"seen_count": 4}, [("ACME", {"seen_count": 5}), ("acme", {"seen_count": 6})],
          {"seen_count": 15, "aliases": ["ACME", "acme"]}),
         # absent counts are 1 each; survivor properties win, later duplicates over earlier

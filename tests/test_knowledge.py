@@ -200,7 +200,7 @@ async def test_search_entities(kg: KnowledgeGraph) -> None:
 
 async def test_search_type_filter_does_not_miss_later_matches(db: Database,
                                                               kg: KnowledgeGraph) -> None:
-    # f.15: the original scanned only the first 2*limit entities of the type alphabetically.
+    # every entity of the type is searched, not only the first 2*limit alphabetically.
     for i in range(60):
         await kg.create_entity("person", f"Aaron {i:02d}")
     await kg.create_entity("project", "Match Project")
@@ -373,7 +373,7 @@ async def test_find_entities_in_text(kg: KnowledgeGraph) -> None:
     async def found(text: str, limit: int = 12) -> list[int]:
         return [e.id for e in await kg.find_entities_in_text(text, limit)]
 
-    assert await found("see the archive") == []  # f.11: no substring matches
+    assert await found("see the archive") == []  # no substring matches
     assert await found("the hive-mind project") == [hive.id]
     assert await found("ACME CORP ships Go code from the hive in ZÜRICH.") == [
         acme.id, zurich.id, hive.id, go.id]  # longest name first

@@ -272,7 +272,7 @@ def test_workspace_save_and_recall(mcp: Client) -> None:
     text = "Apollo launch window opens on the ninth of March"
     saved = mcp.json("save_memory", {"content": text, "workspace": "project-apollo"})
     assert saved["workspace"] == "project-apollo"
-    # workspace given, no scope: that workspace (spec f.14 fix)
+    # workspace given, no scope: that workspace
     rows = mcp.recall("Apollo launch window", workspace="project-apollo")
     assert [r["from"] for r in rows if r["id"] == saved["id"]] == ["workspace:project-apollo"]
     current = mcp.recall("Apollo launch window", workspace="project-apollo", scope="current")

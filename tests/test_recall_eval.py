@@ -1,6 +1,7 @@
 """The recall eval harness (bench/recall_eval.py) on a small slice, so it cannot rot: one LoCoMo
 conversation and a few questions, imported and asked through the product path with the real
-model. LoCoMo is read from ../shared (never copied into the repository); CI has it."""
+model. LoCoMo is read from the evaluation data (HIVE_MIND_SHARED_DATA; never copied into the
+repository); CI has it."""
 
 from __future__ import annotations
 

@@ -108,7 +108,7 @@ async def test_chunk_lane_is_fused_with_frame_lane(search: HybridSearch, db: Dat
     counts = await VectorStore(db).counts()
     assert counts["chunks"] >= 2  # the long frame was chunked
     vec_only = HybridSearch(db, EMB)
-    # the short frame has no chunks but must still be found by the vector lane (f.4)
+    # the short frame has no chunks but must still be found by the vector lane
     resp = await vec_only.search("kubernetes autoscaling cluster")
     assert resp.results[0].frame.id == short_id and resp.results[0].vector_rank == 0
     # the long frame is found through its chunk even though its whole vector is diluted

@@ -104,7 +104,7 @@ async def test_update_and_delete_drop_vectors_and_chunks(
     spans = [ChunkSpan(0, "original", 0, 8), ChunkSpan(1, "text", 9, 13)]
     assert await vectors.replace_chunks(f.id, spans, [unit(8, 3), unit(8, 4)]) == 2
     assert (await vectors.counts())["chunk_vectors"] == 2
-    await frames.update(f.id, content="rewritten text")  # f.5: no stale vector or chunk
+    await frames.update(f.id, content="rewritten text")  # no stale vector or chunk
     assert await vectors.get_frame_vector(f.id) is None
     assert await vectors.counts() == {"frame_vectors": 1, "chunks": 0, "chunk_vectors": 0}
     await vectors.upsert_frame_vectors([(f.id, unit(8, 1))])

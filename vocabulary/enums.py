@@ -12,13 +12,13 @@ from typing import Final, Literal, get_args
 
 FrameType = Literal["I", "P", "B"]
 
-IngestImportance = Literal["critical", "important", "normal"]  # ingest (spec d)
-AgentImportance = Literal[IngestImportance, "temporary"]  # MCP save_memory (spec d)
+IngestImportance = Literal["critical", "important", "normal"]  # ingest and ingest_source
+AgentImportance = Literal[IngestImportance, "temporary"]  # MCP save_memory
 Importance = Literal[AgentImportance, "deprecated"]
 
 # Frame sources, in the order of the schema's CHECK constraint (mind/storage/schema.py); what an
 # agent
-# may claim over MCP save_memory (spec d) is a subset (tests/test_vocabulary.py).
+# may claim over MCP save_memory is a subset (tests/test_vocabulary.py).
 FrameSource = Literal["user_stated", "tool_verified", "agent_inferred", "import", "system",
                       "personal", "workspace", "team_sync"]
 AgentSource = Literal["user_stated", "tool_verified", "agent_inferred", "system"]
@@ -29,7 +29,7 @@ EntityType = Literal["person", "project", "concept", "organization", "technology
                      "location", "event"]
 
 Scope = Literal["personal", "workspace", "current", "all"]
-ToolScope = Literal["current", "personal", "all"]  # MCP recall_memory (spec d): a subset
+ToolScope = Literal["current", "personal", "all"]  # MCP recall_memory: a subset
 RecallProfile = Literal["balanced", "recent", "important", "connected"]
 RecallLanes = Literal["hybrid", "keyword", "vector"]
 

@@ -3,7 +3,7 @@ newline (``"abc\\n"``), path tricks (``..``, ``/``, ``\\``, NUL, absolute paths)
 whitespace and non-ASCII look-alikes never pass where a slug is expected.
 
 - A **slug** (workspace id): 1-64 lowercase ASCII letters, digits and inner dashes; the only
-  caller-supplied text that becomes a path (DESIGN invariant 8).
+  caller-supplied text that becomes a path (docs/architecture.md, "Invariants").
 - A **mind id**: ``personal`` or ``workspace:<slug>``.
 - A **caller id** (session/GOP id, external id, conversation id, name): non-blank, within its
   limit, no control characters (Unicode category Cc) and no lone surrogates.

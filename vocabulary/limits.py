@@ -13,7 +13,7 @@ INT64_MAX: Final = 2**63 - 1  # largest frame / entity / relation / awareness it
 MAX_TTL_MINUTES: Final = 3653 * 24 * 60  # awareness ttl: 10 years
 MAX_AGE_DAYS: Final = 36_525  # compaction ages (max_temp_age_days, …): 100 years
 MAX_SYNC_INTERVAL_HOURS: Final = 3653 * 24  # harvest auto-sync interval: 10 years
-AWARENESS_PRIORITY_MAX: Final = 10  # priority 0-10 at every public surface (spec d)
+AWARENESS_PRIORITY_MAX: Final = 10  # priority 0-10 at every public surface
 
 # Text, in characters (str length). Names refuse control and bidi characters (mind.bounds).
 MAX_FRAME_CHARS: Final = 2_000_000  # one frame's content

@@ -1,4 +1,4 @@
-"""One timestamp format everywhere (DESIGN invariant 7): UTC ISO-8601 with millisecond
+"""One timestamp format everywhere (docs/architecture.md, "Invariants"): UTC ISO-8601 with ms
 precision and a ``Z``, e.g. ``2026-11-30T03:20:49.123Z``.
 
 It sorts lexicographically in time order, so SQL compares the strings directly. Timestamps a

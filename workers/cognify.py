@@ -1,4 +1,4 @@
-"""The cognify job (seed §6, split into queued work): extraction + one batched embedding.
+"""The cognify job (split into queued work): extraction + one batched embedding.
 
 Workers never open a mind file: a job carries the frames' text, the worker extracts entities
 and relations (pure), embeds the whole frames and the chunks of long ones through the shared

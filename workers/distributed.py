@@ -1,4 +1,4 @@
-"""arq settings for the two process kinds of the distributed mode (DESIGN §3).
+"""arq settings for the two process kinds of the distributed mode.
 
 * **worker** (``hive-mind worker``, any number, any machine): consumes ``COGNIFY_QUEUE``,
   never opens a mind file; each cognify job becomes an ``ApplyIndex`` op enqueued to the owning

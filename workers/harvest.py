@@ -1,10 +1,10 @@
 """The harvest driver: adapter items → frames → bulk ``HarvestBatch`` ops through the actor.
 
 One session per item (conversation, document), one frame per turn with the turn's own time as
-``created_at`` and provenance in ``metadata`` (DESIGN §4 "Harvest"). Parsing runs in a thread
-(adapters are synchronous and CPU-bound) while up to ``in_flight`` batches are being committed,
-so parsing and writing overlap; each committed batch queues its cognify jobs through the
-actor's commit hook, so the embedding micro-batcher fills while the import runs.
+``created_at`` and provenance in ``metadata`` (docs/architecture.md, "Data flows"). Parsing runs
+in a thread (adapters are synchronous and CPU-bound) while up to ``in_flight`` batches are being
+committed, so parsing and writing overlap; each committed batch queues its cognify jobs through
+the actor's commit hook, so the embedding micro-batcher fills while the import runs.
 
 Resumable: a run is keyed by (source, path, content hash); each batch advances the run's
 ``items_done`` in the same transaction as its frames, so a restarted import skips exactly the

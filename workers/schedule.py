@@ -1,4 +1,4 @@
-"""The nightly maintenance schedule, what and when (DESIGN §4): pure, shared by every mode.
+"""The nightly maintenance schedule, what and when: pure, shared by every mode.
 
 What runs: for each mind in turn, the configured tasks of :data:`TASKS` — ``compact``,
 ``reconcile`` (its outbox sweep re-queues lost index work) and ``harvest_sync`` (re-harvest

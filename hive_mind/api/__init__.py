@@ -1,4 +1,4 @@
-"""The HTTP API of ``hive-mind serve``: REST over the facade (DESIGN §6).
+"""The HTTP API of ``hive-mind serve``: REST over the facade (docs/http.md).
 
 ``create_app(settings, facade=None)`` builds the FastAPI app; see :mod:`hive_mind.api.app`.
 Imported lazily so that :mod:`hive_mind.api.codes` (shared with the client) stays light.

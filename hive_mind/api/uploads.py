@@ -1,7 +1,7 @@
 """Uploaded or inline harvest/ingest input → a private temp file the facade can read.
 
 Only the file's extension is taken from a caller-given name (adapters dispatch on it); the
-rest of the path is ours, so no caller string becomes a path (DESIGN invariant 8)."""
+rest of the path is ours, so no caller string becomes a path."""
 
 from __future__ import annotations
 

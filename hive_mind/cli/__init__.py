@@ -1,4 +1,4 @@
-"""The ``hive-mind`` command line (DESIGN §6), built with Typer.
+"""The ``hive-mind`` command line (docs/cli.md), built with Typer.
 
 ``main(argv) -> int`` is the console entry point. Errors are one line on stderr
 (``hive-mind: error: <message>``), never a traceback (unless ``--debug``). Exit codes:

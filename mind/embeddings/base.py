@@ -1,9 +1,9 @@
 """The embedder contract and the small pure helpers every provider shares.
 
 An :class:`Embedder` turns a batch of texts into a float32 matrix ``(n, dimensions)`` at the
-model's native dimension (DESIGN §5 invariant 6). ``dimensions`` is ``0`` until a provider has
-discovered it (``await load()`` / ``await probe()``). ``degraded`` is True only for the byte-based
-mock, whose vectors must never be written into a real index.
+model's native dimension (docs/architecture.md, "Invariants"). ``dimensions`` is ``0`` until a
+provider has discovered it (``await load()`` / ``await probe()``). ``degraded`` is True only for
+the byte-based mock, whose vectors must never be written into a real index.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def empty_matrix(dim: int) -> np.ndarray:
 def normalize_dimensions(matrix: np.ndarray, target: int) -> np.ndarray:
     """Zero-pad or truncate vectors (1-D or rows of a 2-D matrix) to ``target`` values.
 
-    Like the original ``normalizeDimensions``: no renormalization, and the input is returned
+    No renormalization, and the input is returned
     unchanged when it already has the target width (and is float32).
     """
     if target <= 0:
@@ -107,8 +107,8 @@ def max_chars_for_model(name: str) -> int:
 def cap_text(text: str, max_chars: int) -> str:
     """The first ``max_chars`` characters of ``text``.
 
-    The original counted UTF-16 units and could split a surrogate pair; Python counts code
-    points, so a character is never cut in half.
+    Python counts code points, so a character (a surrogate pair in UTF-16) is never cut in
+    half.
     """
     return text if len(text) <= max_chars else text[:max_chars]
 

@@ -2,11 +2,11 @@
 
 ``provider='auto'`` probes ``inprocess → ollama → voyage → openai`` (voyage/openai only with an
 API key; providers outside the configured tier are skipped) and **stops at the first that
-works** (spec f.17: the original probed them all). If none works the chain falls back to the
-byte-based :class:`MockEmbedder`, which is ``degraded`` and carries ``last_error`` — it keeps
-the process running but must never write vectors into a real index (DESIGN §5.6). An explicit
-provider is the only one tried; its failure is an :class:`EmbeddingError`. There is no per-text
-mock fallback: a failing batch raises.
+works** (later providers are not probed: no download or request for nothing). If none works the
+chain falls back to the byte-based :class:`MockEmbedder`, which is ``degraded`` and carries
+``last_error`` — it keeps the process running but must never write vectors into a real index
+(docs/architecture.md, "Invariants"). An explicit provider is the only one tried; its failure is
+an :class:`EmbeddingError`. There is no per-text mock fallback: a failing batch raises.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ answer (``await probe()``) and enforced afterwards. Every failure — connection
 non-2xx, malformed JSON, wrong vector count, ragged or non-finite vectors — is raised as an
 :class:`EmbeddingError` worded ``<Provider> embeddings error (<status>): <reason>: <body
 excerpt>``; no raw httpx exception escapes and no provider silently falls back to the mock
-(spec f.17).
+(mock vectors mixed into a real index would be noise nobody sees).
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ tier                  embedding providers                            embeddings 
 ``enterprise``        all                                            unlimited (-1)
 ====================  =============================================  =====================
 
-Gating applies only when a tier is configured (local use without a tier is never limited, as in
-the original) and never in eval mode. Usage is counted per ``user_id`` per UTC calendar month
+Gating applies only when a tier is configured (local use without a tier is never
+limited) and never in eval mode. Usage is counted per ``user_id`` per UTC calendar month
 (``YYYY-MM``). :meth:`UsageStore.reserve` checks and counts in one write transaction, so two
 concurrent callers cannot both slip under the limit; :meth:`UsageStore.release` gives a
 reservation back when the embedding call then fails.

@@ -1,4 +1,4 @@
-"""Two deterministic embedders that need no model: the test embedder and the original's mock.
+"""Two deterministic embedders that need no model: the test embedder and the byte mock.
 
 ``TestEmbedder`` (provider ``test``) is a real, registered provider for tests and demos: a
 signed feature-hashing of word unigrams (Unicode-aware, case-folded) plus character trigrams of
@@ -6,8 +6,8 @@ each word, L2-normalized. Texts that share words or word pieces get a high cosin
 unrelated texts one near 0, so vector search behaves sensibly without a model. It is *not*
 degraded: its vectors are consistent and may be indexed (under their own fingerprint).
 
-``MockEmbedder`` (provider ``mock``, model ``deterministic-mock``) reproduces the original
-engine's last-resort stub (spec a.11): ``v[i] = (utf8[i] - 128) / 128`` for the first bytes, not
+``MockEmbedder`` (provider ``mock``, model ``deterministic-mock``) is the last-resort stub of
+the ``auto`` chain: ``v[i] = (utf8[i] - 128) / 128`` for the first bytes, not
 normalized, semantically meaningless, hence ``degraded = True``.
 """
 
@@ -103,7 +103,7 @@ class TestEmbedder:
 
 
 class MockEmbedder:
-    """The original engine's byte-based mock; degraded, never to be indexed."""
+    """The byte-based mock; degraded, never to be indexed."""
 
     provider = "mock"
     model_id = "deterministic-mock"

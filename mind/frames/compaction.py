@@ -1,4 +1,4 @@
-"""Compaction (engine-spec a.3 ``compact``, with f.5 and f.6 fixed).
+"""Compaction: old temporary and deprecated frames pruned, updates merged into their I-frame.
 
 * ``temporary`` frames older than ``max_temp_age_days`` and ``deprecated`` frames older than
   ``max_deprecated_age_days`` are deleted — aged by ``recorded_at`` (when the mind learned

@@ -1,4 +1,4 @@
-"""Content hashing for frame de-duplication (engine-spec a.2)."""
+"""Content hashing for frame de-duplication."""
 
 from __future__ import annotations
 

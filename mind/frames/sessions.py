@@ -1,4 +1,4 @@
-"""Sessions (GOPs): the buckets every memory frame belongs to (spec a.4).
+"""Sessions (GOPs): the buckets every memory frame belongs to.
 
 A frame's ``gop_id`` is a foreign key to ``sessions.gop_id``, so a session must exist before
 any frame is written into it. ``ensure``/``ensure_many`` create caller-named sessions
@@ -7,14 +7,14 @@ idempotently (``harvest:<source>``, ``mcp:YYYY-MM-DD``, one per imported convers
 transaction, so concurrent callers — tasks sharing a connection, or separate connections and
 processes on the same file — never create twin sessions.
 
-Decisions where the original was silent:
+Decisions:
 
 - gop ids and project ids are non-blank strings of at most 200 characters without control
   characters (:class:`InvalidIdError`, a :class:`ValidationError`).
 - ``ensure`` never modifies an existing session (status, project and summary are kept).
 - ``close`` keeps an existing summary when none is given, keeps the first ``ended_at`` when the
   session is already closed, and leaves an archived session archived. ``archive`` leaves
-  ``ended_at`` untouched (as in the original).
+  ``ended_at`` untouched.
 - ``get_active`` returns all active sessions, newest first; ``ensure_active(None)`` picks the
   newest active session of any project.
 - ``ensure_many`` returns how many sessions it newly created.

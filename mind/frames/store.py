@@ -1,4 +1,4 @@
-"""FrameStore: writes of I/P/B frames (engine-spec a.3, with f.5–f.8 and f.20 fixed).
+"""FrameStore: writes of I/P/B frames, every derived index kept consistent.
 
 Every write keeps the derived indexes consistent through the schema's triggers and foreign
 keys: FTS rows follow inserts/updates/deletes, a content change drops the frame's chunks and

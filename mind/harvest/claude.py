@@ -3,8 +3,8 @@
 The target is the export ``.zip``, its unpacked directory, or one of those files. Conversations
 (``chat_messages``; also ``design_chats``) become conversation items: ``human`` → ``User``,
 ``assistant`` → ``Claude``, other senders keep their own role. A message's text is its ``text``
-content blocks; when it has no text blocks the flat ``text`` field is used (the original engine
-dropped such messages). Artifacts (``tool_use`` with ``content``) are kept whole, other tool calls
+content blocks; when it has no text blocks the flat ``text`` field is used (so no message
+vanishes). Artifacts (``tool_use`` with ``content``) are kept whole, other tool calls
 become a one-line ``[Tool call: name] {input}`` marker; tool results and thinking are skipped.
 Attachments keep their extracted content whole. Project documents become artifact items, project
 prompts instruction items, and account / project memories memory items.

@@ -1,4 +1,4 @@
-"""Gemini exports → conversation items (spec c.5, plus the real Google Takeout format).
+"""Gemini exports → conversation items: the Google Takeout format and simple JSON dumps.
 
 1. **Google Takeout "My Activity"** (``Takeout/My Activity/Gemini Apps/MyActivity.json``, given
    as the file, the Takeout directory or the ``.zip``; recognised by its records, never by its
@@ -10,7 +10,7 @@
    item whenever a newer export adds to that day; ``metadata["day"]`` lets a reader regroup. Ids:
    ``stable_id("gemini", "takeout", time, prompt)``. Non-prompt records ("Used Gemini Apps",
    "Created Gem", "Gave feedback") are skipped; an export of another product is an error.
-2. **The simple JSON dump** of the original: an array of conversations, ``{conversations: […]}``,
+2. **A simple JSON dump**: an array of conversations, ``{conversations: […]}``,
    one ``{history|messages|turns: […]}`` conversation or a bare array of messages (``role``/
    ``author``/``sender`` with ``parts``/``text``/``content``).
 """

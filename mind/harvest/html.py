@@ -1,4 +1,4 @@
-"""HTML → readable text with the stdlib parser (spec c.8 "HTML cleaning", made structural).
+"""HTML → readable text with the stdlib parser, by the document's structure.
 
 Chrome is dropped (script, style, nav, page-level header/footer, noscript, svg, template, …);
 ``h1``–``h6`` become ``#``…``######`` lines so :func:`mind.harvest.markdown.split_sections` can

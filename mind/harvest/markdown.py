@@ -1,6 +1,6 @@
 """Markdown notes → one document item per file, one turn per ``#``/``##``/``###`` section.
 
-Fixes spec c.8/f.12: a section's text is kept whole (no 4000-character cut; the engine chunks
+A section's text is kept whole (no 4000-character cut; the engine chunks
 long frames for embedding; only a section beyond ``MAX_SECTION_CHARS`` is split into continuation
 turns, to stay under the frame limit), a heading with no body keeps its heading as its content
 instead of vanishing, the preamble before the first heading is its own section (level 0),

@@ -1,6 +1,6 @@
 """Plain text files → one document item each, one turn per part of up to ~2000 characters.
 
-Fixes spec c.8/f.12: paragraphs are packed into parts, and a paragraph longer than a part is
+Paragraphs are packed into parts, and a paragraph longer than a part is
 split at line, then sentence, then word boundaries (a hard cut only for one unbroken run of
 characters) — nothing is dropped or cut off; every character of every paragraph lands in a part.
 Ids are stable: ``stable_id("plaintext", key)`` for the item and the parts' text for turns

@@ -1,4 +1,4 @@
-"""Harvest bookkeeping in the mind file: sources (spec c.10, seed §11) and resumable runs.
+"""Harvest bookkeeping in the mind file: sources, their syncs, and resumable runs.
 
 - ``harvest_sources``: one row per source name with counters that accumulate over syncs, the
   last content hash and auto-sync settings. ``display_name`` is what the last import was shown
@@ -70,7 +70,7 @@ class HarvestStore:
         display_name: str | None = None, content_hash: str | None = None,
         auto_sync: bool | None = None, interval_hours: int | None = None,
     ) -> dict[str, Any]:
-        """Upsert the source and add this sync's counters (they accumulate, spec c.10).
+        """Upsert the source and add this sync's counters (they accumulate).
 
         ``path``: a path or URL auto-sync may read again (``None`` keeps the one recorded);
         ``display_name``: what this import is shown as."""

@@ -45,7 +45,7 @@ never stores this key (:meth:`mind.harvest.store.HarvestStore.adopt_previous_key
 
 
 def stable_id(source: str, *parts: object) -> str:
-    """First 40 hex chars of sha256 over ``[source, *parts]`` joined by NUL (spec c.1).
+    """First 40 hex chars of sha256 over ``[source, *parts]`` joined by NUL.
 
     ``None`` parts count as empty fields; numbers are stringified. Same input → same id.
     """

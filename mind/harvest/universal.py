@@ -1,4 +1,4 @@
-"""The universal import format (DESIGN.md §6) for any chat tool without its own adapter.
+"""The universal import format, for any chat tool without its own adapter.
 
 One JSON object per line (JSONL)::
 

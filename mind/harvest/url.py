@@ -1,4 +1,4 @@
-"""A web page → one document item (spec c.8 URL, fixed).
+"""A web page → one document item.
 
 ``parse(url)`` fetches with :func:`mind.harvest.fetch.fetch`: only ``http``/``https``, only
 public addresses (loopback, private, link-local, metadata and other internal addresses are

@@ -13,7 +13,7 @@ with the most active relations (tie: lowest id). For each duplicate (in id order
 - it is retired, with ``properties.merged_into`` = the survivor's id.
 
 The survivor's properties become ``{...duplicates, ...survivor}`` with ``seen_count`` = the sum
-over the whole group (the original added only the last duplicate's, f.11) and ``aliases`` = the
+over the whole group (every duplicate's, not only the last one's) and ``aliases`` = the
 other spellings (unique, in order, never the survivor's own name).
 """
 

@@ -1,8 +1,8 @@
-"""Heuristic entity and relation extraction for the cognify pipeline (engine-spec b.3–b.5).
+"""Heuristic entity and relation extraction for the cognify pipeline.
 
-Pure functions, no I/O. Follows the original regex extractor with its defects (f.9, f.10) fixed:
+Pure functions, no I/O. A regex extractor that keeps short real names and relation directions:
 
-- **Technology** (confidence 0.9): the original 59 ``TECH_TERMS`` plus a few spellings
+- **Technology** (confidence 0.9): 59 ``TECH_TERMS`` plus a few spellings
   ("golang", "node.js", "k8s", "python3", "gpt-4"), named canonically ("PostgreSQL", "Node.js",
   "GitHub"). Everyday words in :data:`AMBIGUOUS_TECH` ("go", "rest", "node", "claude", "rust", …;
   "java" and "python" are *not* ambiguous) count only with evidence (confidence 0.8): the canonical

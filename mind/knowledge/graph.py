@@ -16,7 +16,7 @@ For traversal, only active relations (``valid_to IS NULL``) between active entit
 followed. Each BFS level is one query per chunk of at most :data:`SQL_IN_CHUNK` node ids.
 ``direction`` is ``"out"`` (source → target), ``"in"`` (target → source) or ``"both"``.
 Distances default to ``"both"``: a frame about Bob is near Acme whether the edge was written as
-``Bob works_at Acme`` or ``Acme employs Bob`` (the original followed outgoing edges only, f.11).
+``Bob works_at Acme`` or ``Acme employs Bob`` (walks follow edges both ways).
 
 Unknown start entities are not an error here: they simply reach nothing.
 """

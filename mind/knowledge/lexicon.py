@@ -60,13 +60,13 @@ VERB_MARKERS = _set("to let's lets let let’s will would can could should must 
 COORD = _set("and or vs versus plus")
 
 PERSON_FIRST_NAMES: Final = _set(
-    # the original 61
+    # common English first names
     "james john robert michael david william richard joseph thomas charles mary patricia "
     "jennifer linda elizabeth barbara susan jessica sarah karen daniel matthew anthony mark "
     "donald steven paul andrew joshua kenneth maria anna lisa nancy betty margaret sandra ashley "
     "emily donna alice alex sam chris jordan taylor casey morgan riley jamie drew marko ana mia "
     "stefan nikola elena ivan peter georg hans "
-    # short and international names (f.9)
+    # short and international names
     "bob amy li joe tim tom ben dan max eve ian kim jim jon sue ann liz ted fred zoe zoë jose "
     "josé lukasz łukasz luka lucas luca juan carlos luis pedro miguel sofia sophie olivia emma "
     "liam noah oliver ethan mohammed muhammad ahmed ali fatima aisha omar hassan wei jun mei yuki "

@@ -7,7 +7,7 @@ them to SQLite. ``normalize_entity_name`` is the identity key of an entity (toge
 its lower-cased type): it case-folds, collapses whitespace and maps known aliases onto their
 canonical spelling, so "Postgres", "PG" and "postgresql" are one entity.
 
-Departures from the original engine (reference f.9, f.11):
+Decisions:
 
 - ``is_noise_name`` no longer drops every name shorter than four characters: "Bob", "Amy", "Li"
   and "Joe" are real names. Noise is only: empty, no letters at all (punctuation / digits),
@@ -201,7 +201,7 @@ def _strings(value: object) -> bool:
 def compile_schema(schema: Mapping[str, Mapping[str, Any]]) -> dict[str, Rule]:
     """``{type: {"required": [...], "allowed_relations": [...]}}`` → rules keyed by folded type.
 
-    ``allowedRelations`` (the original spelling) is accepted too. Without an allowed-relations
+    ``allowedRelations`` (the camel-case spelling) is accepted too. Without an allowed-relations
     list a type may have any relation; an empty list allows none.
     """
     if not isinstance(schema, Mapping):

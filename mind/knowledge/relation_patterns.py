@@ -1,4 +1,4 @@
-"""The relation table of the heuristic extractor (engine-spec b.4, defects f.10 fixed).
+"""The relation table of the heuristic extractor: phrases, their direction, their relation.
 
 Pure data and matching, used by :func:`mind.knowledge.extraction.extract_relations`. Instead of the
 original's "two multi-word Capitalized phrases around a verb" regexes, relations are read between

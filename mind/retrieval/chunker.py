@@ -1,9 +1,9 @@
-"""Split long text into overlapping chunks for embedding (engine-spec a.10).
+"""Split long text into overlapping chunks for embedding.
 
 Pure function. Paragraphs (blank-line separated) are packed greedily up to ``max_chars``;
 an oversized paragraph is split at sentence ends, an oversized sentence hard-sliced. Chunk
 ``i >= 1`` is prefixed with the last ``overlap_chars`` of chunk ``i-1``'s own text (not of its
-already-overlapped text, which the original's in-place mutation leaked). Offsets are character
+already-overlapped text, so overlaps never compound). Offsets are character
 offsets into the input and never include the overlap.
 """
 

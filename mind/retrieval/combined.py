@@ -1,6 +1,6 @@
 """CombinedRetrieval: one recall over several minds (the personal mind, workspaces) and an
-optional external knowledge source, with attribution and conflict notes (seed §8, with f.3's
-thresholds on the right scale). ``HiveMind.recall`` runs every recall through it.
+optional external knowledge source, with attribution and conflict notes (coverage and conflict
+thresholds on the normalized score scale). ``HiveMind.recall`` runs every recall through it.
 
 * **Minds.** Each mind in scope is searched (at most :data:`CONCURRENCY` at a time) and keeps
   its own ranking order; the access counts of the merged results only are incremented (the

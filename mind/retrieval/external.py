@@ -1,4 +1,4 @@
-"""An optional external knowledge source for recall (the original's "KVARK", generalized).
+"""An optional external knowledge source for recall (a wiki, a document search).
 
 Anything with a ``name`` and an ``async search(query, limit)`` returning
 :class:`ExternalDocument` objects is an :class:`ExternalSource`. :class:`HttpExternalSource`

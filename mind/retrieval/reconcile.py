@@ -1,4 +1,4 @@
-"""Index reconciliation (engine-spec a.14, extended to chunks and the outbox).
+"""Index reconciliation: FTS, vectors, chunks and the outbox brought back in line.
 
 Repairs what a crash or an old bug can leave behind, idempotently:
 * the FTS index is checked with FTS5's ``integrity-check`` and rebuilt from the frames if

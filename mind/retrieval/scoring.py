@@ -1,4 +1,4 @@
-"""Fusion and re-scoring (engine-spec a.13, recalibrated in issue #11). Pure functions.
+"""Fusion and re-scoring. Pure functions.
 
 * ``fuse``: the lanes fused by rank and score (:func:`fuse`); ``rrf`` is plain reciprocal rank
   fusion. K = 10, 0-based ranks: a frame first in both lanes gets 2/10.
@@ -8,7 +8,7 @@
                     + contextual·proximity
 
   with ``recency`` ∈ (0, 1] (1 within a week of when the mind learned the memory, then halving
-  every 30 days), the importance multiplier of the original (critical 2.0 … deprecated 0.3) and
+  every 30 days), the importance multiplier (critical 2.0 … deprecated 0.3) and
   ``proximity`` ∈ [0, 1] (graph distance 0/1/2/3 → 1/0.7/0.4/0.2). ``final = fused × relevance``
   orders results.
 * Why a multiplier around 1: the lanes decide *what* matches; the re-score may only reorder
@@ -17,8 +17,8 @@
   re-score within a few percent (graph proximity at most +3 %, importance ±2 %, age −5 %), so a
   frame the lanes found clearly better is never overtaken; the ``recent``, ``important`` and
   ``connected`` profiles lean harder their way (up to ±50 %), as their names promise.
-  (The original added the signals as a weighted sum and multiplied RRF by it: graph proximity
-  alone was worth +25 % against those rank gaps, and outranked the lanes.)
+  (Adding the signals as a weighted sum and multiplying RRF by it would make graph proximity
+  alone worth +25 % against those rank gaps: it would outrank the lanes.)
 * Recency is measured from ``recorded_at`` — when the mind learned the memory — not from
   ``last_accessed``: being shown must not make a memory look fresh (no feedback loop), and
   imported history is not punished for its source date.

@@ -421,7 +421,7 @@ class HybridSearch:
             raise EmbeddingDimMismatchError(
                 f"this mind stores {stored.dim}-dimensional vectors ({stored.provider}/"
                 f"{stored.model}) but the embedder makes {dims}; run "
-                "`hive-mind maintenance reembed` or configure the original model",
+                "`hive-mind maintenance reembed` or configure the model it was indexed with",
                 stored=stored.as_dict(), runtime=runtime,
             )
         if (stored.provider, stored.model) != (embedder.provider, embedder.model_id):

@@ -1,10 +1,10 @@
-"""Query text → FTS5 query, consistent with the ``unicode61`` tokenizer (fixes f.2).
+"""Query text → FTS5 query, consistent with the ``unicode61`` tokenizer.
 
 Tokens are runs of Unicode letters, digits and marks (what unicode61 keeps; everything else
 separates), lowercased. Stop words are dropped, tokens of one character are kept only when
 nothing longer remains, so "AI", "Go", "Q2" and "Zürich" all survive. Each token is quoted, so
-no user text ever reaches FTS5 as syntax (DESIGN invariant 9), and the tokens are OR-joined
-for recall.
+no user text ever reaches FTS5 as syntax (docs/architecture.md, "Invariants"), and the tokens
+are OR-joined for recall.
 """
 
 from __future__ import annotations
