@@ -101,13 +101,14 @@ class _Open:
     pins: int = 0  # leases in use: the LRU never closes a pinned mind
     closing: asyncio.Future[None] | None = None  # set while the LRU closes it
 
+
 async def verify_copy(copy: Path) -> None:
     """A moved mind's copy opens as a mind file of this version (migrated if older) and
     passes SQLite's quick check; ValidationError naming neither path nor content otherwise."""
     try:
         mind = await Mind.open(copy)
         try:
-            verdict = await mind.db.fetchval("PRAGMA quick_check(1)")
+            verdict = await mind.quick_check()
         finally:
             await mind.close()
     except Exception as exc:  # whatever the file did to the opener: refused, path-free

@@ -127,6 +127,10 @@ class Mind:
         self._close_indexes()
         self.db.abort()
 
+    async def quick_check(self) -> str:
+        """SQLite's ``quick_check`` of the file: ``"ok"``, or its first problem."""
+        return str(await self.db.fetchval("PRAGMA quick_check(1)"))
+
     async def close(self) -> None:
         self._close_indexes()
         await self.db.close()
