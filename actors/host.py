@@ -101,21 +101,20 @@ class _Open:
     pins: int = 0  # leases in use: the LRU never closes a pinned mind
     closing: asyncio.Future[None] | None = None  # set while the LRU closes it
 
-
 async def verify_copy(copy: Path) -> None:
     """A moved mind's copy opens as a mind file of this version (migrated if older) and
     passes SQLite's quick check; ValidationError naming neither path nor content otherwise."""
     try:
         mind = await Mind.open(copy)
         try:
-            verdict = await mind.quick_check()
+            intact = await mind.intact()
         finally:
             await mind.close()
     except Exception as exc:  # whatever the file did to the opener: refused, path-free
         log.warning("an arriving mind copy was refused: %s", type(exc).__name__)
         raise ValidationError(f"the copy is not a mind file this host can open "
                               f"({type(exc).__name__})") from None
-    if verdict != "ok":
+    if not intact:
         raise ValidationError("the copy is damaged (SQLite quick_check failed)")
 
 
