@@ -17,7 +17,7 @@ Two lanes feed the loop: small interactive ops (kinds in ``URGENT_KINDS`` writin
 cognify results) and are grouped only with each other, so a save waits for at most the one bulk
 commit already running, never behind a queue of them nor inside a big group; bulk groups stop
 at ``bulk_weight`` frames, so that one commit is short too (measured: save p99 during a bulk
-import, docs/benchmarks.md), and at a quarter of it while interactive ops arrive (one in the last
+import, docs/performance.md), and at a quarter of it while interactive ops arrive (one in the last
 ``INTERACTIVE_WINDOW`` seconds: shorter commits for the saves to wait for; the full weight, and
 fewer commits, for an import no one is saving beside). Each lane is FIFO; the bulk lane keeps
 the order of imports and of index results relative to the ops they follow.

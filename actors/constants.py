@@ -19,7 +19,7 @@ DEFAULT_MAX_WEIGHT: Final = 1_000  # frames written per group commit (bounds com
 # Applying index results costs ~0.5 ms a frame (the link search against the vector index
 # dominates), and a save waits for the bulk commit already running: groups of 1,000 → 256 →
 # 128 → 64 frames measured save p99 162 → 83 → 60 → 35 ms during a bulk import, same ingest
-# rate (2 cores, bench/ack_latency.py, docs/benchmarks.md); on a 2-core AMD EPYC without VNNI,
+# rate (2 cores, bench/ack_latency.py); on a 2-core AMD EPYC without VNNI,
 # 64 → 32 frames: p99 64 → 44 ms, ingest 152 → 171 frames/s (one run each, side by side).
 # A part's fixed cost (the link search call, the commit, the round trips) is about half of a
 # 32-frame part's CPU: parts of 64 cut a host's index-apply CPU by ~25 % (bench/host_replay.py,
@@ -30,7 +30,7 @@ DEFAULT_BULK_WEIGHT: Final = 64
 # cut the save p99 during a bulk import from 47-53 to 44 ms on the AMD EPYC without VNNI (same
 # ingest rate), where a fixed 16 would cost an import no one saves beside ~20 % of its apply
 # rate when the embedder is not the bottleneck: hence only while saves arrive
-# (docs/benchmarks.md, save acknowledgement latency)
+# (docs/performance.md, "Save acknowledgement during an import")
 INTERACTIVE_BULK_DIVISOR: Final = 4
 INTERACTIVE_WINDOW: Final = 2.0
 # New frames of a bigger op (an import's batch) are written in parts of this many frames, one

@@ -3,7 +3,7 @@
 Opening and closing mind files (a scope-wide recall opens a dozen of its LRU's minds per query)
 allocates and frees page caches and vector matrices in many threads; glibc keeps freed memory
 in per-thread arenas, so a host's RSS grew by ~300 MB over 40 scope-wide recalls at 1,000
-workspaces whatever its LRU bound (docs/benchmarks.md, "Many workspaces"). ``malloc_trim(0)``
+workspaces whatever its LRU bound (docs/performance.md, "Many workspaces"). ``malloc_trim(0)``
 returns it; :class:`HeapTrimmer` runs it in a worker thread after minds close, at most every
 :data:`TRIM_INTERVAL_SECONDS`. Elsewhere than glibc it does nothing.
 """

@@ -5,8 +5,8 @@ commit is a save's worst case. An import's ops are big (a harvest batch is up to
 ~130 ms for 1,000 frames on a 2-core AMD EPYC), and so is a cognify job's result (64 frames:
 ~40 ms there), so the actor splits an unkeyed ``save_frames``, ``harvest_batch`` or
 ``apply_index`` heavier than its part size into consecutive parts of the bulk lane, each
-committed on its own (docs/benchmarks.md, "Save acknowledgement latency"). New frames go in
-bigger parts than index results: a commit has a fixed cost (~7 ms on that machine: its
+committed on its own (docs/performance.md, "Save acknowledgement during an import"). New
+frames go in bigger parts than index results: a commit has a fixed cost (~7 ms on that machine: its
 statements' round trips to the SQLite thread, the WAL pages it rewrites), which parts of 32
 frames made half an import's write rate.
 

@@ -1,7 +1,7 @@
 """Bulk write rate of the mind engine: frames + FTS + outbox rows.
 
 Compares one transaction per frame with batched transactions of several sizes, on a real
-mind file. Embeddings are not involved. Writes its table into docs/benchmarks.md.
+mind file. Embeddings are not involved. Prints its table and writes bench/results/bulk_write.json.
 
     .venv/bin/python bench/bulk_write.py [--frames 50000]
 """

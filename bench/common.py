@@ -1,7 +1,13 @@
-"""Shared helpers for the benchmark scripts: machine description and report writing."""
+"""Shared helpers for the benchmark scripts: machine description and results writing.
+
+A benchmark prints its results and writes them to ``bench/results/<bench>.json`` (not
+committed: the current figure per CPU class is kept by hand in docs/performance.md, and
+history lives in git). Nothing here writes into ``docs/``.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import re
@@ -9,14 +15,17 @@ import sys
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
-REPORT = ROOT / "docs" / "benchmarks.md"
+RESULTS = ROOT / "bench" / "results"
 
 
 def machine() -> str:
+    """Cores, CPU (with its family and model: they tell AMD's Zen generations apart) and SIMD
+    level, Python and SQLite: what a figure must be read with."""
     from mind.storage.connection import driver
 
     cpu = platform.processor() or platform.machine()
@@ -28,6 +37,8 @@ def machine() -> str:
     except OSError:
         pass
     cpu = fields.get("model name", cpu)
+    if "cpu family" in fields:
+        cpu += f" family {fields['cpu family']} model {fields.get('model', '?')}"
     flags = set(fields.get("flags", "").split())
     return (
         f"{os.cpu_count()} cores ({cpu}{vector_extensions(flags)}), Python "
@@ -46,23 +57,75 @@ def vector_extensions(flags: set[str]) -> str:
     return ", AVX2 without VNNI" if "avx2" in flags else ", no AVX2"
 
 
-def write_section(name: str, body: str) -> None:
-    """Replace (or append) the section ``## name`` of docs/benchmarks.md. With
-    ``BENCH_SECTION_SUFFIX`` set (e.g. a CPU's name), the section is ``## name (suffix)``: a run
-    on another kind of machine sits beside the first one's figures instead of replacing them."""
+def bench_name() -> str:
+    """The running script's name (``ingest`` for ``bench/ingest.py``): its results file."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None) or (sys.argv[0] if sys.argv else "")
+    return Path(path).stem or "bench"
+
+
+def markdown_tables(body: str) -> list[list[dict[str, str]]]:
+    """The Markdown tables of ``body``, each as its rows keyed by the header's cells (``**``
+    emphasis dropped), so a results file can be read without parsing Markdown."""
+    tables: list[list[dict[str, str]]] = []
+    header: list[str] | None = None
+    for line in [*body.splitlines(), ""]:
+        line = line.strip()
+        if not (line.startswith("|") and line.endswith("|")):
+            header = None
+            continue
+        cells = [cell.strip().replace("**", "") for cell in line[1:-1].split("|")]
+        if header is None:
+            header = cells
+            tables.append([])
+        elif all(re.fullmatch(r":?-+:?", cell) for cell in cells if cell):
+            continue
+        else:
+            tables[-1].append(dict(zip(header, cells, strict=False)))
+    return tables
+
+
+def write_section(name: str, body: str) -> Path:
+    """Print the results ``body`` (Markdown: text and tables) under ``name`` and record them in
+    ``bench/results/<bench>.json``, replacing that file's entry of the same name (a script run
+    at two sizes keeps both). With ``BENCH_SECTION_SUFFIX`` set (e.g. a CPU's name) the entry is
+    ``name (suffix)``: a run on another kind of machine sits beside the first one's figures."""
     suffix = os.environ.get("BENCH_SECTION_SUFFIX", "").strip()
     if suffix:
         name = f"{name} ({suffix})"
-    text = REPORT.read_text() if REPORT.exists() else "# Benchmarks\n"
-    stamp = datetime.now(UTC).strftime("%Y-%m-%d")
-    section = f"## {name}\n\n_Measured {stamp} on {machine()}._\n\n{body.strip()}\n"
-    pattern = re.compile(rf"^## {re.escape(name)}\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(text):
-        text = pattern.sub(section + "\n", text)
-    else:
-        text = text.rstrip() + "\n\n" + section
-    REPORT.parent.mkdir(parents=True, exist_ok=True)
-    REPORT.write_text(text.rstrip() + "\n")
+    entry: dict[str, Any] = {
+        "measured": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "machine": machine(),
+        "command": " ".join(["bench/" + Path(sys.argv[0]).name, *sys.argv[1:]])
+        if sys.argv else "",
+        "load_average": _load_average(),
+        "text": body.strip(),
+        "tables": markdown_tables(body),
+    }
+    path = RESULTS / f"{bench_name()}.json"
+    results: dict[str, Any] = {}
+    if path.exists():
+        try:
+            results = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            results = {}
+    found = results.get("sections")
+    sections: dict[str, Any] = found if isinstance(found, dict) else {}
+    sections[name] = entry
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"bench": bench_name(), "sections": sections}, indent=2,
+                               ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"\n## {name}\n\n_{entry['machine']}; load average {entry['load_average']}_\n\n"
+          f"{entry['text']}\n\nwrote {path.relative_to(ROOT)}", flush=True)
+    return path
+
+
+def _load_average() -> str:
+    """The 1/5/15-minute load averages: other work on a shared machine moves every figure."""
+    try:
+        return " ".join(f"{value:.2f}" for value in os.getloadavg())
+    except OSError:
+        return "unknown"
 
 
 def thread_times() -> dict[str, tuple[float, float]]:

@@ -197,7 +197,7 @@ def main() -> None:
     p.add_argument("--conversations", type=int, default=10_000)
     p.add_argument("--messages", type=int, default=20)
     p.add_argument("--e2e-conversations", type=int, default=400,
-                   help="0: measure the write only (nothing written to docs/benchmarks.md)")
+                   help="0: measure the write only (no results file written)")
     p.add_argument("--child", action="store_true")
     p.add_argument("--export", type=Path)
     p.add_argument("--data", type=Path)

@@ -10,7 +10,7 @@ indexed. Pipeline / raw uses the mean of the two raw measurements (the CPU's spe
 a run, more so on a shared machine). The embedded runs print their CPU a frame by thread (the
 encoder lanes, the event loop, the SQLite connections, extraction, the default executor's
 threads: the link search). ``--repeat`` runs the whole sequence again and the report gives
-medians. Texts are synthetic chat turns (6-40 words). Writes docs/benchmarks.md.
+medians. Texts are synthetic chat turns (6-40 words). Writes bench/results/ingest.json.
 
     HF_HUB_OFFLINE=1 .venv/bin/python bench/ingest.py [--frames 4000] [--workers 1 2]
         [--backends torch,onnx,onnx-int8] [--repeat 1] [--redis-url redis://127.0.0.1:6379/13]

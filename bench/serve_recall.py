@@ -1,7 +1,7 @@
 """Recall through a real ``hive-mind serve`` (embedded mode, POST /v1/recall over HTTP) at
 100,000 or 1,000,000 frames, against a flat sqlite-vec KNN over the same stored vectors.
 
-Build (a bench-only shortcut, labelled as such in docs/benchmarks.md): frames are written with
+Build (a bench-only shortcut, labelled as such in docs/performance.md): frames are written with
 ``FrameStore.insert_many`` (synthetic texts: words from a 5,000-word vocabulary, conversations of
 50 turns, every fifth a question), and their vectors are written straight into the vec0 table
 (random or clustered unit vectors, 384 dims) instead of being embedded. Queries are short texts
@@ -487,7 +487,7 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="data dir to build once and reuse")
     parser.add_argument("--quantize-min-rows", type=int,
                         help="override the index's QUANTIZE_MIN_ROWS in the server")
-    parser.add_argument("--no-write", action="store_true", help="do not touch docs/")
+    parser.add_argument("--no-write", action="store_true", help="print only: no bench/results/ file")
     parser.add_argument("--flat-server", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()

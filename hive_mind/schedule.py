@@ -2,7 +2,7 @@
 Redis, ``hive-mind mcp`` over stdio): the schedule of :mod:`workers.scheduler`, started with the
 process and stopped before its facade closes. In distributed mode the host's arq cron runs
 the same schedule; a client (``--url``) leaves it to its server; CLI-only users run
-``hive-mind maintenance nightly`` from a systemd timer or cron (README, Ops guide)."""
+``hive-mind maintenance nightly`` from a systemd timer or cron (docs/operations.md)."""
 
 from __future__ import annotations
 

@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # built by the methods below, imported there: a CLI command t
 
 Backend = Literal["torch", "onnx", "onnx-int8"]
 # the fastest backend whose product-path quality is within 0.005 of PyTorch on SciFact and
-# LoCoMo (docs/benchmarks.md, "Encoder backends: retrieval quality")
+# LoCoMo (docs/performance.md, "Retrieval quality")
 DEFAULT_BACKEND: Backend = "onnx-int8"
 Provider = Literal["auto", "inprocess", "ollama", "openai", "voyage", "litellm", "test", "mock"]
 
@@ -366,7 +366,8 @@ class Settings(BaseSettings):
     def default_embedding_nice(self) -> int:
         """Embedded mode encodes on every core at nice +10: imports embed at full speed while
         the writer and the event loop win the CPU back at once (save p99 ≤ 50 ms during a
-        harvest, docs/benchmarks.md). A dedicated worker process runs at normal priority."""
+        harvest, docs/performance.md "Save acknowledgement during an import"). A dedicated worker
+        process runs at normal priority."""
         return EMBEDDED_NICE if self.embedded else 0
 
     def embedding_config(self) -> EmbeddingConfig:

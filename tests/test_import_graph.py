@@ -22,6 +22,7 @@ ENTRY_POINTS = {
     "hive_mind.cli": "console script `hive-mind` (pyproject [project.scripts])",
     "hive_mind.__main__": "`python -m hive_mind`",
     "hive_mind.cli.docs": "`python -m hive_mind.cli.docs` writes docs/cli.md",
+    "hive_mind.docgen.__main__": "`python -m hive_mind.docgen` writes the generated docs/",
     "hive_mind.server": "`python -m hive_mind.server`",
     "hive_mind.mcp_server": "`python -m hive_mind.mcp_server` (MCP clients spawn it)",
     "hive_mind.sync": "public API for scripts: `SyncHiveMind` (README, Python)",

@@ -406,7 +406,7 @@ def test_shared_constants_are_defined_once() -> None:
 
 
 def test_every_setting_is_read() -> None:
-    """A setting documented in the README but read by no code is a promise nobody keeps
+    """A setting documented (docs/configuration.md) but read by no code is a promise nobody keeps
     (``link_related`` and ``outbox_grace_seconds`` were)."""
     sources = [p.read_text(encoding="utf-8") for package in PACKAGES
                for p in (ROOT / package).rglob("*.py")]

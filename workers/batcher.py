@@ -10,7 +10,7 @@ allow. Forming it first and waiting for a free slot with it left the texts that 
 the wait to trail in small batches: 105 texts a batch on average in a 4,000-frame ingest (136
 now, with the embedded runner's 8 jobs at once), and an
 ``embed_batch`` of 105 texts costs ~25 % more CPU per text than one of 512 (the lanes split it
-into few, unevenly filled forward batches; bench/ingest.py, docs/benchmarks.md). A failed batch
+into few, unevenly filled forward batches; bench/ingest.py). A failed batch
 fails only its callers.
 
 Texts come with the priority of their job (:mod:`workers.fairness`). Interactive texts (a save

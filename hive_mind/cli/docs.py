@@ -5,6 +5,7 @@
 
 The help is rendered as plain text at a fixed width (no colours, no terminal detection), so
 the file is the same on every machine; ``tests/test_cli_docs.py`` checks it is up to date.
+``python -m hive_mind.docgen`` rewrites it with the other generated references.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hive_mind.cli import PROG, command
+from hive_mind.docgen import write_or_check
 
 WIDTH = 100
 DOC = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
@@ -84,17 +86,8 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    text = render()
-    if "--check" in args:
-        current = DOC.read_text(encoding="utf-8") if DOC.exists() else ""
-        if current != text:
-            print(f"{DOC} is out of date: run python -m hive_mind.cli.docs", file=sys.stderr)
-            return 1
-        return 0
-    DOC.write_text(text, encoding="utf-8")
-    print(f"wrote {DOC}")
-    return 0
+    check = "--check" in (sys.argv[1:] if argv is None else argv)
+    return write_or_check(DOC, render(), check=check, command="python -m hive_mind.cli.docs")
 
 
 if __name__ == "__main__":

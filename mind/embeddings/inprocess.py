@@ -11,7 +11,7 @@ the lanes by text length and encoded in parallel, each lane with ``threads // la
 :mod:`mind.embeddings.batching`, the passes dealt so that the lanes finish together).
 On a CPU, one single-threaded encoder per core beats one encoder using every core: no barrier
 waits, and work that steals a core (the writer, the event loop, another process) slows one
-lane instead of stalling all of them (docs/benchmarks.md, ingest: ~10 % more texts/s on 2
+lane instead of stalling all of them (bench/ingest.py: ~10 % more texts/s on 2
 cores).
 
 A query (one text, interactive priority; ONNX, whose session is thread-safe) runs on a thread
@@ -116,7 +116,8 @@ def lower_thread_priority(nice: int) -> None:
     """Raise this thread's nice value by ``nice`` (Linux: nice is per thread, and the threads
     torch's OpenMP pool starts from here inherit it). The encode then uses every idle core
     while the writer and the event loop still win the CPU when they need it (save latency
-    during a harvest, docs/benchmarks.md). No-op where per-thread priorities do not exist."""
+    during a harvest, docs/performance.md "Save acknowledgement during an import"). No-op where
+    per-thread priorities do not exist."""
     if nice <= 0 or not hasattr(os, "setpriority") or not sys.platform.startswith("linux"):
         return
     try:

@@ -7,7 +7,7 @@ it from the PyTorch weights with ``torch.onnx.export`` (opset 17, dynamic batch 
 and, for ``int8``, quantizes the linear layers' weights per output channel
 (:func:`onnxruntime.quantization.quantize_dynamic`, ``per_channel``: plain per-tensor int8 moved
 chat vectors to a mean cosine of 0.95 with PyTorch, per channel keeps 0.99; the most sensitive
-layers stay in float, :func:`_kept_in_fp32`; docs/benchmarks.md).
+layers stay in float, :func:`_kept_in_fp32`; docs/performance.md, "Encoder backends").
 Later calls only read the manifest: torch and transformers are imported by the export alone.
 
 The cache directory's name carries a key over everything that shapes the graph: the model's
@@ -298,8 +298,8 @@ def _modules(model: Any) -> tuple[Any, str, bool]:
 
 def _kept_in_fp32(model_path: Path) -> list[str]:
     """The linear layers left in float: the attention value projections and the first layer's
-    feed-forward output. Measured on LoCoMo turns against the fp32 export (docs/benchmarks.md,
-    encoder backends), they carry the largest share of the int8 error for the least time: mean
+    feed-forward output. Measured on LoCoMo turns against the fp32 export (docs/performance.md,
+    "Encoder backends"), they carry the largest share of the int8 error for the least time: mean
     cosine 0.9927 → 0.9952 for ~13 % of int8's speed. Names as BERT-style exports spell them;
     a model whose names differ is simply quantized throughout."""
     import onnx

@@ -25,7 +25,8 @@ The strengths live in :class:`Signals`; :data:`DEFAULT_SIGNALS` is what recall u
 
 The daily bucket of loose saves (``save:<date>``) is not a conversation: it takes part in none
 of the session or neighbour signals. Each figure was chosen on the development half of LoCoMo and
-checked not to lower SciFact or the synthetic chats (docs/benchmarks.md, "what moved it").
+checked not to lower SciFact or the synthetic chats (bench/recall_eval.py --steps;
+docs/performance.md, "Retrieval quality").
 """
 
 from __future__ import annotations

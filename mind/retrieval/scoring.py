@@ -18,7 +18,7 @@
   frame the lanes found clearly better is never overtaken; the ``recent``, ``important`` and
   ``connected`` profiles lean harder their way (up to ±50 %), as their names promise.
   (The original added the signals as a weighted sum and multiplied RRF by it: graph proximity
-  alone was worth +25 % against those rank gaps, and outranked the lanes; see docs/benchmarks.md.)
+  alone was worth +25 % against those rank gaps, and outranked the lanes.)
 * Recency is measured from ``recorded_at`` — when the mind learned the memory — not from
   ``last_accessed``: being shown must not make a memory look fresh (no feedback loop), and
   imported history is not punished for its source date.
@@ -97,7 +97,7 @@ def fuse(lanes: Sequence[Sequence[tuple[int, float]]], k: int = RRF_K,
     normalized score and its reciprocal rank (K = 10, 0-based ranks), so first place in every
     lane is worth 1/k per lane, like RRF. Ranks alone throw away how much better the first
     hit is than the tenth; scores alone let one lane's flat tail swamp the other. Measured on
-    SciFact, LoCoMo and the synthetic chats, the mix beats either (docs/benchmarks.md).
+    SciFact, LoCoMo and the synthetic chats, the mix beats either (bench/recall_eval.py --steps).
     ``min_spreads[i]`` keeps lane i's near-equal scores from being stretched into the full
     range (a vector lane whose candidates all lie within a few hundredths of cosine has no
     score evidence to give). Insertion order: first lane's order, then new ids of later lanes.

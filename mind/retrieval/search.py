@@ -102,7 +102,7 @@ RERANK_POOL = 30
 # the 100 of #11: every candidate is read, fused and re-scored, and a served recall at 100,000
 # frames spends ~1/3 of its time there; product path with limit 10 (bench/recall_eval.py),
 # 100 / 70 / 50 / 30 gave LoCoMo dev R@10 0.8083 / 0.8087 / 0.8052 / 0.7967 and conv R@5
-# 0.8933 / 0.8933 / 0.8867 / 0.9000 (docs/benchmarks.md, issue #14)
+# 0.8933 / 0.8933 / 0.8867 / 0.9000 (docs/performance.md, "Retrieval quality")
 CANDIDATES = 70
 KEYWORD_RESERVE = 3  # the keyword lane reads 3 × CANDIDATES: the rest completes vector hits
 # lane scores closer together than this are not stretched over the whole 0..1 range: cosine

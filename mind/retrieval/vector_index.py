@@ -3,14 +3,14 @@
 sqlite-vec (0.1.9, no SIMD in the PyPI wheel) scans 100,000 × 384 float vectors in ~55 ms
 here, and random access to single vectors reads whole 1,024-vector chunks, so neither a flat
 KNN nor a quantized pass with float re-scoring inside it meets the latency target
-(docs/benchmarks.md). The vec0 tables stay the durable store; this index mirrors them in a
+(bench/vec_quantized_probe.py). The vec0 tables stay the durable store; this index mirrors them in a
 NumPy matrix (float32) plus, from :data:`QUANTIZE_MIN_ROWS` rows on, one byte per dimension
 (:mod:`mind.retrieval.int8_scan`).
 
 Search: below :data:`QUANTIZE_MIN_ROWS` rows, exact (one matrix-vector product in blocks).
 From there on, quantized rows are scored first (ONNX Runtime's integer products) and a few
 candidates per wanted row are re-scored exactly: recall@10 1.000 of exact on uniformly random
-vectors, the hardest case (docs/benchmarks.md, "Vector index at scale"). The int8 codes are
+vectors, the hardest case (docs/performance.md, "The vector index alone"). The int8 codes are
 built when a matrix first reaches :data:`BATCH_CODES_MIN_ROWS` rows (their scales from its
 rows then; many queries at once use them from there on, one query from the threshold above)
 and kept up to date by every append after; each full block of rows is also packed once for
