@@ -107,14 +107,14 @@ async def verify_copy(copy: Path) -> None:
     try:
         mind = await Mind.open(copy)
         try:
-            verdict = await mind.db.fetchval("PRAGMA quick_check(1)")
+            intact = await mind.intact()
         finally:
             await mind.close()
     except Exception as exc:  # whatever the file did to the opener: refused, path-free
         log.warning("an arriving mind copy was refused: %s", type(exc).__name__)
         raise ValidationError(f"the copy is not a mind file this host can open "
                               f"({type(exc).__name__})") from None
-    if verdict != "ok":
+    if not intact:
         raise ValidationError("the copy is damaged (SQLite quick_check failed)")
 
 

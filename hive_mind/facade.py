@@ -27,6 +27,7 @@ from actors.actor import Replayed
 from actors.results import AwarenessRemoved, FramesSaved, Reconciled, expect
 from hive_mind import warmup
 from hive_mind.results import entity_dict, frame_dict, recall_response, write_dict
+from hive_mind.scopes import within
 from hive_mind.settings import Settings, load_settings
 from hive_mind.touches import TouchBuffer
 from hive_mind.warmup import WarmUp
@@ -112,7 +113,8 @@ class HiveMind:
         self.settings = settings
         self.runtime = runtime
         self.workspaces = WorkspaceManager(settings.data_dir)
-        self.owns = runtime.serves  # sharded: the minds of this host's shard only
+        # sharded: the minds of this host's shard only; a scoped token: the minds it names
+        self.owns = within(runtime.serves)
         self.external = settings.external_source()  # asked by scope-all recalls
         self._touches = TouchBuffer(self._write_touches)  # recalls' hits, written in batches
         self.warming = WarmUp()  # what serve loads before it says ready (hive_mind/warmup.py)

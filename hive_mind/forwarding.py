@@ -18,6 +18,8 @@ inside the auth layer, so only an authenticated request sets them):
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Final
 
@@ -46,6 +48,17 @@ async def stamp(request: httpx.Request) -> None:
     if auth:
         request.headers["Authorization"] = auth
     request.headers[FORWARDED_HEADER] = str(_hops.get() + 1)
+
+
+@contextmanager
+def forwarded_as(auth: str | None) -> Iterator[None]:
+    """Calls forwarded inside this block carry ``auth`` (an MCP message's caller: the SDK runs
+    it outside the HTTP request that :class:`ForwardingContext` saw)."""
+    token = _caller_auth.set(auth)
+    try:
+        yield
+    finally:
+        _caller_auth.reset(token)
 
 
 class ForwardingContext:

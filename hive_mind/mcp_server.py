@@ -33,6 +33,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, InputRequiredResult
 from starlette.types import Receive, Scope, Send
 
+from hive_mind.forwarding import forwarded_as
 from hive_mind.mcp_tools import (
     TOOL_NAMES,
     GetFacade,
@@ -43,6 +44,7 @@ from hive_mind.mcp_tools import (
     validation_text,
 )
 from hive_mind.schedule import start_schedule
+from hive_mind.scopes import bound
 from hive_mind.settings import Settings, load_settings
 from mind.errors import HiveMindError, InvalidIdError, NotFoundError
 
@@ -74,14 +76,44 @@ def _version() -> str:
         return "0.1.0"
 
 
+CallerScope = Callable[[str | None], Awaitable[Any]]
+
+
 class HiveMindMCPServer(MCPServer[Any]):
-    """``MCPServer`` whose argument-validation failures read as one line per bad field."""
+    """``MCPServer`` whose argument-validation failures read as one line per bad field.
+
+    Over HTTP each message is handled as its own request's caller (``caller_scope``, set by
+    :func:`hive_mind.api.mcp_mount.mount_mcp`): the SDK runs it on the session's task, where the
+    HTTP request's context is not, so the message's ``Authorization`` is read again — its
+    scope bound (:mod:`hive_mind.scopes`), and forwarded calls carry it, never this host's."""
+
+    caller_scope: CallerScope | None = None
+
+    async def _as_caller(self, context: Context[Any, Any] | None,
+                         call: Callable[[], Awaitable[Any]]) -> Any:
+        if self.caller_scope is None:  # stdio: the local user
+            return await call()
+        request = None if context is None else getattr(
+            context.request_context, "request", None)
+        auth = None if request is None else request.headers.get("authorization")
+        scope = await self.caller_scope(auth)
+        if scope is None:
+            raise ToolError("unauthorized: missing or invalid bearer token")
+        with bound(scope), forwarded_as(auth):
+            return await call()
+
+    async def read_resource(self, uri: Any, context: Context[Any, Any] | None = None) -> Any:
+        return await self._as_caller(context, lambda: super(
+            HiveMindMCPServer, self).read_resource(uri, context))
 
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         context: Context[Any, Any] | None = None
                         ) -> CallToolResult | InputRequiredResult:
         try:
-            return await super().call_tool(name, arguments, context)
+            result: CallToolResult | InputRequiredResult = await self._as_caller(
+                context, lambda: super(HiveMindMCPServer, self).call_tool(
+                    name, arguments, context))
+            return result
         except ToolError as exc:
             if isinstance(exc.__cause__, pydantic.ValidationError):
                 log.info("tool %s: bad arguments", name)

@@ -20,8 +20,8 @@ import httpx
 
 from actors.moves import MOVE_ORDER, ORDER_SECONDS, Authority, Departure, order_payload
 from actors.placement import ShardMap, ShardMapError, parse_shards
-from hive_mind.api.codes import ForbiddenError
 from hive_mind.forwarding import stamp
+from hive_mind.tokens import ForbiddenError
 from mind.errors import ConflictError, ValidationError
 from mind.storage.fencing import FencedError
 from vocabulary.signing import sign, verify

@@ -114,6 +114,10 @@ class Mind:
     async def reconcile(self, *, chunk_min_chars: int | None = None) -> ReconcileResult:
         return await reconcile_indexes(self.db, chunk_min_chars=chunk_min_chars)
 
+    async def intact(self) -> bool:
+        """SQLite's ``quick_check`` passes (a mind file that arrived from elsewhere)."""
+        return bool(await self.db.fetchval("PRAGMA quick_check(1)") == "ok")
+
     async def stats(self) -> dict[str, Any]:
         return {
             "frames": await self.frames.get_stats(),

@@ -136,17 +136,19 @@ async def file_state(path: Path) -> dict[str, Any]:
                 "vectors": (await m.vectors.counts())["frame_vectors"], "fence": fence}
 
 
-async def mcp_call(url: str, tool: str, arguments: dict[str, Any]) -> str:
-    """One tool call with a real MCP client over streamable HTTP, with the caller's token."""
+async def mcp_call(url: str, tool: str, arguments: dict[str, Any],
+                   headers: dict[str, str] | None = None, ok: bool = True) -> str:
+    """One tool call with a real MCP client over streamable HTTP, with the caller's token
+    (``headers``, default the cluster's); ``ok``: the call must not be an error result."""
     from mcp import ClientSession
     from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
-    async with (create_mcp_http_client(headers=AUTH) as http,
+    async with (create_mcp_http_client(headers=headers or AUTH) as http,
                 streamable_http_client(f"{url}/mcp", http_client=http) as streams,
                 ClientSession(streams[0], streams[1]) as session):
         await session.initialize()
         result = await session.call_tool(tool, arguments)
-        assert not result.is_error, result.content
+        assert result.is_error is not ok, result.content
         return str(result.content[0].text)  # type: ignore[union-attr]
 
 

@@ -31,6 +31,7 @@ from hive_mind.api import (
     routes_memory,
     routes_mind,
     routes_ops,
+    routes_tokens,
 )
 from hive_mind.api.connections import BODY_TOTAL_SECONDS
 from hive_mind.api.exposure import api_token, check_exposure
@@ -41,6 +42,7 @@ from hive_mind.api.routes_cluster import SNAPSHOT_PATH
 from hive_mind.forwarding import ForwardingContext
 from hive_mind.server_reads import reads_allowed
 from hive_mind.settings import Settings
+from hive_mind.token_admin import TokenResolver
 
 log = logging.getLogger(__name__)
 PUBLIC_PATHS = ("/healthz", "/readyz")
@@ -85,6 +87,7 @@ def create_app(settings: Settings, facade: Any = None, *, mcp: bool = True,
     app.include_router(routes_ops.router)
     app.include_router(routes_jobs.router)
     app.include_router(routes_cluster.router)
+    app.include_router(routes_tokens.router)
     app.include_router(metrics_route.router)
     if mcp:
         lifespan_of = mount_mcp(app, bind_host, server_reads=app.state.server_reads)
@@ -101,7 +104,8 @@ def create_app(settings: Settings, facade: Any = None, *, mcp: bool = True,
     token = api_token(settings)
     if token is not None:
         public = (*PUBLIC_PATHS, "/metrics") if settings.metrics_public else PUBLIC_PATHS
-        app.add_middleware(BearerAuthMiddleware, token=token, exempt=public)
+        app.add_middleware(BearerAuthMiddleware, token=token, exempt=public,
+                           resolve=TokenResolver(settings))
     app.add_middleware(HostOriginMiddleware, policy=host_policy(settings, bind_host))
     return app
 

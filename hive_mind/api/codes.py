@@ -20,13 +20,6 @@ class UnauthorizedError(HiveMindError):
     code = "unauthorized"
 
 
-class ForbiddenError(HiveMindError):
-    """The caller is authenticated but may not do this (a token's scope, a move the operator's
-    configuration does not authorize)."""
-
-    code = "forbidden"
-
-
 class PayloadTooLargeError(ValidationError):
     """The request body is larger than ``HIVE_MIND_MAX_REQUEST_BYTES``."""
 
@@ -110,7 +103,7 @@ CLASSES: Final[dict[str, str]] = {
     "actor_closed": "actors.actor:ActorClosedError",
     "queue_unavailable": "workers.queue:QueueUnavailableError",
     "unauthorized": "hive_mind.api.codes:UnauthorizedError",
-    "forbidden": "hive_mind.api.codes:ForbiddenError",
+    "forbidden": "hive_mind.tokens:ForbiddenError",
     "too_large": "hive_mind.api.codes:PayloadTooLargeError",
     "server_unavailable": "hive_mind.api.codes:ServerUnavailableError",
     "shard_unavailable": "hive_mind.sharded:ShardUnavailableError",

@@ -7,13 +7,14 @@ from typing import Annotated, Any
 from fastapi import Depends, Query, Request
 
 from hive_mind.api.codes import NotReadyError
+from hive_mind.scopes import guarded
 
 
 def get_facade(request: Request) -> Any:
     facade = getattr(request.app.state, "facade", None)
     if facade is None:
         raise NotReadyError("the mind host is not open")
-    return facade
+    return guarded(facade)  # as the caller's token may use it (hive_mind.scopes)
 
 
 Facade = Annotated[Any, Depends(get_facade)]

@@ -12,17 +12,44 @@ would refuse ``Host: localhost`` without a port, and protect loopback binds only
 
 from __future__ import annotations
 
+import hmac
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from fastapi import FastAPI
 
 from hive_mind.api.codes import NotReadyError
+from hive_mind.api.exposure import api_token
+from hive_mind.scopes import guarded
+from hive_mind.token_admin import TokenResolver
+from hive_mind.tokens import ADMIN, Scope
 
 log = logging.getLogger(__name__)
 MCP_PATH = "/mcp"
+
+
+def caller_scope(app: FastAPI) -> Callable[[str | None], Awaitable[Scope | None]]:
+    """The scope of an MCP message's ``Authorization`` header, as the REST layer resolves it
+    (the SDK runs tool calls on the session's task, not the HTTP request's: the scope the auth
+    layer bound to the request does not reach them, so each message binds it again)."""
+    settings = app.state.settings
+    token = api_token(settings)
+    resolve = TokenResolver(settings)
+
+    async def scope_of(header: str | None) -> Scope | None:
+        if token is None:
+            return ADMIN  # no token configured: everyone who passes the guard is the admin
+        kind, _, value = (header or "").partition(" ")
+        given = value.strip()
+        if kind.lower() != "bearer" or not given:
+            return None
+        if hmac.compare_digest(given.encode("latin-1"), token.encode("ascii")):
+            return ADMIN
+        return await resolve(given) if given.isascii() else None
+
+    return scope_of
 
 
 def mount_mcp(app: FastAPI, bind_host: str, *, server_reads: bool = False
@@ -40,10 +67,12 @@ def mount_mcp(app: FastAPI, bind_host: str, *, server_reads: bool = False
         facade = getattr(app.state, "facade", None)
         if facade is None:
             raise NotReadyError("the mind host is not open")
-        return facade
+        return guarded(facade)  # the calling request's scope (bound per MCP message)
 
+    server = build_server(get_facade, server_reads=server_reads)
+    server.caller_scope = caller_scope(app)
     mcp_app = streamable_http_app(
-        build_server(get_facade, server_reads=server_reads), host=bind_host,
+        server, host=bind_host,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
     app.add_route(MCP_PATH, mcp_app, methods=["GET", "POST", "DELETE"],  # type: ignore[arg-type]
                   include_in_schema=False)

@@ -8,19 +8,24 @@ import asyncio
 import hmac
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Final
 
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Send
+from starlette.types import Scope as Scope_
 
 from hive_mind.api.codes import INTERNAL, status_for
 from hive_mind.api.errors import error_response
+from hive_mind.scopes import bound
+from hive_mind.tokens import ADMIN
+from hive_mind.tokens import Scope as TokenScope
 
 log = logging.getLogger(__name__)
 
 
-async def _send_error(scope: Scope, receive: Receive, send: Send, code: str, message: str,
+async def _send_error(scope: Scope_, receive: Receive, send: Send, code: str, message: str,
                       headers: dict[str, str] | None = None) -> None:
     response = error_response(code, message, status_for(code), headers=headers)
     await response(scope, receive, send)
@@ -56,7 +61,7 @@ class BodyLimitMiddleware:
         self.idle_seconds = idle_seconds
         self.total_seconds = total_seconds
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def __call__(self, scope: Scope_, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -66,7 +71,7 @@ class BodyLimitMiddleware:
         total = self.total_seconds if limit is None else None
         await self._limited(scope, receive, send, limit or self.default_bytes, total)
 
-    async def _limited(self, scope: Scope, receive: Receive, send: Send, limit: int,
+    async def _limited(self, scope: Scope_, receive: Receive, send: Send, limit: int,
                        total: float | None) -> None:
         declared = Headers(scope=scope).get("content-length")
         if declared is not None:
@@ -125,34 +130,68 @@ class _ResponseTracker:
         await self._send(message)
 
 
+Resolver = Callable[[str], Awaitable[TokenScope | None]]
+ADMIN_PATHS: Final = ("/metrics", "/v1/status", "/v1/jobs", "/v1/cluster", "/v1/tokens")
+SELF_PATH: Final = "/v1/tokens/self"
+
+
 class BearerAuthMiddleware:
     """``Authorization: Bearer <token>`` on every path but ``exempt`` (constant-time compare
     of the header's raw bytes with the token's; settings keep tokens printable ASCII, so the
-    two encodings agree). A request with more than one ``Authorization`` header is refused."""
+    two encodings agree). A request with more than one ``Authorization`` header is refused.
 
-    def __init__(self, app: ASGIApp, token: str, exempt: Iterable[str] = ()) -> None:
+    The configured token is the admin's; another one is looked up by ``resolve`` (a scoped
+    token, :mod:`hive_mind.tokens`): its scope is bound to the request
+    (:func:`hive_mind.scopes.bound`) and :data:`ADMIN_PATHS` answer it 403."""
+
+    def __init__(self, app: ASGIApp, token: str, exempt: Iterable[str] = (),
+                 resolve: Resolver | None = None) -> None:
         self.app = app
         self.token = token.encode("ascii")
         self.exempt = frozenset(exempt)
+        self.resolve = resolve
 
-    def _authorized(self, scope: Scope) -> bool:
+    def _bearer(self, scope: Scope_) -> tuple[bytes, bool] | None:
+        """The bearer token's raw bytes and whether it is the admin's (None: missing, not a
+        bearer, or several headers)."""
         given_all = Headers(scope=scope).getlist("authorization")
         if len(given_all) > 1:  # which one counts would differ between this check and a
-            return False        # forwarded call's: refused, never guessed
+            return None         # forwarded call's: refused, never guessed
         header = given_all[0] if given_all else ""
-        scheme, _, value = header.partition(" ")
+        kind, _, value = header.partition(" ")
         given = value.strip().encode("latin-1")  # how Starlette decoded the raw bytes
         # compare even on a wrong scheme so timing does not tell which part was wrong
         matches = hmac.compare_digest(given, self.token)
-        return scheme.lower() == "bearer" and matches
+        return (given, matches) if kind.lower() == "bearer" and given else None
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in self.exempt or self._authorized(scope):
+    async def _scope(self, scope: Scope_) -> TokenScope | None:
+        found = self._bearer(scope)
+        if found is None:
+            return None
+        given, admin = found
+        if admin:
+            return ADMIN
+        if self.resolve is None or not given.isascii():
+            return None
+        return await self.resolve(given.decode("ascii"))
+
+    async def __call__(self, scope: Scope_, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in self.exempt:
             await self.app(scope, receive, send)
             return
-        await _send_error(scope, receive, send, "unauthorized",
-                          "missing or invalid bearer token",
-                          headers={"WWW-Authenticate": 'Bearer realm="hive-mind"'})
+        caller = await self._scope(scope)
+        if caller is None:
+            await _send_error(scope, receive, send, "unauthorized",
+                              "missing or invalid bearer token",
+                              headers={"WWW-Authenticate": 'Bearer realm="hive-mind"'})
+            return
+        path = scope["path"]
+        if not caller.admin and path != SELF_PATH and path.startswith(ADMIN_PATHS):
+            await _send_error(scope, receive, send, "forbidden",
+                              "this token is scoped to workspaces: this takes the admin token")
+            return
+        with bound(caller):
+            await self.app(scope, receive, send)
 
 
 class CatchAllMiddleware:
@@ -161,7 +200,7 @@ class CatchAllMiddleware:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def __call__(self, scope: Scope_, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return

@@ -44,6 +44,7 @@ GROUPS: Final = (  # (top-level command names, the module that registers them), 
     (("maintenance",), "maintenance"),
     (("jobs",), "jobs"),
     (("cluster",), "cluster"),
+    (("token",), "token"),
     (("model",), "model"),
 )
 
@@ -107,6 +108,8 @@ def register(app: typer.Typer, module: str) -> None:
         from hive_mind.cli.cluster import register as add
     elif module == "model":
         from hive_mind.cli.model import register as add
+    elif module == "token":
+        from hive_mind.cli.token import register as add
     else:
         raise ValueError(f"no command module {module!r}")
     add(app)
