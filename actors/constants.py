@@ -22,8 +22,8 @@ DEFAULT_MAX_WEIGHT: Final = 1_000  # frames written per group commit (bounds com
 # rate (2 cores, bench/ack_latency.py); on a 2-core AMD EPYC without VNNI,
 # 64 → 32 frames: p99 64 → 44 ms, ingest 152 → 171 frames/s (one run each, side by side).
 # A part's fixed cost (the link search call, the commit, the round trips) is about half of a
-# 32-frame part's CPU: parts of 64 cut a host's index-apply CPU by ~25 % (bench/host_replay.py,
-# stop 38), so 64 while nobody saves, and a quarter of it while saves arrive (below).
+# 32-frame part's CPU: parts of 64 cut a host's index-apply CPU by ~25 % (bench/host_replay.py),
+# so 64 while nobody saves, and a quarter of it while saves arrive (below).
 DEFAULT_BULK_WEIGHT: Final = 64
 # ... divided by this while interactive ops arrive (one in the last INTERACTIVE_WINDOW
 # seconds): a save waits for the bulk commit already running, and parts of 16 index results

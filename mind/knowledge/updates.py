@@ -70,6 +70,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Final
 
 SAME_SESSION_WINDOW: Final = 8
@@ -157,6 +158,12 @@ _CHOICE = re.compile(
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 
 
+# the rules look at one turn's text once per pair it is in (a batch pairs a cue turn with each
+# of its candidates): its cue, choices and topic words are kept for the last few hundred texts
+_TEXTS: Final = 512
+
+
+@lru_cache(maxsize=_TEXTS)
 def choices(text: str) -> frozenset[str]:
     """The values a decision or change names as the new one, casefolded ("going with Hetzner"
     → ``hetzner``; "moved the DB to Amazon SQS" → ``amazon sqs``)."""
@@ -194,6 +201,7 @@ _ANCHORS: Final = (
 )
 
 
+@lru_cache(maxsize=_TEXTS)
 def update_cue(text: str) -> str | None:
     """``"decision"``, ``"change"`` or ``None`` (module docstring); a question states nothing
     ("Did we ever document why Atlas picked its database?")."""
@@ -343,10 +351,12 @@ def _singular(word: str) -> str:
     return word[:-1] if word.endswith("s") and len(word) > 4 else word
 
 
-def _topic_words(text: str) -> set[str]:
+@lru_cache(maxsize=_TEXTS)
+def _topic_words(text: str) -> frozenset[str]:
     """A turn's content words, singular, without function words and the cue vocabulary ("the
     CI", "the DB" count)."""
-    return {_singular(w) for w in (m.casefold() for m in _WORD.findall(text)) if w not in _STOP}
+    return frozenset(_singular(w) for w in (m.casefold() for m in _WORD.findall(text))
+                     if w not in _STOP)
 
 
 _HISTORY = re.compile(
