@@ -5,8 +5,7 @@ decode the job, let arq format its arguments for the log, validate the op (``par
 apply it, encode the result for arq to store. This times those steps for the two ops an import
 sends, built from the ingest bench's synthetic chat turns: an ``apply_index`` of one cognify
 batch (64 frames, 384-dim vectors, the real extraction's entities) and a ``save_frames`` of
-200 turns. Each row is timed side by side with the way it was done before (stop 34), with the
-old way re-implemented here:
+200 turns. Each row is timed side by side with the plainer alternative, re-implemented here:
 
 * a stored result **with** the job's arguments (arq's default) against without (our codec);
 * arq's ``repr`` of a plain ``dict`` payload against our short :class:`Payload` ``repr``;
