@@ -142,13 +142,12 @@ def harvest_sources(
             c.print("No harvest sources registered yet. Use `hive-mind harvest import`.",
                     markup=False)
             return
-        c.print(table("Imported sources", ["source", "last_synced_at", "items_imported",
-                                           "frames_created", "auto_sync", "last import",
-                                           "syncs from"],
+        c.print(table("Imported sources", ["source", "last synced", "items", "frames",
+                                           "auto-sync", "last import", "syncs from"],
                       ([r.get("source"), r.get("last_synced_at"), r.get("items_imported"),
                         r.get("frames_created"), r.get("auto_sync"), r.get("display_name"),
                         r.get("source_path")]
-                       for r in registered)))
+                       for r in registered), whole=("source", "last synced")))
 
     output(as_json, data, human)
 
