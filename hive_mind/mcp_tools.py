@@ -186,7 +186,8 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         per call. Identical content is deduplicated. Returns JSON {id, content, importance,
         source, created_at, workspace, created, replayed} (created=false: it was already
         stored; replayed=true: this idempotency_key's save was already applied, nothing new
-        written). After an error that says the save may have been applied, call again with the
+        written). recall_memory finds it by its words at once, by meaning a moment later (once
+        indexed). After an error that says the save may have been applied, call again with the
         same idempotency_key.""")
     async def save_memory(
         content: Annotated[Content, Field(description="The memory text, self-contained.")],
