@@ -21,6 +21,7 @@ def local_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
+@pytest.mark.slow  # exports the real model into a fresh cache (~20 s)
 @pytest.mark.skipif(not os.path.exists("/dev/ptmx"), reason="needs pseudo-terminals")
 def test_the_first_command_says_the_model_is_prepared_once(tmp_path: Path) -> None:
     env = local_env(tmp_path, HIVE_MIND_EMBEDDING_CACHE_DIR=str(tmp_path / "models"),

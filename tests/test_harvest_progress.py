@@ -29,6 +29,7 @@ def cli_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
+@pytest.mark.integration
 def test_plain_lines_without_a_terminal_and_times_over_the_whole_import(tmp_path: Path) -> None:
     run = subprocess.run([sys.executable, "-m", "hive_mind", "harvest", "import", "chatgpt",
                           str(EXPORT), "--progress", "--json"], cwd=ROOT, env=cli_env(tmp_path),
@@ -70,6 +71,7 @@ def test_plain_lines_every_few_seconds_with_rate_and_eta(monkeypatch: pytest.Mon
     ]
 
 
+@pytest.mark.integration
 @pytest.mark.skipif(not os.path.exists("/dev/ptmx"), reason="needs pseudo-terminals")
 def test_bars_at_a_terminal_show_the_indexing_row(tmp_path: Path) -> None:
     env = cli_env(tmp_path)

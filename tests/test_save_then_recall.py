@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -18,6 +19,7 @@ from mind.mind import Mind
 from tests.conftest import flushed_redis, redis_db_url
 from tests.http_server import running_server, server_settings
 
+pytestmark = pytest.mark.integration
 URL = redis_db_url(13)
 TOKEN = "save-recall-token"
 FACT, QUESTION = "Biscuit is a beagle mix", "what breed is biscuit"
