@@ -44,6 +44,7 @@ PAGE: Final = """<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <title>hive-mind API</title>
 <link rel="stylesheet" href="docs/swagger-ui.css">
 <link rel="icon" type="image/png" href="docs/favicon-32x32.png">

@@ -4,7 +4,7 @@ window.ui = SwaggerUIBundle({
   url: new URL("openapi.json", document.baseURI).href,
   dom_id: "#swagger-ui",
   deepLinking: true,
-  presets: [SwaggerUIBundle.presets.apis, SwaggerUIBundle.SwaggerUIStandalonePreset],
+  presets: [SwaggerUIBundle.presets.apis],
   layout: "BaseLayout",
   validatorUrl: null,
   persistAuthorization: false,
