@@ -226,6 +226,7 @@ async def _run(minds: MindAccess, summary: HarvestSummary, options: HarvestOptio
     tally = _Tally()
     reader = _Reader(iter(items), skip, options)
     pending: list[asyncio.Task[Any]] = []
+    outbox = (await minds.reader(mind_id)).outbox
     common: dict[str, Any] = {"source": source[:100], "run_id": run_id,
                               "source_path": path_label[:4096], "content_hash": content_hash}
 
@@ -251,9 +252,10 @@ async def _run(minds: MindAccess, summary: HarvestSummary, options: HarvestOptio
                 tally.turns += len(batch.frames)
             while len(pending) >= max(1, options.in_flight) or (batch.done and pending):
                 await settle(pending.pop(0))
-            if progress:
+            if progress:  # indexing runs beside parsing: its bar moves from the start
                 progress(ProgressEvent("parse", skip + tally.items, tally.created,
-                                       duplicates=tally.duplicates))
+                                       duplicates=tally.duplicates,
+                                       pending_index=await outbox.count()))
             if batch.done:
                 break
         if reader.error is not None:
@@ -299,6 +301,7 @@ async def _finish_summary(
     def event(phase: Literal["index", "done"], pending: int) -> ProgressEvent:
         return ProgressEvent(phase, summary.items, summary.frames_created, pending_index=pending)
 
+    written = time.monotonic()
     if wait_idle is not None:
         waiter = asyncio.ensure_future(wait_idle(None))
         while not waiter.done():
@@ -306,8 +309,10 @@ async def _finish_summary(
                 progress(event("index", await reader.outbox.count()))
             await asyncio.wait({waiter}, timeout=POLL_SECONDS)
         await waiter
+    done = time.monotonic()
     summary = replace(summary, pending_index=await reader.outbox.count(),
-                      elapsed_seconds=round(time.monotonic() - started, 3))
+                      elapsed_seconds=round(done - started, 3),
+                      index_wait_seconds=round(done - written, 3))
     if progress:
         progress(event("done", summary.pending_index or 0))
     return summary
