@@ -40,6 +40,8 @@ EXPECTED = [  # every harvest fixture in tests/, as given (file or folder)
     (DATA / "gemini" / "MyActivity.json", "gemini"),
     (DATA / "gemini" / "conversations.json", "gemini"),
     (DATA / "gemini" / "history_dump.json", "gemini"),
+    (DATA / "gemini_de", "gemini"),
+    (DATA / "gemini_de" / "MeineAktivitäten.json", "gemini"),
     (DATA / "universal", "universal"),
     (DATA / "universal" / "chat.jsonl", "universal"),
     (DATA / "universal" / "conversations.json", "universal"),

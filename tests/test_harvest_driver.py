@@ -222,3 +222,17 @@ async def test_two_documents_with_one_name_are_both_kept(tmp_path: Path) -> None
         contents = [r["content"] for r in await hm.recall("team owns", limit=10)]
         assert any("Alpha" in c for c in contents) and any("Beta" in c for c in contents)
         assert any("and CI" in c for c in contents)
+
+
+async def test_nothing_importable_is_an_error_and_not_recorded(runtime: EmbeddedRuntime,
+                                                                tmp_path: Path) -> None:
+    """An input that yields no item fails (non-zero exit in the CLI) and is not recorded: the
+    next run reads it again instead of calling it unchanged."""
+    markers = Path(__file__).parent / "data" / "harvest" / "gemini_de" / "markers_only.json"
+    store = HarvestStore((await runtime.host.reader("personal")).db)
+    for _ in range(2):
+        with pytest.raises(HarvestError, match="not one prompt or answer"):
+            await harvest(runtime, "personal", "gemini", markers, wait_idle=runtime.wait_idle)
+        with pytest.raises(HarvestError, match="nothing importable was found in it"):
+            await run(runtime, markers, iter(()))
+    assert await store.runs() == [] and await store.sources() == []

@@ -18,6 +18,7 @@ from mind.harvest.types import stable_id
 
 DATA = Path(__file__).parent / "data" / "harvest" / "gemini"
 TAKEOUT = DATA / "MyActivity.json"
+LOCALIZED = Path(__file__).parent / "data" / "harvest" / "gemini_de"
 MEMBER = "Takeout/My Activity/Gemini Apps/MyActivity.json"
 
 
@@ -70,6 +71,42 @@ def test_takeout_file_prompts_become_exchanges() -> None:
     # a prompt without a recorded response is still the user's turn
     assert [t.role for t in joke.turns] == ["user"]
     assert joke.timestamp == "2025-03-12T08:00:00.000Z"
+
+
+def test_localized_takeout_is_read_by_its_structure() -> None:
+    """A German Takeout ("Gemini-Apps", "Eingegebener Prompt: …"): records with an answer or
+    a prompt label are exchanges, the localized markers are skipped."""
+    items = list(gemini.parse(LOCALIZED / "MeineAktivitäten.json"))
+    assert [(i.title, [t.role for t in i.turns]) for i in items] == [
+        ("Wie lange muss ein Pizzateig im Kühlschrank ruhen?", ["user", "assistant"]),
+        ("Fasse den Bericht zusammen", ["user", "assistant"]),
+        ("Eine Frage ohne gespeicherte Antwort", ["user"]),
+    ]
+    pizza, report, _ = items
+    assert pizza.turns[1].text == "Mindestens 24 Stunden, besser 48."
+    assert pizza.timestamp == "2026-03-12T08:00:00.000Z"
+    assert report.turns[0].text == ("Fasse den Bericht zusammen\n\n"
+                                    "[Attached file: Quartalsbericht.pdf]")
+    assert pizza.item_id == stable_id("gemini", "takeout", "2026-03-12T08:00:00.000Z",
+                                      "Wie lange muss ein Pizzateig im Kühlschrank ruhen?")
+    assert detect(LOCALIZED / "MeineAktivitäten.json").source == "gemini"
+
+
+def test_unknown_label_stays_in_the_prompt(tmp_path: Path) -> None:
+    path = tmp_path / "activity.json"
+    path.write_text(json.dumps([{"header": "Applis Gemini", "title": "Requête : Bonjour ?",
+                                 "time": "2026-01-02T03:04:05Z", "products": ["Gemini Apps"],
+                                 "safeHtmlItem": [{"html": "<p>Salut !</p>"}]}]))
+    (item,) = gemini.parse(path)
+    assert [t.text for t in item.turns] == ["Requête : Bonjour ?", "Salut !"]
+
+
+def test_activity_without_an_exchange_is_an_error() -> None:
+    path = LOCALIZED / "markers_only.json"
+    with pytest.raises(HarvestError, match="2 Gemini Apps activity records and not one prompt "
+                                           "or answer among them: nothing to import") as err:
+        list(gemini.parse(path))
+    assert err.value.path == str(path)
 
 
 def test_takeout_ids_stable_and_distinct(tmp_path: Path) -> None:

@@ -5,11 +5,17 @@
    name, so a renamed file is found and another product's ``MyActivity.json`` is not — see
    :func:`mind.harvest.detect.is_gemini`): an array of records ``{header, title,
    time, products, safeHtmlItem, attachedFiles, subtitles}``, streamed with ``ijson``. Takeout has
-   no thread ids, so **each "Prompted …" record is one conversation item**: the prompt (``User``)
+   no thread ids, so **each exchange record is one conversation item**: the prompt (``User``)
    and the HTML response as text (``Gemini``). Grouping by day would invent threads and change an
    item whenever a newer export adds to that day; ``metadata["day"]`` lets a reader regroup. Ids:
-   ``stable_id("gemini", "takeout", time, prompt)``. Non-prompt records ("Used Gemini Apps",
-   "Created Gem", "Gave feedback") are skipped; an export of another product is an error.
+   ``stable_id("gemini", "takeout", time, prompt)``. Records are told apart by their structure,
+   not by the words of one language (Takeout localises the title: "Prompted …", "Eingegebener
+   Prompt: …"): a record with a response (``safeHtmlItem``) or attached files is an exchange,
+   and so is one whose title starts with a known prompt label (:data:`PROMPT_LABELS`, which is
+   also cut off the prompt; an unknown label stays in the prompt's text). Other records ("Used
+   Gemini Apps", "Created Gem", "Gave feedback") are activity markers and are skipped; an
+   export of another product, or Gemini activity without a single exchange, is an error (so
+   nothing is recorded as imported).
 2. **A simple JSON dump**: an array of conversations, ``{conversations: […]}``,
    one ``{history|messages|turns: […]}`` conversation or a bare array of messages (``role``/
    ``author``/``sender`` with ``parts``/``text``/``content``).
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,7 +35,7 @@ import ijson
 
 from mind.harvest import inputs
 from mind.harvest.detect import is_gemini_activity, is_takeout_record, json_sources
-from mind.harvest.errors import HarvestError, count_of, keys_hint, safe_reason
+from mind.harvest.errors import HarvestError, NothingToImport, count_of, keys_hint, safe_reason
 from mind.harvest.html import html_to_text
 from mind.harvest.inputs import CountingReader
 from mind.harvest.jsonstream import JsonSource
@@ -38,7 +45,9 @@ from mind.timeutil import format_ts, is_strict_iso, normalize_ts
 
 SOURCE: Final = "gemini"
 TAKEOUT_FILE: Final = "MyActivity.json"
-PROMPT_PREFIX: Final = "Prompted "
+PROMPT_LABELS: Final = re.compile(r"(?:Prompted|Eingegebener Prompt:)\s+")
+"""Title labels of a prompt record in the Takeout languages seen so far (English, German);
+the HTML format separates label and prompt by a no-break space."""
 _USER_ROLES: Final = frozenset({"user", "human"})
 _ASSISTANT_ROLES: Final = frozenset({"model", "assistant", "gemini", "bard"})
 _TITLE_CHARS: Final = 80
@@ -74,16 +83,22 @@ def _names(value: object) -> list[str]:
 
 
 # -- Takeout "My Activity" --------------------------------------------------------------------
+def prompt_of(title: str) -> tuple[str, bool]:
+    """``(prompt, labelled)``: the title without its prompt label, and whether it had one."""
+    label = PROMPT_LABELS.match(title)
+    return (title[label.end():].strip(), True) if label else (title.strip(), False)
+
+
 def _takeout_item(record: dict[str, Any], position: str) -> HarvestItem | None:
     title = record.get("title")
-    if not isinstance(title, str) or not title.startswith(PROMPT_PREFIX):
-        return None  # an activity marker ("Used Gemini Apps", "Created Gem" …), not an exchange
-    prompt = title[len(PROMPT_PREFIX):].strip()
+    prompt, labelled = prompt_of(title) if isinstance(title, str) else ("", False)
     html_items = record.get("safeHtmlItem")
     responses = (html_to_text(e["html"]) for e in (html_items or []) if isinstance(e, dict)
                  and isinstance(e.get("html"), str)) if isinstance(html_items, list) else ()
     response = "\n\n".join(r for r in responses if r.strip())
     attached = _names(record.get("attachedFiles"))
+    if not (labelled or response or attached):
+        return None  # an activity marker ("Used Gemini Apps", "Created Gem" …), not an exchange
     user_text = "\n\n".join([*([prompt] if prompt else []),
                               *(f"[Attached file: {name}]" for name in attached)])
     if not user_text and not response:
@@ -189,7 +204,7 @@ def _conversations(elements: Iterable[Any], name: str, fallback_ts: str | None
 
 def _takeout(first: dict[str, Any], records: Iterator[Any], name: str) -> Iterator[HarvestItem]:
     others: set[str] = set()
-    gemini = 0
+    gemini = exchanges = 0
     for n, record in enumerate(itertools.chain([first], records), start=1):
         if not isinstance(record, dict):
             raise HarvestError("expected a JSON object", path=name, position=f"record {n}")
@@ -198,10 +213,19 @@ def _takeout(first: dict[str, Any], records: Iterator[Any], name: str) -> Iterat
             continue
         gemini += 1
         if (item := _takeout_item(record, f"{Path(name).name}: record {n}")) is not None:
+            exchanges += 1
             yield item
     if not gemini and others:
         raise HarvestError(f"My Activity of {count_of(len(others), 'other product')}, not of "
                            "Gemini Apps", path=name)
+    if gemini and not exchanges:
+        raise no_exchange(gemini, name)
+
+
+def no_exchange(records: int, name: str) -> NothingToImport:
+    """Gemini activity without one prompt or answer: nothing to import, which is an error."""
+    return NothingToImport(f"{count_of(records, 'Gemini Apps activity record')} and not one "
+                        "prompt or answer among them: nothing to import", path=name)
 
 
 def _from_array(events: Iterable[Any], name: str, fallback_ts: str | None
