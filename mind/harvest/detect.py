@@ -47,6 +47,7 @@ from mind.harvest.inputs import (
 )
 from mind.harvest.jsonstream import JsonSource, file_source, member_source, open_stream
 from mind.harvest.skeleton import Exhausted, SniffBudget, bounded, build
+from mind.harvest.takeout_html import HEAD_BYTES, first_header
 
 Kind = Literal["array", "object", "jsonl", "text", "pdf", "binary", "empty", "invalid"]
 
@@ -260,6 +261,31 @@ def is_gemini_activity(record: dict[str, Any]) -> bool:
     return any(word in str(label).lower() for label in labels for word in _GEMINI_WORDS)
 
 
+def page_header(doc: Document) -> str | None:
+    """The product of a Google Takeout My Activity page in HTML (Takeout's default format):
+    its first card's header (:mod:`mind.harvest.takeout_html`), whatever the file is named;
+    ``None`` for any other document."""
+    if doc.head().lstrip(b"\xef\xbb\xbf \t\r\n")[:1] != b"<":
+        return None
+    try:
+        with doc.src.opener() as raw:
+            return first_header(raw.read(HEAD_BYTES))
+    except InflationError:
+        raise
+    except HarvestError:
+        return None
+
+
+def is_gemini_page(doc: Document) -> bool:
+    header = page_header(doc)
+    return header is not None and is_gemini_activity({"header": header})
+
+
+def gemini_pages(target: Path) -> list[JsonSource]:
+    """The Gemini Apps My Activity pages of a directory or ``.zip`` (or the file itself)."""
+    return [doc.src for doc in documents(target) if is_gemini_page(doc)]
+
+
 def is_gemini(shape: Shape) -> bool:
     """Takeout "My Activity" records of Gemini Apps, or the simple dump (conversations with
     ``messages``/``turns``/``history`` of ``parts``, or one bare list of such messages)."""
@@ -438,8 +464,13 @@ def detect(target: Path | str) -> Detection:
     if not path.exists():
         raise HarvestError("no such file or directory", path=str(path))
     budget = SniffBudget()
-    shapes = [sniff(doc, budget) for doc in documents(path)]
+    docs = documents(path)
+    shapes = [sniff(doc, budget) for doc in docs]
     votes = Counter(s for s in (classify(shape) for shape in shapes) if s)
+    pages = {doc.name: header for doc, shape in zip(docs, shapes, strict=True)
+             if shape.kind == "text" and (header := page_header(doc)) is not None}
+    votes.update("gemini" for header in pages.values()
+                 if is_gemini_activity({"header": header}))
     if votes:
         ranked = sorted(votes.items(), key=lambda kv: (-kv[1], PRIORITY.index(kv[0])))
         source, n = ranked[0]
@@ -454,6 +485,9 @@ def detect(target: Path | str) -> Detection:
                                         "rules/ or plans/)")
     if not is_zip(path):
         typed = Counter(t for t in map(_type_of, shapes) if t is not None)
+        typed.subtract(t for s in shapes if s.name in pages  # another product's activity
+                       and (t := _type_of(s)) is not None)
+        typed = +typed
         if typed:
             kind = typed.most_common(1)[0][0]
             return Detection(kind, f"{count_of(typed[kind], 'file')} of type {kind}")
@@ -477,7 +511,7 @@ _SHAPES: Final = {
     "chatgpt": "ChatGPT conversations (a mapping of message nodes)",
     "claude": "claude.ai conversations / projects / memories (chat_messages)",
     "grok": "Grok conversations (conversation + responses)",
-    "gemini": "Gemini conversations or Takeout activity",
+    "gemini": "Gemini conversations or Takeout activity (JSON or HTML)",
     "codex": "Codex CLI session records",
     "claude-code": "Claude Code transcript events",
     "universal": "universal-format messages (conversation_id + text)",
