@@ -236,3 +236,18 @@ async def test_nothing_importable_is_an_error_and_not_recorded(runtime: Embedded
         with pytest.raises(HarvestError, match="nothing importable was found in it"):
             await run(runtime, markers, iter(()))
     assert await store.runs() == [] and await store.sources() == []
+
+
+@pytest.mark.parametrize("name", ["chatgpt-export-truncated.zip", "chatgpt-export-corrupt.zip"])
+async def test_a_damaged_zip_stores_nothing(runtime: EmbeddedRuntime, name: str) -> None:
+    damaged = Path(__file__).parent / "data" / "harvest" / "damaged" / name
+    # a cut-off zip is refused whatever source is named; corrupt member bytes where read
+    for source in ("chatgpt", "plaintext") if "truncated" in name else ("chatgpt",):
+        with pytest.raises(HarvestError, match=r"the archive is damaged \(.*\): download it "
+                                               r"again"):
+            await harvest(runtime, "personal", source, damaged, wait_idle=runtime.wait_idle)
+    mind = await runtime.host.reader("personal")
+    store = HarvestStore(mind.db)
+    assert await store.runs() == [] and await store.sources() == []
+    row = await mind.db.fetchone("SELECT count(*) FROM memory_frames")
+    assert row is not None and row[0] == 0

@@ -30,6 +30,7 @@ from actors.results import FramesSaved
 from mind.errors import ValidationError
 from mind.harvest import budget
 from mind.harvest.errors import HarvestError, NothingToImport
+from mind.harvest.inputs import DamagedArchive
 from mind.harvest.registry import adapter
 from mind.harvest.store import HarvestStore
 from mind.harvest.types import HarvestItem, external_id, stable_id
@@ -259,8 +260,8 @@ async def _run(minds: MindAccess, summary: HarvestSummary, options: HarvestOptio
         if reader.error is not None:
             raise reader.error
     except Exception as exc:
-        if isinstance(exc, NothingToImport) and not tally.items and not skip:
-            raise naming.clean(exc) from None  # not recorded: see NothingToImport
+        if isinstance(exc, NothingToImport | DamagedArchive) and not tally.items and not skip:
+            raise naming.clean(exc) from None  # nothing read, nothing recorded
         for task in pending:
             try:
                 await settle(task)

@@ -41,7 +41,8 @@ from mind.harvest.errors import HarvestError, count_of
 from mind.harvest.inputs import (
     SNIFF_BYTES,
     Archive,
-    InflationError,
+    ArchiveError,
+    check_archive,
     is_zip,
     looks_binary,
 )
@@ -113,7 +114,7 @@ def _source_head(src: JsonSource) -> Callable[[], bytes]:
         try:
             with src.opener() as raw:
                 return raw.read(SNIFF_BYTES)
-        except InflationError:
+        except ArchiveError:
             raise
         except HarvestError:
             return b""
@@ -145,8 +146,8 @@ def sniff(doc: Document, budget: SniffBudget | None = None) -> Shape:
         if start == b"{" and (records := _jsonl_records(src, budget or SniffBudget.one())):
             return Shape(name, "jsonl", keys=_keys(records[0]), records=records)
         return _json_shape(src, name, budget or SniffBudget.one())
-    except InflationError:
-        raise  # a zip bomb is the input's problem, not "some other file"
+    except ArchiveError:
+        raise  # a zip bomb or a damaged zip is the input's problem, not "some other file"
     except (HarvestError, ijson.JSONError, ValueError, UnicodeDecodeError, StopIteration,
             Exhausted):
         return Shape(name, "invalid")
@@ -270,7 +271,7 @@ def page_header(doc: Document) -> str | None:
     try:
         with doc.src.opener() as raw:
             return first_header(raw.read(HEAD_BYTES))
-    except InflationError:
+    except ArchiveError:
         raise
     except HarvestError:
         return None
@@ -388,7 +389,9 @@ def _walk(root: Path) -> list[str]:
 
 def documents(target: Path) -> list[Document]:
     """Every document of a directory or ``.zip`` (capped at :data:`MAX_DOCUMENTS`), or the
-    single file itself."""
+    single file itself; a damaged ``.zip`` is an error (:func:`~mind.harvest.inputs.
+    check_archive`)."""
+    check_archive(target)
     if target.is_dir():
         names = _order(_walk(target))[:MAX_DOCUMENTS]
         return [Document(n, file_source(target / n), _file_head(target / n)) for n in names]
@@ -419,6 +422,7 @@ def json_sources(target: Path | str, source: str, expected: str) -> list[JsonSou
     path = Path(target)
     if not path.exists():
         raise HarvestError(f"no such file or directory; expected {expected}", path=str(path))
+    check_archive(path)
     if path.is_file() and not is_zip(path):
         return [file_source(path)]
     accepts = RECOGNISERS[source]
