@@ -34,6 +34,7 @@ EXPECTED = [  # every harvest fixture in tests/, as given (file or folder)
     (DATA / "claude" / "conversations.json", "claude"),
     (DATA / "claude" / "projects.json", "claude"),
     (DATA / "claude" / "memories.json", "claude"),
+    (DATA / "claude_branches", "claude"),
     (CLAUDE_CODE, "claude-code"),
     (DATA / "claude_code", "claude-code"),
     (next(CLAUDE_CODE.glob("projects/*/*.jsonl")), "claude-code"),
