@@ -30,6 +30,7 @@ EXPECTED = [  # every harvest fixture in tests/, as given (file or folder)
     (DATA / "chatgpt_split", "chatgpt"),
     (DATA / "chatgpt_split" / "conversation-d0000000.json", "chatgpt"),
     (DATA / "chatgpt_split" / "conversations-001.json", "chatgpt"),
+    (DATA / "chatgpt_branches", "chatgpt"),
     (DATA / "claude", "claude"),
     (DATA / "claude" / "conversations.json", "claude"),
     (DATA / "claude" / "projects.json", "claude"),

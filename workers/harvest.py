@@ -122,7 +122,8 @@ def item_frames(item: HarvestItem, options: HarvestOptions) -> list[ops.NewFrame
         out.append(ops.NewFrameOp(
             gop_id=gop, content=content, importance=options.importance, source="import",
             created_at=turn.timestamp or item.timestamp, metadata=metadata,
-            external_id=external_id(item.source, item.item_id, turn.turn_id), dedup=False,
+            external_id=external_id(item.source, turn.home or item.item_id, turn.turn_id),
+            dedup=False,
         ))
     return out
 
