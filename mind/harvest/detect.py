@@ -48,7 +48,7 @@ from mind.harvest.inputs import (
 )
 from mind.harvest.jsonstream import JsonSource, file_source, member_source, open_stream
 from mind.harvest.skeleton import Exhausted, SniffBudget, bounded, build
-from mind.harvest.takeout_html import HEAD_BYTES, first_header
+from mind.harvest.takeout_html import first_header
 
 Kind = Literal["array", "object", "jsonl", "text", "pdf", "binary", "empty", "invalid"]
 
@@ -270,7 +270,7 @@ def page_header(doc: Document) -> str | None:
         return None
     try:
         with doc.src.opener() as raw:
-            return first_header(raw.read(HEAD_BYTES))
+            return first_header(raw)
     except ArchiveError:
         raise
     except HarvestError:

@@ -203,11 +203,13 @@ def cards(stream: IO[bytes] | CountingReader, name: str) -> Iterator[Card]:
     yield from parser.take()
 
 
-def first_header(head: bytes) -> str | None:
-    """The header of a page's first card, from its first bytes; ``None`` when they hold no
-    My Activity card."""
-    if b"outer-cell" not in head:
-        return None
+def first_header(stream: IO[bytes] | CountingReader) -> str | None:
+    """The header of a page's first card, read from at most :data:`HEAD_BYTES` of it (the
+    page's style sheet comes first); ``None`` when they hold no My Activity card."""
     parser = _Cards("")
-    parser.feed(head.decode("utf-8", "replace"))
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    read = 0
+    while parser.first_header is None and read < HEAD_BYTES and (chunk := stream.read(CHUNK)):
+        read += len(chunk)
+        parser.feed(decoder.decode(chunk))
     return parser.first_header
