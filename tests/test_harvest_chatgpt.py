@@ -368,3 +368,21 @@ async def test_a_branched_message_is_recalled_once(tmp_path: Path) -> None:
         contents = [h["content"] for h in hits]
         assert "User: Which database should the inventory service use?" in contents
         assert len(contents) == len(set(contents))  # no message at two ranks
+
+
+def test_branch_marks_without_the_copied_message_key_every_message_alike(
+        tmp_path: Path) -> None:
+    """Without ``branching_from_message_id`` the marked message counts as copied: wherever the
+    mark sits, each message id gets one key in every conversation that holds it."""
+    export = json.loads((DATA / "chatgpt_branches" / "conversations.json").read_text())
+    for conv in export:
+        for node in conv["mapping"].values():
+            ((node.get("message") or {}).get("metadata") or {}).pop(
+                "branching_from_message_id", None)
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps(export))
+    keys: dict[str, set[str]] = {}
+    for item in chatgpt.parse(path):
+        for turn in item.turns:
+            keys.setdefault(turn.turn_id, set()).add(turn.home or item.item_id)
+    assert len(keys) == 8 and all(len(homes) == 1 for homes in keys.values())

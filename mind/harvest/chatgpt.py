@@ -13,8 +13,9 @@ branches. Only the branch the user kept is harvested: ``current_node`` and its p
 ``current_node`` is missing, the chain of the newest leaf), so other branches never interleave.
 A conversation made by "Branch in new chat" repeats the history it was branched from under the
 same message ids: those turns are keyed under the conversation they came from
-(:func:`inherited`), so a message is stored once per mind whichever conversation is imported
-first, in one export or over several.
+(:func:`inherited`, which finds them by the branch's ``branching_from_conversation_id`` mark),
+so a message is stored once per mind whichever conversation is imported first, in one export
+or over several.
 Text, code (fenced, with its language), execution / tool output (role ``tool``), multimodal parts
 (strings, ``[Shared image: <dalle prompt>]``) and attachments (``[Attached: name]``) are kept;
 hidden system messages, reasoning summaries and empty messages are skipped. Custom instructions
@@ -129,11 +130,14 @@ def inherited(mapping: dict[str, Any], chain: list[str], conv_id: str) -> dict[s
     """Node id → the conversation it was copied from, for the kept branch's messages that a
     "Branch in new chat" copied from another conversation (under the same message ids).
 
-    The first message of a branch carries ``branching_from_conversation_id`` (and
-    ``branching_from_message_id``: the last message copied) in its metadata; every message
-    before it came from that conversation. A branch of a branch carries two such marks: the
-    messages before the first came from the first conversation, those between the marks from
-    the second. Repeated marks of one branch (a retried first message) count once."""
+    A message of the branch carries ``branching_from_conversation_id`` in its metadata, and
+    ``branching_from_message_id`` (the last message copied) when ChatGPT recorded it: the
+    messages up to that one came from that conversation; without it, the messages up to and
+    including the marked one (whether the mark sits on the last copied message or on the
+    first new one, every conversation holding a message keys it alike, which is all a key
+    needs). A branch of a branch carries two such marks: the messages up to the first came
+    from the first conversation, those after it up to the second from the second. Repeated
+    marks of one branch (a retried message) count once."""
     homes: dict[str, str] = {}
     position = {node: n for n, node in enumerate(chain)}
     start = 0
@@ -144,7 +148,7 @@ def inherited(mapping: dict[str, Any], chain: list[str], conv_id: str) -> dict[s
         if not origin or origin in (conv_id, last):
             continue
         last = origin
-        end = position.get(id_str(meta.get("branching_from_message_id")) or "", n - 1) + 1
+        end = position.get(id_str(meta.get("branching_from_message_id")) or "", n) + 1
         for copied in chain[start:max(start, end)]:
             homes[copied] = origin
         start = max(start, end)
