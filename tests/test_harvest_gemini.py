@@ -3,6 +3,7 @@ original simple JSON dump."""
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import zipfile
@@ -14,6 +15,7 @@ from mind.harvest import gemini
 from mind.harvest.detect import detect
 from mind.harvest.errors import HarvestError
 from mind.harvest.registry import adapter
+from mind.harvest.takeout_html import CHUNK, first_header
 from mind.harvest.takeout_time import looks_like_time, parse_time
 from mind.harvest.types import stable_id
 
@@ -342,3 +344,12 @@ def test_missing_path() -> None:
 def test_localized_time_lines(line: str, expected: str | None) -> None:
     assert parse_time(line) == expected
     assert looks_like_time(line) == (not line.startswith("What"))
+
+
+def test_a_page_is_recognised_past_its_style_and_other_html_cheaply() -> None:
+    page = HTML_PAGE.read_bytes()
+    styled = page.replace(b"</style>", b".x{color:red}" * 30_000 + b"</style>")  # ~400 kB
+    assert first_header(io.BytesIO(styled)) == "Gemini Apps"
+    other = io.BytesIO(b"<html><head></head><body>" + b"<p>Some article text.</p>" * 200_000)
+    assert first_header(other) is None
+    assert other.tell() <= 3 * CHUNK  # not the whole 5 MB

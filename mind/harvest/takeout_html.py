@@ -76,10 +76,13 @@ class _Cards(HTMLParser):
         self._answer: list[str] | None = None
         self._size = 0  # markup of the open card's answer
         self.first_header: str | None = None
+        self.in_body = False
 
     # -- the card and its cells ------------------------------------------------------------
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "body":
+            self.in_body = True
         if tag == "div":
             self._divs += 1
             classes = (dict(attrs).get("class") or "").split()
@@ -204,12 +207,17 @@ def cards(stream: IO[bytes] | CountingReader, name: str) -> Iterator[Card]:
 
 
 def first_header(stream: IO[bytes] | CountingReader) -> str | None:
-    """The header of a page's first card, read from at most :data:`HEAD_BYTES` of it (the
-    page's style sheet comes first); ``None`` when they hold no My Activity card."""
+    """The header of a page's first card; ``None`` when the page holds no My Activity card
+    where Takeout puts the first one: within :data:`HEAD_BYTES` (its style sheet comes
+    first) and :data:`CHUNK` bytes into its body — so other HTML costs little to rule out."""
     parser = _Cards("")
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
-    read = 0
+    read = body_at = 0
     while parser.first_header is None and read < HEAD_BYTES and (chunk := stream.read(CHUNK)):
         read += len(chunk)
         parser.feed(decoder.decode(chunk))
+        if parser.in_body and not body_at:
+            body_at = read
+        elif body_at and read - body_at >= CHUNK:
+            break
     return parser.first_header
