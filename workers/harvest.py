@@ -29,7 +29,8 @@ from typing import Any, Final, Literal
 from actors.results import FramesSaved
 from mind.errors import ValidationError
 from mind.harvest import budget
-from mind.harvest.errors import HarvestError
+from mind.harvest.errors import HarvestError, NothingToImport
+from mind.harvest.inputs import DamagedArchive
 from mind.harvest.registry import adapter
 from mind.harvest.store import HarvestStore
 from mind.harvest.types import HarvestItem, external_id, stable_id
@@ -121,7 +122,8 @@ def item_frames(item: HarvestItem, options: HarvestOptions) -> list[ops.NewFrame
         out.append(ops.NewFrameOp(
             gop_id=gop, content=content, importance=options.importance, source="import",
             created_at=turn.timestamp or item.timestamp, metadata=metadata,
-            external_id=external_id(item.source, item.item_id, turn.turn_id), dedup=False,
+            external_id=external_id(item.source, turn.home or item.item_id, turn.turn_id),
+            dedup=False,
         ))
     return out
 
@@ -261,6 +263,8 @@ async def _run(minds: MindAccess, summary: HarvestSummary, options: HarvestOptio
         if reader.error is not None:
             raise reader.error
     except Exception as exc:
+        if isinstance(exc, NothingToImport | DamagedArchive) and not tally.items and not skip:
+            raise naming.clean(exc) from None  # nothing read, nothing recorded
         for task in pending:
             try:
                 await settle(task)
@@ -275,6 +279,9 @@ async def _run(minds: MindAccess, summary: HarvestSummary, options: HarvestOptio
             clean.summary = summary  # type: ignore[attr-defined]
             raise clean from None
         raise
+    if not tally.items and not skip:
+        raise NothingToImport("nothing importable was found in it (no conversation, message "
+                              "or document); nothing was recorded", path=path_label)
     summary = replace(summary, status="completed", items=tally.items,
                       frames_created=tally.created, duplicates_skipped=tally.duplicates)
     await _record(minds, summary, options, sync_path)
