@@ -51,6 +51,8 @@ EXPECTED = [  # every harvest fixture in tests/, as given (file or folder)
     (CODEX, "codex"),
     (CODEX / "history.jsonl", "codex"),
     *((p, "codex") for p in sorted(CODEX.glob("sessions/**/rollout-*.jsonl"))),
+    (DATA / "codex", "codex"),
+    *((p, "codex") for p in sorted((DATA / "codex").glob("sessions/**/rollout-*.jsonl"))),
     (FIXTURES / "grok" / "prod-grok-backend.json", "grok"),
 ]
 
