@@ -36,6 +36,7 @@ EXPECTED = [  # every harvest fixture in tests/, as given (file or folder)
     (CLAUDE_CODE, "claude-code"),
     (DATA / "claude_code", "claude-code"),
     (next(CLAUDE_CODE.glob("projects/*/*.jsonl")), "claude-code"),
+    (DATA / "claude_code_cleared" / "dot-claude", "claude-code"),
     (DATA / "gemini", "gemini"),
     (DATA / "gemini" / "MyActivity.json", "gemini"),
     (DATA / "gemini" / "conversations.json", "gemini"),
