@@ -45,6 +45,8 @@ EXPECTED = [  # every harvest fixture in tests/, as given (file or folder)
     (DATA / "universal" / "chat.jsonl", "universal"),
     (DATA / "universal" / "conversations.json", "universal"),
     (DATA / "universal" / "messages.json", "universal"),
+    (DATA / "universal_single" / "note.jsonl", "universal"),
+    (DATA / "universal_single" / "message.json", "universal"),
     (DATA / "markdown" / "notes", "markdown"),
     (DATA / "markdown" / "notes" / "index.md", "markdown"),
     (DATA / "text", "plaintext"),

@@ -276,10 +276,12 @@ def is_gemini(shape: Shape) -> bool:
 
 
 def is_universal(shape: Shape) -> bool:
-    """The universal format: flat messages ``{conversation_id, text, …}`` (JSON or JSONL), or
-    conversations ``{conversation_id, messages: [{text, …}]}``."""
+    """The universal format: flat messages ``{conversation_id, text, …}`` (JSON or JSONL, a
+    single message too), or conversations ``{conversation_id, messages: [{text, …}]}``."""
     if shape.kind == "jsonl":
         return all("conversation_id" in _dict(r) and "text" in _dict(r) for r in shape.records)
+    if shape.kind == "object" and {"conversation_id", "text"} <= set(shape.keys):
+        return True  # one message: the whole document, or a file of one line
     first = _first_of(shape, "conversations")
     if "conversation_id" not in first:
         return False
