@@ -66,7 +66,9 @@ async def import_slot() -> AsyncIterator[None]:
 
 
 _EXTENSIONS: Final = {".pdf": "pdf", ".md": "markdown", ".markdown": "markdown",
-                      ".txt": "plaintext", ".text": "plaintext"}
+                      ".html": "markdown", ".htm": "markdown", ".txt": "plaintext",
+                      ".text": "plaintext"}
+FOLDER: Final = "folder"  # an ingested directory: each file by its type (mind/harvest/folder.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +83,8 @@ class IngestSummary:
     status: str
     workspace: str
     tags: tuple[str, ...] = ()
+    files: tuple[tuple[str, int], ...] = ()  # a folder: (type, files read) per type
+    skipped: tuple[str, ...] = ()  # a folder: what was not read and why, one line per reason
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -90,6 +94,9 @@ class IngestSummary:
             "workspace": self.workspace}
         if self.tags:
             out["tags"] = list(self.tags)
+        if self.files:
+            out["files"] = dict(self.files)
+            out["skipped"] = list(self.skipped)
         return out
 
 
@@ -100,6 +107,11 @@ def detect_type(content: str) -> str:
         return "url"
     single_line = "\n" not in text and len(text) < 4096
     if single_line:
+        try:
+            if Path(text).expanduser().is_dir():
+                return FOLDER
+        except OSError:
+            pass
         suffix = Path(text).suffix.lower()
         if suffix in _EXTENSIONS:
             return _EXTENSIONS[suffix]
@@ -181,6 +193,10 @@ async def ingest_into(
     if type_hint not in INGEST_TYPES:
         raise ValidationError(f"type_hint must be one of {list(INGEST_TYPES)}")
     kind = detect_type(content) if type_hint == "auto" else type_hint
+    if kind == FOLDER:
+        return await _ingest_folder(runtime, mind_id, Path(content.strip()).expanduser(),
+                                    workspace=workspace, importance=importance, tags=tags,
+                                    wait=wait, label=label)
     target = content.strip() if kind in ("url", "pdf") or "\n" not in content.strip() \
         else content
     summary = await harvest_into(runtime, mind_id, kind, target, workspace=workspace,
@@ -191,3 +207,25 @@ async def ingest_into(
         duplicates_skipped=summary.duplicates_skipped,
         pending_index=summary.pending_index or 0, status=summary.status,
         workspace=summary.workspace or PERSONAL_MIND, tags=tuple(tags or ()))
+
+
+async def _ingest_folder(runtime: Runtime, mind_id: str, folder: Path, *, workspace: str | None,
+                         importance: str, tags: list[str] | None, wait: bool,
+                         label: str | None) -> IngestSummary:
+    """Each document type of ``folder`` by its own adapter (one import per type present), in
+    one summary that also says what was skipped and why."""
+    from mind.harvest.folder import plan
+
+    layout = plan(folder)
+    runs = [await harvest_into(runtime, mind_id, kind, folder, workspace=workspace, wait=wait,
+                               importance=importance, tags=tags, label=label,
+                               priority="interactive") for kind in layout.files]
+    statuses = {r.status for r in runs}
+    return IngestSummary(
+        source_type=FOLDER, items_parsed=sum(r.items for r in runs),
+        frames_created=sum(r.frames_created for r in runs),
+        duplicates_skipped=sum(r.duplicates_skipped for r in runs),
+        pending_index=sum(r.pending_index or 0 for r in runs),
+        status=statuses.pop() if len(statuses) == 1 else "completed",
+        workspace=runs[0].workspace or PERSONAL_MIND, tags=tuple(tags or ()),
+        files=tuple(layout.files.items()), skipped=layout.skipped)

@@ -50,6 +50,7 @@ EXPECTED = [  # every harvest fixture in tests/, as given (file or folder)
     (DATA / "markdown" / "notes", "markdown"),
     (DATA / "markdown" / "notes" / "index.md", "markdown"),
     (DATA / "text", "plaintext"),
+    (DATA / "vault", "markdown"),
     (DATA / "text" / "meeting-notes.txt", "plaintext"),
     (CODEX, "codex"),
     (CODEX / "history.jsonl", "codex"),

@@ -1,0 +1,82 @@
+"""``ingest`` of a folder (hive_mind/harvest.py, mind/harvest/folder.py): a notes vault's
+markdown, HTML, text and PDF files each read by their own adapter, and what was skipped said
+with its reason; a folder with nothing to read is an error naming what it holds."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from hive_mind.cli import main
+from hive_mind.facade import HiveMind
+from mind.harvest.errors import HarvestError
+
+VAULT = Path(__file__).parent / "data" / "harvest" / "vault"
+SKIPPED = [
+    "1 .csv file (projects/budget.csv): not a document type ingest reads (md, txt, pdf and html)",
+    "1 .png file (attachments/diagram.png): not a document type ingest reads (md, txt, pdf and "
+    "html)",
+    "1 hidden (.obsidian/): hidden files and folders are not read"]
+
+
+def test_the_plan_of_a_vault() -> None:
+    from mind.harvest import folder
+
+    layout = folder.plan(VAULT)
+    assert layout.files == {"markdown": 5, "plaintext": 1, "pdf": 1}
+    assert list(layout.skipped) == SKIPPED
+
+
+async def test_a_vault_is_ingested_by_each_file_type(tmp_path: Path) -> None:
+    async with await HiveMind.open(data_dir=tmp_path / "data", embedding_provider="test") as hm:
+        summary = await hm.ingest(str(VAULT))
+        assert {k: summary[k] for k in ("source_type", "items_parsed", "frames_created",
+                                        "status", "files", "skipped")} == {
+            "source_type": "folder", "items_parsed": 7, "frames_created": 10,
+            "status": "completed", "files": {"markdown": 5, "plaintext": 1, "pdf": 1},
+            "skipped": SKIPPED}
+        db = (await hm.runtime.host.reader("personal")).db
+        rows = await db.fetchall("SELECT content FROM memory_frames ORDER BY id")
+        text = "\n".join(str(r[0]) for r in rows)
+        for kept in ("The public launch moved to **May 3**", "Run pg_upgrade --check first",
+                     "chapter 5 on replication", "from 08:00 to 18:00 on May 3"):
+            assert kept in text, kept
+        for dropped in ("window.analytics", "<p>", "© 2026", "alwaysUpdateLinks", "venue,1200"):
+            assert dropped not in text, dropped
+        again = await hm.ingest(str(VAULT))
+        assert (again["status"], again["frames_created"]) == ("unchanged", 0)
+
+
+async def test_a_folder_with_no_documents_says_what_it_holds(tmp_path: Path) -> None:
+    chats = tmp_path / "exports"
+    chats.mkdir()
+    (chats / "chat.jsonl").write_text('{"conversation_id": "c", "text": "hi"}\n')
+    (chats / "photo.jpg").write_bytes(b"\xff\xd8\xff")
+    async with await HiveMind.open(data_dir=tmp_path / "data", embedding_provider="test") as hm:
+        with pytest.raises(HarvestError) as info:
+            await hm.ingest(str(chats))
+    assert info.value.reason == (
+        "no documents to ingest (md, txt, pdf and html) in this folder: 1 .jpg file (photo.jpg): "
+        "not a document type ingest reads (md, txt, pdf and html); 1 .jsonl file (chat.jsonl): "
+        "not a document type ingest reads (md, txt, pdf and html); a chat export is imported "
+        "with `hive-mind harvest import auto PATH`")
+
+
+def test_cli_ingest_of_a_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("HIVE_MIND_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("HIVE_MIND_EMBEDDING_PROVIDER", "test")
+    for key in ("HIVE_MIND_REDIS_URL", "HIVE_MIND_URL", "HIVE_MIND_API_TOKEN"):
+        monkeypatch.delenv(key, raising=False)
+    notes = Path(shutil.copytree(VAULT, tmp_path / "notes"))
+    (notes / "reading-list.txt").unlink()
+    assert main(["ingest", str(notes), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert (summary["files"], summary["frames_created"]) == (
+        {"markdown": 5, "pdf": 1}, 9)
+    assert main(["ingest", str(notes)]) == 0
+    out = capsys.readouterr().out
+    assert "hidden files and folders are not read" in out and "unchanged" in out
