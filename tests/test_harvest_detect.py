@@ -27,6 +27,7 @@ EXPECTED = [  # every harvest fixture in tests/, as given (file or folder)
     (DATA / "chatgpt" / "export_object.json", "chatgpt"),
     (DATA / "chatgpt", "chatgpt"),
     (DATA / "chatgpt_split", "chatgpt"),
+    (DATA / "chatgpt_images", "chatgpt"),
     (DATA / "chatgpt_split" / "conversation-d0000000.json", "chatgpt"),
     (DATA / "chatgpt_split" / "conversations-001.json", "chatgpt"),
     (DATA / "claude", "claude"),
