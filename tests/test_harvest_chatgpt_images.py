@@ -5,8 +5,12 @@ Memories get short readable placeholders, never raw JSON, asset pointers or the 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pytest
+
+from hive_mind.cli import main
 from mind.harvest import chatgpt
 from tests.harvest_roundtrip import contents, import_path, runtime, stored
 
@@ -45,3 +49,29 @@ async def test_no_raw_json_or_tool_notes_are_stored(tmp_path: Path) -> None:
             assert noise not in text, noise
     finally:
         await rt.close()
+
+
+def test_the_summary_counts_conversations_for_people(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Three items are two conversations and one instruction: people see those counts and no
+    run id or content hash; ``--json`` keeps every key, with the items by kind."""
+    monkeypatch.setenv("HIVE_MIND_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("HIVE_MIND_EMBEDDING_PROVIDER", "test")
+    for key in ("HIVE_MIND_REDIS_URL", "HIVE_MIND_URL", "HIVE_MIND_API_TOKEN"):
+        monkeypatch.delenv(key, raising=False)
+    assert main(["harvest", "import", "chatgpt", str(EXPORT), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split("│")[1].strip(): line.split("│")[2].strip()
+            for line in out.splitlines() if line.count("│") == 3}
+    assert (rows["conversations"], rows["instructions"], rows["frames_created"]) == (
+        "2", "1", "10")
+    for machine in ("items", "kinds", "run_id", "content_hash"):
+        assert machine not in rows, machine
+    copy = tmp_path / "again.json"
+    copy.write_bytes(EXPORT.read_bytes())
+    assert main(["harvest", "import", "chatgpt", str(copy), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert (summary["items"], summary["kinds"], summary["frames_created"]) == (
+        3, {"conversation": 2, "instruction": 1}, 0)
+    assert len(summary["run_id"]) == 32 and summary["content_hash"]

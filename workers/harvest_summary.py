@@ -3,7 +3,7 @@
 Typed between the layers (driver → :mod:`hive_mind.harvest` → facade); turned into dicts only
 at the interface edge by ``as_dict`` — the JSON shapes the CLI, HTTP API and MCP tools print:
 
-- summary: ``source, path, mind, run_id, content_hash, status, items, frames_created,
+- summary: ``source, path, mind, run_id, content_hash, status, items, kinds, frames_created,
   duplicates_skipped, resumed_from`` then ``error`` (a failed run), ``pending_index`` and
   ``elapsed_seconds`` (a finished run), ``workspace`` (set by the facade) and ``detected``
   (source ``auto``: why ``source`` was chosen);
@@ -36,6 +36,9 @@ class HarvestSummary:
     content_hash: str
     status: RunStatus = "running"
     items: int = 0
+    kinds: dict[str, int] | None = None
+    """The items by kind (``conversation``, ``instruction``, ``memory`` …): ``items`` is their
+    sum (and the resume cursor), this says how many were conversations."""
     frames_created: int = 0
     duplicates_skipped: int = 0
     resumed_from: int = 0

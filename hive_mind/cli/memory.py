@@ -231,7 +231,17 @@ def ingest(
                                     tags=tags or [], workspace=workspace))
 
     summary = with_facade(ctx, act, writes=True, bulk=True)
-    output(as_json, summary, lambda c: c.print(kv_table("Ingested", summary)))
+    output(as_json, summary, lambda c: c.print(kv_table("Ingested", _readable(summary))))
+
+
+def _readable(summary: dict[str, Any]) -> dict[str, Any]:
+    """A folder's files per type and what it skipped (reasons apart by "; "), as text."""
+    out = dict(summary)
+    if isinstance(out.get("files"), dict):
+        out["files"] = ", ".join(f"{n:,} {kind}" for kind, n in out["files"].items())
+    if "skipped" in out:
+        out["skipped"] = "; ".join(out["skipped"]) or "nothing"
+    return out
 
 
 def register(root: typer.Typer) -> None:
