@@ -48,6 +48,7 @@ EXPECTED = [  # every harvest fixture in tests/, as given (file or folder)
     (DATA / "universal" / "messages.json", "universal"),
     (DATA / "universal_single" / "note.jsonl", "universal"),
     (DATA / "universal_single" / "message.json", "universal"),
+    (DATA / "universal_single" / "conversation.json", "universal"),
     (DATA / "markdown" / "notes", "markdown"),
     (DATA / "markdown" / "notes" / "index.md", "markdown"),
     (DATA / "text", "plaintext"),

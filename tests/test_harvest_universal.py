@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hive_mind.facade import HiveMind
-from mind.harvest import universal
+from mind.harvest import detect, universal
 from mind.harvest.errors import HarvestError
 from mind.harvest.types import HarvestItem, stable_id
 
@@ -157,3 +157,11 @@ async def test_one_message_file_is_universal(tmp_path: Path, name: str, text: st
         db = (await hm.runtime.host.reader("personal")).db
         rows = await db.fetchall("SELECT content FROM memory_frames")
         assert [r[0] for r in rows] == [f"Dana: {text}"]
+
+
+def test_one_conversation_object_is_universal() -> None:
+    path = SINGLE / "conversation.json"
+    assert detect.detect(path).source == "universal"
+    (item,) = universal.parse(path)
+    assert (item.title, [(t.role, t.text) for t in item.turns]) == ("Packing list", [
+        ("user", "Pack the tent and the blue stove."), ("assistant", "Added: tent, blue stove.")])

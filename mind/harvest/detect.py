@@ -280,8 +280,9 @@ def is_universal(shape: Shape) -> bool:
     single message too), or conversations ``{conversation_id, messages: [{text, …}]}``."""
     if shape.kind == "jsonl":
         return all("conversation_id" in _dict(r) and "text" in _dict(r) for r in shape.records)
-    if shape.kind == "object" and {"conversation_id", "text"} <= set(shape.keys):
-        return True  # one message: the whole document, or a file of one line
+    if shape.kind == "object" and "conversation_id" in shape.keys:
+        # one message or one conversation: the whole document, or a file of one line
+        return "text" in shape.keys or shape.array_key == "messages"
     first = _first_of(shape, "conversations")
     if "conversation_id" not in first:
         return False
