@@ -23,7 +23,7 @@ from typing import Any, Final
 
 from mind.errors import HiveMindError, ValidationError
 from mind.harvest.errors import HarvestError
-from mind.harvest.registry import adapter
+from mind.harvest.registry import Parse, adapter
 from vocabulary.enums import HARVEST_CHOICES, IMPORTANCES, INGEST_TYPES, JobPriority
 from vocabulary.ids import PERSONAL_MIND
 from workers.harvest import HarvestOptions, harvest
@@ -137,8 +137,10 @@ async def harvest_into(
     auto_sync: bool | None = None, interval_hours: int | None = None, wait: bool = True,
     importance: str = "normal", tags: list[str] | None = None, label: str | None = None,
     rereadable: bool | None = None, priority: JobPriority = "bulk",
+    parse: Parse | None = None,
 ) -> HarvestSummary:
-    """Import ``path`` into ``mind_id`` (``workspace`` names it in the summary).
+    """Import ``path`` into ``mind_id`` (``workspace`` names it in the summary); ``parse``:
+    instead of the source's adapter (the same source's items, read another way).
 
     ``priority``: of the indexing it causes (``interactive``: ingest, somebody waits for it).
 
@@ -165,7 +167,7 @@ async def harvest_into(
         summary = await harvest(
             runtime, mind_id, source, target, options=options, progress=progress,
             wait_idle=partial(runtime.wait_indexed, mind_id, None) if wait else None,
-            parse=adapter(source))
+            parse=parse or adapter(source))
         return replace(summary, workspace=workspace or PERSONAL_MIND, detected=detected)
 
 
@@ -214,12 +216,14 @@ async def _ingest_folder(runtime: Runtime, mind_id: str, folder: Path, *, worksp
                          label: str | None) -> IngestSummary:
     """Each document type of ``folder`` by its own adapter (one import per type present), in
     one summary that also says what was skipped and why."""
-    from mind.harvest.folder import plan
+    from mind.harvest.folder import lenient, plan
 
     layout = plan(folder)
+    left_out: list[str] = []  # files of a type its adapter could not read, with the reason
     runs = [await harvest_into(runtime, mind_id, kind, folder, workspace=workspace, wait=wait,
                                importance=importance, tags=tags, label=label,
-                               priority="interactive") for kind in layout.files]
+                               priority="interactive", parse=lenient(kind, left_out))
+            for kind in layout.files]
     statuses = {r.status for r in runs}
     return IngestSummary(
         source_type=FOLDER, items_parsed=sum(r.items for r in runs),
@@ -228,4 +232,4 @@ async def _ingest_folder(runtime: Runtime, mind_id: str, folder: Path, *, worksp
         pending_index=sum(r.pending_index or 0 for r in runs),
         status=statuses.pop() if len(statuses) == 1 else "completed",
         workspace=runs[0].workspace or PERSONAL_MIND, tags=tuple(tags or ()),
-        files=tuple(layout.files.items()), skipped=layout.skipped)
+        files=tuple(layout.files.items()), skipped=(*left_out, *layout.skipped))

@@ -50,6 +50,23 @@ async def test_a_vault_is_ingested_by_each_file_type(tmp_path: Path) -> None:
         assert (again["status"], again["frames_created"]) == ("unchanged", 0)
 
 
+async def test_a_file_it_cannot_read_is_left_out_with_its_reason(tmp_path: Path) -> None:
+    """A damaged PDF sorted before a good one, and a .txt file that holds binary data: both
+    are reported, and every other file of their types is still ingested."""
+    notes = Path(shutil.copytree(VAULT, tmp_path / "notes"))
+    (notes / "projects" / "Scan.pdf").write_bytes(b"%PDF-1.4\ngarbage, not a PDF\n")
+    (notes / "export.txt").write_bytes(b"ab\x00\x01\x02\xff\xfe binary")
+    async with await HiveMind.open(data_dir=tmp_path / "data", embedding_provider="test") as hm:
+        summary = await hm.ingest(str(notes))
+    assert (summary["items_parsed"], summary["frames_created"], summary["status"]) == (
+        7, 10, "completed")
+    assert summary["files"] == {"markdown": 5, "plaintext": 2, "pdf": 2}
+    assert summary["skipped"][:2] == [
+        "export.txt: binary data, not text",
+        "projects/Scan.pdf: corrupt PDF (Stream has ended unexpectedly)"]
+    assert summary["skipped"][2:] == SKIPPED
+
+
 async def test_a_folder_with_no_documents_says_what_it_holds(tmp_path: Path) -> None:
     chats = tmp_path / "exports"
     chats.mkdir()

@@ -5,22 +5,32 @@ files (``markdown``), plain text (``plaintext``) and PDFs (``pdf``) are counted 
 that reads them; everything else is *skipped* with a reason, one line per reason: hidden files
 and folders (``.obsidian/``, ``.git/``: the adapters never read them), and files of other types
 (images, office documents, JSON …; a chat export is ``harvest import``'s, named in the reason).
+
+:func:`lenient` reads the files of one type as that type's adapter reads a folder (the same
+keys, so the same ids), except that a file it cannot read (a scanned or damaged PDF, a text file
+over the size limit) is left out with its reason instead of ending the import there.
 """
 
 from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from mind.harvest import markdown, pdf, plaintext
+from mind.harvest import budget, markdown, pdf, plaintext
 from mind.harvest.errors import HarvestError, count_of
+from mind.harvest.plaintext import resolve_target
+from mind.harvest.types import HarvestItem
 
-KINDS: Final = {suffix: kind for kind, suffixes in (
-    ("markdown", markdown.SUFFIXES + markdown.HTML_SUFFIXES), ("plaintext", plaintext.SUFFIXES),
-    ("pdf", pdf.SUFFIXES)) for suffix in suffixes}
+Reader = Callable[[Path, str], HarvestItem | None]
+_TYPES: Final[dict[str, tuple[tuple[str, ...], Reader]]] = {
+    "markdown": (markdown.SUFFIXES + markdown.HTML_SUFFIXES, markdown.read_file),
+    "plaintext": (plaintext.SUFFIXES, plaintext.read_file),
+    "pdf": (pdf.SUFFIXES, pdf.read_file)}
+KINDS: Final = {suffix: kind for kind, (suffixes, _) in _TYPES.items() for suffix in suffixes}
 READS: Final = "md, txt, pdf and html"
 _CHATS: Final = (".json", ".jsonl", ".ndjson", ".zip")
 _EXAMPLES: Final = 3
@@ -67,6 +77,23 @@ def plan(folder: Path) -> FolderPlan:
         found = "; ".join(skipped) or "it is empty"
         raise HarvestError(f"no documents to ingest ({READS}) in this folder: {found}",
                            path=str(folder))
-    order = ("markdown", "plaintext", "pdf")
-    return FolderPlan({k: files[k] for k in order if files[k]}, tuple(skipped))
+    return FolderPlan({k: files[k] for k in _TYPES if files[k]}, tuple(skipped))
+
+
+def lenient(kind: str, left_out: list[str]) -> Callable[[Path | str], Iterator[HarvestItem]]:
+    """A parser of ``kind``'s files in a folder that appends ``"file: reason"`` to ``left_out``
+    for each file it cannot read (the import's deadline still stops it)."""
+    suffixes, read = _TYPES[kind]
+
+    def parse(target: Path | str) -> Iterator[HarvestItem]:
+        for path, key in resolve_target(target, suffixes, kind).files:
+            try:
+                item = read(path, key)
+            except HarvestError as exc:
+                budget.check(str(path))  # out of time: not this file's fault
+                left_out.append(f"{key}: {exc.reason}")
+                continue
+            if item is not None:
+                yield item
+    return parse
 

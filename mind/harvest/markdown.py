@@ -167,11 +167,16 @@ def parse(target: Path | str) -> Iterator[HarvestItem]:
             yield item
         return
     for path, key in resolved.files:
-        text, title = read_text(path), path.stem
-        if path.suffix.lower() in HTML_SUFFIXES:
-            page = html.extract(text)
-            text, title = page.text, page.title or title
-        item = build_item(text, key, name=path.name, fallback_title=title,
-                          timestamp=file_timestamp(path), metadata={"file_path": key})
+        item = read_file(path, key)
         if item is not None:
             yield item
+
+
+def read_file(path: Path, key: str) -> HarvestItem | None:
+    """One markdown or HTML file as the item keyed ``key`` (``None`` when it is blank)."""
+    text, title = read_text(path), path.stem
+    if path.suffix.lower() in HTML_SUFFIXES:
+        page = html.extract(text)
+        text, title = page.text, page.title or title
+    return build_item(text, key, name=path.name, fallback_title=title,
+                      timestamp=file_timestamp(path), metadata={"file_path": key})
