@@ -53,6 +53,7 @@ EXPECTED = [  # every harvest fixture in tests/, as given (file or folder)
     (DATA / "markdown" / "notes" / "index.md", "markdown"),
     (DATA / "text", "plaintext"),
     (DATA / "vault", "markdown"),
+    (DATA / "vault" / "clippings" / "Postgres-upgrade.html", "markdown"),  # its text, not tags
     (DATA / "text" / "meeting-notes.txt", "plaintext"),
     (CODEX, "codex"),
     (CODEX / "history.jsonl", "codex"),

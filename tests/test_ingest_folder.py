@@ -97,3 +97,20 @@ def test_cli_ingest_of_a_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     assert main(["ingest", str(notes)]) == 0
     out = capsys.readouterr().out
     assert "hidden files and folders are not read" in out and "unchanged" in out
+
+
+async def test_one_html_page_is_read_as_its_text(tmp_path: Path) -> None:
+    """``ingest page.html`` and ``harvest import auto page.html`` store the page's text cut at
+    its headings, titled by its <title>, never its markup."""
+    page = VAULT / "clippings" / "Postgres-upgrade.html"
+    async with await HiveMind.open(data_dir=tmp_path / "data", embedding_provider="test") as hm:
+        ingested = await hm.ingest(str(page))
+        assert (ingested["source_type"], ingested["frames_created"]) == ("markdown", 2)
+        auto = await hm.harvest("auto", str(page), workspace=None)
+        assert (auto["source"], auto["frames_created"]) == ("markdown", 0)  # the same turns
+        db = (await hm.runtime.host.reader("personal")).db
+        rows = await db.fetchall("SELECT content FROM memory_frames ORDER BY id")
+    assert [str(r[0]).split("\n")[0] for r in rows] == [
+        "# Upgrading Postgres with pg_upgrade", "Upgrading Postgres with pg_upgrade"]
+    text = "\n".join(str(r[0]) for r in rows)
+    assert "## Link mode" in text and "<" not in text and "analytics" not in text

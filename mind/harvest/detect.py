@@ -421,7 +421,8 @@ class Detection:
 
 
 _TEXT_SUFFIXES: Final = {".md": "markdown", ".markdown": "markdown", ".txt": "plaintext",
-                         ".text": "plaintext", ".pdf": "pdf"}
+                         ".text": "plaintext", ".pdf": "pdf",
+                         ".html": "markdown", ".htm": "markdown"}  # markdown reads HTML
 ALL_SOURCES_HINT: Final = ("chatgpt, claude, claude-code, codex, gemini, grok, universal, "
                            "markdown, plaintext, pdf")
 
