@@ -12,6 +12,7 @@ written in does not matter and a prompt typed twice stays twice.
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any, Final
@@ -77,8 +78,12 @@ def message_form(kind: str, payload: dict[str, Any]) -> Form | None:
     return None
 
 
-def _key(role: str, text: str) -> tuple[str, str]:
-    return role, " ".join(text.replace(IMAGE, " ").split())
+def _key(role: str, text: str) -> bytes:
+    """The message's role and text, whitespace and image markers aside, as a digest: a
+    session's messages are counted without holding their text."""
+    words = " ".join(text.replace(IMAGE, " ").split())
+    return hashlib.blake2b(f"{role}\0{words}".encode("utf-8", "surrogatepass"),
+                           digest_size=16).digest()
 
 
 class Echoes:
@@ -86,7 +91,7 @@ class Echoes:
     event form, in file order."""
 
     def __init__(self, records: Iterable[Record]) -> None:
-        counts: list[Counter[tuple[str, str]]] = [Counter(), Counter()]
+        counts: list[Counter[bytes]] = [Counter(), Counter()]
         for _, kind, payload, _ in records:
             form = message_form(kind, payload)
             if form is not None and form[0] < 2 and form[2]:
