@@ -490,9 +490,10 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
                     "conversation data.")
         return dumps(rows)
 
-    @tool(WRITE, """Ingest a document into memory: a file path (markdown, text, PDF), an http(s)
-        URL, or raw text. The type is detected automatically unless type_hint is given. The
-        content is split into memories and indexed. Returns a JSON summary (source_type, items,
+    @tool(WRITE, """Ingest a document into memory: a file path (markdown, HTML, text, PDF), a
+        folder of them (each file by its type), an http(s) URL, or raw text. The type is
+        detected automatically unless type_hint is given. The content is split into memories
+        and indexed. Returns a JSON summary (source_type, items,
         frames_created, duplicates_skipped, ...).""")
     async def ingest_source(
         content: Annotated[str, Field(description="A file path, a URL or the text itself.")],

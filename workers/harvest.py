@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -80,6 +81,7 @@ class _Batch:
     titles: dict[str, str] = field(default_factory=dict)
     conversations: list[str] = field(default_factory=list)
     items: int = 0
+    kinds: Counter[str] = field(default_factory=Counter)  # items by kind (conversation …)
     skipped: int = 0
     done: bool = False
 
@@ -87,6 +89,7 @@ class _Batch:
 @dataclass
 class _Tally:
     items: int = 0
+    kinds: Counter[str] = field(default_factory=Counter)
     turns: int = 0
     created: int = 0
     duplicates: int = 0
@@ -163,6 +166,7 @@ class _Reader:
             if item is None:
                 batch.done = True
                 break
+            batch.kinds[item.kind] += 1
             if frames:
                 batch.titles[frames[0].gop_id] = mask_text(item.title)[:500]
                 batch.conversations.append(str(item.metadata.get("conversation_id")
@@ -251,6 +255,7 @@ async def _run(minds: MindAccess, summary: HarvestSummary, options: HarvestOptio
                     cursor=str(skip + tally.items + batch.items), **common)
                 pending.append(asyncio.ensure_future(minds.submit(mind_id, op)))
                 tally.items += batch.items
+                tally.kinds += batch.kinds
                 tally.turns += len(batch.frames)
             while len(pending) >= max(1, options.in_flight) or (batch.done and pending):
                 await settle(pending.pop(0))
@@ -283,6 +288,7 @@ async def _run(minds: MindAccess, summary: HarvestSummary, options: HarvestOptio
         raise NothingToImport("nothing importable was found in it (no conversation, message "
                               "or document); nothing was recorded", path=path_label)
     summary = replace(summary, status="completed", items=tally.items,
+                      kinds=dict(sorted(tally.kinds.items())) or None,
                       frames_created=tally.created, duplicates_skipped=tally.duplicates)
     await _record(minds, summary, options, sync_path)
     return await _finish_summary(minds, summary, started, progress, wait_idle)
