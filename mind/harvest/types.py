@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from vocabulary.enums import Importance
 from vocabulary.limits import MAX_EXTERNAL_ID_CHARS
 
 Role = Literal["user", "assistant", "system", "tool", "document"]
@@ -86,6 +87,8 @@ class Turn:
     text: str  # whole text; never truncated by an adapter
     timestamp: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    importance: Importance | None = None  # the turn's own (an export's); None: the import's
+    verbatim: bool = False  # ``text`` is the memory's whole content: no "<speaker>: " before it
 
 
 @dataclass(frozen=True, slots=True)
