@@ -10,8 +10,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from hive_mind.cli.common import CountProgress, JsonOpt, WorkspaceOpt, message, output, with_facade
-from mind.errors import ValidationError
+from hive_mind.cli.common import (
+    CountProgress,
+    JsonOpt,
+    WorkspaceOpt,
+    message,
+    output,
+    state,
+    with_facade,
+)
+from mind.errors import ConfigurationError, ValidationError
 from vocabulary.enums import EXPORT_FORMATS, ExportFormat
 
 if TYPE_CHECKING:
@@ -25,7 +33,8 @@ async def _write(opened: Export, dest: Path, progress: CountProgress, before: in
     partial = dest.with_name(dest.name + ".partial")
     size = 0
     try:
-        with partial.open("wb") as out:
+        with os.fdopen(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
+                       "wb") as out:  # memories: owner-only, like the minds
             async for chunk in opened.chunks:
                 out.write(chunk)
                 size += len(chunk)
@@ -95,5 +104,66 @@ def export(
         f"Exported {frames:,} frames of {len(written)} mind(s) to {path}"))
 
 
+def _host_settings(ctx: typer.Context, what: str) -> Any:
+    settings = state(ctx).settings()
+    if settings.url:
+        raise ConfigurationError(f"{what} runs on the host that holds the data dir, not as a "
+                                 "client (--url / HIVE_MIND_URL)")
+    return settings
+
+
+def _megabytes(done: int, due: int) -> tuple[int, int]:
+    return (done + 999_999) // 1_000_000, (due + 999_999) // 1_000_000
+
+
+def backup(
+    ctx: typer.Context,
+    dest: Annotated[Path, typer.Argument(
+        metavar="DIR", help="A new or empty directory for the copy.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Copy every mind file and the workspace registry of the data dir into DIR, online (serve
+    and the workers keep writing; every save acknowledged before the backup began is in the
+    copy), with DIR/manifest.json: each file's mind, size, SHA-256, schema version and
+    fencing record."""
+    from hive_mind.backup import backup as run_backup
+
+    settings = _host_settings(ctx, "backup")
+    with CountProgress("Backing up (MB)", not as_json) as progress:
+        manifest = run_backup(settings.data_dir, dest, host=settings.host_id,
+                              progress=lambda done, due: progress(*_megabytes(done, due)))
+    minds = [f for f in manifest["files"] if f["mind"]]
+    output(as_json, manifest, message(
+        f"Backed up {len(minds)} mind(s), {sum(f['frames'] for f in minds):,} frames, "
+        f"{sum(f['size'] for f in manifest['files']):,} bytes to {dest}"))
+
+
+def restore(
+    ctx: typer.Context,
+    source: Annotated[Path, typer.Argument(
+        metavar="DIR", help="A directory written by `hive-mind backup`.")],
+    force: Annotated[bool, typer.Option(
+        "--force", help="Replace minds that exist in the data dir already.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Verify the backup in DIR (manifest, each file's SHA-256 and PRAGMA integrity_check)
+    and put its minds and workspace registry into the data dir, fenced for this host. Stop
+    serve and the workers of the data dir first."""
+    from hive_mind.backup import Target
+    from hive_mind.backup import restore as run_restore
+
+    settings = _host_settings(ctx, "restore")
+    shards = settings.shard_map()
+    target = Target(settings.data_dir, settings.fence(),
+                    None if shards is None else shards.owner)
+    with CountProgress("Verifying (MB)", not as_json) as progress:
+        summary = run_restore(source, target, force=force,
+                              progress=lambda done, due: progress(*_megabytes(done, due)))
+    output(as_json, summary, message(
+        f"Restored {len(summary['restored'])} mind(s) into {settings.data_dir}"))
+
+
 def register(root: typer.Typer) -> None:
     root.command("export")(export)
+    root.command("backup")(backup)
+    root.command("restore")(restore)
