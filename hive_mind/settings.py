@@ -29,6 +29,7 @@ from mind.bounds import name_text
 from mind.errors import ConfigurationError, ValidationError
 from mind.redact import mask_text, mask_url
 from mind.storage.fencing import Fence
+from vocabulary.enums import EmbeddingTier
 from vocabulary.ids import PERSONAL_MIND, validate_slug, workspace_mind_id
 from workers.constants import COGNIFY_BATCH_FRAMES
 from workers.schedule import TASKS, MaintenanceTask, ScheduleConfig
@@ -286,11 +287,21 @@ class Settings(BaseSettings):
                                   "and conflict notes (default: its host name)",
     )
 
-    tier: str | None = Field(
-        default=None, description="embedding tier gate (see mind/embeddings/quota.py)",
+    tier: EmbeddingTier | None = Field(
+        default=None,
+        description="embedding tier: free (local providers, 10,000 embeddings a month), pro "
+                    "(+ remote providers, 1,000,000), team or enterprise (unlimited); a used-up "
+                    "quota refuses saves, imports and recalls (HTTP 429). Unset: no gating",
     )
-    user_id: str = Field(default="local", description="owner id for the monthly embedding quota")
-    eval_mode: bool = Field(default=False, description="evaluation mode: no quota counting")
+    user_id: str = Field(
+        default="local", min_length=1, max_length=200,
+        description="whose monthly embedding count this process adds to (every embedding: "
+                    "indexing, imports, recall queries; shown by status)",
+    )
+    eval_mode: bool = Field(
+        default=False, description="evaluation mode: the tier never refuses a provider or "
+                                   "an embedding (they are still counted)",
+    )
 
     @field_validator("data_dir")
     @classmethod

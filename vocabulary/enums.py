@@ -56,6 +56,8 @@ MaintenanceKind = Literal["compact", "reconcile", "reembed", "dedupe", "sync"]
 # who waits for a cognify job (workers/fairness.py): a user or agent (saves, one ingested
 # document, queries) or nobody in particular (harvest imports, re-embeds, outbox re-sends)
 JobPriority = Literal["interactive", "bulk"]
+# embedding tiers: the providers and monthly quota of each (mind/embeddings/quota.py TIERS)
+EmbeddingTier = Literal["free", "pro", "team", "enterprise"]
 
 FRAME_TYPES: Final[tuple[FrameType, ...]] = get_args(FrameType)
 INGEST_IMPORTANCES: Final[tuple[IngestImportance, ...]] = get_args(IngestImportance)
@@ -82,3 +84,4 @@ FRAME_CLEANUP_MODES: Final[tuple[FrameCleanupMode, ...]] = get_args(FrameCleanup
 ENTITY_CLEANUP_MODES: Final[tuple[EntityCleanupMode, ...]] = get_args(EntityCleanupMode)
 MAINTENANCE_KINDS: Final[tuple[MaintenanceKind, ...]] = get_args(MaintenanceKind)
 JOB_PRIORITIES: Final[tuple[JobPriority, ...]] = get_args(JobPriority)
+EMBEDDING_TIERS: Final[tuple[EmbeddingTier, ...]] = get_args(EmbeddingTier)

@@ -97,7 +97,7 @@ CLASSES: Final[dict[str, str]] = {
     "embedding_dim_mismatch": "mind.errors:EmbeddingDimMismatchError",
     "embedding_error": "mind.embeddings.base:EmbeddingError",
     "tier_forbidden": "mind.embeddings.quota:TierError",
-    "quota_exceeded": "mind.embeddings.quota:QuotaExceeded",
+    "quota_exceeded": "mind.embeddings.quota:EmbeddingQuotaExceededError",
     "external_source": "mind.retrieval.external:ExternalSourceError",
     "harvest_input": "mind.harvest.errors:HarvestError",
     "actor_closed": "actors.actor:ActorClosedError",
@@ -136,8 +136,10 @@ def _resolve(code: str) -> type[HiveMindError] | None:
     return cls if isinstance(cls, type) and issubclass(cls, HiveMindError) else None
 
 
-def exception_for(code: str, message: str, status: int) -> HiveMindError:
-    """The exception a client raises for an error response (same class as on the server)."""
+def exception_for(code: str, message: str, status: int,
+                  details: dict[str, Any] | None = None) -> HiveMindError:
+    """The exception a client raises for an error response (same class as on the server,
+    carrying the response's ``details`` as attributes)."""
     cls = _resolve(code)
     if cls is None:
         return RemoteError(message, code=code, status=status)
@@ -148,5 +150,7 @@ def exception_for(code: str, message: str, status: int) -> HiveMindError:
         Exception.__init__(exc, message)
         for attr in ("stored", "runtime"):
             setattr(exc, attr, {})
+        for attr, value in (details or {}).items():
+            setattr(exc, attr, value)
     exc.status = status  # type: ignore[attr-defined]
     return exc
