@@ -58,6 +58,11 @@ MaintenanceKind = Literal["compact", "reconcile", "reembed", "dedupe", "sync"]
 JobPriority = Literal["interactive", "bulk"]
 # embedding tiers: the providers and monthly quota of each (mind/embeddings/quota.py TIERS)
 EmbeddingTier = Literal["free", "pro", "team", "enterprise"]
+# embedding providers (mind/embeddings/registry.py; auto: the probing chain) and what runs the
+# in-process model
+EmbeddingProviderName = Literal["auto", "inprocess", "ollama", "openai", "voyage", "litellm",
+                                "test", "mock"]
+EmbeddingBackend = Literal["torch", "onnx", "onnx-int8"]
 
 FRAME_TYPES: Final[tuple[FrameType, ...]] = get_args(FrameType)
 INGEST_IMPORTANCES: Final[tuple[IngestImportance, ...]] = get_args(IngestImportance)
@@ -85,3 +90,5 @@ ENTITY_CLEANUP_MODES: Final[tuple[EntityCleanupMode, ...]] = get_args(EntityClea
 MAINTENANCE_KINDS: Final[tuple[MaintenanceKind, ...]] = get_args(MaintenanceKind)
 JOB_PRIORITIES: Final[tuple[JobPriority, ...]] = get_args(JobPriority)
 EMBEDDING_TIERS: Final[tuple[EmbeddingTier, ...]] = get_args(EmbeddingTier)
+EMBEDDING_PROVIDERS: Final[tuple[EmbeddingProviderName, ...]] = get_args(EmbeddingProviderName)
+EMBEDDING_BACKENDS: Final[tuple[EmbeddingBackend, ...]] = get_args(EmbeddingBackend)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mind.constants import MOCK_DIMENSIONS
 from mind.embeddings.base import (
     Embedder,
     EmbeddingError,
@@ -268,7 +269,7 @@ class EmbeddingProviderChain:
             reason,
         )
         probes["mock"] = "ok (degraded fallback)"
-        mock = MockEmbedder(cfg.target_dimensions or cfg.mock_dimensions)
+        mock = MockEmbedder(cfg.target_dimensions or MOCK_DIMENSIONS)
         return _Selection(mock, probes, reason)
 
     async def _try(self, name: str) -> Embedder:
