@@ -52,6 +52,7 @@ def config(**overrides: Any) -> EmbeddingConfig:
     return EmbeddingConfig(**values)
 
 
+@pytest.mark.slow
 async def test_auto_takes_ollama_after_inprocess_fails_and_stops_probing(serve: Serve) -> None:
     ollama = await serve(protocol("ollama"))
     voyage = await serve(protocol("voyage", key=KEY))

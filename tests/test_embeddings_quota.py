@@ -302,6 +302,7 @@ async def test_explicit_provider_outside_the_tier_is_refused_before_any_request(
     assert openai.requests == []
 
 
+@pytest.mark.slow
 async def test_auto_skips_providers_outside_the_tier(
     serve: Callable[..., Awaitable[FakeServer]],
 ) -> None:

@@ -333,6 +333,7 @@ def split_export(folder: Path, conversations: int, messages: int, per_file: int)
     return conversations * messages
 
 
+@pytest.mark.integration
 async def test_kill9_mid_import_resumes_the_split_layout(tmp_path: Path) -> None:
     src = tmp_path / "export"
     total = split_export(src, 500, 20, 50)  # 10 files, 10,000 messages = 5 batches

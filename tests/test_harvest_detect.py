@@ -172,6 +172,7 @@ def big_conversation(nodes: int, mapping_first: bool) -> dict[str, object]:
     return {**head, "create_time": 1_700_000_000, **tail, "current_node": f"n{nodes - 1}"}
 
 
+@pytest.mark.slow
 def test_exports_past_the_sniff_allowance_are_still_recognised(tmp_path: Path) -> None:
     """The sniff stops after its events (issue #45), yet a conversation larger than that is
     still its source's: an export whose first conversation is huge, the split layout's
