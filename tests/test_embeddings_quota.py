@@ -61,7 +61,7 @@ async def store(tmp_path: Path) -> AsyncIterator[UsageStore]:
     await usage.close()
 
 
-@pytest.fixture(params=["sqlite", "redis"])
+@pytest.fixture(params=["sqlite", pytest.param("redis", marks=pytest.mark.integration)])
 async def counter(request: pytest.FixtureRequest, tmp_path: Path
                   ) -> AsyncIterator[Callable[[Clock], UsageCounter]]:
     """Makes counters of one kind over one store (the same file, the same Redis db)."""
