@@ -90,11 +90,13 @@ def error_of(response: httpx.Response, prefix: str = "") -> Exception:
     try:
         error = response.json()["error"]
         code, message = str(error["code"]), str(error["message"])
+        details = error.get("details")
     except (ValueError, KeyError, TypeError):  # a proxy's page, an internal page: not passed on
         log.warning("%sHTTP %d without a hive-mind error body", prefix, response.status_code)
         return RemoteError(f"{prefix}the server answered HTTP {response.status_code} without "
                            "a hive-mind error body", code=UPSTREAM_ERROR, status=502)
-    return exception_for(code, prefix + message, response.status_code)
+    return exception_for(code, prefix + message, response.status_code,
+                         details if isinstance(details, dict) else None)
 
 
 def _local_file(value: object) -> Path | None:
