@@ -1,8 +1,6 @@
 from __future__ import annotations
 
 import asyncio
-import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -12,32 +10,7 @@ from actors.actor import Duplicate, MindActor
 from actors.host import MindHost, mind_path
 from mind.errors import InvalidIdError, NotFoundError, ValidationError
 from mind.mind import Mind
-
-
-@dataclass(frozen=True)
-class Save:
-    text: str
-    gop: str = "g"
-    kind: str = "save"
-    op_id: str = field(default_factory=lambda: uuid.uuid4().hex)
-
-
-@dataclass(frozen=True)
-class Boom:
-    kind: str = "boom"
-    op_id: str = field(default_factory=lambda: uuid.uuid4().hex)
-
-
-async def save_handler(mind: Mind, op: Save) -> int:
-    return (await mind.frames.create_i_frame(op.gop, op.text)).frame.id
-
-
-async def boom_handler(mind: Mind, op: Boom) -> None:
-    await mind.frames.create_i_frame("g", "written then rolled back")
-    raise ValidationError("this op is bad")
-
-
-HANDLERS: dict[str, Any] = {"save": save_handler, "boom": boom_handler}
+from tests.support import HANDLERS, Boom, Save, save_handler
 
 
 @pytest.fixture

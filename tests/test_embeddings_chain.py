@@ -17,10 +17,10 @@ from mind.embeddings import (
     fingerprint,
     register_provider,
 )
-from tests.test_embeddings_http import KEY, FakeServer, Handler, closed_port, protocol
+from tests.support import KEY, EmbeddingHandler, FakeServer, closed_port, protocol
 
 BOGUS_MODEL = "hive-mind/definitely-not-a-model"
-Serve = Callable[[Handler], Awaitable[FakeServer]]
+Serve = Callable[[EmbeddingHandler], Awaitable[FakeServer]]
 
 
 @pytest.fixture(autouse=True)
@@ -32,7 +32,7 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> None:
 async def serve() -> AsyncIterator[Serve]:
     servers: list[FakeServer] = []
 
-    async def start(handler: Handler) -> FakeServer:
+    async def start(handler: EmbeddingHandler) -> FakeServer:
         servers.append(await FakeServer(handler).start())
         return servers[-1]
 

@@ -8,7 +8,7 @@ from mind.knowledge import dedupe as kg_dedupe
 from mind.knowledge.dedupe import dedupe_by_name, merge_properties, pick_survivor, repoint
 from mind.knowledge.store import KnowledgeGraph
 from mind.storage.db import Database
-from tests.test_knowledge import active_relation_rows, add_frames
+from tests.support import active_relation_rows, add_frames
 
 
 @pytest.fixture

@@ -7,34 +7,13 @@ import pytest
 from mind.errors import InvalidTimestampError, NotFoundError, ValidationError
 from mind.knowledge.store import KnowledgeGraph
 from mind.storage.db import Database
-from mind.timeutil import days_ago_iso, is_strict_iso, now_iso
+from mind.timeutil import days_ago_iso, is_strict_iso
+from tests.support import active_relation_rows, add_frames
 
 
 @pytest.fixture
 def kg(db: Database) -> KnowledgeGraph:
     return KnowledgeGraph(db)
-
-
-async def add_frames(db: Database, count: int) -> list[int]:
-    """Insert ``count`` bare frames (and their session) directly with SQL; returns their ids."""
-    now = now_iso()
-    ids: list[int] = []
-    async with db.transaction():
-        await db.execute("INSERT OR IGNORE INTO sessions(gop_id) VALUES ('g')")
-        start = int(await db.fetchval("SELECT coalesce(max(t), -1) + 1 FROM memory_frames"))
-        for t in range(start, start + count):
-            frame_id, _ = await db.execute(
-                "INSERT INTO memory_frames (frame_type, gop_id, t, content, created_at, "
-                "recorded_at, last_accessed, content_hash) VALUES ('I', 'g', ?, ?, ?, ?, ?, ?)",
-                (t, f"frame {t}", now, now, now, f"hash-{t}"),
-            )
-            ids.append(frame_id)
-    return ids
-
-
-async def active_relation_rows(db: Database) -> int:
-    return int(await db.fetchval(
-        "SELECT COUNT(*) FROM knowledge_relations WHERE valid_to IS NULL"))
 
 
 # -- entities ----------------------------------------------------------------------------------

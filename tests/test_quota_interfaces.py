@@ -26,7 +26,7 @@ from hive_mind.settings import Settings
 from mind.embeddings.quota import EmbeddingQuotaExceededError, UsageStore
 from tests.conftest import REDIS_URL
 from tests.http_server import running_server, server_settings
-from tests.test_cli import subprocess_cli
+from tests.procs import run_cli
 from workers.distributed import worker_settings
 from workers.host_runtime import HostRuntime
 from workers.usage import RedisUsage
@@ -215,11 +215,11 @@ def test_status_cli_shows_the_quota(tmp_path: Path) -> None:
     asyncio.run(use_up(data, "ivan", 1234))
     env = {"HIVE_MIND_DATA_DIR": str(data), "HIVE_MIND_EMBEDDING_PROVIDER": "test",
            "HIVE_MIND_TIER": "pro", "HIVE_MIND_USER_ID": "ivan", "HF_HUB_OFFLINE": "1"}
-    out = subprocess_cli("status", "--no-probe", "--json", env=env)
+    out = run_cli("status", "--no-probe", "--json", env=env)
     assert out.returncode == 0, out.stderr
     quota = json.loads(out.stdout)["embedding_quota"]
     assert (quota["user_id"], quota["tier"], quota["current"], quota["quota"]) == (
         "ivan", "pro", 1234, 1_000_000)
-    table = subprocess_cli("status", "--no-probe", env={**env, "COLUMNS": "200"})
+    table = run_cli("status", "--no-probe", env={**env, "COLUMNS": "200"})
     assert table.returncode == 0, table.stderr
     assert "1234 of 1000000" in table.stdout

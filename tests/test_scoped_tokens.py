@@ -9,10 +9,7 @@ calls over the deployment stay the admin's. The admin token works as before."""
 from __future__ import annotations
 
 import json
-import os
 import stat
-import subprocess
-import sys
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -23,9 +20,8 @@ import pytest
 from actors.placement import parse_shards
 from hive_mind.tokens import TOKENS_FILE
 from tests.http_server import running_server, server_settings
-from tests.procs import ROOT
-from tests.test_cluster import mcp_call
-from tests.test_security_http import free_port, refused
+from tests.procs import free_port, run_cli
+from tests.support import mcp_call, refused
 
 ADMIN = "scoped-tokens-admin-token"
 ADMIN_AUTH = {"Authorization": f"Bearer {ADMIN}"}
@@ -36,11 +32,7 @@ def bearer(token: str) -> dict[str, str]:
 
 
 def cli(data: Path, *args: str) -> dict[str, Any]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_MIND_")}
-    env.update({"HIVE_MIND_DATA_DIR": str(data), "HIVE_MIND_EMBEDDING_PROVIDER": "test",
-                "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)})
-    done = subprocess.run([sys.executable, "-m", "hive_mind", *args, "--json"], cwd=ROOT,
-                          env=env, capture_output=True, text=True, timeout=120)
+    done = run_cli(*args, "--json", data=data, clean=True)
     assert done.returncode == 0, done.stderr
     return dict(json.loads(done.stdout))
 
