@@ -423,6 +423,7 @@ def test_subprocess_exit_codes_and_clean_errors(env: dict[str, str]) -> None:
     assert bad.stderr.startswith("hive-mind: error: ") and len(bad.stderr.splitlines()) == 1
     unknown = subprocess_cli("save", "x", "--workspace", "ghost", env=env)
     assert unknown.returncode == 2 and "ghost" in unknown.stderr
+    assert "create it with `hive-mind workspace create ghost`" in unknown.stderr
     assert "Traceback" not in unknown.stderr and len(unknown.stderr.splitlines()) == 1
     ok = subprocess_cli("workspace", "list", "--json", env=env)
     assert ok.returncode == 0 and json.loads(ok.stdout)["workspaces"] == []
@@ -504,6 +505,7 @@ def test_client_mode_against_a_running_serve(env: dict[str, str], tmp_path: Path
         assert json.loads(found.stdout)[0]["from"] == "personal"
         ghost = subprocess_cli("--url", url, "save", "x", "-w", "ghost", env=env)
         assert ghost.returncode == 2 and len(ghost.stderr.splitlines()) == 1
+        assert "hive-mind workspace create ghost" in ghost.stderr
     finally:
         stop(server)
     down = subprocess_cli("--url", url, "status", env=env)

@@ -81,7 +81,8 @@ def test_missing_current_node_uses_newest_leaf_and_images(items: list[HarvestIte
     assert cat.turns[0].text == "[Shared image]\nDraw my cat as an astronaut."
     dalle = cat.turns[2]
     assert dalle.role == "tool" and dalle.speaker == "Tool (dalle.text2im)"
-    assert dalle.text == "[Shared image: A tabby cat floating in a white spacesuit above Earth]"
+    assert dalle.text == "[Generated image: A tabby cat floating in a white spacesuit above Earth]"
+    assert cat.turns[1].text == "[Image request: A tabby cat in a spacesuit]"  # not its JSON
 
 
 def test_instructions_once_hidden_and_empty_skipped(items: list[HarvestItem]) -> None:

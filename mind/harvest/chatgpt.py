@@ -17,8 +17,10 @@ same message ids: those turns are keyed under the conversation they came from
 so a message is stored once per mind whichever conversation is imported first, in one export
 or over several.
 Text, code (fenced, with its language), execution / tool output (role ``tool``), multimodal parts
-(strings, ``[Shared image: <dalle prompt>]``) and attachments (``[Attached: name]``) are kept;
-hidden system messages, reasoning summaries and empty messages are skipped. Custom instructions
+(strings; images as ``[Shared image]``, a tool's as ``[Generated image: <prompt>]``) and
+attachments (``[Attached: name]``) are kept; an image tool's call (raw JSON) is ``[Image request:
+<prompt>]``; hidden system messages, reasoning summaries, an image tool's notes to the model
+("DALL·E displayed 1 images …") and empty messages are skipped. Custom instructions
 (``user_editable_context`` nodes anywhere in the mapping, on the kept branch or not,
 conversation ``custom_instructions``, top-level ``user_custom_instructions``) and top-level
 ``memories`` become their own items, never turns of the chat.
@@ -58,6 +60,8 @@ from mind.harvest.types import PREVIOUS_KEY, HarvestItem, Role, Turn, external_i
 SOURCE: Final = "chatgpt"
 EXPECTED: Final = "a ChatGPT export (the .zip, its folder, or its JSON files of conversations)"
 _SKIPPED_TYPES: Final = frozenset({"thoughts", "reasoning_recap", "model_editable_context"})
+# image generators (DALL·E; GPT-4o images): their calls are JSON, their notes to the model noise
+_IMAGE_TOOLS: Final = frozenset({"dalle.text2im", "t2uay3k.sj1i4kz"})
 
 
 def parse(target: Path | str) -> Iterator[HarvestItem]:
@@ -239,7 +243,12 @@ def _turn(src: JsonSource, position: str, node_id: str, msg: dict[str, Any],
             role, speaker = "system", "System"
         case _:
             return None
-    pieces = [_content_text(content, ctype)]
+    request = _image_request(content) if role == "assistant" and as_str(
+        msg.get("recipient")) not in ("", "all") else None
+    if role == "tool" and name in _IMAGE_TOOLS and ctype != "multimodal_text":
+        return None  # "DALL·E displayed 1 images. The images are already plainly visible, …"
+    image = "Generated image" if role == "tool" else "Shared image"
+    pieces = [request or _content_text(content, ctype, image)]
     pieces += [f"[Attached: {first_str(as_dict(a), 'name') or 'file'}]"
                for a in as_list(meta.get("attachments")) if as_dict(a)]
     text = "\n".join(p for p in pieces if p).strip()
@@ -258,7 +267,19 @@ def _turn(src: JsonSource, position: str, node_id: str, msg: dict[str, Any],
                 timestamp=ts_from_epoch(msg.get("create_time")), metadata=metadata)
 
 
-def _content_text(content: dict[str, Any], ctype: str) -> str:
+def _image_request(content: dict[str, Any]) -> str | None:
+    """An assistant's call of an image tool (``{"prompt": …, "size": …}``, the raw JSON it sent)
+    as ``[Image request: prompt]``; ``None`` for any other message."""
+    raw = as_str(content.get("text")) or "".join(
+        p for p in as_list(content.get("parts")) if isinstance(p, str))
+    try:
+        prompt = as_str(as_dict(json.loads(raw)).get("prompt")).strip()
+    except ValueError:
+        return None
+    return f"[Image request: {prompt}]" if prompt else None
+
+
+def _content_text(content: dict[str, Any], ctype: str, image: str) -> str:
     if ctype == "code":
         language = as_str(content.get("language")).strip()
         code = as_str(content.get("text")).strip("\n")
@@ -269,19 +290,21 @@ def _content_text(content: dict[str, Any], ctype: str) -> str:
         head = " ".join(p for p in (first_str(content, "title"), first_str(content, "url")) if p)
         body = as_str(content.get("text"))
         return f"[Quote: {head}]\n{body}" if head else body
-    parts = [_part_text(p) for p in as_list(content.get("parts"))]
+    parts = [_part_text(p, image) for p in as_list(content.get("parts"))]
     if any(parts):
         return "\n".join(p for p in parts if p)
     return first_str(content, "text", "result", "content")  # execution_output, browsing, unknown
 
 
-def _part_text(part: Any) -> str:
+def _part_text(part: Any, image: str) -> str:
+    """A part's text; an image part is ``[Shared image]`` (a user's) or ``[Generated image:
+    prompt]`` (a tool's), never its asset pointer."""
     if isinstance(part, str):
         return part
     obj = as_dict(part)
     if "image" in as_str(obj.get("content_type")):
         prompt = first_str(as_dict(as_dict(obj.get("metadata")).get("dalle")), "prompt").strip()
-        return f"[Shared image: {prompt}]" if prompt else "[Shared image]"
+        return f"[{image}: {prompt}]" if prompt else f"[{image}]"
     return first_str(obj, "text")  # audio transcriptions and unknown parts with text
 
 

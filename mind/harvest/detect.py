@@ -303,10 +303,13 @@ def is_gemini(shape: Shape) -> bool:
 
 
 def is_universal(shape: Shape) -> bool:
-    """The universal format: flat messages ``{conversation_id, text, …}`` (JSON or JSONL), or
-    conversations ``{conversation_id, messages: [{text, …}]}``."""
+    """The universal format: flat messages ``{conversation_id, text, …}`` (JSON or JSONL, a
+    single message too), or conversations ``{conversation_id, messages: [{text, …}]}``."""
     if shape.kind == "jsonl":
         return all("conversation_id" in _dict(r) and "text" in _dict(r) for r in shape.records)
+    if shape.kind == "object" and "conversation_id" in shape.keys:
+        # one message or one conversation: the whole document, or a file of one line
+        return "text" in shape.keys or shape.array_key == "messages"
     first = _first_of(shape, "conversations")
     if "conversation_id" not in first:
         return False
@@ -448,7 +451,8 @@ class Detection:
 
 
 _TEXT_SUFFIXES: Final = {".md": "markdown", ".markdown": "markdown", ".txt": "plaintext",
-                         ".text": "plaintext", ".pdf": "pdf"}
+                         ".text": "plaintext", ".pdf": "pdf",
+                         ".html": "markdown", ".htm": "markdown"}  # markdown reads HTML
 ALL_SOURCES_HINT: Final = ("chatgpt, claude, claude-code, codex, gemini, grok, universal, "
                            "markdown, plaintext, pdf")
 

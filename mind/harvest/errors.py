@@ -40,6 +40,7 @@ class HarvestError(ValidationError):
     bomb, binary garbage). ``path`` and ``position`` say where; items before it were imported."""
 
     code = "harvest_input"
+    status = 422
 
     def __init__(self, message: str, *, path: str = "", position: str = "") -> None:
         where = ", ".join(p for p in (path, position) if p)
