@@ -41,6 +41,8 @@ class ImportsBusyError(HiveMindError):
     """This process already runs and queues as many imports as it takes: retry later."""
 
     code = "busy"
+    status = 503
+    retry_after = 10
 
 
 @asynccontextmanager

@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import re
 import tempfile
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
@@ -48,7 +47,8 @@ from hive_mind.limits import (
 )
 from hive_mind.server_reads import ingest as client_ingest
 from hive_mind.server_reads import refuse
-from mind.errors import HiveMindError, NotFoundError, ValidationError
+from hive_mind.workspaces import unknown_workspace
+from mind.errors import HiveMindError, ValidationError
 from mind.harvest.errors import safe_reason
 from vocabulary.enums import (
     AgentImportance,
@@ -84,7 +84,6 @@ TOOL_NAMES = (
 )
 _RECALL_FIELDS = ("id", "content", "importance", "source", "score", "absolute_relevance",
                   "created_at", "from", "conflict")
-_WS_NOT_FOUND = re.compile(r'^Workspace ".*" not found$')
 
 
 def dumps(value: Any) -> str:
@@ -97,7 +96,7 @@ def error_result(text: str) -> CallToolResult:
 
 def error_text(exc: HiveMindError) -> str:
     message = " ".join(str(exc).split()) or type(exc).__name__
-    if isinstance(exc, NotFoundError) and _WS_NOT_FOUND.match(message):
+    if unknown_workspace(exc) is not None:
         message += (". Workspaces are never created implicitly: call create_workspace first "
                     "(list_workspaces shows the existing ids).")
     return f"{exc.code}: {message}"
@@ -187,7 +186,8 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         per call. Identical content is deduplicated. Returns JSON {id, content, importance,
         source, created_at, workspace, created, replayed} (created=false: it was already
         stored; replayed=true: this idempotency_key's save was already applied, nothing new
-        written). After an error that says the save may have been applied, call again with the
+        written). recall_memory finds it by its words at once, by meaning a moment later (once
+        indexed). After an error that says the save may have been applied, call again with the
         same idempotency_key.""")
     async def save_memory(
         content: Annotated[Content, Field(description="The memory text, self-contained.")],
