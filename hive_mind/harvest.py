@@ -155,6 +155,7 @@ async def harvest_into(
     if source not in HARVEST_CHOICES:
         raise ValidationError(f"unknown harvest source {source!r}; use one of: "
                               f"{', '.join(HARVEST_CHOICES)}")
+    await runtime.check_quota()  # nothing is imported while the month's quota is used up
     async with import_slot():  # at most MAX_CONCURRENT_IMPORTS at once
         detected: str | None = None
         if source == "auto":

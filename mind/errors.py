@@ -16,7 +16,8 @@
     │   └── EmbeddingDimMismatchError
     ├── EmbeddingError              a provider failed (mind/embeddings/base.py)
     │   └── ProviderNotConfigured
-    ├── TierError, QuotaExceeded    embedding tier gating and monthly quota (embeddings/quota.py)
+    ├── TierError                   the tier does not include a provider (embeddings/quota.py)
+    ├── EmbeddingQuotaExceededError this month's embedding quota is used up (same module)
     ├── ExternalSourceError         the optional external knowledge source
     (mind/retrieval/external.py)
     ├── ActorClosedError            a write reached a mind that is shutting down (actors/)

@@ -98,6 +98,8 @@ OK = {"conversation_id": "c", "message_id": "m1", "speaker": "Bo", "text": "hi"}
     ({"conversation_id": "c", "message_id": "m", "text": "x"}, "missing required field 'speaker'"),
     ({**OK, "role": "narrator"}, "role is not one of"),  # the value is not echoed
     ({**OK, "timestamp": "last tuesday"}, "timestamp is not ISO-8601"),
+    ({**OK, "importance": "urgent"}, "importance is not one of"),
+    ({**OK, "verbatim": "yes"}, "verbatim must be true or false"),
     ('{"conversation_id": "c", broken', "not valid JSON"),
     ("[1, 2]", "expected a JSON object, found list"),
 ])
@@ -119,6 +121,17 @@ def test_role_synonyms_speaker_defaults_and_blank_text(tmp_path: Path) -> None:
     assert turns(item) == [("1", "user", "User", "q", None),
                            ("2", "assistant", "Assistant", "a", "2024-06-01T09:01:00.000Z")]
     assert item.turns[1].metadata == {"lang": "en"}
+
+
+def test_importance_and_verbatim(tmp_path: Path) -> None:
+    path = jsonl(tmp_path, {**OK, "importance": "critical"},
+                 {**OK, "message_id": "m2", "text": "  Note: kept as is \n", "verbatim": True,
+                  "role": "document"})
+    (item,) = universal.parse(path)
+    first, second = item.turns
+    assert (first.importance, first.verbatim, first.text) == ("critical", False, "hi")
+    assert (second.importance, second.verbatim, second.role) == (None, True, "document")
+    assert second.text == "  Note: kept as is \n"
 
 
 def test_wrong_source_and_oversize(tmp_path: Path) -> None:

@@ -105,7 +105,9 @@ def item_frames(item: HarvestItem, options: HarvestOptions) -> list[ops.NewFrame
     for turn in item.turns:
         if not turn.text.strip():
             continue
-        if item.kind == "conversation":
+        if turn.verbatim:
+            content = turn.text
+        elif item.kind == "conversation":
             content = f"{turn.speaker}: {turn.text}"
         else:
             titled = title and title not in turn.text[:200]
@@ -123,7 +125,8 @@ def item_frames(item: HarvestItem, options: HarvestOptions) -> list[ops.NewFrame
         if options.tags:
             metadata["tags"] = list(options.tags)
         out.append(ops.NewFrameOp(
-            gop_id=gop, content=content, importance=options.importance, source="import",
+            gop_id=gop, content=content, importance=turn.importance or options.importance,
+            source="import",
             created_at=turn.timestamp or item.timestamp, metadata=metadata,
             external_id=external_id(item.source, turn.home or item.item_id, turn.turn_id),
             dedup=False,

@@ -133,8 +133,10 @@ def error_body(code: str, message: str, **extra: Any) -> dict[str, Any]:
     return {"error": {"code": code, "message": message, **extra}}
 
 
-def exception_for(code: str, message: str, status: int) -> HiveMindError:
-    """The exception a client raises for an error response (same class as on the server)."""
+def exception_for(code: str, message: str, status: int,
+                  details: dict[str, Any] | None = None) -> HiveMindError:
+    """The exception a client raises for an error response (same class as on the server,
+    carrying the response's ``details`` as attributes)."""
     cls = error_class(code)
     if cls is None:
         return RemoteError(message, code=code, status=status)
@@ -145,5 +147,8 @@ def exception_for(code: str, message: str, status: int) -> HiveMindError:
         Exception.__init__(exc, message)
         for attr in ("stored", "runtime"):
             setattr(exc, attr, {})
+    for attr, value in (details or {}).items():  # the server's, but never our own attributes
+        if attr.isidentifier() and not attr.startswith("_") and attr not in ("code", "status"):
+            setattr(exc, attr, value)
     exc.status = status
     return exc

@@ -40,8 +40,10 @@ async def _hive_mind_error(request: Request, exc: Exception) -> JSONResponse:
     if status >= 500:  # a retryable refusal (a shard down) is the caller's to retry
         log.log(logging.WARNING if retry else logging.ERROR, "%s %s failed: %s: %s",
                 request.method, request.url.path, code, exc)
+    details = getattr(exc, "details", None)  # e.g. a quota's tier, quota and count
+    extra = {"details": details()} if callable(details) else {}
     return error_response(code, str(exc) or code, status,
-                          headers=None if retry is None else {"Retry-After": str(retry)})
+                          headers=None if retry is None else {"Retry-After": str(retry)}, **extra)
 
 
 async def _request_validation(request: Request, exc: Exception) -> JSONResponse:

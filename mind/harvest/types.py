@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from vocabulary.enums import Importance
 from vocabulary.limits import MAX_EXTERNAL_ID_CHARS
 
 Role = Literal["user", "assistant", "system", "tool", "document"]
@@ -88,6 +89,8 @@ class Turn:
     text: str  # whole text; never truncated by an adapter
     timestamp: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    importance: Importance | None = None  # the turn's own (an export's); None: the import's
+    verbatim: bool = False  # ``text`` is the memory's whole content: no "<speaker>: " before it
     home: str | None = None
     """The item whose key the turn is stored under when it is another item's turn too (a
     ChatGPT conversation branched off another repeats its messages under the same ids): the
