@@ -88,7 +88,7 @@ def harvest_sources(
                       ([r.get("source"), r.get("last_synced_at"), r.get("items_imported"),
                         r.get("frames_created"), r.get("auto_sync"), r.get("display_name"),
                         r.get("source_path")]
-                       for r in registered), whole=("source", "last synced")))
+                       for r in registered), whole=("source",)))
 
     output(as_json, data, human)
 
