@@ -345,6 +345,25 @@ def test_harvest_import_universal_jsonl(cli: Run, tmp_path: Path) -> None:
     cli.fails("harvest", "import", "universal", str(tmp_path / "missing.jsonl"))
 
 
+def test_harvest_exports_nothing_importable_or_damaged_fail(cli: Run) -> None:
+    """A Takeout of activity markers only and a zip cut off mid-download: one line on
+    stderr, a non-zero exit, nothing recorded (so a second run fails the same way instead of
+    saying unchanged); the HTML My Activity page of the same product imports."""
+    data = ROOT / "tests" / "data" / "harvest"
+    for _ in range(2):
+        line = cli.fails("harvest", "import", "auto",
+                         str(data / "gemini_de" / "markers_only.json"))
+        assert line.endswith("2 Gemini Apps activity records and not one prompt or answer "
+                             "among them: nothing to import")
+    line = cli.fails("harvest", "import", "auto",
+                     str(data / "damaged" / "chatgpt-export-truncated.zip"))
+    assert line.endswith("the archive is damaged (truncated at byte 1,000, before the zip's "
+                         "directory): download it again")
+    assert cli.json("harvest", "sources")["registered"] == []
+    page = cli.json("harvest", "import", "auto", str(data / "gemini_html" / "MyActivity.html"))
+    assert (page["source"], page["items"], page["frames_created"]) == ("gemini", 3, 5)
+
+
 # -- bad input ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("args", [

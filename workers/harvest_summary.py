@@ -3,7 +3,7 @@
 Typed between the layers (driver → :mod:`hive_mind.harvest` → facade); turned into dicts only
 at the interface edge by ``as_dict`` — the JSON shapes the CLI, HTTP API and MCP tools print:
 
-- summary: ``source, path, mind, run_id, content_hash, status, items, frames_created,
+- summary: ``source, path, mind, run_id, content_hash, status, items, kinds, frames_created,
   duplicates_skipped, resumed_from`` then ``error`` (a failed run), ``pending_index``,
   ``elapsed_seconds`` (a finished run: from the start until every frame is indexed, when the
   caller waits for that) and ``index_wait_seconds`` (the part of it after the last write, spent
@@ -39,6 +39,9 @@ class HarvestSummary:
     content_hash: str
     status: RunStatus = "running"
     items: int = 0
+    kinds: dict[str, int] | None = None
+    """The items by kind (``conversation``, ``instruction``, ``memory`` …): ``items`` is their
+    sum (and the resume cursor), this says how many were conversations."""
     frames_created: int = 0
     duplicates_skipped: int = 0
     resumed_from: int = 0

@@ -29,6 +29,7 @@ from hive_mind.api import (
     health,
     metrics_route,
     routes_cluster,
+    routes_export,
     routes_jobs,
     routes_memory,
     routes_mind,
@@ -88,6 +89,7 @@ def create_app(settings: Settings, facade: Any = None, *, mcp: bool = True,
     app.include_router(routes_mind.router)
     app.include_router(routes_ops.router)
     app.include_router(routes_jobs.router)
+    app.include_router(routes_export.router)
     app.include_router(routes_cluster.router)
     app.include_router(routes_tokens.router)
     app.include_router(metrics_route.router)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import typer
 
@@ -59,8 +59,24 @@ def harvest_import(
                                          sync_interval_hours=interval_hours))
 
         summary = with_facade(ctx, act, writes=True, bulk=True)
-    output(as_json, summary,
-           lambda c: c.print(kv_table(f"Harvested {summary.get('source', source)}", summary)))
+    output(as_json, summary, lambda c: c.print(kv_table(
+        f"Harvested {summary.get('source', source)}", for_humans(summary))))
+
+
+_PLURALS: Final = {"memory": "memories", "conversation": "conversations"}
+_MACHINE_KEYS: Final = ("run_id", "content_hash")  # for scripts: in --json output only
+
+
+def for_humans(summary: dict[str, Any]) -> dict[str, Any]:
+    """A harvest summary as a person reads it: the items counted by kind ("conversations 62,
+    instructions 8" rather than "items 70"), without the run's internal keys."""
+    out: dict[str, Any] = {}
+    for key, value in summary.items():
+        if key == "items" and summary.get("kinds"):
+            out.update((_PLURALS.get(k, k + "s"), n) for k, n in summary["kinds"].items())
+        elif key not in (*_MACHINE_KEYS, "kinds"):
+            out[key] = value
+    return out
 
 
 @app.command("sources")

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from mind.embeddings.base import EmbeddingError
+from mind.embeddings.model_source import offline_hint
 from mind.embeddings.torch_encoder import quiet_progress_bars
 
 log = logging.getLogger(__name__)
@@ -231,7 +232,8 @@ def _export(source: str, local_only: bool, variant: str, out: Path) -> None:
                                         model_kwargs={"attn_implementation": "eager"})
         except Exception as exc:
             raise EmbeddingError(f"in-process model {source!r} could not be loaded for the "
-                                 f"ONNX export: {exc}", provider="inprocess") from None
+                                 f"ONNX export{offline_hint(source)}: {exc}",
+                                 provider="inprocess") from None
         _trace(model, torch, variant, out)
 
 
