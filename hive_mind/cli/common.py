@@ -129,8 +129,8 @@ def configure_cli_logging(level: str | None) -> None:
     _HANDLER.setLevel(chosen)
     for name in _NOTICE_LOGGERS:
         logger = logging.getLogger(name)
-        if sys.stderr.isatty():
-            logger.setLevel(min(chosen, logging.INFO))
+        if sys.stderr.isatty() and chosen > logging.INFO:  # else the log shows them anyway
+            logger.setLevel(logging.INFO)
             if _NOTICES not in logger.handlers:
                 logger.addHandler(_NOTICES)
         else:
