@@ -54,6 +54,8 @@ def harvest_import(
     """
     with harvest_progress(progress) as bar:
         async def act(hm: Any) -> dict[str, Any]:
+            if getattr(hm, "mode", None) == "client":
+                bar.remote(hm.url)
             return dict(await hm.harvest(source, path, workspace=workspace, progress=bar,
                                          auto_sync=auto_sync,
                                          sync_interval_hours=interval_hours))

@@ -11,6 +11,8 @@ its rate and the time it still needs.
 - :class:`HarvestLines` (``--progress`` without a terminal): one line every
   :data:`LINE_SECONDS` and one when a phase starts or ends, e.g. ``harvest: index 1,200/3,000
   frames, 75/s, eta 0:00:24``.
+
+In client mode the server reports no progress: both say so (``remote``) and wait.
 """
 
 from __future__ import annotations
@@ -99,8 +101,23 @@ class HarvestBars:
         if self.progress is not None:
             self.progress.stop()
 
-    def __call__(self, event: ProgressEvent) -> None:
+    def remote(self, url: str) -> None:
+        """Client mode: the server reports no progress; one row says where the import runs."""
         if self.progress is None:
+            return
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        for task in self.tasks.values():
+            self.progress.update(task, visible=False)
+        self.progress.stop()
+        self.progress = Progress(SpinnerColumn(), TextColumn("{task.description}"),
+                                 TimeElapsedColumn(), console=self.progress.console)
+        self.progress.start()
+        self.progress.add_task(f"importing at {url}: uploading, parsing, indexing")
+        self.tasks = {}
+
+    def __call__(self, event: ProgressEvent) -> None:
+        if self.progress is None or not self.tasks:
             return
         now = Counts.of(event)
         p, t, parsing = self.progress, self.tasks, now.phase == "parse"
@@ -125,6 +142,11 @@ class HarvestLines:
 
     def __exit__(self, *exc: object) -> None:
         pass
+
+    def remote(self, url: str) -> None:
+        self.stream.write(f"harvest: importing at {url}: the server uploads, parses and "
+                          "indexes it and reports no progress (client mode)\n")
+        self.stream.flush()
 
     def __call__(self, event: ProgressEvent) -> None:
         at, now = time.monotonic(), Counts.of(event)
@@ -163,6 +185,9 @@ class NoProgress:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        pass
+
+    def remote(self, url: str) -> None:
         pass
 
     def __call__(self, event: ProgressEvent) -> None:
