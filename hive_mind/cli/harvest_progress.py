@@ -75,7 +75,7 @@ class HarvestBars:
             """Frames (items) per second since the start; the ETA on the rows that have one."""
 
             def render(self, task: Task) -> Text:
-                elapsed = task.elapsed or 0.0
+                elapsed = (task.finished_time if task.finished else task.elapsed) or 0.0
                 speed = task.completed / elapsed if elapsed > 0 else 0.0
                 if not speed:
                     return Text("")
@@ -93,8 +93,10 @@ class HarvestBars:
         self.progress.start()
         for key, label in (("items", "items parsed"), ("written", "frames written"),
                            ("indexed", "frames indexed")):
+            # the indexing row's clock (and rate) starts with the first frame written
             self.tasks[key] = self.progress.add_task(label, total=None, of="",
-                                                     eta=key == "indexed")
+                                                     eta=key == "indexed",
+                                                     start=key != "indexed")
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -124,6 +126,7 @@ class HarvestBars:
         p.update(t["items"], completed=now.items, total=None if parsing else now.items)
         p.update(t["written"], completed=now.written, total=None if parsing else now.written)
         if now.written:  # a bar over what is written so far; fixed once parsing is done
+            p.start_task(t["indexed"])  # once: a started task keeps its start time
             p.update(t["indexed"], completed=min(now.indexed, now.written), total=now.written,
                      of=f" / {now.written:,}")
 
