@@ -82,6 +82,8 @@ def test_the_cli_tour_runs_in_order_on_a_fresh_data_dir(tmp_path: Path) -> None:
     ~/Downloads/chatgpt-export.zip, a Claude Code tree as ~/.claude, notes.md here."""
     if not (Path(sys.prefix) / "bin" / "activate").exists():
         pytest.skip("the tests do not run in a virtual environment to activate")
+    if shutil.which("jq") is None:
+        pytest.skip("the tour pipes into jq, which is not installed")
     home, here = tmp_path / "home", tmp_path / "here"
     (home / "Downloads").mkdir(parents=True)
     here.mkdir()
