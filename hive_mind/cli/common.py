@@ -129,8 +129,8 @@ def configure_cli_logging(level: str | None) -> None:
     _HANDLER.setLevel(chosen)
     for name in _NOTICE_LOGGERS:
         logger = logging.getLogger(name)
-        if sys.stderr.isatty():
-            logger.setLevel(min(chosen, logging.INFO))
+        if sys.stderr.isatty() and chosen > logging.INFO:  # else the log shows them anyway
+            logger.setLevel(logging.INFO)
             if _NOTICES not in logger.handlers:
                 logger.addHandler(_NOTICES)
         else:
@@ -266,19 +266,31 @@ def cell(value: Any, limit: int | None = None) -> Text:
     return Text(text)
 
 
+_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)?")
+
+
 def table(title: str | None, columns: Iterable[str], rows: Iterable[Iterable[Any]],
           *, limits: dict[str, int] | None = None, whole: Iterable[str] = ()) -> Table:
-    """``whole``: columns never wrapped (timestamps): the others fold first to make room."""
+    """Columns of timestamps, and those named in ``whole``, are never wrapped: the others
+    fold first to make room."""
     from rich.table import Table
 
     cols = list(columns)
-    keep = set(whole)
+    data = [list(row) for row in rows]
+    keep = set(whole) | {name for i, name in enumerate(cols) if _timestamps(r[i] for r in data)}
     out = Table(title=title, title_justify="left", show_lines=False)
     for name in cols:
         out.add_column(name, overflow="fold", no_wrap=name in keep)
-    for row in rows:
+    for row in data:
         out.add_row(*(cell(v, (limits or {}).get(c)) for c, v in zip(cols, row, strict=True)))
     return out
+
+
+def _timestamps(values: Iterable[Any]) -> bool:
+    """Whether a column holds timestamps (and nothing else but blanks)."""
+    present = [v for v in values if v is not None and v != ""]
+    return bool(present) and all(isinstance(v, str) and _TIMESTAMP.fullmatch(v)
+                                 for v in present)
 
 
 def kv_table(title: str | None, data: dict[str, Any], *, skip: Iterable[str] = ()) -> Table:
