@@ -266,6 +266,7 @@ class HiveMind:
                                source=source, metadata=metadata or {}, created_at=at)
         request = {"content": content, "importance": importance, "source": source,
                    "metadata": metadata or {}, "created_at": at}
+        await self.runtime.check_quota()  # refused now rather than never indexed
         with answering():  # background builds step aside meanwhile (mind/foreground.py)
             result, replayed = await self._write(
                 workspace, lambda ident: ops.SaveFrames(mind_id=ident, frames=[frame]),

@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import re
 import tempfile
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
@@ -49,7 +48,8 @@ from hive_mind.limits import (
 )
 from hive_mind.server_reads import ingest as client_ingest
 from hive_mind.server_reads import refuse
-from mind.errors import HiveMindError, NotFoundError, ValidationError
+from hive_mind.workspaces import unknown_workspace
+from mind.errors import HiveMindError, ValidationError
 from mind.harvest.errors import safe_reason
 from vocabulary.enums import (
     AgentImportance,
@@ -86,7 +86,6 @@ TOOL_NAMES = (
 )
 _RECALL_FIELDS = ("id", "content", "importance", "source", "score", "absolute_relevance",
                   "created_at", "from", "conflict")
-_WS_NOT_FOUND = re.compile(r'^Workspace ".*" not found$')
 
 
 def dumps(value: Any) -> str:
@@ -99,7 +98,7 @@ def error_result(text: str) -> CallToolResult:
 
 def error_text(exc: HiveMindError) -> str:
     message = " ".join(str(exc).split()) or type(exc).__name__
-    if isinstance(exc, NotFoundError) and _WS_NOT_FOUND.match(message):
+    if unknown_workspace(exc) is not None:
         message += (". Workspaces are never created implicitly: call create_workspace first "
                     "(list_workspaces shows the existing ids).")
     return f"{exc.code}: {message}"
@@ -189,7 +188,8 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         per call. Identical content is deduplicated. Returns JSON {id, content, importance,
         source, created_at, workspace, created, replayed} (created=false: it was already
         stored; replayed=true: this idempotency_key's save was already applied, nothing new
-        written). After an error that says the save may have been applied, call again with the
+        written). recall_memory finds it by its words at once, by meaning a moment later (once
+        indexed). After an error that says the save may have been applied, call again with the
         same idempotency_key.""")
     async def save_memory(
         content: Annotated[Content, Field(description="The memory text, self-contained.")],
@@ -509,9 +509,10 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         return dumps(await mind.export_page(workspace=workspace or None, part=part,
                                             cursor=cursor or None, limit=limit))
 
-    @tool(WRITE, """Ingest a document into memory: a file path (markdown, text, PDF), an http(s)
-        URL, or raw text. The type is detected automatically unless type_hint is given. The
-        content is split into memories and indexed. Returns a JSON summary (source_type, items,
+    @tool(WRITE, """Ingest a document into memory: a file path (markdown, HTML, text, PDF), a
+        folder of them (each file by its type), an http(s) URL, or raw text. The type is
+        detected automatically unless type_hint is given. The content is split into memories
+        and indexed. Returns a JSON summary (source_type, items,
         frames_created, duplicates_skipped, ...).""")
     async def ingest_source(
         content: Annotated[str, Field(description="A file path, a URL or the text itself.")],

@@ -31,6 +31,7 @@ from hive_mind.api.codes import (
     UPSTREAM_ERROR,
     RemoteError,
     ServerUnavailableError,
+    UnauthorizedError,
     exception_for,
 )
 from hive_mind.settings import Settings
@@ -89,11 +90,13 @@ def error_of(response: httpx.Response, prefix: str = "") -> Exception:
     try:
         error = response.json()["error"]
         code, message = str(error["code"]), str(error["message"])
+        details = error.get("details")
     except (ValueError, KeyError, TypeError):  # a proxy's page, an internal page: not passed on
         log.warning("%sHTTP %d without a hive-mind error body", prefix, response.status_code)
         return RemoteError(f"{prefix}the server answered HTTP {response.status_code} without "
                            "a hive-mind error body", code=UPSTREAM_ERROR, status=502)
-    return exception_for(code, prefix + message, response.status_code)
+    return exception_for(code, prefix + message, response.status_code,
+                         details if isinstance(details, dict) else None)
 
 
 def _local_file(value: object) -> Path | None:
@@ -157,9 +160,14 @@ class RemoteHiveMind:
             raise ServerUnavailableError(
                 f"{self.url}{path} answered {response.status_code} without JSON") from exc
 
-    @staticmethod
-    def _error(response: httpx.Response) -> Exception:
-        return error_of(response)
+    def _error(self, response: httpx.Response) -> Exception:
+        exc = error_of(response)
+        if response.status_code == 401 and isinstance(exc, UnauthorizedError):
+            hint = ("the token in HIVE_MIND_API_TOKEN is not one this server accepts"
+                    if self.settings.api_token else
+                    "set HIVE_MIND_API_TOKEN to the server's API token")
+            return UnauthorizedError(f"{exc} (hive-mind at {self.url}): {hint}")
+        return exc
 
     async def close(self) -> None:
         await self._http.aclose()

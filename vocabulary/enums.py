@@ -58,6 +58,13 @@ ExportPart = Literal["frames", "entities", "relations"]  # a page of the MCP exp
 # who waits for a cognify job (workers/fairness.py): a user or agent (saves, one ingested
 # document, queries) or nobody in particular (harvest imports, re-embeds, outbox re-sends)
 JobPriority = Literal["interactive", "bulk"]
+# embedding tiers: the providers and monthly quota of each (mind/embeddings/quota.py TIERS)
+EmbeddingTier = Literal["free", "pro", "team", "enterprise"]
+# embedding providers (mind/embeddings/registry.py; auto: the probing chain) and what runs the
+# in-process model
+EmbeddingProviderName = Literal["auto", "inprocess", "ollama", "openai", "voyage", "litellm",
+                                "test", "mock"]
+EmbeddingBackend = Literal["torch", "onnx", "onnx-int8"]
 
 FRAME_TYPES: Final[tuple[FrameType, ...]] = get_args(FrameType)
 INGEST_IMPORTANCES: Final[tuple[IngestImportance, ...]] = get_args(IngestImportance)
@@ -86,3 +93,6 @@ MAINTENANCE_KINDS: Final[tuple[MaintenanceKind, ...]] = get_args(MaintenanceKind
 JOB_PRIORITIES: Final[tuple[JobPriority, ...]] = get_args(JobPriority)
 EXPORT_FORMATS: Final[tuple[ExportFormat, ...]] = get_args(ExportFormat)
 EXPORT_PARTS: Final[tuple[ExportPart, ...]] = get_args(ExportPart)
+EMBEDDING_TIERS: Final[tuple[EmbeddingTier, ...]] = get_args(EmbeddingTier)
+EMBEDDING_PROVIDERS: Final[tuple[EmbeddingProviderName, ...]] = get_args(EmbeddingProviderName)
+EMBEDDING_BACKENDS: Final[tuple[EmbeddingBackend, ...]] = get_args(EmbeddingBackend)

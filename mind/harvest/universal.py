@@ -5,7 +5,8 @@ One JSON object per line (JSONL)::
     {"conversation_id", "message_id", "speaker", "role"?, "text", "timestamp"?, "title"?,
      "importance"?, "verbatim"?, "metadata"?}
 
-or a JSON array of such objects, or a JSON array of conversations
+(one line is a file too), or one such object as the whole document, or a JSON array of such
+objects, or a JSON array of conversations
 ``{"conversation_id", "title"?, "messages": [...]}`` (also under a top-level
 ``{"conversations": [...]}``). ``role`` is ``user|assistant|system``
 (``human``/``ai``/``bot``/``model``/``tool``/``document`` are understood); without it the role is
@@ -42,6 +43,8 @@ from mind.harvest.jsonstream import (
     id_str,
     iter_array,
     iter_jsonl,
+    read_document,
+    read_key,
     top_level,
     ts_from_any,
 )
@@ -73,10 +76,20 @@ def parse(target: Path | str) -> Iterator[HarvestItem]:
         yield from _Grouper(src).run(_jsonl_rows(src))
         return
     if top_level(src) == "object":
-        entries = iter_array(src, "conversations", what="entry")
-    else:
-        entries = iter_array(src, what="entry")
-    yield from _Grouper(src).run((f"entry {i}", v) for i, v in entries)
+        yield from _Grouper(src).run(_object_rows(src))
+        return
+    yield from _Grouper(src).run((f"entry {i}", v) for i, v in iter_array(src, what="entry"))
+
+
+def _object_rows(src: JsonSource) -> Iterator[tuple[str, Any]]:
+    """The conversations of ``{"conversations": [...]}``, or the document itself when it is
+    one message (``{"conversation_id", "text", …}``)."""
+    found = False
+    for i, value in iter_array(src, "conversations", what="entry"):
+        found = True
+        yield f"entry {i}", value
+    if not found and read_key(src, "conversation_id") is not None:
+        yield "the message", read_document(src)
 
 
 def _is_jsonl(path: Path, src: JsonSource) -> bool:

@@ -27,6 +27,8 @@ class FencedError(StorageError):
     ``owner``: the shard that does, when known (a host forwards the mind's queued ops there)."""
 
     code = "fenced"
+    status = 503
+    retry_after = 5
 
     def __init__(self, message: str, *, owner: str | None = None) -> None:
         super().__init__(message)
