@@ -202,6 +202,13 @@ def test_existing_minds_need_force(backed_up: tuple[Path, Path],
     assert "written after the backup" not in contents and len(contents) == 200
     assert _integrity(data / "personal.mind") == "ok"
 
+    other = data.parent / "other"  # a workspace of that id registered here already
+    assert main(["--data-dir", str(other), "workspace", "create", "Mine", "--id", "side"]) == 0
+    err = _refused(["--data-dir", str(other), "restore", str(out)], capsys)
+    assert "workspace:side" in err and not (other / "personal.mind").exists()
+    assert json.loads((other / "workspaces" / "side" / "workspace.json").read_text())[
+        "name"] == "Mine"
+
 
 def test_fencing_records_are_the_restoring_hosts(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch,
