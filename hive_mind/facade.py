@@ -321,11 +321,12 @@ class HiveMind:
     # -- export -----------------------------------------------------------------------------
 
     async def _mind_file(self, workspace: str | None) -> tuple[str, Path]:
-        """The mind id of ``workspace`` and its file, opened (so migrated) here first."""
+        """The mind id of ``workspace`` and its file, opened (so migrated) here first; the
+        indexing it still owes is not resumed for a read of the file."""
         from actors.host import mind_path
 
-        await self.reader(workspace)
         ident = self.mind_id(workspace)
+        await self.runtime.reader(ident)
         return ident, mind_path(self.settings.data_dir, ident)
 
     async def export_mind(self, *, workspace: str | None = None,
