@@ -84,7 +84,7 @@ async def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8765, *
 
     check_exposure(settings, host)
     settings = settings.model_copy(update={"url": None})  # the server is never a client
-    facade = await HiveMind.open(settings)
+    facade = await HiveMind.open_host(settings)
     worker: HostWorker | None = None
 
     async def facade_of() -> Any:

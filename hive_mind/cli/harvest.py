@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress
 
+    from hive_mind.contract import MindFacade
     from workers.harvest_summary import ProgressEvent
 
 app = typer.Typer(help="Import conversation exports and documents.", no_args_is_help=True)
@@ -112,7 +113,7 @@ def harvest_import(
     """
     show = sys.stderr.isatty() if progress is None else progress
     with HarvestProgress(show) as bar:
-        async def act(hm: Any) -> dict[str, Any]:
+        async def act(hm: MindFacade) -> dict[str, Any]:
             return dict(await hm.harvest(source, path, workspace=workspace, progress=bar,
                                          auto_sync=auto_sync,
                                          sync_interval_hours=interval_hours))
@@ -130,7 +131,7 @@ def harvest_sources(
 ) -> None:
     """List the export formats and the sources already imported into a mind."""
 
-    async def act(hm: Any) -> list[dict[str, Any]]:
+    async def act(hm: MindFacade) -> list[dict[str, Any]]:
         return list(await hm.harvest_sources(workspace=workspace))
 
     registered = with_facade(ctx, act)
