@@ -44,9 +44,10 @@ from hive_mind.shapes import (
     WorkspaceMeta,
     WorkspaceView,
 )
-from vocabulary.enums import FrameSource, Importance
+from vocabulary.enums import ExportFormat, ExportPart, FrameSource, Importance
 
 if TYPE_CHECKING:
+    from hive_mind.export import Export
     from workers.harvest_summary import Progress
     from workers.protocol import Runtime
 
@@ -181,6 +182,12 @@ class MindFacade(Protocol):
                       label: str | None = None) -> JsonObject: ...
 
     async def harvest_sources(self, *, workspace: str | None = None) -> list[JsonObject]: ...
+
+    async def export_mind(self, *, workspace: str | None = None,
+                          fmt: ExportFormat = "universal") -> Export: ...
+
+    async def export_page(self, *, workspace: str | None = None, part: ExportPart = "frames",
+                          cursor: str | None = None, limit: int = 100) -> JsonObject: ...
 
     async def ingest(self, content: str, *, type_hint: str = "auto", importance: str = "normal",
                      tags: list[str] | None = None, workspace: str | None = None,

@@ -37,9 +37,10 @@ from hive_mind.shapes import (
     WorkspaceMeta,
     WorkspaceView,
 )
-from vocabulary.enums import FrameSource, Importance
+from vocabulary.enums import ExportFormat, ExportPart, FrameSource, Importance
 
 if TYPE_CHECKING:
+    from hive_mind.export import Export
     from workers.harvest_summary import Progress
 
 T = TypeVar("T")
@@ -202,3 +203,13 @@ class PerMind(ABC):
         return await self._mind(WRITE, "ingest", workspace, lambda f: f.ingest(
             content, type_hint=type_hint, importance=importance, tags=tags,
             workspace=workspace, wait=wait))
+
+    async def export_mind(self, *, workspace: str | None = None,
+                          fmt: ExportFormat = "universal") -> Export:
+        return await self._mind(READ, "export_mind", workspace,
+            lambda f: f.export_mind(workspace=workspace, fmt=fmt))
+
+    async def export_page(self, *, workspace: str | None = None, part: ExportPart = "frames",
+                          cursor: str | None = None, limit: int = 100) -> JsonObject:
+        return await self._mind(READ, "export_page", workspace, lambda f: f.export_page(
+            workspace=workspace, part=part, cursor=cursor, limit=limit))

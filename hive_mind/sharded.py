@@ -77,6 +77,8 @@ class ShardUnavailableError(ServerUnavailableError):
     """The shard owning the mind does not answer: retry after ``Retry-After`` seconds."""
 
     code = "shard_unavailable"
+    status = 503
+    retry_after = 5
 
 
 class _Summary:
