@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -91,7 +91,7 @@ from mind.bounds import (
 from mind.constants import DAILY_SAVE_SESSION_PREFIX
 from mind.embeddings.base import EmbeddingError, fingerprint
 from mind.embeddings.memo import QueryMemo
-from mind.errors import ConflictError, NotFoundError, ValidationError
+from mind.errors import ConflictError, HiveMindError, NotFoundError, ValidationError
 from mind.foreground import answering
 from mind.frames.forget import Erasure
 from mind.ids import validate_id
@@ -153,6 +153,13 @@ def build_op(factory: Callable[[str], OpT], mind_id: str) -> OpT:
             f"{'.'.join(str(p) for p in err['loc']) or 'op'}: {err['msg']}"
             for err in exc.errors(include_url=False)[:5])
         raise ValidationError(f"invalid {exc.title}: {where}") from None
+
+
+def _stored(result: object) -> dict[str, Any]:
+    """A replayed write's first answer, as the idempotency record stored it (a JSON object)."""
+    if not isinstance(result, dict):
+        raise HiveMindError(f"a replayed write answered a {type(result).__name__}")
+    return result
 
 
 def _today() -> str:
@@ -328,7 +335,7 @@ class HiveMind:
             result, replayed = await self._write(
                 workspace, lambda ident: ops.SaveFrames(mind_id=ident, frames=[frame]),
                 idempotency_key, "save", request)
-        saved = (FramesSaved.from_json(result) if replayed
+        saved = (FramesSaved.from_json(_stored(result)) if replayed
                  else expect(result, FramesSaved)).frames[0]
         if wait:  # this frame, not the other minds' imports (workers/fairness.py)
             await self.runtime.wait_indexed(self.mind_id(workspace), [saved.id])
@@ -339,8 +346,9 @@ class HiveMind:
         return {**frame_dict(stored), "created": saved.created,
                 "workspace": workspace or PERSONAL_MIND, "replayed": replayed}
 
-    async def _write(self, workspace: str | None, op_factory: Any, key: str | None,
-                     operation: str, request: dict[str, Any]) -> tuple[Any, bool]:
+    async def _write(self, workspace: str | None, op_factory: Callable[[str], ops.OpEnvelope],
+                     key: str | None, operation: str, request: Mapping[str, object]
+                     ) -> tuple[object, bool]:
         """Submit a write; with an idempotency ``key`` its op id is the key's
         (:func:`mind.storage.idempotency.keyed_op_id` over ``operation`` and the caller's
         ``request``),
@@ -474,7 +482,8 @@ class HiveMind:
     async def _write_touches(self, ident: str, frame_ids: list[int]) -> None:
         await self.runtime.submit(ident, ops.Touch(mind_id=ident, frame_ids=frame_ids))
 
-    async def _search_over(self, ident: str, reader: Mind, embedder: Any) -> HybridSearch:
+    async def _search_over(self, ident: str, reader: Mind, embedder: QueryMemo
+                           ) -> HybridSearch:
 
         async def touch(ids: list[int]) -> None:
             # the recall answers without waiting for the access-count write (it waited for the
@@ -637,7 +646,7 @@ class HiveMind:
             mind_id=i, category=category, content=content, priority=priority,
             expires_at=expires), idempotency_key, "awareness.add", request)
         # a replay answers the item as stored with the key (its JSON shape)
-        item = AwarenessItem(**result) if replayed else expect(result, AwarenessItem)
+        item = AwarenessItem(**_stored(result)) if replayed else expect(result, AwarenessItem)
         return {**awareness_shape(item), "replayed": replayed}
 
     async def clear_awareness(self, *, item_id: int | None = None, category: str | None = None,
