@@ -5,7 +5,6 @@ reach a Redis key: a request naming ``*`` or another key changes nothing."""
 
 from __future__ import annotations
 
-import inspect
 import json
 import shutil
 import subprocess
@@ -154,14 +153,6 @@ async def test_embedded_failed_scheduled_task_retried(tmp_path: Path) -> None:
         assert retried["retried"][0]["status"] == "done"
         assert (await hm.jobs())["dead_letters"] == 0
     assert await applied(data, PRIVATE, op_id)
-
-
-def test_client_methods_match_the_facade() -> None:
-    for name in ("jobs", "retry_jobs", "drop_jobs", "nightly_maintenance"):
-        local = inspect.signature(getattr(HiveMind, name))
-        remote = inspect.signature(getattr(RemoteHiveMind, name))
-        assert [(p.name, p.kind, p.default) for p in remote.parameters.values()] == \
-            [(p.name, p.kind, p.default) for p in local.parameters.values()]
 
 
 def test_embedded_http_jobs_and_nightly(tmp_path: Path) -> None:

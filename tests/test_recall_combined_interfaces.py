@@ -10,7 +10,6 @@ says the Acme contract was approved, the company wiki says it was rejected.
 
 from __future__ import annotations
 
-import inspect
 import json
 import subprocess
 import sys
@@ -262,10 +261,3 @@ async def test_mcp_recall_memory_carries_attribution_and_conflicts(
     assert by_origin["personal"]["conflict"] is None
     assert by_origin[EXT]["id"] == "wiki-7" and by_origin[EXT]["source"] == "external"
 
-
-def test_the_client_has_the_facades_recall_signatures() -> None:
-    for name in ("recall", "recall_detail"):
-        local = inspect.signature(getattr(HiveMind, name))
-        remote = inspect.signature(getattr(RemoteHiveMind, name))
-        assert [(p.name, p.kind, p.default) for p in remote.parameters.values()] == \
-            [(p.name, p.kind, p.default) for p in local.parameters.values()]

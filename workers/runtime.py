@@ -44,6 +44,7 @@ from workers.cognify import run_index_job
 from workers.constants import COGNIFY_BATCH_FRAMES, INDEX_POLL_SECONDS, RUNNER_CONCURRENCY
 from workers.dead_letters import DeadLetterFile, persist_to
 from workers.followups import followup_jobs, outbox_jobs
+from workers.protocol import JobQueue
 from workers.runner import RECENT_DEAD_LETTERS, InProcessRunner
 from workers.schedule import ScheduleConfig
 
@@ -296,6 +297,12 @@ class EmbeddedRuntime(HostedRuntime):
     async def wait_idle(self, timeout: float | None = None) -> bool:
         """Wait until queued jobs ran and their results were committed."""
         return await self.runner.wait_idle(timeout)
+
+    def job_queue(self) -> JobQueue:
+        """This process's runner and the data dir's dead letters (:mod:`workers.jobs_embedded`)."""
+        from workers.jobs_embedded import EmbeddedJobs
+
+        return EmbeddedJobs(self, self.runner, self.config.data_dir)
 
     async def queue_status(self) -> dict[str, Any]:
         """The runner's depth and running jobs; dead letters from the data dir's file, which
