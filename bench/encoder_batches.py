@@ -9,12 +9,12 @@ into forward passes:
   exact token counts.
 
 Calls of 64 texts are what a cognify micro-batch gives the encoder during an import; a call of
-every text is the raw-encode reference of bench/ingest.py. Texts: bench/ingest.py's synthetic
+every text is the raw-encode reference of bench/product/ingest.py. Texts: bench/product/ingest.py's synthetic
 chat turns, LoCoMo chat turns and SciFact abstracts (the evaluation data). CPU time of the lane's
 thread per text (``time.thread_time``: a shared machine's load hardly moves it), medians of
 interleaved repetitions; padded tokens = what the passes computed over the texts' own tokens.
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/encoder_batches.py [--reps 3] [--no-report]
+    HF_HUB_OFFLINE=1 .venv/bin/python -m bench.encoder_batches [--reps 3] [--no-report]
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from common import write_section
-from encoder_backends import corpora
-from ingest import chat
+from bench.common import write_section
+from bench.components.encoder_backends import corpora
+from bench.product.ingest import chat
 
 from mind.embeddings.batching import plan_batches
 from mind.embeddings.inprocess import InProcessEmbedder
@@ -76,7 +76,7 @@ def main() -> None:
     asyncio.run(embedder.load())
     encoder = embedder._encoder
     assert isinstance(encoder, OnnxEncoder)
-    sets = {"synthetic chat turns (bench/ingest.py)": chat(random.Random(11), 1024),
+    sets = {"synthetic chat turns (bench/product/ingest.py)": chat(random.Random(11), 1024),
             **{f"LoCoMo {k}" if k == "chat turns" else f"SciFact {k}": v
                for k, v in corpora(256, 1024).items()}}
     rows = []
@@ -100,7 +100,7 @@ def main() -> None:
              + "\n".join(rows))
     if not args.no_report:
         write_section("Encoder forward batches (#14)", f"""
-`HF_HUB_OFFLINE=1 .venv/bin/python bench/encoder_batches.py --reps {args.reps}` (backend
+`HF_HUB_OFFLINE=1 .venv/bin/python -m bench.encoder_batches --reps {args.reps}` (backend
 `{args.backend}`, one lane, one thread; CPU time of the lane's thread per text, medians of
 {args.reps} interleaved repetitions; "padded tokens" = tokens the passes computed / the texts'
 own tokens).
@@ -111,7 +111,7 @@ own tokens).
 sorted by character length, 32 texts a pass, each padded to its longest); "token counts" is
 `mind.embeddings.batching.plan_batches` over exact token counts, which the ONNX encoder uses
 now. Calls of 64 texts are what a cognify micro-batch hands the encoder during an import; the
-call of every text is the raw-encode reference of bench/ingest.py.
+call of every text is the raw-encode reference of bench/product/ingest.py.
 """)
 
 

@@ -9,11 +9,11 @@ Two measurements, one thread each (a lane's layout):
    float32 on this CPU, whatever else it does.
 2. **Per operator**: the exported encoders (``onnx`` fp32 and ``onnx-int8``) through the
    product's :class:`OnnxEncoder` (token-count forward batches of 32), with ONNX Runtime's
-   profiler on, over the same texts as bench/encoder_backends.py (SciFact abstracts, LoCoMo chat
+   profiler on, over the same texts as bench/components/encoder_backends.py (SciFact abstracts, LoCoMo chat
    turns): CPU time by operator type, grouped into the int8 products, the float products and the
    rest.
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/encoder_ops.py [--abstracts 256] [--turns 1024]
+    HF_HUB_OFFLINE=1 .venv/bin/python -m bench.encoder_ops [--abstracts 256] [--turns 1024]
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import machine
-from encoder_backends import corpora
+from bench.common import machine
+from bench.components.encoder_backends import corpora
 
 from mind.embeddings.inprocess import InProcessEmbedder
 from mind.retrieval.int4_blocks import session_options  # one thread, quiet

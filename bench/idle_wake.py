@@ -2,7 +2,7 @@
 
 A recall through ``serve`` mostly arrives after a pause, and on a virtual machine whose idle
 vCPUs halt (this one: ``cpuidle_haltpoll`` with ``guest_halt_poll_ns=0``) the first
-milliseconds after a pause can run slower than back-to-back work. bench/serve_recall.py sends
+milliseconds after a pause can run slower than back-to-back work. bench/product/serve_recall.py sends
 each query to every server in turn (ours, the flat KNN server taking ~0.9 s at 1,000,000 rows),
 so our requests there come after such pauses, and back-to-back requests from a loop do not.
 This separates the machine's part from ours: one fixed unit of single-thread NumPy work
@@ -11,7 +11,7 @@ length, in alternating rounds.
 
 Not a product figure: it measures the machine.
 
-    .venv/bin/python bench/idle_wake.py [--gaps 0 0.002 0.01 0.05 0.5] [--rounds 3]
+    .venv/bin/python -m bench.idle_wake [--gaps 0 0.002 0.01 0.05 0.5] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import statistics
 import time
 
 import numpy as np
-from common import machine
+from bench.common import machine
 
 
 def main() -> None:

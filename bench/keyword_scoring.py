@@ -4,11 +4,11 @@ below 1/``SPARSE_SHARE`` of the rows gets) against one score a row in an array (
 query got before).
 
 A shortcut, labelled as such: the keyword index alone (``KeywordIndex.search_sync``, no recall
-around it) over a kept ``bench/serve_recall.py`` mind and its queries; the two ways alternate
+around it) over a kept ``bench/product/serve_recall.py`` mind and its queries; the two ways alternate
 query by query (which one goes first too) and must return the same frames.
 
-    .venv/bin/python bench/serve_recall.py --frames 1000000 --keep /tmp/m1m --no-write
-    .venv/bin/python bench/keyword_scoring.py /tmp/m1m/personal.mind [--queries 300]
+    .venv/bin/python -m bench.product.serve_recall --frames 1000000 --keep /tmp/m1m --no-write
+    .venv/bin/python -m bench.keyword_scoring /tmp/m1m/personal.mind [--queries 300]
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from serve_recall import queries, vocabulary
+from bench.product.serve_recall import queries, vocabulary
 
 from mind.retrieval import keyword_index as ki
 from mind.retrieval.search import CANDIDATES, KEYWORD_RESERVE
@@ -28,7 +28,7 @@ WEIGHT = 0.3  # the context column's weight (the default signals)
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("mind", type=Path, help="a mind file built by bench/serve_recall.py")
+    parser.add_argument("mind", type=Path, help="a mind file built by bench/product/serve_recall.py")
     parser.add_argument("--queries", type=int, default=300)
     args = parser.parse_args()
     index = ki.KeywordIndex(args.mind, min_rows=0, background=False)

@@ -6,7 +6,7 @@ float vectors back from vec0 by rowid, and the recall@20 the quantized pass keep
 the exact NumPy product used by `mind.retrieval.vector_index`. Random vectors are the hard case for
 binary quantization; they are used because latency does not depend on meaning.
 
-    .venv/bin/python bench/vec_quantized_probe.py [--n 100000]
+    .venv/bin/python -m bench.vec_quantized_probe [--n 100000]
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from common import write_section
+from bench.common import write_section
 
 from mind.storage.connection import connect_sync
 
@@ -70,7 +70,7 @@ def main() -> None:
         print(f"{name:<55} {ms:8.1f} ms  recall@20 {rec}")
     table = "\n".join(f"| {name} | {ms:.1f} ms | {rec} |" for name, ms, rec in rows)
     write_section("Vector lane design probe", f"""
-Command: `.venv/bin/python bench/vec_quantized_probe.py --n {n}`
+Command: `.venv/bin/python -m bench.vec_quantized_probe --n {n}`
 
 {n:,} random unit vectors (384 dims), one query, sqlite-vec 0.1.9 (PyPI wheel, no SIMD).
 The issue asked for a coarse quantized pass with float re-scoring if the flat scan was too

@@ -7,7 +7,7 @@ one query, k = 100, the lane's real code path after its refresh (its scan blocks
 process's scan pool, one BLAS thread each). "serialized" holds one extra lock around every
 search, which is what the index did before (issue #14).
 
-    .venv/bin/python bench/vector_concurrency.py [--rows 100000] [--searches 60]
+    .venv/bin/python -m bench.vector_concurrency [--rows 100000] [--searches 60]
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ process (:data:`EXTRACTION`, interactive jobs' extraction before bulk ones':
 once, and it lets go of the GIL between messages once it has held it :data:`GIL_SLICE`. Several
 CPU-bound threads starved the event loop and the writer's SQLite thread of the GIL at each of
 the dozen hand-offs a save's commit makes: a one-frame save committed in 30-120 ms while a job's
-extraction ran, 3-4 ms without (bench/ack_latency.py --trace). The pause is
+extraction ran, 3-4 ms without (bench/product/ack_latency.py --trace). The pause is
 a ``time.sleep(0)``, ~25 us of CPU on a 2-core VM: after every message (~40 us of extraction
 now) it cost more than the extraction.
 """

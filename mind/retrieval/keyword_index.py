@@ -2,7 +2,7 @@
 
 FTS5 ranks a query by computing ``bm25()`` for every row that matches any of its terms: at
 1,000,000 synthetic chat turns a 2-5 word query matches ~35,000 rows and took 65 ms (p50) on
-a 2-core AMD EPYC, the slowest part of a recall there (bench/serve_recall.py). This index
+a 2-core AMD EPYC, the slowest part of a recall there (bench/product/serve_recall.py). This index
 holds the same postings in NumPy arrays (per term:
 the rows holding it and how often, per column) and scores a query with the same formula, so a
 query costs a few array operations over its terms' postings.

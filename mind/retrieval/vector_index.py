@@ -24,7 +24,7 @@ them (:func:`~mind.retrieval.int8_scan.quantized_many`, the best candidates of e
 re-scored exactly; 64 queries over one block of 32,768 rows: ~15 ms against ~38 ms for the
 float32 product, 2-core Xeon), else exact. One query at a time through the quantized pass was
 slower than either: 64 queries over 100,000 rows took 146 ms exact against 764 ms that way
-(2-core AMD EPYC, bench/link_cost.py). ``window`` limits a search to the most recently
+(2-core AMD EPYC, bench/components/link_cost.py). ``window`` limits a search to the most recently
 written rows (the link search's bound). A filter (``allowed`` frames) masks rows inside the
 scan; a filter keeping few rows gathers just those rows.
 

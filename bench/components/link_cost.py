@@ -19,7 +19,7 @@ the whole history) stand in for an import. ``same`` is the share of the exact wi
 mind's; ``linked`` the share of the batch's frames that get at least one link, whole mind /
 now; ``cosine`` the links' mean similarity, whole mind / now.
 
-    .venv/bin/python bench/link_cost.py [--rows 20000 100000 200000 500000] [--no-report]
+    .venv/bin/python -m bench.components.link_cost [--rows 20000 100000 200000 500000] [--no-report]
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-from common import write_section
-from vector_scale import fill
+from bench.common import write_section
+from bench.components.vector_scale import fill
 
 from mind.cognify_apply import NEAR_WINDOW_ROWS as LINK_WINDOW_ROWS
 from mind.knowledge.supersession import CANDIDATE_FLOOR as LINK_MIN_SIMILARITY
@@ -119,7 +119,7 @@ def main() -> None:
         row = measure(n, rng)
         print(row, flush=True)
         lines.append(row)
-    body = f"""Command: `.venv/bin/python bench/link_cost.py --rows {' '.join(map(str, args.rows))}`
+    body = f"""Command: `.venv/bin/python -m bench.components.link_cost --rows {' '.join(map(str, args.rows))}`
 
 A shortcut, labelled as such (the index alone, generated chat-like vectors, no mind file): the
 link search of one cognify batch of {BATCH} frames, ms wall (CPU ms in parentheses), means

@@ -12,7 +12,7 @@ defaults with that backend), or ``BACKEND:THREADS:NICE[:LANES]``.
 frames) and the event loop's lag (a 1 ms ticker's overshoot), and prints, for the saves above
 the 95th percentile, what they overlapped.
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/ack_latency.py [--bulk 20000] [--saves 1000]
+    HF_HUB_OFFLINE=1 .venv/bin/python -m bench.product.ack_latency [--bulk 20000] [--saves 1000]
         [--runs default torch onnx:2:10:1] [--trace]
 """
 
@@ -29,8 +29,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from common import thread_groups, thread_times, write_section
-from ingest import chat, embedded_config, save_ops
+from bench.common import thread_groups, thread_times, write_section
+from bench.product.ingest import chat, embedded_config, save_ops
 
 from actors.actor import MindActor
 from queue_schemas import ops
@@ -267,7 +267,7 @@ def report(args: argparse.Namespace,
     if args.no_report:
         return
     write_section("Save acknowledgement latency", f"""
-Command: `HF_HUB_OFFLINE=1 .venv/bin/python bench/ack_latency.py --bulk {args.bulk} --saves {args.saves} --runs {' '.join(args.runs)} --repeat {args.repeat}`
+Command: `HF_HUB_OFFLINE=1 .venv/bin/python -m bench.product.ack_latency --bulk {args.bulk} --saves {args.saves} --runs {' '.join(args.runs)} --repeat {args.repeat}`
 
 Embedded mode, one mind. A bulk import of {args.bulk:,} chat turns (SaveFrames ops of 1,000,
 which the actor applies in parts: actors/parts.py)

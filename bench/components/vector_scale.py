@@ -2,7 +2,7 @@
 quantized pass, and the quantized pass's recall@10 against exact search.
 
 A shortcut, labelled as such: the index's matrix is filled directly from generated unit
-vectors (384 dims; no mind file — the load from SQLite is measured by bench/serve_recall.py);
+vectors (384 dims; no mind file — the load from SQLite is measured by bench/product/serve_recall.py);
 each search is ``VectorIndex._search_many_sync`` with one query and k = 10, the lane's code
 after its refresh (blocks on the scan pool, one BLAS thread). Data and queries:
 
@@ -18,7 +18,7 @@ The sweep sets the int8 pass's candidates re-scored exactly per wanted row
 (``int8_scan.CANDIDATES_PER_ROW``; the index's default is marked). The quantized pass scores
 full blocks of rows as 4-bit codes (``int4_blocks``) and the rest as int8 codes.
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/vector_scale.py [--rows 100000 1000000]
+    HF_HUB_OFFLINE=1 .venv/bin/python -m bench.components.vector_scale [--rows 100000 1000000]
         [--queries 40] [--scifact $HIVE_MIND_SHARED_DATA/scifact]
 """
 
@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from common import write_section
+from bench.common import write_section
 
 from mind.retrieval import int8_scan, vector_index
 from mind.retrieval.vector_index import VectorIndex
@@ -167,7 +167,7 @@ def main() -> None:
     if args.run_blocks:
         real += " --run-blocks " + " ".join(map(str, args.run_blocks))
     write_section("Vector index at scale (shortcut: the index alone)", f"""
-Command: `HF_HUB_OFFLINE=1 .venv/bin/python bench/vector_scale.py --rows {sizes} --queries {args.queries}{real}`
+Command: `HF_HUB_OFFLINE=1 .venv/bin/python -m bench.components.vector_scale --rows {sizes} --queries {args.queries}{real}`
 
 A shortcut, labelled as such: the matrix is filled directly with generated unit vectors (384
 dims, no mind file), each search is the vector lane's code after its refresh, k = 10, one

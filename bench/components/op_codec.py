@@ -14,9 +14,9 @@ batch (64 frames, 384-dim vectors, the real extraction's entities) and a ``save_
   time.
 
 Shortcut figures (the codec alone, one thread, no Redis, no SQLite): they say what each job
-costs the host's event loop, not how fast an import runs (that is bench/ingest.py).
+costs the host's event loop, not how fast an import runs (that is bench/product/ingest.py).
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/op_codec.py [--reps 200]
+    HF_HUB_OFFLINE=1 .venv/bin/python -m bench.components.op_codec [--reps 200]
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from typing import Any
 import numpy as np
 from arq.jobs import deserialize_job_raw, serialize_result
 from arq.utils import args_to_string
-from common import machine
-from ingest import chat, index_op, save_ops
+from bench.common import machine
+from bench.product.ingest import chat, index_op, save_ops
 
 from actors.results import FramesSaved, SavedFrame
 from queue_schemas import jobs, ops
