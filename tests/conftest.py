@@ -122,6 +122,7 @@ INTEGRATION_MODULES = frozenset({
     "test_distributed", "test_embeddings_inprocess", "test_embeddings_onnx", "test_extraction",
     "test_fair_queue", "test_harvest_resume_process", "test_http_api", "test_import_graph",
     "test_int4_blocks", "test_int8_scan", "test_jobs_admin", "test_maintenance_cron",
+    "test_quota_interfaces",
     "test_mcp_drain", "test_mcp_server", "test_metrics", "test_multiprocess", "test_queue_schemas", "test_readme",
     "test_recall_combined_interfaces", "test_recall_eval", "test_reference_docs",
     "test_relevance_interfaces", "test_runtime_contract", "test_save_idempotency",
