@@ -65,12 +65,12 @@ def _vector(row: np.ndarray) -> Vector:
     return Vector.from_bytes(np.asarray(row, dtype="<f4").tobytes())
 
 
-def _graphs(items: Sequence[jobs.CognifyItem], pause: Callable[[], None] = _no_pause
+def extract_graphs(items: Sequence[jobs.CognifyItem], pause: Callable[[], None] = _no_pause
             ) -> list[tuple[list[ops.EntityResult], list[ops.RelationResult]]]:
-    """Entities and relations of each item. Names one message uses mid-sentence count at the
-    start of a sentence in the others of the same job (mostly one conversation): "Biscuit
-    pulls on the leash" is about the dog another message named. ``pause`` runs after each
-    item of each pass."""
+    """Entities and relations of each item: the extraction half of a cognify job. Names one
+    message uses mid-sentence count at the start of a sentence in the others of the same job
+    (mostly one conversation): "Biscuit pulls on the leash" is about the dog another message
+    named. ``pause`` runs after each item of each pass."""
     passes, first = [], []
     for item in items:
         passes.append(Extraction(item.content))
@@ -129,7 +129,7 @@ async def run_index_job(
     extract = isinstance(job, jobs.CognifyJob)
 
     def graphs_of() -> list[tuple[list[ops.EntityResult], list[ops.RelationResult]]]:
-        return _graphs(items, _releases_gil()) if extract else [([], []) for _ in items]
+        return extract_graphs(items, _releases_gil()) if extract else [([], []) for _ in items]
 
     with work_priority(job.priority):
         extraction = asyncio.get_running_loop().run_in_executor(EXTRACTION, graphs_of)
@@ -139,16 +139,19 @@ async def run_index_job(
         op_id=INDEX_OP_PREFIX + job.op_id,
         mind_id=job.mind_id,
         fingerprint=fingerprint,
-        results=_results(items, plan, vectors, graphs),
+        results=index_results(items, plan, vectors, graphs),
     )
 
 
-def _results(
+def index_results(
     items: Sequence[jobs.CognifyItem],
     plan: Sequence[EmbedItem],
     vectors: np.ndarray,
     graphs: Sequence[tuple[list[ops.EntityResult], list[ops.RelationResult]]],
 ) -> list[ops.FrameIndexResult]:
+    """The ``apply_index`` results of a job's items: each frame's vector and its chunks' (the
+    rows of ``vectors``, in the order of the embedding ``plan``) with its ``graphs`` entry
+    (:func:`extract_graphs`)."""
     whole: dict[int, Vector] = {}
     chunks: dict[int, list[ops.ChunkResult]] = {}
     for p, row in zip(plan, vectors, strict=True):

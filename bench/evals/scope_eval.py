@@ -118,6 +118,7 @@ def doc_ids(ev: Eval, results: list[dict[str, Any]]) -> list[str]:
 
 async def ask_split(hm: Any, ev: Eval, home: dict[str, str], settings: list[int],
                     workspaces: list[str]) -> list[Pass]:
+    from hive_mind.routing import routed_workspaces
     from mind.embeddings.memo import QueryMemo
 
     await hm.warm_up()
@@ -141,7 +142,7 @@ async def ask_split(hm: Any, ev: Eval, home: dict[str, str], settings: list[int]
             p.searched.append(routing["searched"] if routing else len(workspaces))
             if n and len(workspaces) > n:
                 embedder = QueryMemo(await hm.runtime.embedder_ready())
-                chosen = set(await hm._routed(q.text, workspaces, embedder, "hybrid", False))
+                chosen = set(await routed_workspaces(hm.runtime, q.text, workspaces, n, embedder))
                 p.routed_gold.append(mean([home.get(d) in chosen for d in q.gold]))
             else:
                 p.routed_gold.append(1.0)

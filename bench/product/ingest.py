@@ -41,7 +41,7 @@ from mind.mind import Mind
 from mind.retrieval.indexer import plan_embeddings
 from queue_schemas import jobs, ops
 from queue_schemas.vector import Fingerprint
-from workers.cognify import _graphs, _results
+from workers.cognify import extract_graphs, index_results
 from workers.runtime import EmbeddedRuntime, RuntimeConfig
 
 WORDS = ("deploy billing postgres alice bob budget review meeting roadmap latency cache queue "
@@ -83,7 +83,7 @@ def index_op(items: Sequence[jobs.CognifyItem], rng: np.random.Generator, op_id:
     vectors = rng.standard_normal((len(plan), FINGERPRINT.dim)).astype("<f4")
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     return ops.ApplyIndex(op_id=op_id, mind_id="personal", fingerprint=FINGERPRINT,
-                          results=_results(items, plan, vectors, _graphs(items)))
+                          results=index_results(items, plan, vectors, extract_graphs(items)))
 
 
 def embedded_config(data: Path, backend: str | None = None, **overrides: Any) -> RuntimeConfig:

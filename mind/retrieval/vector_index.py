@@ -108,8 +108,9 @@ def _scan_pool() -> ThreadPoolExecutor | None:
         return _pool
 
 
-def _run_blocks(tasks: list[Callable[[], object]]) -> list[object]:
-    """Run a scan's blocks on the scan pool (inline when there is one block)."""
+def run_blocks(tasks: list[Callable[[], object]]) -> list[object]:
+    """Run a scan's blocks on the process's scan pool (inline when there is one block): the
+    runner every scan of :mod:`mind.retrieval.vector_scan` and :mod:`int8_scan` takes."""
     pool = _scan_pool()
     if pool is None or len(tasks) < 2:
         return [task() for task in tasks]
@@ -200,7 +201,7 @@ class _Matrix:
             int8_scan.encode(self.vectors[:self.size], self.scale, codes[:self.size])
             self.codes = codes
         if pack:
-            self.packed = int8_scan.pack(self.vectors, self.size, self.packed, _run_blocks)
+            self.packed = int8_scan.pack(self.vectors, self.size, self.packed, run_blocks)
 
     def blocks_due(self) -> bool:
         """A block filled since the last packing."""
@@ -259,19 +260,22 @@ def _scan(snap: _Snapshot, queries: np.ndarray, take: int, allowed: np.ndarray |
     if snap.codes is not None and snap.scale is not None:
         if len(queries) >= MANY_QUERIES:
             return int8_scan.quantized_many(snap.vectors, snap.codes, snap.scale, keep, queries,
-                                            take, _run_blocks)
+                                            take, run_blocks)
         if live >= quantize_min_rows:
             return [int8_scan.quantized(snap.vectors, snap.codes, snap.scale, keep, q, take,
-                                        _run_blocks, snap.packed) for q in queries]
-    return scan.exact(snap.vectors, keep, queries, take, _run_blocks, floor)
+                                        run_blocks, snap.packed) for q in queries]
+    return scan.exact(snap.vectors, keep, queries, take, run_blocks, floor)
 
 
 class VectorIndex:
     """Cosine search over normalized vectors; results are (frame_id, similarity)."""
 
-    def __init__(self, path: str | Path, dim: int, *,
+    def __init__(self, path: str | Path | None, dim: int, *,
                  quantize_min_rows: int | None = None) -> None:
-        self.path = str(path)
+        """The index of the mind file at ``path``; with ``None`` an index of no file, holding
+        only the frame vectors given to :meth:`add` (the index measured by itself)."""
+        self.path = "" if path is None else str(path)
+        self.detached = path is None
         self.dim = dim
         self.quantize_min_rows = (QUANTIZE_MIN_ROWS if quantize_min_rows is None
                                   else quantize_min_rows)
@@ -316,6 +320,8 @@ class VectorIndex:
     # -- freshness --------------------------------------------------------------------------
 
     def _refresh_sync(self) -> None:
+        if self.detached:
+            return
         conn = self._connection()
         top = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM vector_log").fetchone()[0]
         if top == self._seq:
@@ -375,6 +381,19 @@ class VectorIndex:
         vectors = np.frombuffer(blob, dtype="<f4").reshape(len(batch), self.dim)
         matrix.put_many(ids, owners, vectors)
 
+    def add(self, frame_ids: np.ndarray, vectors: np.ndarray) -> None:
+        """Put frames' vectors (normalized float32 rows, one per id) into an index of no file;
+        a mind's index reads its vectors from the mind file instead (:class:`VectorError`)."""
+        if not self.detached:
+            raise VectorError(f"the index of {self.path} reads its vectors from the mind file")
+        ids = np.asarray(frame_ids, dtype=np.int64)
+        rows = np.asarray(vectors, dtype=np.float32)
+        if rows.shape != (len(ids), self.dim):
+            raise VectorError(f"{len(ids)} ids and vectors of shape {rows.shape}: expected "
+                              f"({len(ids)}, {self.dim})")
+        with self._lock:
+            self._frames.put_many(ids, ids, rows)
+
     def handoff(self, first_seq: int, rows: list[tuple[int, bytes]]) -> None:
         """Frame vectors a **committed** write logged at seqs ``first_seq``, ``first_seq + 1``,
         ... (in ``rows``' order, ``(frame id, float32 blob)``): the next refresh takes them from
@@ -431,7 +450,7 @@ class VectorIndex:
         if q.shape[0] != self.dim:
             raise VectorError(f"query vector has dimension {q.shape[0]}, the index has {self.dim}")
         allowed = None if allowed_frames is None else np.asarray(allowed_frames, dtype=np.int64)
-        return (await asyncio.to_thread(self._search_many_sync, q[None, :], k, allowed))[0]
+        return (await asyncio.to_thread(self.search_many_blocking, q[None, :], k, allowed))[0]
 
     def _snapshots(self, frame_ids: np.ndarray | None = None, window: int | None = None
                    ) -> tuple[_Snapshot, _Snapshot, np.ndarray | None]:
@@ -445,10 +464,14 @@ class VectorIndex:
                 frame_ids) else None
             return frames.snapshot(window), self._chunks.snapshot(window), rows
 
-    def _search_many_sync(
+    def search_many_blocking(
         self, queries: np.ndarray, k: int, allowed: np.ndarray | None = None,
         window: int | None = None, floor: float | None = None,
     ) -> list[list[tuple[int, float]]]:
+        """:meth:`search_many` in the calling thread, which it blocks for the whole scan
+        (``queries``: float32 rows of the index's dimension; ``allowed``: frame ids a search
+        is restricted to). :meth:`search` and :meth:`search_many` run it on a worker thread;
+        a caller that is a worker thread already, or times the scan alone, calls it."""
         if allowed is not None and window is not None:
             raise ValueError("a search takes either allowed frames or a window, not both")
         frames, chunks, frame_rows = self._snapshots(allowed, window)
@@ -529,7 +552,7 @@ class VectorIndex:
             raise VectorError(f"queries have shape {q.shape}, the index has {self.dim} dims")
         if len(q) == 0:
             return []
-        return await asyncio.to_thread(self._search_many_sync, q, k, None, window, floor)
+        return await asyncio.to_thread(self.search_many_blocking, q, k, None, window, floor)
 
     def _update_sync(self) -> None:
         """Refresh, then build the int8 codes and pack the full blocks a search will use: all
