@@ -26,6 +26,12 @@ An unkeyed bulk write bigger than a part (``part_frames`` new frames: an import'
 the bulk weight of the moment in index results: a cognify job's) is applied in parts, one
 commit each, so interactive ops go between them (:mod:`actors.parts`: what that keeps —
 exactly-once, order — and gives up: all-or-nothing).
+
+Tracing: each group commit is logged at DEBUG on this module's logger, the record carrying
+``ops`` (the group's ops, in order) and ``started`` (``time.perf_counter()`` at its ``BEGIN``;
+the record is made right after ``COMMIT``). A handler on that logger sees every commit of the
+process as it happens (``python -m bench.product.ack_latency --trace`` lists the commits a slow
+save waited for).
 """
 
 from __future__ import annotations
@@ -295,10 +301,10 @@ class MindActor:
         self.commits += 1
         self.ops_applied += len(batch)
         GROUP_COMMIT_SECONDS.observe(time.perf_counter() - started)
-        log.debug(
-            "mind %s: committed %d ops in %.1f ms",
-            self.name, len(batch), (time.perf_counter() - started) * 1000,
-        )
+        if log.isEnabledFor(logging.DEBUG):  # with the ops for a trace (module docstring)
+            log.debug("mind %s: committed %d ops in %.1f ms", self.name, len(batch),
+                      (time.perf_counter() - started) * 1000,
+                      extra={"ops": [p.op for p in batch], "started": started})
         committed = [(p.op, result) for p, result, error in outcomes if error is None]
         if any(op.kind in SCRUBS_WAL for op, _ in committed):
             await self.mind.scrub_wal()  # deleted frames' old pages leave the -wal file too

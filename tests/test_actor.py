@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +97,19 @@ async def test_commit_hook_sees_committed_ops_only(tmp_path: Path) -> None:
     await asyncio.gather(a.submit(Save("x")), a.submit(Boom()), return_exceptions=True)
     await a.stop()
     assert [op.kind for op, _ in seen] == ["save"]
+
+
+async def test_each_commit_is_logged_with_its_ops_for_a_trace(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    a = MindActor(await Mind.open(tmp_path / "t.mind"), HANDLERS, max_wait=0.05)
+    before = time.perf_counter()
+    with caplog.at_level(logging.DEBUG, logger="actors.actor"):
+        await asyncio.gather(*(a.submit(Save(f"note {i}")) for i in range(5)))
+    await a.stop()
+    commits = [r for r in caplog.records if hasattr(r, "ops")]
+    assert len(commits) == a.commits >= 1
+    assert sorted(op.text for r in commits for op in r.ops) == [f"note {i}" for i in range(5)]
+    assert all(before <= r.started <= time.perf_counter() for r in commits)
 
 
 @pytest.mark.parametrize(

@@ -158,8 +158,8 @@ def starting() -> Iterator[None]:
     """A block that imports and builds what the process keeps (modules, classes, pydantic
     schemas, the command tree): hundreds of thousands of long-lived objects, which Python's
     cyclic collector would walk again and again as they pile up — a third of a one-shot
-    command's CPU (bench/cli_latency.py --importtime). In a CLI process, collection pauses for the
-    block, and what the block built is then frozen (``gc.freeze``: left out of later
+    command's CPU (bench/product/cli_latency.py --importtime). In a CLI process, collection pauses
+    for the block, and what the block built is then frozen (``gc.freeze``: left out of later
     collections, the one at exit included) before collection resumes, so a long command
     collects its own garbage as usual. A no-op when ``main()`` is called in another process
     (tests): freezing their objects would keep their cycles forever."""

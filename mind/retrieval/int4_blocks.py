@@ -11,8 +11,8 @@ as 4 bits a dimension, in groups of :data:`GROUP` dimensions that share one floa
 weights) takes such a block as a constant, packs it once when the session is made, and at
 accuracy level 4 multiplies in int8 (the query quantized per group): 1,000,000 rows in
 11.4 ms against 20-24 ms for the int8 blocks, same machine, same pool of two threads
-(``bench/vector_scale.py``). Its estimate of ``x · q`` is coarser, yet re-scoring the same
-best 4 × k rows exactly (:data:`~mind.retrieval.int8_scan.CANDIDATES_PER_ROW`) keeps
+(``bench/components/vector_scale.py``). Its estimate of ``x · q`` is coarser, yet re-scoring the
+same best 4 × k rows exactly (:data:`~mind.retrieval.int8_scan.CANDIDATES_PER_ROW`) keeps
 recall@10 1.000 of exact on random and clustered vectors (2 × k: 0.95-0.99).
 
 The estimate is in the units of ``x · q`` (the scales are applied), so it is compared as is

@@ -168,7 +168,7 @@ def quantized(vectors: np.ndarray, codes: np.ndarray, scale: np.ndarray, keep: n
     product having streamed the block's codes through the caches), so one selection a run
     instead of one a block, and fewer tasks for the pool, took a 1,000,000-row search from
     p50 37.3 to 31.1 ms (first-generation Zen, pool of two threads; on a Zen 3 both are
-    ~18 ms; bench/vector_scale.py --run-blocks). A smaller
+    ~18 ms; bench/components/vector_scale.py --run-blocks). A smaller
     matrix keeps shorter runs, down to one block, so that the pool still gets
     :data:`MIN_TASKS` tasks to share (100,000 rows: four blocks, four tasks, as before)."""
     q = np.asarray(query, dtype=np.float32).reshape(1, -1)

@@ -13,7 +13,7 @@ in-memory indexes (:mod:`mind.retrieval.vector_index`) can refresh incrementally
 An upsert of whole-frame vectors — every cognify result a mind's owner applies — runs its
 statements (the fingerprint, the tables, which frames still exist, the deletes, the inserts,
 the log) in one round trip to the connection's thread (:meth:`Database.run`): they were six,
-at 60-100 us of CPU each on top of their SQL (bench/host_replay.py).
+at 60-100 us of CPU each on top of their SQL (bench/components/host_replay.py).
 """
 
 from __future__ import annotations

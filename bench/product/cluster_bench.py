@@ -18,7 +18,7 @@ On one 2-core machine the shards share the CPU, so more shards cannot add throug
 figures show what the routing costs (gateway hop, fan-out), not how far the deployment
 scales; the estimate covers that.
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/cluster_bench.py [--shards 1 2 3]
+    HF_HUB_OFFLINE=1 .venv/bin/python -m bench.product.cluster_bench [--shards 1 2 3]
         [--workspaces 30] [--saves 1500] [--concurrency 16] [--recalls 200]
         [--scope-recalls 50]
 """
@@ -39,7 +39,7 @@ from typing import Any
 
 import httpx
 
-from common import ROOT, write_section
+from bench.common import ROOT, write_section
 
 REDIS = os.environ.get("HIVE_MIND_BENCH_REDIS_URL", "redis://127.0.0.1:6379/13")
 TOKEN = "cluster-bench-token"
@@ -288,7 +288,7 @@ async def main() -> None:
 def report(rows: list[dict[str, Any]], args: argparse.Namespace, argv: list[str]) -> list[str]:
     base = rows[0]
     lines = [
-        "Command: `HF_HUB_OFFLINE=1 .venv/bin/python bench/cluster_bench.py "
+        "Command: `HF_HUB_OFFLINE=1 .venv/bin/python -m bench.product.cluster_bench "
         + " ".join(argv) + "`",
         "",
         f"Real processes on this machine for each row: Redis, the shard hosts (`serve`, "

@@ -2,8 +2,8 @@
 quantized pass, and the quantized pass's recall@10 against exact search.
 
 A shortcut, labelled as such: the index's matrix is filled directly from generated unit
-vectors (384 dims; no mind file — the load from SQLite is measured by bench/serve_recall.py);
-each search is ``VectorIndex._search_many_sync`` with one query and k = 10, the lane's code
+vectors (384 dims; no mind file — the load from SQLite is measured by bench/product/serve_recall.py);
+each search is ``VectorIndex.search_many_blocking`` with one query and k = 10, the lane's code
 after its refresh (blocks on the scan pool, one BLAS thread). Data and queries:
 
 * ``random``: uniform on the sphere, queries unrelated to the data — the hardest case for any
@@ -18,7 +18,7 @@ The sweep sets the int8 pass's candidates re-scored exactly per wanted row
 (``int8_scan.CANDIDATES_PER_ROW``; the index's default is marked). The quantized pass scores
 full blocks of rows as 4-bit codes (``int4_blocks``) and the rest as int8 codes.
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/vector_scale.py [--rows 100000 1000000]
+    HF_HUB_OFFLINE=1 .venv/bin/python -m bench.components.vector_scale [--rows 100000 1000000]
         [--queries 40] [--scifact $HIVE_MIND_SHARED_DATA/scifact]
 """
 
@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from common import write_section
+from bench.common import write_section
 
 from mind.retrieval import int8_scan, vector_index
 from mind.retrieval.vector_index import VectorIndex
@@ -62,22 +62,20 @@ def dataset(kind: str, n: int, queries: int, rng: np.random.Generator
 
 
 def fill(x: np.ndarray) -> tuple[VectorIndex, float]:
-    index = VectorIndex(Path("/nonexistent"), x.shape[1])
-    index._refresh_sync = lambda: None  # type: ignore[method-assign]  # filled below, no file
+    """An index of no mind file holding the rows of ``x`` as frames 1..n, and the seconds
+    that took."""
+    index = VectorIndex(None, x.shape[1])
     start = time.perf_counter()
-    index._frames.reserve(len(x))
-    for a in range(0, len(x), 8192):
-        ids = np.arange(a + 1, min(len(x), a + 8192) + 1)
-        index._frames.put_many(ids, ids, x[a:a + 8192])
+    index.add(np.arange(1, len(x) + 1), x)
     return index, time.perf_counter() - start
 
 
 def timed_search(index: VectorIndex, queries: np.ndarray) -> tuple[list[float], list[set[int]]]:
-    index._search_many_sync(queries[:1], 10)
+    index.search_many_blocking(queries[:1], 10)
     ms, found = [], []
     for q in queries:
         start = time.perf_counter()
-        hits = index._search_many_sync(q[None, :], 10)[0]
+        hits = index.search_many_blocking(q[None, :], 10)[0]
         ms.append((time.perf_counter() - start) * 1000)
         found.append({f for f, _ in hits})
     return ms, found
@@ -167,7 +165,7 @@ def main() -> None:
     if args.run_blocks:
         real += " --run-blocks " + " ".join(map(str, args.run_blocks))
     write_section("Vector index at scale (shortcut: the index alone)", f"""
-Command: `HF_HUB_OFFLINE=1 .venv/bin/python bench/vector_scale.py --rows {sizes} --queries {args.queries}{real}`
+Command: `HF_HUB_OFFLINE=1 .venv/bin/python -m bench.components.vector_scale --rows {sizes} --queries {args.queries}{real}`
 
 A shortcut, labelled as such: the matrix is filled directly with generated unit vectors (384
 dims, no mind file), each search is the vector lane's code after its refresh, k = 10, one

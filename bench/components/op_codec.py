@@ -14,9 +14,9 @@ batch (64 frames, 384-dim vectors, the real extraction's entities) and a ``save_
   time.
 
 Shortcut figures (the codec alone, one thread, no Redis, no SQLite): they say what each job
-costs the host's event loop, not how fast an import runs (that is bench/ingest.py).
+costs the host's event loop, not how fast an import runs (that is bench/product/ingest.py).
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/op_codec.py [--reps 200]
+    HF_HUB_OFFLINE=1 .venv/bin/python -m bench.components.op_codec [--reps 200]
 """
 
 from __future__ import annotations
@@ -34,13 +34,13 @@ from typing import Any
 import numpy as np
 from arq.jobs import deserialize_job_raw, serialize_result
 from arq.utils import args_to_string
-from common import machine
-from ingest import chat, index_op, save_ops
+from bench.common import machine
+from bench.product.ingest import chat, index_op, save_ops
 
 from actors.results import FramesSaved, SavedFrame
 from queue_schemas import jobs, ops
-from queue_schemas.codec import _dumps, deserialize, serialize
-from queue_schemas.vector import _all_finite
+from queue_schemas.codec import deserialize, dumps, serialize
+from queue_schemas.vector import all_finite
 
 BATCH = 64  # frames of a cognify job (COGNIFY_BATCH_FRAMES)
 
@@ -73,7 +73,7 @@ def result_with_args(args: tuple[Any, ...], result: Any) -> bytes:
     result through ``dataclasses.asdict``."""
     if dataclasses.is_dataclass(result) and not isinstance(result, type):
         result = dataclasses.asdict(result)
-    return _dumps({"t": 1, "f": "apply_op", "a": args, "k": {}, "et": 1, "s": True,
+    return dumps({"t": 1, "f": "apply_op", "a": args, "k": {}, "et": 1, "s": True,
                    "r": result, "st": 2, "ft": 3, "q": "q", "id": "x"},
                   ensure_ascii=False).encode()
 
@@ -119,11 +119,11 @@ def main() -> None:
         ("one 384-dim vector", "finiteness by a float sum (before), µs",
          1000 * timed(lambda: sum_finite(blob), args.reps * 20)),
         ("one 384-dim vector", "finiteness by bytes (now), µs",
-         1000 * timed(lambda: _all_finite(blob), args.reps * 20)),
+         1000 * timed(lambda: all_finite(blob), args.reps * 20)),
         ("FramesSaved (200 frames)", "dataclasses.asdict + encode (before)",
-         timed(lambda: _dumps(dataclasses.asdict(saved), ensure_ascii=False), args.reps)),
+         timed(lambda: dumps(dataclasses.asdict(saved), ensure_ascii=False), args.reps)),
         ("FramesSaved (200 frames)", "one level at a time (now)",
-         timed(lambda: _dumps(saved, ensure_ascii=False), args.reps)),
+         timed(lambda: dumps(saved, ensure_ascii=False), args.reps)),
     ]
     print(f"_{machine()}; medians of {args.reps} calls (finiteness: {args.reps * 20})._\n")
     print("| op | step | ms (median; or as named) |")

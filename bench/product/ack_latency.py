@@ -9,10 +9,12 @@ buys latency with throughput shows it. Each run is one embedder configuration:
 defaults with that backend), or ``BACKEND:THREADS:NICE[:LANES]``.
 
 ``--trace`` explains the slow saves: it records the actor's group commits (start, end, op kinds,
-frames) and the event loop's lag (a 1 ms ticker's overshoot), and prints, for the saves above
-the 95th percentile, what they overlapped.
+frames: the actor's DEBUG records, actors/actor.py "Tracing"), the event loop's callbacks over
+10 ms (asyncio's debug mode, ``slow_callback_duration``) and its lag (a 1 ms ticker's
+overshoot), and prints, for the saves above the 95th percentile, what they overlapped. Debug
+mode makes the loop's own work slower: a traced run's latencies explain, they are not figures.
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/ack_latency.py [--bulk 20000] [--saves 1000]
+    HF_HUB_OFFLINE=1 .venv/bin/python -m bench.product.ack_latency [--bulk 20000] [--saves 1000]
         [--runs default torch onnx:2:10:1] [--trace]
 """
 
@@ -20,19 +22,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import logging
 import random
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from common import thread_groups, thread_times, write_section
-from ingest import chat, embedded_config, save_ops
+from bench.common import thread_groups, thread_times, write_section
+from bench.product.ingest import chat, embedded_config, save_ops
 
-from actors.actor import MindActor
 from queue_schemas import ops
 from workers.runtime import EmbeddedRuntime
 
@@ -49,40 +53,65 @@ class Trace:
     commits: list[tuple[float, float, str, int]] = field(default_factory=list)  # start, end, ...
     lags: list[tuple[float, float]] = field(default_factory=list)  # when, ms late
     saves: list[tuple[float, float]] = field(default_factory=list)  # start, end
-    # loop callbacks over 10 ms: start, wall ms, this thread's CPU ms, what ran
-    slow: list[tuple[float, float, float, str]] = field(default_factory=list)
+    # loop callbacks over 10 ms: start, wall ms, what ran
+    slow: list[tuple[float, float, str]] = field(default_factory=list)
 
 
-def traced_callbacks(trace: Trace) -> None:
-    """Time every event-loop callback; keep the slow ones with their thread CPU time (CPU ≈
-    wall: sync work on the loop; CPU << wall: the loop thread waited, for the GIL or a core)."""
-    original = asyncio.events.Handle._run
+class Commits(logging.Handler):
+    """The actor's group commits, from the DEBUG record it makes after each ``COMMIT`` with the
+    group's ops and its start (actors/actor.py, "Tracing")."""
 
-    def _run(self: asyncio.events.Handle) -> None:
-        wall, cpu = time.perf_counter(), time.thread_time()
-        original(self)
-        took = time.perf_counter() - wall
-        if took > 0.01:
-            callback = getattr(self, "_callback", None)
-            task = getattr(callback, "__self__", None)
-            what = repr(task.get_coro()) if isinstance(task, asyncio.Task) else repr(callback)
-            trace.slow.append((wall, took * 1000, (time.thread_time() - cpu) * 1000, what[:120]))
+    def __init__(self, trace: Trace) -> None:
+        super().__init__(logging.DEBUG)
+        self.trace = trace
 
-    asyncio.events.Handle._run = _run  # type: ignore[method-assign]
+    def emit(self, record: logging.LogRecord) -> None:
+        batch, started = getattr(record, "ops", None), getattr(record, "started", None)
+        if batch is None or started is None:
+            return
+        kinds = ",".join(sorted({op.kind for op in batch}))
+        frames = sum(len(getattr(op, "frames", None) or getattr(op, "results", None) or [])
+                     for op in batch)
+        self.trace.commits.append((started, time.perf_counter(), f"{len(batch)}x {kinds}",
+                                   frames))
 
 
-def traced_apply(trace: Trace) -> Any:
-    original = MindActor._apply
+class SlowCallbacks(logging.Filter):
+    """The loop's callbacks over ``slow_callback_duration``, from asyncio's debug-mode warnings
+    ("Executing <handle> took 0.012 seconds"), kept here instead of printed."""
 
-    async def _apply(self: MindActor, batch: list[Any]) -> None:
-        start = time.perf_counter()
-        await original(self, batch)
-        kinds = ",".join(sorted({p.op.kind for p in batch}))
-        frames = sum(len(getattr(p.op, "frames", None) or getattr(p.op, "results", None) or [])
-                     for p in batch)
-        trace.commits.append((start, time.perf_counter(), f"{len(batch)}x {kinds}", frames))
+    def __init__(self, trace: Trace) -> None:
+        super().__init__()
+        self.trace = trace
 
-    return _apply
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args if isinstance(record.args, tuple) else ()
+        if not (str(record.msg).startswith("Executing ") and len(args) == 2):
+            return True
+        what, took = args
+        self.trace.slow.append((time.perf_counter() - float(took), float(took) * 1000,
+                                str(what)[:120]))
+        return False
+
+
+@contextlib.contextmanager
+def tracing(trace: Trace) -> Iterator[None]:
+    """Record the actor's commits and the loop's slow callbacks into ``trace`` meanwhile."""
+    actor_log, asyncio_log = logging.getLogger("actors.actor"), logging.getLogger("asyncio")
+    loop = asyncio.get_running_loop()
+    commits, slow, level = Commits(trace), SlowCallbacks(trace), actor_log.level
+    actor_log.setLevel(logging.DEBUG)
+    actor_log.addHandler(commits)
+    asyncio_log.addFilter(slow)
+    loop.set_debug(True)
+    loop.slow_callback_duration = 0.01
+    try:
+        yield
+    finally:
+        loop.set_debug(False)
+        asyncio_log.removeFilter(slow)
+        actor_log.removeHandler(commits)
+        actor_log.setLevel(level)
 
 
 async def ticker(trace: Trace) -> None:
@@ -112,21 +141,18 @@ def explain(trace: Trace) -> None:
     durations = [(e - s) * 1000 for s, e, *_ in trace.commits]
     print(f"  commit ms: p50 {pct(durations, 50):.1f} p99 {pct(durations, 99):.1f} "
           f"max {max(durations):.0f}")
-    slow_cpu = sum(c for *_, c, _ in trace.slow)
-    slow_wall = sum(w for _, w, _, _ in trace.slow)
-    print(f"  loop callbacks > 10 ms: {len(trace.slow)}, {slow_wall:.0f} ms wall, "
-          f"{slow_cpu:.0f} ms CPU of the loop thread; the longest:")
-    for _, wall, cpu, what in sorted(trace.slow, key=lambda x: -x[1])[:8]:
-        print(f"    {wall:6.1f} ms wall, {cpu:6.1f} ms CPU: {what}")
+    slow_wall = sum(w for _, w, _ in trace.slow)
+    print(f"  loop callbacks > 10 ms: {len(trace.slow)}, {slow_wall:.0f} ms wall; the longest:")
+    for _, wall, what in sorted(trace.slow, key=lambda x: -x[1])[:8]:
+        print(f"    {wall:6.1f} ms: {what}")
     kinds: dict[str, list[float]] = {}
-    for _, wall, cpu, what in trace.slow:
+    for _, wall, what in trace.slow:
         name = what.split(" ")[0].split(".")[-1]
-        kinds.setdefault(name, [0.0, 0.0, 0])  # type: ignore[list-item]
+        kinds.setdefault(name, [0.0, 0.0])
         kinds[name][0] += wall
-        kinds[name][1] += cpu
-        kinds[name][2] += 1
-    for name, (wall, cpu, n) in sorted(kinds.items(), key=lambda x: -x[1][0])[:10]:
-        print(f"    total {wall:7.0f} ms wall {cpu:7.0f} ms CPU in {int(n)} callbacks: {name}")
+        kinds[name][1] += 1
+    for name, (wall, n) in sorted(kinds.items(), key=lambda x: -x[1][0])[:10]:
+        print(f"    total {wall:7.0f} ms in {int(n)} callbacks: {name}")
     for (s, e), ms in sorted(zip(trace.saves, lat, strict=True), key=lambda x: -x[1])[:12]:
         before = [c for c in trace.commits if c[0] < s < c[1]]
         during = [c for c in trace.commits if s <= c[0] < e]
@@ -181,10 +207,8 @@ async def run(args: argparse.Namespace, spec: str
     """(idle save ms, busy save ms, bulk frames/s, the embedder's layout)."""
     texts = chat(random.Random(5), args.bulk)
     trace = Trace()
-    if args.trace:
-        MindActor._apply = traced_apply(trace)  # type: ignore[method-assign]
-        traced_callbacks(trace)
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, \
+            tracing(trace) if args.trace else contextlib.nullcontext():
         extra = {"cognify_batch_frames": args.cognify_batch} if args.cognify_batch else {}
         spec, _, jobs = spec.partition("@")  # @N: cognify jobs the runner runs at once
         cfg = embedded_config(Path(tmp), **overrides(spec), **extra)
@@ -267,7 +291,7 @@ def report(args: argparse.Namespace,
     if args.no_report:
         return
     write_section("Save acknowledgement latency", f"""
-Command: `HF_HUB_OFFLINE=1 .venv/bin/python bench/ack_latency.py --bulk {args.bulk} --saves {args.saves} --runs {' '.join(args.runs)} --repeat {args.repeat}`
+Command: `HF_HUB_OFFLINE=1 .venv/bin/python -m bench.product.ack_latency --bulk {args.bulk} --saves {args.saves} --runs {' '.join(args.runs)} --repeat {args.repeat}`
 
 Embedded mode, one mind. A bulk import of {args.bulk:,} chat turns (SaveFrames ops of 1,000,
 which the actor applies in parts: actors/parts.py)

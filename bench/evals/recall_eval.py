@@ -25,7 +25,7 @@ Evals:
 * ``conv`` — our synthetic multi-session chats (``bench/data/conv``, universal format, personal
   mind); Recall@5/@10 overall and per question type.
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/recall_eval.py [--evals locomo scifact conv]
+    HF_HUB_OFFLINE=1 .venv/bin/python -m bench.evals.recall_eval [--evals locomo scifact conv]
         [--keep DIR] [--conversations N] [--questions N] [--steps] [--folds] [--no-report]
 
 ``--keep DIR`` keeps the imported data dirs under DIR and reuses them on the next run (for
@@ -61,7 +61,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from common import ROOT, write_section
+from bench.common import ROOT, write_section
 
 from mind.retrieval import conversation
 from mind.retrieval.conversation import DEFAULT_SIGNALS, LANES_ONLY, Signals
@@ -578,14 +578,14 @@ def report(evals: Sequence[Eval], profile: str, command: str,
         if folds and ev.name in folds:
             parts.append(
                 f"### {ev.name}: leave-conversations-out\n\nEach question scored under "
-                f"{len(GRID)} settings of the ranking knobs (`GRID` in bench/recall_eval.py: the "
+                f"{len(GRID)} settings of the ranking knobs (`GRID` in bench/evals/recall_eval.py: the "
                 "default, then one knob at a time moved down and up); each conversation held "
                 f"out in turn is scored with the setting best by {SELECT} on the others "
                 "(question-weighted over the held-out conversations); in-sample: the setting "
                 f"best on all of them (`--folds`).\n\n{folds_table(ev, folds[ev.name])}\n")
     if any(step in ev.scores for ev in evals for step in STEPS):
         parts.append("### What moved it\n\nEach row adds one thing to the row above (same "
-                     "import, same questions; `bench/recall_eval.py --steps`).\n\n"
+                     "import, same questions; `bench/evals/recall_eval.py --steps`).\n\n"
                      + steps_table(evals) + "\n")
     write_section(
         "Recall quality (product path)",
@@ -641,7 +641,7 @@ async def main() -> None:
         flags += " --steps" if args.steps else ""
         flags += " --folds" if args.folds else ""
         report(done, args.profile,
-               f"HF_HUB_OFFLINE=1 .venv/bin/python bench/recall_eval.py {flags}".strip(), folds)
+               f"HF_HUB_OFFLINE=1 .venv/bin/python -m bench.evals.recall_eval {flags}".strip(), folds)
 
 
 if __name__ == "__main__":

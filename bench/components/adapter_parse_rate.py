@@ -4,19 +4,16 @@ best of three, turns per second. Parsing only (no mind written): the cost of the
 bounds (:mod:`mind.harvest.jsondepth`, :mod:`mind.harvest.inputs`). Run it against another
 tree to compare (``PYTHONPATH=<tree>``).
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/adapter_parse_rate.py
+    HF_HUB_OFFLINE=1 .venv/bin/python -m bench.components.adapter_parse_rate
 """
 
 from __future__ import annotations
 
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from harvest_bench import generate, generate_split
+from bench.product.harvest_bench import generate, generate_split
 
 from mind.harvest.registry import adapter
 

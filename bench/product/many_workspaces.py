@@ -14,7 +14,7 @@ embedder's fingerprint — the data is built directly, the measurement goes thro
 Issue #16 targets: scope-wide p95 ≤ 500 ms at 1,000 workspaces (warm), status and workspace list
 under a second, RSS bounded by the LRU of open minds (``HIVE_MIND_MAX_OPEN_MINDS``).
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/many_workspaces.py [--workspaces 1000]
+    HF_HUB_OFFLINE=1 .venv/bin/python -m bench.product.many_workspaces [--workspaces 1000]
         [--frames 300] [--personal 100000] [--queries 30] [--max-open 16 64]
         [--exhaustive-queries 5] [--keep DIR]
 
@@ -35,8 +35,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import write_section
-from serve_recall import Server, build, pct, queries, rss_mb, vocabulary
+from bench.common import write_section
+from bench.product.serve_recall import Server, build, pct, queries, rss_mb, vocabulary
 
 
 async def build_data(data: Path, args: argparse.Namespace, fp: tuple[str, str, int]) -> None:
@@ -139,7 +139,7 @@ def cpu_model() -> str:
 
 def report(args: argparse.Namespace, rows: list[tuple[str, dict[str, Any]]]) -> None:
     lines = [
-        f"`HF_HUB_OFFLINE=1 .venv/bin/python bench/many_workspaces.py --workspaces "
+        f"`HF_HUB_OFFLINE=1 .venv/bin/python -m bench.product.many_workspaces --workspaces "
         f"{args.workspaces} --frames {args.frames} --personal {args.personal} --queries "
         f"{args.queries} --max-open {' '.join(map(str, args.max_open))} --exhaustive-queries "
         f"{args.exhaustive_queries}` on {os.cpu_count()} cores ({cpu_model()}): "

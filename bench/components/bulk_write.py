@@ -1,9 +1,10 @@
 """Bulk write rate of the mind engine: frames + FTS + outbox rows.
 
 Compares one transaction per frame with batched transactions of several sizes, on a real
-mind file. Embeddings are not involved. Prints its table and writes bench/results/bulk_write.json.
+mind file. Embeddings are not involved. Prints its table and writes
+bench/results/components.bulk_write.json.
 
-    .venv/bin/python bench/bulk_write.py [--frames 50000]
+    .venv/bin/python -m bench.components.bulk_write [--frames 50000]
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import write_section
+from bench.common import write_section
 
 from mind.frames.model import NewFrame
 from mind.mind import Mind
@@ -134,7 +135,7 @@ async def main() -> None:
     write_section(
         "Bulk write (engine, frames + FTS + outbox)",
         f"""
-Command: `.venv/bin/python bench/bulk_write.py --frames {args.frames}`
+Command: `.venv/bin/python -m bench.components.bulk_write --frames {args.frames}`
 
 `FrameStore.insert_many` on a real WAL mind file: each frame is one `memory_frames` row, its
 FTS5 row (one `INSERT … SELECT` per batch) and its `pending_index` outbox row; sessions are created as needed

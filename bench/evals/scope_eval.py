@@ -3,7 +3,7 @@
 BEIR SciFact (``scifact`` of the evaluation data, read in place, never copied) split over
 ``--workspaces`` workspaces: the 5,183 documents in a seeded shuffle, dealt round-robin (~26 a
 workspace at 200). Each workspace's documents are written as a folder of markdown notes
-(``# title`` + abstract, one file per document, as ``bench/recall_eval.py`` writes them) and
+(``# title`` + abstract, one file per document, as ``bench/evals/recall_eval.py`` writes them) and
 imported with the facade's ``harvest import markdown`` into ``workspace=<id>`` — embedded mode,
 default settings, the real model (all-MiniLM-L6-v2 in process). The personal mind stays empty.
 
@@ -19,7 +19,7 @@ the recall: a diagnostic), and latency per query (informative only).
 A reference row puts the same documents in ONE workspace (a separate data dir) searched with
 ``scope="workspace"``: what splitting costs at all.
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/scope_eval.py [--workspaces 200] [--queries 300]
+    HF_HUB_OFFLINE=1 .venv/bin/python -m bench.evals.scope_eval [--workspaces 200] [--queries 300]
         [--settings 0 8 16 32] [--keep DIR] [--no-report]
 
 ``--keep DIR`` keeps the notes and imported data dirs under DIR and reuses them.
@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from common import write_section
-from recall_eval import DONE, SCIFACT, Eval, mean, ndcg_at, recall_at, scifact_eval
+from bench.common import write_section
+from bench.evals.recall_eval import DONE, SCIFACT, Eval, mean, ndcg_at, recall_at, scifact_eval
 
 SEED = 20_240_611
 LIMIT = 10
@@ -118,6 +118,7 @@ def doc_ids(ev: Eval, results: list[dict[str, Any]]) -> list[str]:
 
 async def ask_split(hm: Any, ev: Eval, home: dict[str, str], settings: list[int],
                     workspaces: list[str]) -> list[Pass]:
+    from hive_mind.routing import routed_workspaces
     from mind.embeddings.memo import QueryMemo
 
     await hm.warm_up()
@@ -141,7 +142,7 @@ async def ask_split(hm: Any, ev: Eval, home: dict[str, str], settings: list[int]
             p.searched.append(routing["searched"] if routing else len(workspaces))
             if n and len(workspaces) > n:
                 embedder = QueryMemo(await hm.runtime.embedder_ready())
-                chosen = set(await hm._routed(q.text, workspaces, embedder, "hybrid", False))
+                chosen = set(await routed_workspaces(hm.runtime, q.text, workspaces, n, embedder))
                 p.routed_gold.append(mean([home.get(d) in chosen for d in q.gold]))
             else:
                 p.routed_gold.append(1.0)
@@ -308,7 +309,7 @@ async def main() -> None:
         if v != {"workspaces": 200, "queries": 300}[k])
     if settings != [0, 8, 16, 32]:
         flags += " --settings " + " ".join(map(str, settings))
-    command = f"HF_HUB_OFFLINE=1 .venv/bin/python bench/scope_eval.py {flags}".strip()
+    command = f"HF_HUB_OFFLINE=1 .venv/bin/python -m bench.evals.scope_eval {flags}".strip()
     def ndcg(p: Pass) -> float:
         return mean([ndcg_at(r, q.gold, 10) for r, q in zip(p.ranked, ev.questions, strict=True)])
 

@@ -20,7 +20,7 @@ side by side with the single file (``--repeat`` pairs; target: frames/s and peak
 The generator streams the export to disk (each conversation: a `current_node` chain with a
 regenerated branch every tenth conversation, timestamps, code blocks now and then).
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/harvest_bench.py [--conversations 10000]
+    HF_HUB_OFFLINE=1 .venv/bin/python -m bench.product.harvest_bench [--conversations 10000]
         [--messages 20] [--e2e-conversations 400] [--per-file 200] [--repeat 1]
         [--backend onnx-int8] [--raw-sample 8000]
 """
@@ -40,7 +40,7 @@ import time
 import zipfile
 from pathlib import Path
 
-from common import ROOT, write_section
+from bench.common import ROOT, write_section
 
 TOPICS = ("billing", "postgres", "kubernetes", "garden", "marathon", "sourdough", "lisbon",
           "budget", "rust", "invoice", "roadmap", "latency", "piano", "tax", "camera")
@@ -152,12 +152,12 @@ def child(args: argparse.Namespace) -> None:
 def spawn(export: Path, data: Path, provider: str, backend: str | None = None) -> dict:
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     if backend:  # the encoder backend, its ONNX export cached across runs (ingest.MODEL_CACHE)
-        from ingest import MODEL_CACHE
+        from bench.product.ingest import MODEL_CACHE
 
         env |= {"HIVE_MIND_EMBEDDING_BACKEND": backend,
                 "HIVE_MIND_EMBEDDING_CACHE_DIR": str(MODEL_CACHE)}
     out = subprocess.run(
-        [sys.executable, __file__, "--child", "--export", str(export), "--data", str(data),
+        [sys.executable, "-m", __spec__.name, "--child", "--export", str(export), "--data", str(data),
          "--provider", provider], cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     if out.returncode:
         raise SystemExit(out.stderr[-3000:])
@@ -170,7 +170,7 @@ def raw_rate(export: Path, backend: str, sample: int) -> tuple[float, int]:
     of the export (as the harvest renders them); (texts/s, texts encoded)."""
     import asyncio
 
-    from ingest import RawEncoders, embedded_config
+    from bench.product.ingest import RawEncoders, embedded_config
 
     from mind.harvest.chatgpt import parse
 
@@ -253,7 +253,7 @@ def main() -> None:
               f"{e2e_rate:,.0f} frames/s; raw {before:,.0f} / {after:,.0f} texts/s → "
               f"{e2e_rate / raw:.0%}")
     body = f"""
-`HF_HUB_OFFLINE=1 .venv/bin/python bench/harvest_bench.py --conversations {args.conversations} --messages {args.messages} --e2e-conversations {args.e2e_conversations} --repeat {args.repeat}` (encoder backend `{backend}`)
+`HF_HUB_OFFLINE=1 .venv/bin/python -m bench.product.harvest_bench --conversations {args.conversations} --messages {args.messages} --e2e-conversations {args.e2e_conversations} --repeat {args.repeat}` (encoder backend `{backend}`)
 
 Synthetic ChatGPT export ({args.conversations:,} conversations, {total:,} messages, {size / 1e6:,.0f} MB
 `conversations.json`, `current_node` chains with abandoned branches), imported by the chatgpt adapter

@@ -4,7 +4,7 @@ inflating ~170× each) and the ``universal`` adapter on 9 MB of the same shape a
 Each is refused; what matters is what it cost before the refusal. Run it against another tree
 to compare (``PYTHONPATH=<tree>``).
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/import_bombs.py
+    HF_HUB_OFFLINE=1 .venv/bin/python -m bench.components.import_bombs
 """
 
 from __future__ import annotations

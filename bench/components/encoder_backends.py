@@ -8,7 +8,7 @@ onnx-int8, torch, …) so a neighbour's load on a shared machine hits every back
 medians are reported. Query latency: one text per call, as every recall embeds its query.
 Export time: a fresh cache directory, first ``load()``.
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/encoder_backends.py [--reps 3] [--queries 200]
+    HF_HUB_OFFLINE=1 .venv/bin/python -m bench.components.encoder_backends [--reps 3] [--queries 200]
         [--backends torch onnx onnx-int8] [--threads N] [--lanes N] [--no-report]
 """
 
@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from common import write_section
-from recall_eval import LOCOMO, SCIFACT
+from bench.common import write_section
+from bench.evals.recall_eval import LOCOMO, SCIFACT
 
 from mind.embeddings.inprocess import InProcessEmbedder
 
@@ -119,7 +119,7 @@ def report(args: argparse.Namespace, sets: dict[str, list[str]],
            layout: str) -> list[str]:
     cpu = platform.processor() or platform.machine()
     lines = [
-        f"`HF_HUB_OFFLINE=1 .venv/bin/python bench/encoder_backends.py --reps {args.reps}` "
+        f"`HF_HUB_OFFLINE=1 .venv/bin/python -m bench.components.encoder_backends --reps {args.reps}` "
         f"({time.strftime('%Y-%m-%d')}, {cpu}, {layout}, batch 32; medians of {args.reps} "
         "interleaved repetitions through `InProcessEmbedder.embed_batch`; cosine = per text "
         "against the torch vector).",

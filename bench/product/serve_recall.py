@@ -19,8 +19,8 @@ Measured in one run, one request at a time, over keep-alive HTTP from this proce
   back to back from its first 200, before anything else: p50 / p95 / p99 / max, the slowest
   with their time after readiness, against both flat KNN baselines of the same run.
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/serve_recall.py --frames 100000
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/serve_recall.py --frames 1000000 --keep /tmp/m1m
+    HF_HUB_OFFLINE=1 .venv/bin/python -m bench.product.serve_recall --frames 100000
+    HF_HUB_OFFLINE=1 .venv/bin/python -m bench.product.serve_recall --frames 1000000 --keep /tmp/m1m
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import ROOT, write_section
+from bench.common import ROOT, write_section
 
 QUERIES = 200
 FROM_READY = 300  # recalls sent back to back from the moment /readyz first answers 200
@@ -396,7 +396,7 @@ async def run(args: argparse.Namespace, data: Path) -> list[tuple[str, float, fl
     log_offset = (data / "serve.log").stat().st_size if (data / "serve.log").exists() else 0
     async with httpx.AsyncClient(timeout=120) as client:
         # the baseline first, so that its start does not share the CPU with ours
-        flat = Server([sys.executable, __file__, "--flat-server", str(mind_path)], env,
+        flat = Server([sys.executable, "-m", __spec__.name, "--flat-server", str(mind_path)], env,
                       data / "flat.log")
         servers = [flat]
         try:
@@ -523,7 +523,7 @@ def report(args: argparse.Namespace, rows: list[tuple[str, float, float]]) -> No
     if args.quantize_min_rows is not None:
         flags += f" --quantize-min-rows {args.quantize_min_rows}"
     write_section(f"Recall through serve at {args.frames:,} frames (#14)", f"""
-Command: `HF_HUB_OFFLINE=1 .venv/bin/python bench/serve_recall.py --frames {args.frames}{flags}`
+Command: `HF_HUB_OFFLINE=1 .venv/bin/python -m bench.product.serve_recall --frames {args.frames}{flags}`
 
 A real `hive-mind serve` (embedded mode, default settings: the in-process model
 {EMBEDDER}) over a mind of {args.frames:,} frames built with a bench-only shortcut ({args.vectors} unit vectors written

@@ -19,7 +19,7 @@ The modes, through the product's own path and default settings:
 Targets (issue #16): save → indexed p95 ≤ 2 s during the import, import throughput with the
 saves ≥ 90 % of alone.
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/fairness.py [--conversations 1000] [--messages 20]
+    HF_HUB_OFFLINE=1 .venv/bin/python -m bench.product.fairness [--conversations 1000] [--messages 20]
         [--interval 1.0] [--modes embedded distributed] [--redis-url redis://127.0.0.1:6379/13]
 """
 
@@ -37,9 +37,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import ROOT, write_section
-from harvest_bench import generate
-from serve_recall import Server, pct
+from bench.common import ROOT, write_section
+from bench.product.harvest_bench import generate
+from bench.product.serve_recall import Server, pct
 
 SAVE_TEXT = "Note {i}: the quarterly budget review moved to Friday at 10:00 with Priya."
 HTTP_TIMEOUT = 3600.0
@@ -170,7 +170,7 @@ async def run_mode(mode: str, export: Path, root: Path, args: argparse.Namespace
 def report(args: argparse.Namespace, results: dict[str, dict[str, dict[str, Any]]],
            messages: int) -> None:
     lines = [
-        f"`HF_HUB_OFFLINE=1 .venv/bin/python bench/fairness.py --conversations "
+        f"`HF_HUB_OFFLINE=1 .venv/bin/python -m bench.product.fairness --conversations "
         f"{args.conversations} --messages {args.messages} --interval {args.interval} --modes "
         f"{' '.join(args.modes)}`: a {messages:,}-message ChatGPT export harvested into "
         "workspace `bulk` alone, then again while a client saves one memory into workspace "

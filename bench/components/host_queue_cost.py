@@ -1,6 +1,6 @@
 """A distributed host's CPU per frame through Redis and arq, with no worker beside it.
 
-``bench/host_replay.py`` replays a host's writes in-process; this runs the real
+``bench/components/host_replay.py`` replays a host's writes in-process; this runs the real
 ``hive-mind serve`` (distributed mode, its own data dir, Redis db 13 by default) and sends it
 what the ingest bench's host gets: the 20 ``save_frames`` ops of 4,000 chat turns, then, once
 they are committed, an ``apply_index`` op for each cognify job the host queued (read back from
@@ -10,7 +10,7 @@ worker's batch delivers them. It prints the serve process's CPU a frame for each
 figures is what arq's job handling, the payload's decoding and validation and the process's
 other tasks cost beside the writes. A shortcut figure: no encoder competes for the cores.
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/host_queue_cost.py [--redis-url redis://127.0.0.1:6379/13]
+    HF_HUB_OFFLINE=1 .venv/bin/python -m bench.components.host_queue_cost [--redis-url redis://127.0.0.1:6379/13]
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from pathlib import Path
 
 import numpy as np
 from arq.connections import ArqRedis
-from common import ROOT, machine
-from ingest import MODEL_CACHE, chat, cpu_seconds, index_op, save_ops, wait_ready
+from bench.common import ROOT, machine
+from bench.product.ingest import MODEL_CACHE, chat, cpu_seconds, index_op, save_ops, wait_ready
 
 from mind.mind import Mind
 from queue_schemas import jobs

@@ -7,7 +7,7 @@ when both name the same project and the same part (in any of its surface forms: 
 "datastore"). The chats are imported through the product's path (``HiveMind.harvest``:
 adapters → actor → cognify → supersession pairs), then the stored pairs are read.
 
-    .venv/bin/python bench/supersession_pairs.py [--show wrong|other]
+    .venv/bin/python -m bench.evals.supersession_pairs [--show wrong|other]
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
-import conv_data
-from recall_eval import CONV, open_hive
+from bench import conv_data
+from bench.evals.recall_eval import CONV, open_hive
 
 
 def _parts(text: str) -> frozenset[str]:

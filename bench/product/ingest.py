@@ -12,7 +12,7 @@ encoder lanes, the event loop, the SQLite connections, extraction, the default e
 threads: the link search). ``--repeat`` runs the whole sequence again and the report gives
 medians. Texts are synthetic chat turns (6-40 words). Writes bench/results/ingest.json.
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/ingest.py [--frames 4000] [--workers 1 2]
+    HF_HUB_OFFLINE=1 .venv/bin/python -m bench.product.ingest [--frames 4000] [--workers 1 2]
         [--backends torch,onnx,onnx-int8] [--repeat 1] [--redis-url redis://127.0.0.1:6379/13]
 """
 
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import ROOT, thread_groups, thread_times, write_section
+from bench.common import ROOT, thread_groups, thread_times, write_section
 
 from mind.embeddings.base import Embedder
 from mind.embeddings.inprocess import DEFAULT_ONNX_CACHE
@@ -41,7 +41,7 @@ from mind.mind import Mind
 from mind.retrieval.indexer import plan_embeddings
 from queue_schemas import jobs, ops
 from queue_schemas.vector import Fingerprint
-from workers.cognify import _graphs, _results
+from workers.cognify import extract_graphs, index_results
 from workers.runtime import EmbeddedRuntime, RuntimeConfig
 
 WORDS = ("deploy billing postgres alice bob budget review meeting roadmap latency cache queue "
@@ -83,7 +83,7 @@ def index_op(items: Sequence[jobs.CognifyItem], rng: np.random.Generator, op_id:
     vectors = rng.standard_normal((len(plan), FINGERPRINT.dim)).astype("<f4")
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     return ops.ApplyIndex(op_id=op_id, mind_id="personal", fingerprint=FINGERPRINT,
-                          results=_results(items, plan, vectors, _graphs(items)))
+                          results=index_results(items, plan, vectors, extract_graphs(items)))
 
 
 def embedded_config(data: Path, backend: str | None = None, **overrides: Any) -> RuntimeConfig:
@@ -328,7 +328,7 @@ def table(results: dict[Row, list[tuple[float, float]]], backends: list[str]) ->
 def report(args: argparse.Namespace, backends: list[str], lines: list[str]) -> None:
     workers = " ".join(map(str, args.workers))
     write_section("Ingest throughput (real model)", f"""
-Command: `HF_HUB_OFFLINE=1 .venv/bin/python bench/ingest.py --frames {args.frames} --workers {workers} --backends {','.join(backends)} --repeat {args.repeat}`
+Command: `HF_HUB_OFFLINE=1 .venv/bin/python -m bench.product.ingest --frames {args.frames} --workers {workers} --backends {','.join(backends)} --repeat {args.repeat}`
 
 {args.frames:,} synthetic chat turns (6-40 words each, with names for entity extraction),
 all-MiniLM-L6-v2 on the CPU, each encoder backend side by side in the same run. Pipeline rate =

@@ -10,7 +10,7 @@ Frame texts are synthetic (words from a 5,000-word vocabulary) and frame vectors
 vectors — latency does not depend on meaning. Queries are embedded with the real model; that
 time is reported separately and excluded from the lane timings.
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/search_latency.py [--sizes 10000 100000]
+    HF_HUB_OFFLINE=1 .venv/bin/python -m bench.components.search_latency [--sizes 10000 100000]
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from common import write_section
+from bench.common import write_section
 
 from mind.storage.db import Database
 from mind.embeddings.base import TargetDimEmbedder
@@ -175,7 +175,7 @@ async def main() -> None:
     write_section(
         "Search latency",
         f"""
-Command: `HF_HUB_OFFLINE=1 .venv/bin/python bench/search_latency.py --sizes {' '.join(map(str, args.sizes))}`
+Command: `HF_HUB_OFFLINE=1 .venv/bin/python -m bench.components.search_latency --sizes {' '.join(map(str, args.sizes))}`
 
 One mind with N frames (synthetic texts in conversations of 50 turns, every fifth a question;
 random unit vectors at 384 dims), {QUERIES} queries, limit 20, warm caches, one query at a time

@@ -21,7 +21,7 @@ the chats, nDCG@10 for SciFact), each next to the formula's own order of the sam
 A re-ranking of the product's own candidates (the first ``--depth`` of each recall): a shortcut
 figure for the ranker alone, labelled as such.
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/learned_ranker.py --keep DIR [--depth 50]
+    HF_HUB_OFFLINE=1 .venv/bin/python -m bench.evals.learned_ranker --keep DIR [--depth 50]
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import recall_eval as harness
+from bench.evals import recall_eval as harness
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler

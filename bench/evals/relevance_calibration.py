@@ -16,7 +16,7 @@ Last, ``make run``'s mind (``examples/chatgpt-export`` through ``HiveMind.harves
 of each of ``examples/questions.json``'s answers among its question's top 10, against the top
 result of unrelated questions (the SciFact claims and "quantum chromodynamics lattice gauge").
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/relevance_calibration.py --keep DIR
+    HF_HUB_OFFLINE=1 .venv/bin/python -m bench.evals.relevance_calibration --keep DIR
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import recall_eval as harness
+from bench.common import ROOT
+from bench.evals import recall_eval as harness
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
@@ -60,7 +61,7 @@ async def rows_of(ev: harness.Eval, data_dir: Path, questions: list[harness.Ques
 async def demo(data_dir: Path, unrelated: list[str]) -> str:
     """``make run``'s mind: each question's answer (its first result holding the expected
     text) against the top result of each unrelated question; the rank score beside it."""
-    examples = Path(__file__).resolve().parent.parent / "examples"
+    examples = ROOT / "examples"
     fresh = not (data_dir / "personal.mind").exists()
     hm = await harness.open_hive(data_dir)
     try:

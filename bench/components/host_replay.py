@@ -1,6 +1,6 @@
 """A distributed host's own CPU per frame: the ingest bench's ops replayed in-process.
 
-In ``bench/ingest.py``'s distributed run the host (``hive-mind serve``) shares the two cores
+In ``bench/product/ingest.py``'s distributed run the host (``hive-mind serve``) shares the two cores
 with a worker whose two encoder lanes never rest, so each CPU-second the host spends is about
 half a second of the import's wall time. This replays what that host applies, one process,
 nothing else running: the 20 ``save_frames`` ops of the ingest bench's 4,000 chat turns
@@ -14,9 +14,9 @@ executor: the link search) and its round trips to the SQLite threads (calls of
 thread (``SELECT 1``): each trip of a write costs that much on top of its SQL.
 
 A shortcut figure (no Redis, no arq, no worker): what the host's writes cost, not how fast an
-import runs (that is bench/ingest.py).
+import runs (that is bench/product/ingest.py).
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/host_replay.py [--frames 4000] [--reps 3]
+    HF_HUB_OFFLINE=1 .venv/bin/python -m bench.components.host_replay [--frames 4000] [--reps 3]
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import machine, thread_groups, thread_times
-from ingest import chat, index_op, save_ops
+from bench.common import machine, thread_groups, thread_times
+from bench.product.ingest import chat, index_op, save_ops
 
 from hive_mind.settings import load_settings
 from mind.mind import Mind

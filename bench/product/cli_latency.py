@@ -16,7 +16,7 @@ Bytecode is cached (in a temp ``PYTHONPYCACHEPREFIX``, written by the warm-up) a
 package's is, even where ``PYTHONDONTWRITEBYTECODE`` is set: compiling every module of the
 project again on each run would add ~0.1 s that no user pays.
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/cli_latency.py [--runs 5] [--provider default,test]
+    HF_HUB_OFFLINE=1 .venv/bin/python -m bench.product.cli_latency [--runs 5] [--provider default,test]
         [--baseline DIR] [--importtime]
 """
 
@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from bench.common import ROOT
 
 
 @dataclass(frozen=True)

@@ -19,24 +19,25 @@ the whole history) stand in for an import. ``same`` is the share of the exact wi
 mind's; ``linked`` the share of the batch's frames that get at least one link, whole mind /
 now; ``cosine`` the links' mean similarity, whole mind / now.
 
-    .venv/bin/python bench/link_cost.py [--rows 20000 100000 200000 500000] [--no-report]
+    .venv/bin/python -m bench.components.link_cost [--rows 20000 100000 200000 500000] [--no-report]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import time
 from collections.abc import Callable
 
 import numpy as np
-from common import write_section
-from vector_scale import fill
+from bench.common import write_section
+from bench.components.vector_scale import fill
 
 from mind.cognify_apply import NEAR_WINDOW_ROWS as LINK_WINDOW_ROWS
 from mind.knowledge.supersession import CANDIDATE_FLOOR as LINK_MIN_SIMILARITY
 from mind.knowledge.supersession import CANDIDATES_PER_FRAME as LINK_LIMIT
 from mind.retrieval import vector_scan as scan
-from mind.retrieval.vector_index import BATCH_CODES_MIN_ROWS, VectorIndex, _run_blocks
+from mind.retrieval.vector_index import BATCH_CODES_MIN_ROWS, run_blocks
 
 Hits = list[list[tuple[int, float]]]
 
@@ -60,12 +61,13 @@ def chats(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     return turns(n), turns(BATCH)
 
 
-def exact(index: VectorIndex, q: np.ndarray, window: int | None) -> Hits:
-    """One exact product over the (last ``window``) rows: frames only, as the bench has no
-    chunks."""
-    snap = index._frames.snapshot(window)
-    hits = scan.exact(snap.vectors, snap.keep, q, LINK_LIMIT + 1, _run_blocks)
-    return [sorted(zip(snap.owners[rows].tolist(), sims.tolist(), strict=True),
+def exact(x: np.ndarray, q: np.ndarray, window: int | None) -> Hits:
+    """One exact product over the (last ``window``) rows of ``x`` (frames 1..n in the index),
+    block by block on the index's scan pool."""
+    first = 0 if window is None else max(0, len(x) - window)
+    rows_of = x[first:]
+    hits = scan.exact(rows_of, np.ones(len(rows_of), dtype=bool), q, LINK_LIMIT + 1, run_blocks)
+    return [sorted(zip((rows + first + 1).tolist(), sims.tolist(), strict=True),
                    key=lambda hit: -hit[1]) for rows, sims in hits]
 
 
@@ -92,11 +94,11 @@ def summary(found: dict[tuple[int, int], float]) -> tuple[float, float]:
 def measure(n: int, rng: np.random.Generator) -> str:
     x, q = chats(n, rng)
     index, _ = fill(x)
-    index._snapshots()  # codes built as a search would build them
-    whole_ms, whole_cpu, whole = timed(lambda: exact(index, q, None))
-    before_ms, before_cpu, before = timed(lambda: exact(index, q, LINK_WINDOW_ROWS))
+    asyncio.run(index.refresh())  # codes built as a search would build them
+    whole_ms, whole_cpu, whole = timed(lambda: exact(x, q, None))
+    before_ms, before_cpu, before = timed(lambda: exact(x, q, LINK_WINDOW_ROWS))
     now_ms, now_cpu, now = timed(
-        lambda: index._search_many_sync(q, LINK_LIMIT + 1, None, LINK_WINDOW_ROWS))
+        lambda: index.search_many_blocking(q, LINK_LIMIT + 1, window=LINK_WINDOW_ROWS))
     truth, reference, got = links(whole), links(before), links(now)
     same = len(reference.keys() & got.keys()) / len(reference) if reference else 1.0
     kept = len(truth.keys() & got.keys()) / len(truth) if truth else 1.0
@@ -119,7 +121,7 @@ def main() -> None:
         row = measure(n, rng)
         print(row, flush=True)
         lines.append(row)
-    body = f"""Command: `.venv/bin/python bench/link_cost.py --rows {' '.join(map(str, args.rows))}`
+    body = f"""Command: `.venv/bin/python -m bench.components.link_cost --rows {' '.join(map(str, args.rows))}`
 
 A shortcut, labelled as such (the index alone, generated chat-like vectors, no mind file): the
 link search of one cognify batch of {BATCH} frames, ms wall (CPU ms in parentheses), means
