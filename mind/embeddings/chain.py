@@ -153,18 +153,6 @@ class EmbeddingProviderChain:
             assert self._active is not None
             return self._active
 
-    async def reprobe(self) -> Embedder:
-        """Probe again (e.g. after a fallback to the mock); keeps the old provider on failure."""
-        async with self._lock:
-            if self._closed:
-                raise EmbeddingError("the embedding provider chain is closed")
-            old = self._active
-            self._activate(await self._select())
-            if old is not None and old is not self._active:
-                await aclose(old)
-            assert self._active is not None
-            return self._active
-
     async def close(self) -> None:
         self._closed = True
         active, self._active = self._active, None
