@@ -62,9 +62,9 @@ def test_normalize_dimensions_pads_truncates_and_keeps_identity() -> None:
 
 
 def test_embedding_error_is_in_the_tree() -> None:
-    err = EmbeddingError("boom", provider="ollama", status=503)
+    err = EmbeddingError("boom", provider="ollama", provider_status=503)
     assert isinstance(err, HiveMindError)
-    assert (err.code, err.provider, err.status) == ("embedding_error", "ollama", 503)
+    assert (err.code, err.provider, err.provider_status) == ("embedding_error", "ollama", 503)
 
 
 def test_coerce_matrix_accepts_ints_and_the_empty_batch() -> None:

@@ -128,7 +128,7 @@ async def test_explicit_provider_failure_is_an_error_not_a_fallback(serve: Serve
     chain = EmbeddingProviderChain(EmbeddingConfig(provider="ollama", ollama_url=broken.url))
     with pytest.raises(EmbeddingError, match=r"'ollama' is unavailable.*\(500\).*kaputt") as info:
         await chain.start()
-    assert info.value.status == 500 and chain.active is None
+    assert info.value.provider_status == 500 and chain.active is None
     assert chain.last_error is not None and "kaputt" in chain.last_error
     with pytest.raises(EmbeddingError):
         await chain.embed_batch(["x"])  # still no silent mock

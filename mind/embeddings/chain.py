@@ -222,7 +222,7 @@ class EmbeddingProviderChain:
                 raise EmbeddingError(
                     f"embedding provider {cfg.provider!r} is unavailable: {exc}",
                     provider=cfg.provider,
-                    status=exc.status,
+                    provider_status=exc.provider_status,
                 ) from None
             return _Selection(self._wrap(embedder), {cfg.provider: "ok"}, None)
         probes: dict[str, str] = {}

@@ -61,6 +61,7 @@ class TierError(HiveMindError):
     """The configured tier does not include the requested provider (or is unknown)."""
 
     code = "tier_forbidden"
+    status = 403
 
     def __init__(
         self,
@@ -80,6 +81,7 @@ class EmbeddingQuotaExceededError(HiveMindError):
     """This month's embedding quota would be exceeded."""
 
     code = "quota_exceeded"
+    status = 429
 
     def __init__(
         self,
