@@ -55,24 +55,29 @@ async def test_every_embedded_path_counts_and_status_reports_it(tmp_path: Path) 
     notes.write_text("# Deploys\n\nWe deploy on Fridays.\n\n# Lunch\n\nLunch is at noon.\n")
     async with await HiveMind.open(data_dir=tmp_path / "data", embedding_provider="test",
                                    user_id="alice") as hm:
+
+        async def count() -> int:
+            return int((await hm.status(probe=False))["embedding_quota"]["current"])
+
         status = await hm.status(probe=False)
         assert status["embedding_quota"]["current"] == 0
         assert status["embedding_quota"]["tier"] is None
         assert status["embedding_quota"]["quota"] == -1
         await hm.save("The deploy runs on Fridays at five", wait=True)
-        after_save = await used(tmp_path / "data", "alice")
+        after_save = await count()
         assert after_save >= 1
         await hm.recall("when do we deploy", touch=False)
-        after_recall = await used(tmp_path / "data", "alice")
+        after_recall = await count()
         assert after_recall == after_save + 1  # one query encode, however many minds
         summary = await hm.harvest("markdown", notes, wait=True)
         assert summary["frames_created"] >= 1
-        after_harvest = await used(tmp_path / "data", "alice")
+        after_harvest = await count()
         assert after_harvest >= after_recall + summary["frames_created"]
         status = await hm.status(probe=False)
     assert status["embedding_quota"] == {
         "user_id": "alice", "tier": None, "month": status["embedding_quota"]["month"],
         "current": after_harvest, "quota": -1, "gated": False}
+    assert await used(tmp_path / "data", "alice") == after_harvest  # in the data dir's file
     assert await used(tmp_path / "data", "bob") == 0  # counted for the configured user only
 
 
