@@ -12,6 +12,7 @@ from hive_mind.api.deps import Facade, WorkspaceQuery
 from hive_mind.api.idempotency import KeyHeader, mark_replay, request_key
 from hive_mind.api.models import (
     ERROR_RESPONSES,
+    QUOTA_RESPONSES,
     EntityRequest,
     RecallRequest,
     RelationRequest,
@@ -24,7 +25,7 @@ router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
 FrameId = Annotated[int, Path(ge=1, le=INT64_MAX, description="frame id")]
 
 
-@router.post("/memories", tags=["memories"], status_code=201,
+@router.post("/memories", tags=["memories"], status_code=201, responses=QUOTA_RESPONSES,
              summary="Save a memory (an I-frame; identical content is deduplicated)")
 async def save_memory(body: SaveRequest, hm: Facade, response: Response,
                       key_header: KeyHeader = None) -> dict[str, Any]:
@@ -53,7 +54,7 @@ async def forget_memory(frame_id: FrameId, hm: Facade,
     return result
 
 
-@router.post("/recall", tags=["recall"], response_model=dict[str, Any],
+@router.post("/recall", tags=["recall"], response_model=dict[str, Any], responses=QUOTA_RESPONSES,
              summary="Hybrid search (keyword + vector) over the chosen minds")
 async def recall(body: RecallRequest, hm: Facade) -> Response:
     """``results`` (each with ``from`` and ``conflict``), ``count``, ``conflicts`` (``{note,
