@@ -169,10 +169,6 @@ class MindActor:
         await self.mind.close()
 
     @property
-    def idle(self) -> bool:
-        return self._queue.empty() and self._urgent.empty() and self._held is None
-
-    @property
     def queued(self) -> int:
         return self._queue.qsize() + self._urgent.qsize() + (self._held is not None)
 
@@ -223,10 +219,6 @@ class MindActor:
             if isinstance(result, BaseException):
                 raise result
         return merge(results, Duplicate(op.op_id))
-
-    def submit_nowait(self, op: Any) -> asyncio.Future[Any]:
-        """Queue without waiting for the commit (fire-and-forget writes such as touches)."""
-        return asyncio.ensure_future(self.submit(op))
 
     # -- the loop ---------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ Validation accepts that string, a ``Vector``, raw little-endian float32 ``bytes`
 e.g. ``numpy_array.astype("<f4").tobytes()``) or a list of numbers, and checks that the vector is
 non-empty, not longer than ``MAX_VECTOR_DIM`` and finite (no NaN/inf, also none produced by
 float32 overflow). The *declared* dimension lives in the :class:`Fingerprint` of the batch
-(``ApplyIndex`` checks every vector against it; :meth:`Vector.require_dim` does it by hand).
+(``ApplyIndex`` checks every vector against it).
 """
 
 from __future__ import annotations
@@ -121,11 +121,6 @@ class Vector:
 
     def to_base64(self) -> str:
         return base64.b64encode(self._blob).decode("ascii")
-
-    def require_dim(self, dim: int) -> Vector:
-        if self.dim != dim:
-            raise ValueError(f"vector has {self.dim} dims, expected {dim}")
-        return self
 
     def __len__(self) -> int:
         return self.dim

@@ -97,7 +97,7 @@ async def test_alias_groups_merge(kg: KnowledgeGraph, db: Database) -> None:
     await kg.create_entity("technology", "PG")
     await kg.create_entity("concept", "PG")
     assert await dedupe_by_name(db) == {"groups": 1, "merged": 2}
-    assert [e.id for e in await kg.get_entities_by_type("technology")] == [pg.id]
+    assert [e.id for e in await kg.search_entities("", entity_type="technology")] == [pg.id]
     assert (await kg.get_entity(pg.id)).properties["aliases"] == ["Postgres", "PG"]
 
 

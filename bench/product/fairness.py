@@ -69,8 +69,7 @@ class Saver:
 async def embedded_run(export: Path, data: Path, interval: float | None) -> dict[str, Any]:
     from hive_mind.facade import HiveMind
 
-    async with await HiveMind.open(data_dir=data, idle_close_seconds=3600,
-                                   maintenance_enabled=False) as hm:
+    async with await HiveMind.open(data_dir=data, maintenance_enabled=False) as hm:
         await hm.runtime.embedder_ready()
         for name in ("bulk", "live"):
             await hm.create_workspace(name, workspace_id=name)
@@ -108,7 +107,7 @@ async def distributed_run(export: Path, data: Path, interval: float | None,
     await redis.flushdb()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HIVE_MIND_DATA_DIR": str(data),
            "HIVE_MIND_REDIS_URL": redis_url, "HIVE_MIND_HOST_ID": "fair",
-           "HIVE_MIND_MAINTENANCE_ENABLED": "false", "HIVE_MIND_IDLE_CLOSE_SECONDS": "3600"}
+           "HIVE_MIND_MAINTENANCE_ENABLED": "false"}
     data.mkdir(parents=True, exist_ok=True)
     worker_log = (data / "worker.log").open("ab")
     worker = await asyncio.create_subprocess_exec(

@@ -130,8 +130,8 @@ def child(args: argparse.Namespace) -> None:
     from hive_mind.facade import HiveMind
 
     async def run() -> dict:
-        async with await HiveMind.open(data_dir=args.data, embedding_provider=args.provider,
-                                       idle_close_seconds=3600) as hm:
+        async with await HiveMind.open(data_dir=args.data,
+                                       embedding_provider=args.provider) as hm:
             if args.provider != "mock":
                 await hm.runtime.embedder_ready()
             start = time.perf_counter()

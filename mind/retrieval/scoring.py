@@ -31,7 +31,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -189,5 +189,3 @@ def age_days(timestamp: str, now: datetime) -> float:
     return max(0.0, (now - parse_stored(timestamp)).total_seconds() / 86400)
 
 
-def graph_distance_for(frame_id: int, distances: Mapping[int, int] | None) -> int | None:
-    return None if distances is None else distances.get(frame_id)

@@ -588,12 +588,6 @@ class VectorIndex:
         self._packing = threading.Thread(target=run, name="vector-blocks", daemon=True)
         self._packing.start()
 
-    def wait_packed(self) -> None:
-        """Wait for blocks being packed in the background (blocking)."""
-        packing = self._packing
-        if packing is not None:
-            packing.join()
-
     async def refresh(self) -> None:
         """Read the changes since the last look, and prepare the codes a search needs."""
         def run() -> None:

@@ -159,10 +159,6 @@ def to_blob(vector: Sequence[float] | np.ndarray, dim: int) -> bytes:
     return arr.tobytes()
 
 
-def from_blob(blob: bytes) -> np.ndarray:
-    return np.frombuffer(blob, dtype="<f4")
-
-
 class VectorStore:
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -279,22 +275,6 @@ class VectorStore:
                 )
                 await self._log("chunk", [chunk_id])
         return len(chunks)
-
-    async def delete_frame_vectors(self, frame_ids: Sequence[int]) -> int:
-        if not await self.tables_exist():
-            return 0
-        async with self._db.transaction():
-            total = await self._db.run(lambda db: _delete_rows(db, T_FRAMES_VEC, frame_ids))
-            await self._log("frame", list(frame_ids))
-        return total
-
-    async def get_frame_vector(self, frame_id: int) -> np.ndarray | None:
-        if not await self.tables_exist():
-            return None
-        blob = await self._db.fetchval(
-            f"SELECT embedding FROM {T_FRAMES_VEC} WHERE rowid = ?", (frame_id,)
-        )
-        return None if blob is None else from_blob(blob)
 
     async def counts(self) -> dict[str, int]:
         if not await self.tables_exist():
