@@ -17,7 +17,7 @@ opened with that provider has nothing left to index. Then, measured:
   the export process — at ``--frames`` and at ``--small`` frames, so constant memory shows as
   the same peak at both sizes.
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/backup.py --frames 100000
+    HF_HUB_OFFLINE=1 .venv/bin/python -m bench.product.backup --frames 100000
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import ROOT, write_section
+from bench.common import ROOT, write_section
 
 from vocabulary.enums import Importance
 
