@@ -54,11 +54,13 @@ from hive_mind.shapes import (
     AwarenessAdded,
     AwarenessCleared,
     AwarenessShape,
+    Dropped,
     EntityView,
     Forgotten,
     FrameShape,
     IdentitySaved,
     IdentityView,
+    JobsReport,
     JsonInput,
     JsonObject,
     MaintenanceRun,
@@ -66,6 +68,7 @@ from hive_mind.shapes import (
     RecallDetail,
     RecallResult,
     RelationShape,
+    Retried,
     SavedEntity,
     SavedFrame,
     WorkspaceDefault,
@@ -842,21 +845,21 @@ class HiveMind:
 
     # -- jobs -------------------------------------------------------------------------------
 
-    async def jobs(self) -> JsonObject:
+    async def jobs(self) -> JobsReport:
         """Queued, running and failed (dead-lettered) jobs, per mind (:mod:`workers.jobs_admin`)."""
         from workers.jobs_admin import jobs_report
 
         return await jobs_report(self.runtime)
 
     async def retry_jobs(self, dead_letter_id: str | None = None, *,
-                         all_failed: bool = False) -> JsonObject:
+                         all_failed: bool = False) -> Retried:
         """Run one dead letter again, or every one (``all_failed``)."""
         from workers.jobs_admin import retry
 
         return await retry(self.runtime, dead_letter_id, all_failed=all_failed)
 
     async def drop_jobs(self, dead_letter_id: str | None = None, *,
-                        all_failed: bool = False) -> JsonObject:
+                        all_failed: bool = False) -> Dropped:
         """Forget one dead letter, or every one (``all_failed``)."""
         from workers.jobs_admin import drop
 

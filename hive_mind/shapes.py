@@ -13,6 +13,10 @@ from __future__ import annotations
 from typing import NotRequired
 
 from pydantic import JsonValue
+
+from workers.jobs_shapes import Dropped, JobsReport, Retried
+
+__all__ = ["Dropped", "JobsReport", "Retried"]  # with the shapes defined here
 from typing_extensions import TypedDict
 
 JsonObject = dict[str, object]
