@@ -41,6 +41,7 @@ from hive_mind.shapes import (
     Retried,
     SavedEntity,
     SavedFrame,
+    StatusReport,
     WorkspaceDefault,
     WorkspaceDeleted,
     WorkspaceList,
@@ -210,7 +211,7 @@ class MindFacade(Protocol):
                                   on_progress: Callable[[int, int], None] | None = None
                                   ) -> JsonObject: ...
 
-    async def status(self, *, probe: bool = True) -> JsonObject: ...
+    async def status(self, *, probe: bool = True) -> StatusReport: ...
 
 
 @runtime_checkable

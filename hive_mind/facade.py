@@ -71,6 +71,7 @@ from hive_mind.shapes import (
     Retried,
     SavedEntity,
     SavedFrame,
+    StatusReport,
     WorkspaceDefault,
     WorkspaceDeleted,
     WorkspaceList,
@@ -884,7 +885,7 @@ class HiveMind:
 
     # -- status -----------------------------------------------------------------------------
 
-    async def status(self, *, probe: bool = True) -> JsonObject:
+    async def status(self, *, probe: bool = True) -> StatusReport:
         from hive_mind.status import collect
 
         return await collect(self.settings, self.runtime, probe=probe)

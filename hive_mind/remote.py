@@ -56,6 +56,7 @@ from hive_mind.shapes import (
     Retried,
     SavedEntity,
     SavedFrame,
+    StatusReport,
     WorkspaceDefault,
     WorkspaceDeleted,
     WorkspaceList,
@@ -540,7 +541,7 @@ class RemoteHiveMind:
 
     # -- status -----------------------------------------------------------------------------
 
-    async def status(self, *, probe: bool = True) -> JsonObject:
-        result: JsonObject = await self._call("GET", "/v1/status",
-                                                  params={"probe": probe})
+    async def status(self, *, probe: bool = True) -> StatusReport:
+        result: StatusReport = await self._call("GET", "/v1/status",
+                                                    params={"probe": probe})
         return result

@@ -35,6 +35,7 @@ from hive_mind.shapes import (
     MaintenanceRun,
     RecallDetail,
     Retried,
+    StatusReport,
     WorkspaceDefault,
     WorkspaceDeleted,
     WorkspaceList,
@@ -233,7 +234,7 @@ class ScopedFacade(PerMind):
                                   ) -> JsonObject:
         raise admin_only("nightly_maintenance")
 
-    async def status(self, *, probe: bool = True) -> JsonObject:
+    async def status(self, *, probe: bool = True) -> StatusReport:
         raise admin_only("status")
 
 

@@ -46,6 +46,7 @@ from hive_mind.shapes import (
     MaintenanceRun,
     RecallDetail,
     Retried,
+    StatusReport,
     WorkspaceDefault,
     WorkspaceDeleted,
     WorkspaceList,
@@ -414,13 +415,13 @@ class ShardedHiveMind(PerMind, MindMoves):
         answers, down = await self._fan_out(lambda f: f.nightly_maintenance(spread=spread))
         return {"shards": answers, **unreached(down)}
 
-    async def status(self, *, probe: bool = True) -> JsonObject:
+    async def status(self, *, probe: bool = True) -> StatusReport:
         """This host's own status (a gateway's: its role only) and, unless another host
         asked, the cluster's shards (:func:`hive_mind.cluster.cluster_status`)."""
         from hive_mind.cluster import cluster_status
 
-        own: JsonObject = ({"mode": "gateway"} if self.local is None
-                           else dict(await self.local.status(probe=probe)))
+        own: StatusReport = ({"mode": "gateway"} if self.local is None
+                             else await self.local.status(probe=probe))
         own["shard"] = self.shard_id
         if not forwarded():
             own["cluster"] = await cluster_status(self.settings, self.shards)
