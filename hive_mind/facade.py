@@ -13,7 +13,6 @@ Writes go through each mind's single-writer actor as ops; reads use reader conne
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -48,6 +47,7 @@ from hive_mind.results import (
     workspace_meta,
     write_dict,
 )
+from hive_mind.routing import routed_workspaces
 from hive_mind.scopes import within
 from hive_mind.settings import Settings, load_settings
 from hive_mind.shapes import (
@@ -93,7 +93,7 @@ from mind.bounds import (
     tags_input,
 )
 from mind.constants import DAILY_SAVE_SESSION_PREFIX
-from mind.embeddings.base import EmbeddingError, fingerprint
+from mind.embeddings.base import fingerprint
 from mind.embeddings.memo import QueryMemo
 from mind.errors import ConflictError, HiveMindError, NotFoundError, ValidationError
 from mind.foreground import answering
@@ -103,7 +103,7 @@ from mind.knowledge.graph import Relation
 from mind.mind import Mind
 from mind.retrieval.catchup import is_catch_up
 from mind.retrieval.combined import CombinedRetrieval, SearchOptions
-from mind.retrieval.routing import ROUTED_CANDIDATES, select
+from mind.retrieval.routing import ROUTED_CANDIDATES
 from mind.retrieval.search import CANDIDATES, HybridSearch
 from mind.storage.idempotency import REMOVED, keyed_op_id, validate_key
 from mind.storage.private_files import make_private_dir
@@ -392,11 +392,12 @@ class HiveMind:
     # -- export -----------------------------------------------------------------------------
 
     async def _mind_file(self, workspace: str | None) -> tuple[str, Path]:
-        """The mind id of ``workspace`` and its file, opened (so migrated) here first."""
+        """The mind id of ``workspace`` and its file, opened (so migrated) here first; the
+        indexing it still owes is not resumed for a read of the file."""
         from actors.host import mind_path
 
-        await self.reader(workspace)
         ident = self.mind_id(workspace)
+        await self.runtime.reader(ident)
         return ident, mind_path(self.settings.data_dir, ident)
 
     async def export_mind(self, *, workspace: str | None = None,
@@ -451,23 +452,9 @@ class HiveMind:
                       lanes: str, catching_up: bool) -> list[str]:
         """The workspaces a scope-all recall searches: all of them up to
         ``HIVE_MIND_SCOPE_MINDS``, else that many chosen by their content
-        (:mod:`mind.retrieval.routing`) — or, for a catch-up, the most recently written."""
-        want = self.settings.scope_minds
-        if want == 0 or len(workspaces) <= want:
-            return workspaces
-        ids = {mind_id(ws): ws for ws in workspaces}
-        if catching_up:
-            counts = await self.runtime.census(list(ids))
-            chosen = sorted(counts, key=lambda m: -counts[m].modified_ns)[:want]
-        else:
-            present, pool = await self.runtime.route_pool(list(ids))
-            vector = None
-            if lanes != "keyword" and not embedder.degraded:
-                with contextlib.suppress(EmbeddingError):  # the keyword evidence still routes
-                    vector = (await embedder.embed_batch([query]))[0]
-            stems = self.runtime.stems(query) if lanes != "vector" else []
-            chosen = [present[i] for i in select(pool, vector, stems, want)]
-        return [ids[m] for m in chosen]  # best routed first: equal scores merge in that order
+        (:mod:`hive_mind.routing`) — or, for a catch-up, the most recently written."""
+        return await routed_workspaces(self.runtime, query, workspaces, self.settings.scope_minds,
+                                       embedder, lanes=lanes, catching_up=catching_up)
 
     def _searcher(self, workspace: str | None, embedder: QueryMemo
                   ) -> Callable[[], AbstractAsyncContextManager[HybridSearch]]:

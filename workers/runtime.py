@@ -62,7 +62,6 @@ class RuntimeConfig:
     batcher_max_wait: float = 0.02
     actor: ActorSettings = field(default_factory=ActorSettings)
     max_open_minds: int = 64
-    idle_close_seconds: float = 60.0
     concurrency: int = RUNNER_CONCURRENCY
     max_tries: int = 5
     cognify_batch: int = COGNIFY_BATCH_FRAMES
@@ -75,7 +74,7 @@ def open_host(config: RuntimeConfig, on_commit: HookFactory) -> MindHost:
     commit followed by ``on_commit`` (which queues the cognify work the commit caused)."""
     return MindHost(
         config.data_dir, HANDLERS, max_open=config.max_open_minds,
-        idle_seconds=config.idle_close_seconds, actor_settings=config.actor,
+        actor_settings=config.actor,
         on_commit=on_commit, fence=config.fence,
         owner=None if config.shards is None else config.shards.owner,
     )

@@ -12,6 +12,7 @@ from hive_mind.api.deps import Facade, WorkspaceQuery
 from hive_mind.api.idempotency import KeyHeader, mark_replay, request_key
 from hive_mind.api.models import (
     ERROR_RESPONSES,
+    QUOTA_RESPONSES,
     EntityRequest,
     RecallRequest,
     RelationRequest,
@@ -35,7 +36,7 @@ router = shaped_router(prefix="/v1", responses=ERROR_RESPONSES)
 FrameId = Annotated[int, Path(ge=1, le=INT64_MAX, description="frame id")]
 
 
-@router.post("/memories", tags=["memories"], status_code=201,
+@router.post("/memories", tags=["memories"], status_code=201, responses=QUOTA_RESPONSES,
              summary="Save a memory (an I-frame; identical content is deduplicated)")
 async def save_memory(body: SaveRequest, hm: Facade, response: Response,
                       key_header: KeyHeader = None) -> SavedFrame:
@@ -62,7 +63,7 @@ async def forget_memory(frame_id: FrameId, hm: Facade,
     return await hm.forget(frame_id, workspace=workspace)
 
 
-@router.post("/recall", tags=["recall"], response_model=RecallDetail,
+@router.post("/recall", tags=["recall"], response_model=RecallDetail, responses=QUOTA_RESPONSES,
              summary="Hybrid search (keyword + vector) over the chosen minds")
 async def recall(body: RecallRequest, hm: Facade) -> Response:
     """``results`` (each with ``from`` and ``conflict``), ``count``, ``conflicts`` (``{note,

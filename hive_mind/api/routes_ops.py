@@ -10,6 +10,7 @@ from fastapi import File, Form, Path, Query, UploadFile
 from hive_mind.api.deps import Facade, ServerReads, WorkspaceQuery
 from hive_mind.api.models import (
     ERROR_RESPONSES,
+    QUOTA_RESPONSES,
     CleanupEntitiesRequest,
     CleanupFramesRequest,
     HarvestRequest,
@@ -28,7 +29,7 @@ from vocabulary.enums import HarvestChoice, Importance, IngestType, MaintenanceK
 router = shaped_router(prefix="/v1", responses=ERROR_RESPONSES)
 
 
-@router.post("/harvest", tags=["harvest"],
+@router.post("/harvest", tags=["harvest"], responses=QUOTA_RESPONSES,
              summary="Import an export: a path on the server's disk, or the data inline")
 async def harvest(body: HarvestRequest, hm: Facade, server_reads: ServerReads) -> JsonObject:
     if (body.path is None) == (body.data is None):
@@ -49,7 +50,7 @@ async def harvest(body: HarvestRequest, hm: Facade, server_reads: ServerReads) -
             label=body.label or f"inline:{body.filename or body.source}", **options)
 
 
-@router.post("/harvest/upload", tags=["harvest"],
+@router.post("/harvest/upload", tags=["harvest"], responses=QUOTA_RESPONSES,
              summary="Import an uploaded export file (multipart/form-data)")
 async def harvest_upload(
     hm: Facade, source: Annotated[HarvestChoice, Form()],
@@ -75,7 +76,7 @@ async def harvest_sources(hm: Facade, workspace: WorkspaceQuery = None) -> JsonO
     return {"sources": sources, "count": len(sources)}
 
 
-@router.post("/ingest", tags=["harvest"],
+@router.post("/ingest", tags=["harvest"], responses=QUOTA_RESPONSES,
              summary="Ingest a path on the server, a URL, or raw text (markdown, text, pdf)")
 async def ingest(body: IngestRequest, hm: Facade, server_reads: ServerReads) -> JsonObject:
     return await client_ingest(hm, body.content, body.type_hint, server_reads=server_reads,
@@ -83,7 +84,7 @@ async def ingest(body: IngestRequest, hm: Facade, server_reads: ServerReads) -> 
                                workspace=body.workspace, wait=body.wait)
 
 
-@router.post("/ingest/upload", tags=["harvest"],
+@router.post("/ingest/upload", tags=["harvest"], responses=QUOTA_RESPONSES,
              summary="Ingest an uploaded document (multipart/form-data)")
 async def ingest_upload(
     hm: Facade, file: Annotated[UploadFile, File()],

@@ -132,8 +132,8 @@ def configure_cli_logging(level: str | None) -> None:
     _HANDLER.setLevel(chosen)
     for name in _NOTICE_LOGGERS:
         logger = logging.getLogger(name)
-        if sys.stderr.isatty():
-            logger.setLevel(min(chosen, logging.INFO))
+        if sys.stderr.isatty() and chosen > logging.INFO:  # else the log shows them anyway
+            logger.setLevel(logging.INFO)
             if _NOTICES not in logger.handlers:
                 logger.addHandler(_NOTICES)
         else:
@@ -158,8 +158,8 @@ def starting() -> Iterator[None]:
     """A block that imports and builds what the process keeps (modules, classes, pydantic
     schemas, the command tree): hundreds of thousands of long-lived objects, which Python's
     cyclic collector would walk again and again as they pile up — a third of a one-shot
-    command's CPU (bench/cli_latency.py --importtime). In a CLI process, collection pauses for the
-    block, and what the block built is then frozen (``gc.freeze``: left out of later
+    command's CPU (bench/product/cli_latency.py --importtime). In a CLI process, collection pauses
+    for the block, and what the block built is then frozen (``gc.freeze``: left out of later
     collections, the one at exit included) before collection resumes, so a long command
     collects its own garbage as usual. A no-op when ``main()`` is called in another process
     (tests): freezing their objects would keep their cycles forever."""
@@ -269,19 +269,31 @@ def cell(value: object, limit: int | None = None) -> Text:
     return Text(text)
 
 
+_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)?")
+
+
 def table(title: str | None, columns: Iterable[str], rows: Iterable[Iterable[object]],
           *, limits: dict[str, int] | None = None, whole: Iterable[str] = ()) -> Table:
-    """``whole``: columns never wrapped (timestamps): the others fold first to make room."""
+    """Columns of timestamps, and those named in ``whole``, are never wrapped: the others
+    fold first to make room."""
     from rich.table import Table
 
     cols = list(columns)
-    keep = set(whole)
+    data = [list(row) for row in rows]
+    keep = set(whole) | {name for i, name in enumerate(cols) if _timestamps(r[i] for r in data)}
     out = Table(title=title, title_justify="left", show_lines=False)
     for name in cols:
         out.add_column(name, overflow="fold", no_wrap=name in keep)
-    for row in rows:
+    for row in data:
         out.add_row(*(cell(v, (limits or {}).get(c)) for c, v in zip(cols, row, strict=True)))
     return out
+
+
+def _timestamps(values: Iterable[object]) -> bool:
+    """Whether a column holds timestamps (and nothing else but blanks)."""
+    present = [v for v in values if v is not None and v != ""]
+    return bool(present) and all(isinstance(v, str) and _TIMESTAMP.fullmatch(v)
+                                 for v in present)
 
 
 def kv_table(title: str | None, data: Mapping[str, object], *, skip: Iterable[str] = ()

@@ -56,6 +56,8 @@ def harvest_import(
     """
     with harvest_progress(progress) as bar:
         async def act(hm: MindFacade) -> dict[str, Any]:
+            if getattr(hm, "mode", None) == "client":
+                bar.remote(str(getattr(hm, "url", "")))
             return dict(await hm.harvest(source, path, workspace=workspace, progress=bar,
                                          auto_sync=auto_sync,
                                          sync_interval_hours=interval_hours))
@@ -106,7 +108,7 @@ def harvest_sources(
                       ([r.get("source"), r.get("last_synced_at"), r.get("items_imported"),
                         r.get("frames_created"), r.get("auto_sync"), r.get("display_name"),
                         r.get("source_path")]
-                       for r in registered), whole=("source", "last synced")))
+                       for r in registered), whole=("source",)))
 
     output(as_json, data, human)
 
