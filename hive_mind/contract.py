@@ -24,11 +24,13 @@ from hive_mind.shapes import (
     AwarenessAdded,
     AwarenessCleared,
     AwarenessShape,
+    Dropped,
     EntityView,
     Forgotten,
     FrameShape,
     IdentitySaved,
     IdentityView,
+    JobsReport,
     JsonInput,
     JsonObject,
     MaintenanceRun,
@@ -36,8 +38,10 @@ from hive_mind.shapes import (
     RecallDetail,
     RecallResult,
     RelationShape,
+    Retried,
     SavedEntity,
     SavedFrame,
+    StatusReport,
     WorkspaceDefault,
     WorkspaceDeleted,
     WorkspaceList,
@@ -195,19 +199,19 @@ class MindFacade(Protocol):
 
     # -- jobs and status ----------------------------------------------------------------------
 
-    async def jobs(self) -> JsonObject: ...
+    async def jobs(self) -> JobsReport: ...
 
     async def retry_jobs(self, dead_letter_id: str | None = None, *,
-                         all_failed: bool = False) -> JsonObject: ...
+                         all_failed: bool = False) -> Retried: ...
 
     async def drop_jobs(self, dead_letter_id: str | None = None, *,
-                        all_failed: bool = False) -> JsonObject: ...
+                        all_failed: bool = False) -> Dropped: ...
 
     async def nightly_maintenance(self, *, spread: bool = False,
                                   on_progress: Callable[[int, int], None] | None = None
                                   ) -> JsonObject: ...
 
-    async def status(self, *, probe: bool = True) -> JsonObject: ...
+    async def status(self, *, probe: bool = True) -> StatusReport: ...
 
 
 @runtime_checkable

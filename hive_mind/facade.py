@@ -54,11 +54,13 @@ from hive_mind.shapes import (
     AwarenessAdded,
     AwarenessCleared,
     AwarenessShape,
+    Dropped,
     EntityView,
     Forgotten,
     FrameShape,
     IdentitySaved,
     IdentityView,
+    JobsReport,
     JsonInput,
     JsonObject,
     MaintenanceRun,
@@ -66,8 +68,10 @@ from hive_mind.shapes import (
     RecallDetail,
     RecallResult,
     RelationShape,
+    Retried,
     SavedEntity,
     SavedFrame,
+    StatusReport,
     WorkspaceDefault,
     WorkspaceDeleted,
     WorkspaceList,
@@ -829,21 +833,21 @@ class HiveMind:
 
     # -- jobs -------------------------------------------------------------------------------
 
-    async def jobs(self) -> JsonObject:
+    async def jobs(self) -> JobsReport:
         """Queued, running and failed (dead-lettered) jobs, per mind (:mod:`workers.jobs_admin`)."""
         from workers.jobs_admin import jobs_report
 
         return await jobs_report(self.runtime)
 
     async def retry_jobs(self, dead_letter_id: str | None = None, *,
-                         all_failed: bool = False) -> JsonObject:
+                         all_failed: bool = False) -> Retried:
         """Run one dead letter again, or every one (``all_failed``)."""
         from workers.jobs_admin import retry
 
         return await retry(self.runtime, dead_letter_id, all_failed=all_failed)
 
     async def drop_jobs(self, dead_letter_id: str | None = None, *,
-                        all_failed: bool = False) -> JsonObject:
+                        all_failed: bool = False) -> Dropped:
         """Forget one dead letter, or every one (``all_failed``)."""
         from workers.jobs_admin import drop
 
@@ -868,7 +872,7 @@ class HiveMind:
 
     # -- status -----------------------------------------------------------------------------
 
-    async def status(self, *, probe: bool = True) -> JsonObject:
+    async def status(self, *, probe: bool = True) -> StatusReport:
         from hive_mind.status import collect
 
         return await collect(self.settings, self.runtime, probe=probe)

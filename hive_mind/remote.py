@@ -39,11 +39,13 @@ from hive_mind.shapes import (
     AwarenessAdded,
     AwarenessCleared,
     AwarenessShape,
+    Dropped,
     EntityView,
     Forgotten,
     FrameShape,
     IdentitySaved,
     IdentityView,
+    JobsReport,
     JsonInput,
     JsonObject,
     MaintenanceRun,
@@ -51,8 +53,10 @@ from hive_mind.shapes import (
     RecallDetail,
     RecallResult,
     RelationShape,
+    Retried,
     SavedEntity,
     SavedFrame,
+    StatusReport,
     WorkspaceDefault,
     WorkspaceDeleted,
     WorkspaceList,
@@ -500,30 +504,33 @@ class RemoteHiveMind:
 
     # -- jobs -------------------------------------------------------------------------------
 
-    async def jobs(self) -> JsonObject:
-        result: JsonObject = await self._call("GET", "/v1/jobs")
+    async def jobs(self) -> JobsReport:
+        result: JobsReport = await self._call("GET", "/v1/jobs")
         return result
 
-    async def _dead_letters(self, method: str, dead_letter_id: str | None, all_failed: bool,
-                            one: str, every: str) -> JsonObject:
+    @staticmethod
+    def _dead_letters(dead_letter_id: str | None, all_failed: bool, one: str, every: str
+                      ) -> tuple[str, dict[str, str] | None]:
+        """The path (and query) naming one dead letter or every one."""
         if (dead_letter_id is None) == (not all_failed):
             raise ValidationError("give one dead letter id or all_failed=True, not both")
         if dead_letter_id is not None:
-            path = one.format(_segment(dead_letter_id))
-            result: JsonObject = await self._call(method, path)
-        else:
-            result = await self._call(method, every, params={"all": "true"})
-        return result
+            return one.format(_segment(dead_letter_id)), None
+        return every, {"all": "true"}
 
     async def retry_jobs(self, dead_letter_id: str | None = None, *,
-                         all_failed: bool = False) -> JsonObject:
-        return await self._dead_letters("POST", dead_letter_id, all_failed,
-                                        "/v1/jobs/{}/retry", "/v1/jobs/retry")
+                         all_failed: bool = False) -> Retried:
+        path, params = self._dead_letters(dead_letter_id, all_failed, "/v1/jobs/{}/retry",
+                                          "/v1/jobs/retry")
+        result: Retried = await self._call("POST", path, params=params)
+        return result
 
     async def drop_jobs(self, dead_letter_id: str | None = None, *,
-                        all_failed: bool = False) -> JsonObject:
-        return await self._dead_letters("DELETE", dead_letter_id, all_failed,
-                                        "/v1/jobs/{}", "/v1/jobs")
+                        all_failed: bool = False) -> Dropped:
+        path, params = self._dead_letters(dead_letter_id, all_failed, "/v1/jobs/{}",
+                                          "/v1/jobs")
+        result: Dropped = await self._call("DELETE", path, params=params)
+        return result
 
     async def nightly_maintenance(self, *, spread: bool = False,
                                   on_progress: Callable[[int, int], None] | None = None
@@ -534,7 +541,7 @@ class RemoteHiveMind:
 
     # -- status -----------------------------------------------------------------------------
 
-    async def status(self, *, probe: bool = True) -> JsonObject:
-        result: JsonObject = await self._call("GET", "/v1/status",
-                                                  params={"probe": probe})
+    async def status(self, *, probe: bool = True) -> StatusReport:
+        result: StatusReport = await self._call("GET", "/v1/status",
+                                                    params={"probe": probe})
         return result

@@ -13,6 +13,10 @@ from __future__ import annotations
 from typing import NotRequired
 
 from pydantic import JsonValue
+
+from workers.jobs_shapes import Dropped, JobsReport, Retried
+
+__all__ = ["Dropped", "JobsReport", "Retried"]  # with the shapes defined here
 from typing_extensions import TypedDict
 
 JsonObject = dict[str, object]
@@ -313,3 +317,26 @@ class MaintenanceRun(TypedDict):
     action: str
     minds: dict[str, JsonObject]
     unreachable: NotRequired[dict[str, str]]
+
+
+# -- status -----------------------------------------------------------------------------------
+
+class StatusReport(TypedDict):
+    """``hive-mind status`` / ``GET /v1/status``: the ``mode`` (embedded, distributed; a
+    sharded gateway: ``gateway``, with nothing but ``shard`` and ``cluster``), the embedder
+    (``probed``: loaded to report its real state), the external source (null: none), the job
+    queue, this month's embedding quota, each mind's counts, the in-memory indexes, the
+    nightly schedule and the effective configuration (secrets masked). A shard host adds its
+    ``shard`` and, unless another host asked, the ``cluster``'s shards."""
+
+    mode: str
+    embedder: NotRequired[JsonObject]
+    external: NotRequired[JsonObject | None]
+    queue: NotRequired[JsonObject]
+    embedding_quota: NotRequired[JsonObject | None]
+    minds: NotRequired[list[JsonObject]]
+    memory_indexes: NotRequired[JsonObject]
+    schedule: NotRequired[JsonObject]
+    config: NotRequired[JsonObject]
+    shard: NotRequired[str | None]
+    cluster: NotRequired[JsonObject]

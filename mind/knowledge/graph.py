@@ -64,7 +64,6 @@ class Relation:
     def active(self) -> bool:
         return self.valid_to is None
 
-
     @classmethod
     def from_row(cls, row: Row) -> Relation:
         return cls(row["id"], row["source_id"], row["target_id"], row["relation_type"],

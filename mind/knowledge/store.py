@@ -61,7 +61,6 @@ class Entity:
     def active(self) -> bool:
         return self.valid_to is None
 
-
     @classmethod
     def from_row(cls, row: Row) -> Entity:
         return cls(row["id"], row["entity_type"], row["name"], row["normalized_name"],
