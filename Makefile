@@ -10,8 +10,11 @@ PYTEST_ARGS ?=
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export HIVE_MIND_TEST_REDIS_URL := $(TEST_REDIS_URL)
+# compiled test modules are kept between runs (pytest's assertion rewriting is a third of a
+# fast run's time otherwise)
+unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: install test lint typecheck bench run redis clean
+.PHONY: install test test-fast lint typecheck bench run redis clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,6 +32,11 @@ redis: install
 # (each worker has its own Redis dbs: tests/conftest.py)
 test: install redis
 	$(VENV)/bin/pytest -q -n 2 --dist loadfile $(PYTEST_ARGS)
+
+# the unit tier: in-process tests on real SQLite files, no Redis, model or processes
+# (tests/conftest.py says what falls in which tier)
+test-fast: install
+	$(VENV)/bin/pytest -q -n 2 --dist loadfile -m unit $(PYTEST_ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check .

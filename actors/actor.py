@@ -109,6 +109,7 @@ class Replayed(Duplicate):
 
 class ActorClosedError(HiveMindError):
     code = "actor_closed"
+    status = 503
 
 
 @dataclass(slots=True)

@@ -54,3 +54,4 @@ DEFAULT_MAX_OPEN: Final = 64  # open minds per host (LRU)
 DEFAULT_IDLE_SECONDS: Final = 60.0
 CATALOG_THREADS: Final = 2  # blocking reads of minds' counts and routing summaries at once
 CATALOG_FILE: Final = "catalog.json"  # in the data dir: every mind's counts, by file stamp
+USAGE_FILE: Final = "usage.db"  # in the data dir: the monthly embedding counts (embedded mode)

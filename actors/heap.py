@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
-import ctypes.util
 import functools
 import logging
 import time
@@ -26,9 +25,8 @@ TRIM_INTERVAL_SECONDS: Final = 5.0
 
 @functools.cache
 def _malloc_trim() -> Callable[[int], int] | None:
-    name = ctypes.util.find_library("c")
-    try:
-        libc = ctypes.CDLL(name or "libc.so.6")
+    try:  # the process's own symbols: libc is linked in (no ldconfig run to find it)
+        libc = ctypes.CDLL(None)
         trim: Callable[[int], int] = libc.malloc_trim
     except (OSError, AttributeError):
         return None  # not glibc

@@ -62,6 +62,8 @@ from vocabulary.enums import (
     FRAME_CLEANUP_MODES,
     MAINTENANCE_KINDS,
     SCOPES,
+    ExportFormat,
+    ExportPart,
     FrameSource,
     Importance,
 )
@@ -79,6 +81,7 @@ from vocabulary.limits import (
 
 if TYPE_CHECKING:  # the runtime, harvest and ingest are imported where they are used: a
     # one-shot command (or a client over --url) does not load what it does not run (#14)
+    from hive_mind.export import Export
     from hive_mind.harvest import IngestSummary
     from workers.harvest_summary import HarvestSummary, Progress
     from workers.protocol import Runtime
@@ -263,6 +266,7 @@ class HiveMind:
                                source=source, metadata=metadata or {}, created_at=at)
         request = {"content": content, "importance": importance, "source": source,
                    "metadata": metadata or {}, "created_at": at}
+        await self.runtime.check_quota()  # refused now rather than never indexed
         with answering():  # background builds step aside meanwhile (mind/foreground.py)
             result, replayed = await self._write(
                 workspace, lambda ident: ops.SaveFrames(mind_id=ident, frames=[frame]),
@@ -313,6 +317,34 @@ class HiveMind:
         if not erased.deleted:
             raise NotFoundError(f"frame {frame_id} not found")
         return {"id": frame_id, **write_dict(erased)}
+
+    # -- export -----------------------------------------------------------------------------
+
+    async def _mind_file(self, workspace: str | None) -> tuple[str, Path]:
+        """The mind id of ``workspace`` and its file, opened (so migrated) here first."""
+        from actors.host import mind_path
+
+        await self.reader(workspace)
+        ident = self.mind_id(workspace)
+        return ident, mind_path(self.settings.data_dir, ident)
+
+    async def export_mind(self, *, workspace: str | None = None,
+                          fmt: ExportFormat = "universal") -> Export:
+        """The mind's memories (sessions, speakers, source times, importances) and, in ``json``,
+        its entities and relations with their validity, as a stream of bytes read from one
+        consistent snapshot (:mod:`hive_mind.export`)."""
+        from hive_mind.export import open_export
+
+        ident, path = await self._mind_file(workspace)
+        return await open_export(path, ident, fmt)
+
+    async def export_page(self, *, workspace: str | None = None, part: ExportPart = "frames",
+                          cursor: str | None = None, limit: int = 100) -> dict[str, Any]:
+        """One page of the export: ``records`` of ``part`` after ``cursor``, and ``next``."""
+        from hive_mind.export import read_page
+
+        _, path = await self._mind_file(workspace)
+        return await read_page(path, part, cursor, limit)
 
     # -- recall -----------------------------------------------------------------------------
 

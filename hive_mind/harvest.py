@@ -23,7 +23,7 @@ from typing import Any, Final
 
 from mind.errors import HiveMindError, ValidationError
 from mind.harvest.errors import HarvestError
-from mind.harvest.registry import adapter
+from mind.harvest.registry import Parse, adapter
 from vocabulary.enums import HARVEST_CHOICES, IMPORTANCES, INGEST_TYPES, JobPriority
 from vocabulary.ids import PERSONAL_MIND
 from workers.harvest import HarvestOptions, harvest
@@ -41,6 +41,8 @@ class ImportsBusyError(HiveMindError):
     """This process already runs and queues as many imports as it takes: retry later."""
 
     code = "busy"
+    status = 503
+    retry_after = 10
 
 
 @asynccontextmanager
@@ -66,7 +68,9 @@ async def import_slot() -> AsyncIterator[None]:
 
 
 _EXTENSIONS: Final = {".pdf": "pdf", ".md": "markdown", ".markdown": "markdown",
-                      ".txt": "plaintext", ".text": "plaintext"}
+                      ".html": "markdown", ".htm": "markdown", ".txt": "plaintext",
+                      ".text": "plaintext"}
+FOLDER: Final = "folder"  # an ingested directory: each file by its type (mind/harvest/folder.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +85,8 @@ class IngestSummary:
     status: str
     workspace: str
     tags: tuple[str, ...] = ()
+    files: tuple[tuple[str, int], ...] = ()  # a folder: (type, files read) per type
+    skipped: tuple[str, ...] = ()  # a folder: what was not read and why, one line per reason
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -90,6 +96,9 @@ class IngestSummary:
             "workspace": self.workspace}
         if self.tags:
             out["tags"] = list(self.tags)
+        if self.files:
+            out["files"] = dict(self.files)
+            out["skipped"] = list(self.skipped)
         return out
 
 
@@ -100,6 +109,11 @@ def detect_type(content: str) -> str:
         return "url"
     single_line = "\n" not in text and len(text) < 4096
     if single_line:
+        try:
+            if Path(text).expanduser().is_dir():
+                return FOLDER
+        except OSError:
+            pass
         suffix = Path(text).suffix.lower()
         if suffix in _EXTENSIONS:
             return _EXTENSIONS[suffix]
@@ -125,8 +139,10 @@ async def harvest_into(
     auto_sync: bool | None = None, interval_hours: int | None = None, wait: bool = True,
     importance: str = "normal", tags: list[str] | None = None, label: str | None = None,
     rereadable: bool | None = None, priority: JobPriority = "bulk",
+    parse: Parse | None = None,
 ) -> HarvestSummary:
-    """Import ``path`` into ``mind_id`` (``workspace`` names it in the summary).
+    """Import ``path`` into ``mind_id`` (``workspace`` names it in the summary); ``parse``:
+    instead of the source's adapter (the same source's items, read another way).
 
     ``priority``: of the indexing it causes (``interactive``: ingest, somebody waits for it).
 
@@ -139,6 +155,7 @@ async def harvest_into(
     if source not in HARVEST_CHOICES:
         raise ValidationError(f"unknown harvest source {source!r}; use one of: "
                               f"{', '.join(HARVEST_CHOICES)}")
+    await runtime.check_quota()  # nothing is imported while the month's quota is used up
     async with import_slot():  # at most MAX_CONCURRENT_IMPORTS at once
         detected: str | None = None
         if source == "auto":
@@ -153,7 +170,7 @@ async def harvest_into(
         summary = await harvest(
             runtime, mind_id, source, target, options=options, progress=progress,
             wait_idle=partial(runtime.wait_indexed, mind_id, None) if wait else None,
-            parse=adapter(source))
+            parse=parse or adapter(source))
         return replace(summary, workspace=workspace or PERSONAL_MIND, detected=detected)
 
 
@@ -181,6 +198,10 @@ async def ingest_into(
     if type_hint not in INGEST_TYPES:
         raise ValidationError(f"type_hint must be one of {list(INGEST_TYPES)}")
     kind = detect_type(content) if type_hint == "auto" else type_hint
+    if kind == FOLDER:
+        return await _ingest_folder(runtime, mind_id, Path(content.strip()).expanduser(),
+                                    workspace=workspace, importance=importance, tags=tags,
+                                    wait=wait, label=label)
     target = content.strip() if kind in ("url", "pdf") or "\n" not in content.strip() \
         else content
     summary = await harvest_into(runtime, mind_id, kind, target, workspace=workspace,
@@ -191,3 +212,27 @@ async def ingest_into(
         duplicates_skipped=summary.duplicates_skipped,
         pending_index=summary.pending_index or 0, status=summary.status,
         workspace=summary.workspace or PERSONAL_MIND, tags=tuple(tags or ()))
+
+
+async def _ingest_folder(runtime: Runtime, mind_id: str, folder: Path, *, workspace: str | None,
+                         importance: str, tags: list[str] | None, wait: bool,
+                         label: str | None) -> IngestSummary:
+    """Each document type of ``folder`` by its own adapter (one import per type present), in
+    one summary that also says what was skipped and why."""
+    from mind.harvest.folder import lenient, plan
+
+    layout = plan(folder)
+    left_out: list[str] = []  # files of a type its adapter could not read, with the reason
+    runs = [await harvest_into(runtime, mind_id, kind, folder, workspace=workspace, wait=wait,
+                               importance=importance, tags=tags, label=label,
+                               priority="interactive", parse=lenient(kind, left_out))
+            for kind in layout.files]
+    statuses = {r.status for r in runs}
+    return IngestSummary(
+        source_type=FOLDER, items_parsed=sum(r.items for r in runs),
+        frames_created=sum(r.frames_created for r in runs),
+        duplicates_skipped=sum(r.duplicates_skipped for r in runs),
+        pending_index=sum(r.pending_index or 0 for r in runs),
+        status=statuses.pop() if len(statuses) == 1 else "completed",
+        workspace=runs[0].workspace or PERSONAL_MIND, tags=tuple(tags or ()),
+        files=tuple(layout.files.items()), skipped=(*left_out, *layout.skipped))

@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import re
 import tempfile
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
@@ -26,6 +25,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
+from hive_mind.export import MAX_PAGE
 from hive_mind.limits import (
     AgeDays,
     AwarenessText,
@@ -48,7 +48,8 @@ from hive_mind.limits import (
 )
 from hive_mind.server_reads import ingest as client_ingest
 from hive_mind.server_reads import refuse
-from mind.errors import HiveMindError, NotFoundError, ValidationError
+from hive_mind.workspaces import unknown_workspace
+from mind.errors import HiveMindError, ValidationError
 from mind.harvest.errors import safe_reason
 from vocabulary.enums import (
     AgentImportance,
@@ -57,6 +58,7 @@ from vocabulary.enums import (
     ConversationChoice,
     EntityCleanupMode,
     EntityType,
+    ExportPart,
     FrameCleanupMode,
     IngestImportance,
     IngestType,
@@ -80,11 +82,10 @@ TOOL_NAMES = (
     "save_memory", "recall_memory", "search_entities", "save_entity", "create_relation",
     "get_identity", "set_identity", "get_awareness", "set_awareness", "clear_awareness",
     "list_workspaces", "create_workspace", "harvest_import", "harvest_sources", "ingest_source",
-    "cleanup_frames", "cleanup_entities", "forget_memory",
+    "cleanup_frames", "cleanup_entities", "forget_memory", "export_memories",
 )
 _RECALL_FIELDS = ("id", "content", "importance", "source", "score", "absolute_relevance",
                   "created_at", "from", "conflict")
-_WS_NOT_FOUND = re.compile(r'^Workspace ".*" not found$')
 
 
 def dumps(value: Any) -> str:
@@ -97,7 +98,7 @@ def error_result(text: str) -> CallToolResult:
 
 def error_text(exc: HiveMindError) -> str:
     message = " ".join(str(exc).split()) or type(exc).__name__
-    if isinstance(exc, NotFoundError) and _WS_NOT_FOUND.match(message):
+    if unknown_workspace(exc) is not None:
         message += (". Workspaces are never created implicitly: call create_workspace first "
                     "(list_workspaces shows the existing ids).")
     return f"{exc.code}: {message}"
@@ -168,7 +169,7 @@ DESTROY = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_worl
 
 def register_tools(server: MCPServer, get_facade: GetFacade, *,
                    server_reads: bool = True) -> None:
-    """Register the 18 hive-mind tools on ``server``; each call awaits ``get_facade()``.
+    """Register the 19 hive-mind tools on ``server``; each call awaits ``get_facade()``.
     ``server_reads`` False: file paths and URLs are refused (:mod:`hive_mind.server_reads`)."""
 
     def tool(annotations: ToolAnnotations, description: str) -> Callable[[Any], Any]:
@@ -187,7 +188,8 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         per call. Identical content is deduplicated. Returns JSON {id, content, importance,
         source, created_at, workspace, created, replayed} (created=false: it was already
         stored; replayed=true: this idempotency_key's save was already applied, nothing new
-        written). After an error that says the save may have been applied, call again with the
+        written). recall_memory finds it by its words at once, by meaning a moment later (once
+        indexed). After an error that says the save may have been applied, call again with the
         same idempotency_key.""")
     async def save_memory(
         content: Annotated[Content, Field(description="The memory text, self-contained.")],
@@ -490,9 +492,27 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
                     "conversation data.")
         return dumps(rows)
 
-    @tool(WRITE, """Ingest a document into memory: a file path (markdown, text, PDF), an http(s)
-        URL, or raw text. The type is detected automatically unless type_hint is given. The
-        content is split into memories and indexed. Returns a JSON summary (source_type, items,
+    @tool(READ, """Read a mind out, one page at a time: part=frames gives its memories (text,
+        speaker, role, session as conversation_id, source time, importance, frame id); entities
+        and relations give the knowledge graph with each one's validity (valid_from, valid_to).
+        Pass the page's `next` as cursor for the page after (null: the end). Nothing is
+        written anywhere; for a whole mind as a file, use `hive-mind export` or GET
+        /v1/export. Returns JSON {part, records, count, next}.""")
+    async def export_memories(
+            workspace: Workspace = None, part: ExportPart = "frames",
+            cursor: Annotated[str | None, Field(
+                max_length=40, description="`next` of the page before; omit for the first")
+            ] = None,
+            limit: Annotated[int, Field(ge=1, le=MAX_PAGE,
+                                        description="records per page")] = 100) -> str:
+        mind = await get_facade()
+        return dumps(await mind.export_page(workspace=workspace or None, part=part,
+                                            cursor=cursor or None, limit=limit))
+
+    @tool(WRITE, """Ingest a document into memory: a file path (markdown, HTML, text, PDF), a
+        folder of them (each file by its type), an http(s) URL, or raw text. The type is
+        detected automatically unless type_hint is given. The content is split into memories
+        and indexed. Returns a JSON summary (source_type, items,
         frames_created, duplicates_skipped, ...).""")
     async def ingest_source(
         content: Annotated[str, Field(description="A file path, a URL or the text itself.")],

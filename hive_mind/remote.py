@@ -20,9 +20,9 @@ import logging
 import tempfile
 import uuid
 import zipfile
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import httpx
@@ -31,11 +31,16 @@ from hive_mind.api.codes import (
     UPSTREAM_ERROR,
     RemoteError,
     ServerUnavailableError,
+    UnauthorizedError,
     exception_for,
 )
 from hive_mind.settings import Settings
 from mind.bounds import bounded_float
 from mind.errors import ConfigurationError, ValidationError
+from vocabulary.enums import ExportFormat
+
+if TYPE_CHECKING:
+    from hive_mind.export import Export
 
 DEFAULT_TIMEOUT = 600.0  # harvests with wait=True answer when indexing is done
 # a pooled connection is dropped before serve's 5 s keep-alive closes it from its end: reusing
@@ -85,11 +90,13 @@ def error_of(response: httpx.Response, prefix: str = "") -> Exception:
     try:
         error = response.json()["error"]
         code, message = str(error["code"]), str(error["message"])
+        details = error.get("details")
     except (ValueError, KeyError, TypeError):  # a proxy's page, an internal page: not passed on
         log.warning("%sHTTP %d without a hive-mind error body", prefix, response.status_code)
         return RemoteError(f"{prefix}the server answered HTTP {response.status_code} without "
                            "a hive-mind error body", code=UPSTREAM_ERROR, status=502)
-    return exception_for(code, prefix + message, response.status_code)
+    return exception_for(code, prefix + message, response.status_code,
+                         details if isinstance(details, dict) else None)
 
 
 def _local_file(value: object) -> Path | None:
@@ -153,9 +160,14 @@ class RemoteHiveMind:
             raise ServerUnavailableError(
                 f"{self.url}{path} answered {response.status_code} without JSON") from exc
 
-    @staticmethod
-    def _error(response: httpx.Response) -> Exception:
-        return error_of(response)
+    def _error(self, response: httpx.Response) -> Exception:
+        exc = error_of(response)
+        if response.status_code == 401 and isinstance(exc, UnauthorizedError):
+            hint = ("the token in HIVE_MIND_API_TOKEN is not one this server accepts"
+                    if self.settings.api_token else
+                    "set HIVE_MIND_API_TOKEN to the server's API token")
+            return UnauthorizedError(f"{exc} (hive-mind at {self.url}): {hint}")
+        return exc
 
     async def close(self) -> None:
         await self._http.aclose()
@@ -331,6 +343,46 @@ class RemoteHiveMind:
     async def stats(self, *, workspace: str | None = None) -> dict[str, Any]:
         result: dict[str, Any] = await self._call("GET", "/v1/stats",
                                                   params={"workspace": workspace})
+        return result
+
+    # -- export -----------------------------------------------------------------------------
+
+    async def export_mind(self, *, workspace: str | None = None,
+                          fmt: ExportFormat = "universal") -> Export:
+        """The server's ``GET /v1/export``, read as it arrives."""
+        from hive_mind.export import FRAMES_HEADER, Export
+
+        params = {k: v for k, v in (("workspace", workspace), ("format", fmt)) if v is not None}
+        try:
+            response = await self._http.send(
+                self._http.build_request("GET", "/v1/export", params=params), stream=True)
+        except httpx.HTTPError as exc:
+            raise ServerUnavailableError(f"cannot reach hive-mind at {self.url}: "
+                                         f"{type(exc).__name__}: {exc}") from exc
+        if response.status_code >= 400:
+            await response.aread()
+            await response.aclose()
+            raise self._error(response)
+        progress = [0]
+        ident = "personal" if not workspace else f"workspace:{workspace}"
+
+        async def chunks() -> AsyncIterator[bytes]:
+            try:
+                async for chunk in response.aiter_raw():
+                    yield chunk
+            except httpx.HTTPError as exc:
+                raise ServerUnavailableError(f"the export from {self.url} broke off: "
+                                             f"{type(exc).__name__}: {exc}") from exc
+            finally:
+                await response.aclose()
+
+        frames = response.headers.get(FRAMES_HEADER, "")
+        return Export(ident, fmt, int(frames) if frames.isdigit() else 0, chunks(), progress)
+
+    async def export_page(self, *, workspace: str | None = None, part: str = "frames",
+                          cursor: str | None = None, limit: int = 100) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call("GET", "/v1/export/page", params={
+            "workspace": workspace, "part": part, "cursor": cursor, "limit": limit})
         return result
 
     # -- maintenance ------------------------------------------------------------------------

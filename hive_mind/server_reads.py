@@ -33,6 +33,7 @@ class ServerReadsDisabledError(HiveMindError):
     """A remote client asked the server to read a path or fetch a URL, which is off."""
 
     code = "server_reads_disabled"
+    status = 403
 
 
 def is_loopback(host: str) -> bool:

@@ -18,7 +18,7 @@ import logging
 import os
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, ValidationInfo, field_validator
@@ -26,9 +26,20 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from actors.placement import ShardMap, ShardMapError, parse_shards
 from mind.bounds import name_text
+from mind.constants import (
+    DEFAULT_EMBEDDING_BACKEND,
+    DEFAULT_EMBEDDING_BATCH,
+    DEFAULT_LITELLM_URL,
+    DEFAULT_OLLAMA_URL,
+    DEFAULT_OPENAI_URL,
+    DEFAULT_TEST_DIMENSIONS,
+    DEFAULT_USER_ID,
+    DEFAULT_VOYAGE_URL,
+)
 from mind.errors import ConfigurationError, ValidationError
 from mind.redact import mask_text, mask_url
 from mind.storage.fencing import Fence
+from vocabulary.enums import EmbeddingBackend, EmbeddingProviderName, EmbeddingTier
 from vocabulary.ids import PERSONAL_MIND, validate_slug, workspace_mind_id
 from workers.constants import COGNIFY_BATCH_FRAMES
 from workers.schedule import TASKS, MaintenanceTask, ScheduleConfig
@@ -42,11 +53,8 @@ if TYPE_CHECKING:  # built by the methods below, imported there: a CLI command t
     from workers.queue import QueueConfig
     from workers.runtime import RuntimeConfig
 
-Backend = Literal["torch", "onnx", "onnx-int8"]
-# the fastest backend whose product-path quality is within 0.005 of PyTorch on SciFact and
-# LoCoMo (docs/performance.md, "Retrieval quality")
-DEFAULT_BACKEND: Backend = "onnx-int8"
-Provider = Literal["auto", "inprocess", "ollama", "openai", "voyage", "litellm", "test", "mock"]
+Backend = EmbeddingBackend
+Provider = EmbeddingProviderName
 
 
 EMBEDDED_NICE = 10
@@ -89,7 +97,7 @@ class Settings(BaseSettings):
     )
     embedding_device: str = Field(default="cpu", description="torch device of the in-process model")
     embedding_backend: Backend = Field(
-        default=DEFAULT_BACKEND,
+        default=DEFAULT_EMBEDDING_BACKEND,
         description="what runs the in-process model: torch, onnx (same vectors, faster; "
                     "exported once per machine into the model cache) or onnx-int8 (faster still, "
                     "own fingerprint)",
@@ -106,7 +114,7 @@ class Settings(BaseSettings):
                                   "and its fallback (tests, special setups)",
     )
     embedding_batch_size: int = Field(
-        default=32, ge=1, le=4096, description="texts per model forward pass",
+        default=DEFAULT_EMBEDDING_BATCH, ge=1, le=4096, description="texts per model forward pass",
     )
     embedding_threads: int | None = Field(
         default=None, ge=1, description="torch threads of the in-process model (default: all)",
@@ -123,17 +131,42 @@ class Settings(BaseSettings):
     embedding_target_dimensions: int | None = Field(
         default=None, ge=1, le=8192, description="truncate/pad vectors to this dimension",
     )
-    ollama_url: str = Field(default="http://localhost:11434", description="Ollama server")
+    embedding_timeout: float | None = Field(
+        default=None, gt=0, le=600,
+        description="seconds an HTTP embedding provider may take per request (default: 30 "
+                    "Ollama and LiteLLM, 15 OpenAI and Voyage)",
+    )
+    embedding_http_batch_size: int | None = Field(
+        default=None, ge=1, le=4096,
+        description="texts per request to an HTTP embedding provider (default: the "
+                    "provider's own limit)",
+    )
+    inprocess_model: str | None = Field(
+        default=None, description="the in-process model, also when auto picks it (default: "
+                                  "all-MiniLM-L6-v2)",
+    )
+    ollama_url: str = Field(default=DEFAULT_OLLAMA_URL, description="Ollama server")
+    ollama_model: str | None = Field(
+        default=None, description="Ollama's embedding model, also when auto picks it",
+    )
     openai_url: str = Field(
-        default="https://api.openai.com", description="OpenAI-compatible API base",
+        default=DEFAULT_OPENAI_URL, description="OpenAI-compatible API base",
     )
     openai_api_key: SecretStr | None = Field(default=None, description="secret; masked in status")
-    voyage_url: str = Field(default="https://api.voyageai.com", description="Voyage API base")
+    openai_model: str | None = Field(
+        default=None, description="OpenAI's embedding model, also when auto picks it",
+    )
+    voyage_url: str = Field(default=DEFAULT_VOYAGE_URL, description="Voyage API base")
     voyage_api_key: SecretStr | None = Field(default=None, description="secret; masked in status")
-    litellm_url: str = Field(default="http://localhost:4000", description="LiteLLM proxy")
+    voyage_model: str | None = Field(
+        default=None, description="Voyage's embedding model, also when auto picks it",
+    )
+    litellm_url: str = Field(default=DEFAULT_LITELLM_URL, description="LiteLLM proxy")
     litellm_api_key: SecretStr | None = Field(default=None, description="secret; masked in status")
+    litellm_model: str | None = Field(default=None, description="LiteLLM's embedding model")
     test_embedding_dimensions: int = Field(
-        default=64, ge=8, le=4096, description="dimension of the deterministic test embedder",
+        default=DEFAULT_TEST_DIMENSIONS, ge=8, le=4096,
+        description="dimension of the deterministic test embedder",
     )
 
     batcher_max_items: int = Field(
@@ -286,11 +319,25 @@ class Settings(BaseSettings):
                                   "and conflict notes (default: its host name)",
     )
 
-    tier: str | None = Field(
-        default=None, description="embedding tier gate (see mind/embeddings/quota.py)",
+    tier: EmbeddingTier | None = Field(
+        default=None,
+        description="embedding tier: free (local providers, 10,000 embeddings a month), pro "
+                    "(+ remote providers, 1,000,000), team or enterprise (unlimited); a used-up "
+                    "quota refuses saves, imports and recalls (HTTP 429). Unset: no gating",
     )
-    user_id: str = Field(default="local", description="owner id for the monthly embedding quota")
-    eval_mode: bool = Field(default=False, description="evaluation mode: no quota counting")
+    user_id: str = Field(
+        default=DEFAULT_USER_ID, min_length=1, max_length=200,
+        description="whose monthly embedding count this process adds to (every embedding: "
+                    "indexing, imports, recall queries; shown by status)",
+    )
+    tier_upgrade_url: str | None = Field(
+        default=None, description="where a refused provider or a used-up quota tells the user "
+                                  "to upgrade (named in the error)",
+    )
+    eval_mode: bool = Field(
+        default=False, description="evaluation mode: the tier never refuses a provider or "
+                                   "an embedding (they are still counted)",
+    )
 
     @field_validator("data_dir")
     @classmethod
@@ -388,18 +435,26 @@ class Settings(BaseSettings):
             else (self.model_cache.expanduser(), (self.data_dir / "models").expanduser()),
             nice=self.default_embedding_nice() if self.embedding_nice is None
             else self.embedding_nice,
+            inprocess_model=self.inprocess_model,
             ollama_url=self.ollama_url,
+            ollama_model=self.ollama_model,
             openai_url=self.openai_url,
             openai_api_key=secret(self.openai_api_key),
+            openai_model=self.openai_model,
             voyage_url=self.voyage_url,
             voyage_api_key=secret(self.voyage_api_key),
+            voyage_model=self.voyage_model,
             litellm_url=self.litellm_url,
             litellm_api_key=secret(self.litellm_api_key),
+            litellm_model=self.litellm_model,
+            timeout=self.embedding_timeout,
+            http_batch_size=self.embedding_http_batch_size,
             test_dimensions=self.test_embedding_dimensions,
             target_dimensions=self.embedding_target_dimensions,
             eval_mode=self.eval_mode,
             tier=self.tier,
             user_id=self.user_id,
+            upgrade_url=self.tier_upgrade_url,
         )
 
     def external_source(self) -> HttpExternalSource | None:

@@ -54,7 +54,7 @@ BY_WORKSPACE: Final = (
     "save", "get_frame", "forget", "catch_up", "search_entities", "save_entity",
     "create_relation", "get_identity", "set_identity", "get_awareness", "set_awareness",
     "clear_awareness", "stats", "cleanup_frames", "cleanup_entities", "harvest",
-    "harvest_sources", "ingest",
+    "harvest_sources", "ingest", "export_mind", "export_page",
 )
 # calls whose first argument is the workspace id
 BY_FIRST_ARGUMENT: Final = ("get_workspace", "update_workspace", "delete_workspace")
@@ -64,6 +64,8 @@ class ShardUnavailableError(ServerUnavailableError):
     """The shard owning the mind does not answer: retry after ``Retry-After`` seconds."""
 
     code = "shard_unavailable"
+    status = 503
+    retry_after = 5
 
 
 class _Summary:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from hive_mind.settings import Settings
+from mind.errors import HiveMindError
 from mind.redact import mask_text, mask_url
 from mind.retrieval.external import ExternalSourceError
 from workers.host_runtime import HostRuntime
@@ -49,6 +50,15 @@ async def embedder_status(settings: Settings, runtime: Runtime, *, probe: bool
             else None, "probed": True}
 
 
+async def quota_report(runtime: Runtime) -> dict[str, object] | None:
+    """This month's embedding count of ``HIVE_MIND_USER_ID``, its tier and quota (-1: none);
+    a counter that cannot be read (Redis down) is reported as the error."""
+    try:
+        return await runtime.quota_status()
+    except HiveMindError as exc:
+        return {"error": mask_text(str(exc))}
+
+
 async def external_status(settings: Settings, *, probe: bool) -> dict[str, Any] | None:
     """The external knowledge source (null when none is configured): its name, URL (masked),
     timeout, and — only when probing — whether it answers a one-result search."""
@@ -75,6 +85,7 @@ async def collect(settings: Settings, runtime: Runtime, *, probe: bool = True
         "embedder": await embedder_status(settings, runtime, probe=probe),
         "external": await external_status(settings, probe=probe),
         "queue": await runtime.queue_status(),
+        "embedding_quota": await quota_report(runtime),
         "minds": minds,
         "memory_indexes": runtime.memory_indexes(),
         "schedule": schedule_status(settings.schedule_config(), settings.data_dir,

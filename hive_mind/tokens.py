@@ -38,6 +38,7 @@ class ForbiddenError(HiveMindError):
     configuration does not authorize): HTTP 403."""
 
     code = "forbidden"
+    status = 403
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,18 @@ LIMITS: Final = {"name": MAX_SHORT_NAME_CHARS, "group": MAX_GROUP_CHARS,
 _FIELDS: Final = tuple(LIMITS)
 
 
+_NOT_FOUND: Final = re.compile(r'^Workspace "(.+)" not found$')
+
+
+def unknown_workspace(exc: BaseException) -> str | None:
+    """The id an unknown-workspace error names (this process's or a server's), else None:
+    the interfaces add how to create one."""
+    if not isinstance(exc, NotFoundError):
+        return None
+    found = _NOT_FOUND.match(" ".join(str(exc).split()))
+    return found.group(1) if found else None
+
+
 def slugify(name: str) -> str:
     """A filesystem-safe id for a display name (never empty)."""
     ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()

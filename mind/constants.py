@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from vocabulary.enums import IMPORTANCES
+from vocabulary.enums import IMPORTANCES, EmbeddingBackend
 
 # Higher rank wins when a duplicate save upgrades an existing frame: deprecated 0 … critical 4.
 IMPORTANCE_RANK: Final = {name: rank for rank, name in enumerate(reversed(IMPORTANCES))}
@@ -40,6 +40,20 @@ HASH_SEMANTICS: Final = "hm-stripped"
 COMPACT_PFRAME_THRESHOLD: Final = 10
 COMPACT_PFRAME_KEEP: Final = 5
 COMPACT_MERGE_SEPARATOR: Final = "\n---\n"
+
+# Embedding defaults: EmbeddingConfig's (mind/embeddings/registry.py) and the settings' that
+# build it (hive_mind/settings.py), one value each
+# the fastest backend whose product-path quality is within 0.005 of PyTorch on SciFact and
+# LoCoMo (docs/performance.md, "Retrieval quality")
+DEFAULT_EMBEDDING_BACKEND: Final[EmbeddingBackend] = "onnx-int8"
+DEFAULT_EMBEDDING_BATCH: Final = 32  # texts per model forward pass
+DEFAULT_OLLAMA_URL: Final = "http://localhost:11434"
+DEFAULT_OPENAI_URL: Final = "https://api.openai.com"
+DEFAULT_VOYAGE_URL: Final = "https://api.voyageai.com"
+DEFAULT_LITELLM_URL: Final = "http://localhost:4000"
+DEFAULT_TEST_DIMENSIONS: Final = 64  # the deterministic test embedder's
+MOCK_DIMENSIONS: Final = 1024  # the degraded mock's, unless a target dimension is set
+DEFAULT_USER_ID: Final = "local"  # whose embeddings are counted when nobody is named
 
 # SQLite host-parameter chunking for IN (...) lists
 SQL_IN_CHUNK: Final = 500

@@ -16,7 +16,8 @@
     │   └── EmbeddingDimMismatchError
     ├── EmbeddingError              a provider failed (mind/embeddings/base.py)
     │   └── ProviderNotConfigured
-    ├── TierError, QuotaExceeded    embedding tier gating and monthly quota (embeddings/quota.py)
+    ├── TierError                   the tier does not include a provider (embeddings/quota.py)
+    ├── EmbeddingQuotaExceededError this month's embedding quota is used up (same module)
     ├── ExternalSourceError         the optional external knowledge source
     (mind/retrieval/external.py)
     ├── ActorClosedError            a write reached a mind that is shutting down (actors/)
@@ -31,11 +32,33 @@ Library errors (sqlite3, redis, HTTP) never escape a public method untranslated.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 
 class HiveMindError(Exception):
-    """Root of every error hive-mind raises on purpose."""
+    """Root of every error hive-mind raises on purpose.
 
-    code = "error"
+    Each subclass names its stable wire ``code``, the HTTP ``status`` it answers with and, for
+    a refusal worth retrying after a pause, ``retry_after`` seconds: the one table of errors
+    (:mod:`hive_mind.api.codes` reads it, :meth:`for_code` finds a class by its code)."""
+
+    code: str = "error"
+    status: int = 500
+    retry_after: int | None = None
+    _by_code: ClassVar[dict[str, type[HiveMindError]]] = {}
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "code" in cls.__dict__:
+            HiveMindError._by_code.setdefault(cls.code, cls)
+
+    @staticmethod
+    def for_code(code: str) -> type[HiveMindError] | None:
+        """The class raised with ``code`` among those imported so far."""
+        return HiveMindError._by_code.get(code)
+
+
+HiveMindError._by_code["error"] = HiveMindError
 
 
 class ConfigurationError(HiveMindError):
@@ -52,22 +75,27 @@ class MigrationError(StorageError):
 
 class ValidationError(HiveMindError, ValueError):
     code = "invalid"
+    status = 400
 
 
 class InvalidTimestampError(ValidationError):
     code = "invalid_timestamp"
+    status = 400
 
 
 class InvalidIdError(ValidationError):
     code = "invalid_id"
+    status = 400
 
 
 class VectorError(ValidationError):
     code = "invalid_vector"
+    status = 400
 
 
 class NotFoundError(HiveMindError, KeyError):
     code = "not_found"
+    status = 404
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else "not found"
@@ -75,12 +103,14 @@ class NotFoundError(HiveMindError, KeyError):
 
 class ConflictError(HiveMindError):
     code = "conflict"
+    status = 409
 
 
 class EmbeddingFingerprintError(HiveMindError):
     """The mind's vectors were written by a different embedding model."""
 
     code = "embedding_mismatch"
+    status = 409
 
     def __init__(self, message: str, *, stored: dict[str, object], runtime: dict[str, object]):
         super().__init__(message)
@@ -90,3 +120,4 @@ class EmbeddingFingerprintError(HiveMindError):
 
 class EmbeddingDimMismatchError(EmbeddingFingerprintError):
     code = "embedding_dim_mismatch"
+    status = 409

@@ -25,6 +25,7 @@ HOST_QUEUE_PREFIX: Final = "hive-mind:host:"
 KEY_PREFIX: Final = "hm:"
 DEAD_LETTERS_KEY: Final = KEY_PREFIX + "dead-letters"
 WAKE_CHANNEL_PREFIX: Final = KEY_PREFIX + "wake:"  # pub/sub: a job was queued on <queue>
+USAGE_KEY_PREFIX: Final = KEY_PREFIX + "embedding-usage:"  # + <month>:<user id>: a count
 
 # -- maintenance defaults --------------------------------------------------------------------
 RECONCILE_GRACE_SECONDS: Final = 600

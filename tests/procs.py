@@ -54,3 +54,42 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def run_with_terminal(args: list[str], env: dict[str, str], cwd: Path = ROOT,
+                      timeout: float = 300.0) -> tuple[int, str, str]:
+    """Run ``python -m hive_mind ARGS`` with its stderr on a pseudo-terminal (as a user at a
+    terminal sees it) and its stdout in a file: ``(exit code, stdout, terminal text)``."""
+    import pty
+    import select
+    import tempfile
+
+    master, slave = pty.openpty()
+    full = {**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "120", **env}
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen([sys.executable, "-m", "hive_mind", *args], cwd=cwd, env=full,
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=slave)
+        os.close(slave)
+        seen = bytearray()
+        deadline = time.monotonic() + timeout
+        try:
+            while time.monotonic() < deadline:
+                ready, _, _ = select.select([master], [], [], 0.5)
+                if ready:
+                    try:
+                        chunk = os.read(master, 65536)
+                    except OSError:  # the child closed the terminal
+                        break
+                    if not chunk:
+                        break
+                    seen += chunk
+                elif proc.poll() is not None:
+                    break
+            else:
+                kill9(proc)
+                raise AssertionError(f"hive-mind {args} ran longer than {timeout}s")
+            code = proc.wait(30)
+        finally:
+            os.close(master)
+        out.seek(0)
+        return code, out.read().decode("utf-8", "replace"), seen.decode("utf-8", "replace")

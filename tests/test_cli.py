@@ -345,6 +345,25 @@ def test_harvest_import_universal_jsonl(cli: Run, tmp_path: Path) -> None:
     cli.fails("harvest", "import", "universal", str(tmp_path / "missing.jsonl"))
 
 
+def test_harvest_exports_nothing_importable_or_damaged_fail(cli: Run) -> None:
+    """A Takeout of activity markers only and a zip cut off mid-download: one line on
+    stderr, a non-zero exit, nothing recorded (so a second run fails the same way instead of
+    saying unchanged); the HTML My Activity page of the same product imports."""
+    data = ROOT / "tests" / "data" / "harvest"
+    for _ in range(2):
+        line = cli.fails("harvest", "import", "auto",
+                         str(data / "gemini_de" / "markers_only.json"))
+        assert line.endswith("2 Gemini Apps activity records and not one prompt or answer "
+                             "among them: nothing to import")
+    line = cli.fails("harvest", "import", "auto",
+                     str(data / "damaged" / "chatgpt-export-truncated.zip"))
+    assert line.endswith("the archive is damaged (truncated at byte 1,000, before the zip's "
+                         "directory): download it again")
+    assert cli.json("harvest", "sources")["registered"] == []
+    page = cli.json("harvest", "import", "auto", str(data / "gemini_html" / "MyActivity.html"))
+    assert (page["source"], page["items"], page["frames_created"]) == ("gemini", 3, 5)
+
+
 # -- bad input ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("args", [
@@ -404,6 +423,7 @@ def test_subprocess_exit_codes_and_clean_errors(env: dict[str, str]) -> None:
     assert bad.stderr.startswith("hive-mind: error: ") and len(bad.stderr.splitlines()) == 1
     unknown = subprocess_cli("save", "x", "--workspace", "ghost", env=env)
     assert unknown.returncode == 2 and "ghost" in unknown.stderr
+    assert "create it with `hive-mind workspace create ghost`" in unknown.stderr
     assert "Traceback" not in unknown.stderr and len(unknown.stderr.splitlines()) == 1
     ok = subprocess_cli("workspace", "list", "--json", env=env)
     assert ok.returncode == 0 and json.loads(ok.stdout)["workspaces"] == []
@@ -485,6 +505,7 @@ def test_client_mode_against_a_running_serve(env: dict[str, str], tmp_path: Path
         assert json.loads(found.stdout)[0]["from"] == "personal"
         ghost = subprocess_cli("--url", url, "save", "x", "-w", "ghost", env=env)
         assert ghost.returncode == 2 and len(ghost.stderr.splitlines()) == 1
+        assert "hive-mind workspace create ghost" in ghost.stderr
     finally:
         stop(server)
     down = subprocess_cli("--url", url, "status", env=env)

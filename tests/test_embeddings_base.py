@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -60,9 +62,9 @@ def test_normalize_dimensions_pads_truncates_and_keeps_identity() -> None:
 
 
 def test_embedding_error_is_in_the_tree() -> None:
-    err = EmbeddingError("boom", provider="ollama", status=503)
+    err = EmbeddingError("boom", provider="ollama", provider_status=503)
     assert isinstance(err, HiveMindError)
-    assert (err.code, err.provider, err.status) == ("embedding_error", "ollama", 503)
+    assert (err.code, err.provider, err.provider_status) == ("embedding_error", "ollama", 503)
 
 
 def test_coerce_matrix_accepts_ints_and_the_empty_batch() -> None:
@@ -154,3 +156,44 @@ def test_config_repr_hides_api_keys() -> None:
     assert EmbeddingConfig(provider="ollama", model="bge-m3").model_for("ollama") == "bge-m3"
     assert EmbeddingConfig(provider="auto", model="bge-m3").model_for("ollama") is None
     assert EmbeddingConfig(ollama_model="all-minilm").model_for("ollama") == "all-minilm"
+
+
+def test_settings_set_every_embedding_field_with_the_same_defaults(tmp_path: Path) -> None:
+    """The settings are the one source of the embedder's configuration: every field of
+    EmbeddingConfig is built from a setting, and a default Settings gives EmbeddingConfig's
+    defaults (but the two that depend on the data dir and the mode)."""
+    import dataclasses
+
+    from hive_mind.settings import Settings
+    from mind.embeddings import EmbeddingConfig
+
+    built = Settings(data_dir=tmp_path).embedding_config()
+    default = EmbeddingConfig()
+    derived = {"onnx_cache_dir", "nice"}  # the data dir's model folder; +10 when embedded
+    differ = {f.name: (getattr(built, f.name), getattr(default, f.name))
+              for f in dataclasses.fields(EmbeddingConfig)
+              if f.name not in derived and getattr(built, f.name) != getattr(default, f.name)}
+    assert differ == {}
+    assert built.backend == "onnx-int8"
+
+
+def test_every_embedding_field_can_be_set_by_environment(monkeypatch: pytest.MonkeyPatch,
+                                                         tmp_path: Path) -> None:
+    from hive_mind.settings import load_settings
+
+    values = {"INPROCESS_MODEL": "org/small", "OLLAMA_MODEL": "all-minilm",
+              "OPENAI_MODEL": "text-embedding-3-small", "VOYAGE_MODEL": "voyage-3",
+              "LITELLM_MODEL": "local-e5", "EMBEDDING_TIMEOUT": "7.5",
+              "EMBEDDING_HTTP_BATCH_SIZE": "16", "TIER": "pro", "USER_ID": "team-a",
+              "TIER_UPGRADE_URL": "https://example.test/up"}
+    for name, value in values.items():
+        monkeypatch.setenv(f"HIVE_MIND_{name}", value)
+    cfg = load_settings(data_dir=tmp_path).embedding_config()
+    assert (cfg.inprocess_model, cfg.ollama_model, cfg.openai_model, cfg.voyage_model,
+            cfg.litellm_model) == ("org/small", "all-minilm", "text-embedding-3-small",
+                                   "voyage-3", "local-e5")
+    assert (cfg.timeout, cfg.http_batch_size, cfg.tier, cfg.user_id, cfg.upgrade_url) == (
+        7.5, 16, "pro", "team-a", "https://example.test/up")
+    monkeypatch.setenv("HIVE_MIND_TIER", "gold")
+    with pytest.raises(Exception, match="tier"):
+        load_settings(data_dir=tmp_path)

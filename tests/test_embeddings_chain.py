@@ -52,6 +52,7 @@ def config(**overrides: Any) -> EmbeddingConfig:
     return EmbeddingConfig(**values)
 
 
+@pytest.mark.slow
 async def test_auto_takes_ollama_after_inprocess_fails_and_stops_probing(serve: Serve) -> None:
     ollama = await serve(protocol("ollama"))
     voyage = await serve(protocol("voyage", key=KEY))
@@ -85,7 +86,7 @@ async def test_auto_prefers_the_real_inprocess_model(serve: Serve) -> None:
     ollama = await serve(protocol("ollama"))
     config = EmbeddingConfig(ollama_url=ollama.url, num_threads=2, lanes=2)
     async with EmbeddingProviderChain(config) as chain:
-        assert fingerprint(chain) == ("inprocess", "all-MiniLM-L6-v2", 384)
+        assert fingerprint(chain) == ("inprocess", "all-MiniLM-L6-v2+onnx-int8", 384)  # default
         assert (chain.status()["lanes"], chain.status()["threads_per_lane"]) == (2, 1)
         out = await chain.embed_batch(["a short note"])
         np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1.0, rtol=1e-4)
@@ -127,7 +128,7 @@ async def test_explicit_provider_failure_is_an_error_not_a_fallback(serve: Serve
     chain = EmbeddingProviderChain(EmbeddingConfig(provider="ollama", ollama_url=broken.url))
     with pytest.raises(EmbeddingError, match=r"'ollama' is unavailable.*\(500\).*kaputt") as info:
         await chain.start()
-    assert info.value.status == 500 and chain.active is None
+    assert info.value.provider_status == 500 and chain.active is None
     assert chain.last_error is not None and "kaputt" in chain.last_error
     with pytest.raises(EmbeddingError):
         await chain.embed_batch(["x"])  # still no silent mock

@@ -303,7 +303,7 @@ async def test_wrong_key_is_an_embedding_error_with_status(serve: Any) -> None:
     async with OpenAIEmbedder(base_url=server.url, api_key="wrong") as emb:
         with pytest.raises(EmbeddingError) as info:
             await emb.probe()
-    assert info.value.status == 401
+    assert info.value.provider_status == 401
     assert "OpenAI embeddings error (401)" in str(info.value)
     assert "Incorrect API key provided" in str(info.value)
 
@@ -370,7 +370,7 @@ async def test_failures_are_embedding_errors(serve: Any, provider: str, case: st
         with pytest.raises(EmbeddingError, match=pattern) as info:
             await emb.embed_batch(["first text", "second text"])
     err = info.value
-    assert err.provider == provider and err.status == status
+    assert err.provider == provider and err.provider_status == status
     assert str(err).startswith(f"{emb.label} embeddings error")
     assert err.code == "embedding_error"
 
@@ -385,7 +385,7 @@ async def test_timeout(serve: Any, provider: str) -> None:
     async with make(provider, server.url, timeout=0.2) as emb:
         with pytest.raises(EmbeddingError, match=r"timed out after 0.2s") as info:
             await emb.embed_batch(["x"])
-    assert info.value.provider == provider and info.value.status is None
+    assert info.value.provider == provider and info.value.provider_status is None
 
 
 @pytest.mark.parametrize("provider", list(CLASSES))

@@ -236,6 +236,7 @@ def _import_batch(mind: str, start: int, n: int) -> Any:
                 for i in range(n)])
 
 
+@pytest.mark.slow
 async def test_a_save_during_another_minds_import_is_indexed_ahead_of_it(
     tmp_path: Path,
 ) -> None:

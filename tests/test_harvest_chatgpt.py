@@ -81,7 +81,8 @@ def test_missing_current_node_uses_newest_leaf_and_images(items: list[HarvestIte
     assert cat.turns[0].text == "[Shared image]\nDraw my cat as an astronaut."
     dalle = cat.turns[2]
     assert dalle.role == "tool" and dalle.speaker == "Tool (dalle.text2im)"
-    assert dalle.text == "[Shared image: A tabby cat floating in a white spacesuit above Earth]"
+    assert dalle.text == "[Generated image: A tabby cat floating in a white spacesuit above Earth]"
+    assert cat.turns[1].text == "[Image request: A tabby cat in a spacesuit]"  # not its JSON
 
 
 def test_instructions_once_hidden_and_empty_skipped(items: list[HarvestItem]) -> None:
@@ -333,6 +334,7 @@ def split_export(folder: Path, conversations: int, messages: int, per_file: int)
     return conversations * messages
 
 
+@pytest.mark.integration
 async def test_kill9_mid_import_resumes_the_split_layout(tmp_path: Path) -> None:
     src = tmp_path / "export"
     total = split_export(src, 500, 20, 50)  # 10 files, 10,000 messages = 5 batches
@@ -343,3 +345,45 @@ async def test_kill9_mid_import_resumes_the_split_layout(tmp_path: Path) -> None
         assert await mind.frames.count() == total
         assert await mind.db.fetchval(
             "SELECT count(DISTINCT gop_id) FROM memory_frames") == 500
+
+
+def test_branch_in_new_chat_keys_copied_turns_under_their_first_chat() -> None:
+    """"Branch in new chat" copies the history under the same message ids: the copies are keyed
+    under the conversation they came from (the first message of a branch names it), a branch
+    of a branch under each of its two origins."""
+    items = list(chatgpt.parse(DATA / "chatgpt_branches" / "conversations.json"))
+    twice, once, original = items
+    assert [i.title for i in items] == ["Branch · Branch · Inventory database",
+                                        "Branch · Inventory database", "Inventory database"]
+    assert [t.home for t in original.turns] == [None] * 4
+    assert [t.home for t in once.turns] == [original.item_id] * 2 + [None] * 2
+    assert [t.home for t in twice.turns] == [original.item_id] * 2 + [once.item_id] * 2 + [
+        None] * 2
+    assert [t.turn_id for t in twice.turns[:4]] == [t.turn_id for t in once.turns]
+
+
+async def test_a_branched_message_is_recalled_once(tmp_path: Path) -> None:
+    async with await HiveMind.open(data_dir=tmp_path / "data", embedding_provider="test") as hm:
+        await hm.harvest("chatgpt", DATA / "chatgpt_branches" / "conversations.json")
+        hits = await hm.recall("Which database should the inventory service use?", limit=5)
+        contents = [h["content"] for h in hits]
+        assert "User: Which database should the inventory service use?" in contents
+        assert len(contents) == len(set(contents))  # no message at two ranks
+
+
+def test_branch_marks_without_the_copied_message_key_every_message_alike(
+        tmp_path: Path) -> None:
+    """Without ``branching_from_message_id`` the marked message counts as copied: wherever the
+    mark sits, each message id gets one key in every conversation that holds it."""
+    export = json.loads((DATA / "chatgpt_branches" / "conversations.json").read_text())
+    for conv in export:
+        for node in conv["mapping"].values():
+            ((node.get("message") or {}).get("metadata") or {}).pop(
+                "branching_from_message_id", None)
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps(export))
+    keys: dict[str, set[str]] = {}
+    for item in chatgpt.parse(path):
+        for turn in item.turns:
+            keys.setdefault(turn.turn_id, set()).add(turn.home or item.item_id)
+    assert len(keys) == 8 and all(len(homes) == 1 for homes in keys.values())

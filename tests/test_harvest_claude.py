@@ -162,3 +162,26 @@ def test_whole_messages_and_size_limit(tmp_path: Path) -> None:
     with pytest.raises(HarvestError, match="limit is 2,000,000") as info:
         list(claude.parse(path))
     assert info.value.position == "conversations.json: conversation 1, message 1"
+
+
+def test_only_the_kept_branch_is_imported() -> None:
+    """Retried answers and edited prompts leave their abandoned messages in ``chat_messages``:
+    only the branch the user kept is imported — the named leaf's chain when the export names
+    one, else the newest leaf's — and messages without parent links are all kept."""
+    items = list(claude.parse(DATA / "claude_branches" / "conversations.json"))
+    texts = {i.title: [t.text for t in i.turns] for i in items}
+    assert texts == {
+        "Sourdough starter": [
+            "How often should I feed a sourdough starter?",
+            "Daily at room temperature, weekly in the fridge.",
+            "And how much flour each time?", "Equal weights of starter, flour and water."],
+        "Trip to Lisbon": [
+            "Plan a day in Lisbon.", "Morning in Alfama, afternoon in Belém.",
+            "Where should I eat a vegetarian dinner?",
+            "Try a vegetarian place in Príncipe Real."],
+        "Naming a cat": ["Suggest a name for a grey cat.", "Smokey."],
+        "Old style export": ["Give me a name for a dog.", "Biscuit."],
+    }
+    assert sum(len(i.turns) for i in items) == 12  # of 16 messages
+    sourdough = items[0]
+    assert [t.turn_id[-2:] for t in sourdough.turns] == ["01", "03", "04", "05"]

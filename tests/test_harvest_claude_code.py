@@ -351,3 +351,40 @@ async def test_own_mcp_tool_calls_are_markers_only(tmp_path: Path) -> None:
             assert absent not in stored_text
     finally:
         await rt.close()
+
+
+CLEARED = Path(__file__).parent / "data" / "harvest" / "claude_code_cleared" / "dot-claude"
+CLEARED_SESSION = "projects/-Users-sam-site/3fb74381-0000-4000-8000-00000000000a.jsonl"
+EARLIER_SESSION = "projects/-Users-sam-site/d06f21d6-0000-4000-8000-00000000000b.jsonl"
+
+
+def test_summaries_of_other_sessions_do_not_name_this_one() -> None:
+    """After ``/clear`` a transcript opens with "Conversation Cleared" and carries the
+    summaries of other sessions: none of their leaves is here, so the first prompt names it;
+    the summary whose leaf is in the earlier session names that one."""
+    titles = {i.position: i.title for i in claude_code.parse(CLEARED)}
+    assert titles == {CLEARED_SESSION: "show tools",
+                      EARLIER_SESSION: "Blog deploy pipeline overview"}
+
+
+def test_a_title_the_user_set_wins(tmp_path: Path) -> None:
+    root = Path(shutil.copytree(CLEARED, tmp_path / ".claude"))
+    with (root / CLEARED_SESSION).open("a") as f:
+        for owner, title in (("3fb74381-0000-4000-8000-00000000000a", "Tool tour"),
+                             ("someone-else", "Not this one")):
+            f.write(json.dumps({"type": "custom-title", "customTitle": title,
+                                "sessionId": owner}) + "\n")
+    titles = {i.position: i.title for i in claude_code.parse(root)}
+    assert titles[CLEARED_SESSION] == "Tool tour"
+
+
+async def test_cleared_sessions_round_trip(tmp_path: Path) -> None:
+    rt = runtime(tmp_path)
+    try:
+        first = await import_path(rt, "claude-code", CLEARED)
+        assert (first.status, first.items, first.frames_created) == ("completed", 2, 6)
+        db = (await rt.host.reader("personal")).db
+        rows = await db.fetchall("SELECT summary FROM sessions ORDER BY summary")
+        assert [r[0] for r in rows] == ["Blog deploy pipeline overview", "show tools"]
+    finally:
+        await rt.close()

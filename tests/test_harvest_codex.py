@@ -162,3 +162,99 @@ async def test_round_trip_reimport_and_newer_export(root: Path, tmp_path: Path) 
         assert await stored(rt, "codex") == (3, 11)
     finally:
         await rt.close()
+
+
+DESKTOP = Path(__file__).parent / "data" / "harvest" / "codex"
+EVENTS_ONLY = "sessions/2026/05/11/rollout-2026-05-11T13-28-45-019e1695-0000-7c83-8b39-00000000000d.jsonl"
+BOTH_FORMS = "sessions/2026/02/23/rollout-2026-02-23T20-34-25-019c8bfe-0000-79e0-97d7-00000000000b.jsonl"
+
+
+def test_prompts_written_only_as_events() -> None:
+    """Codex Desktop writes some prompts only as ``event_msg``/``user_message``: each one is a
+    turn, so the answers stay one turn per prompt, and the title is the first request."""
+    (session,) = codex.parse(DESKTOP / EVENTS_ONLY)
+    assert session.title == "summarize the action items for the demo from this transcript"
+    assert [t.role for t in session.turns] == ["user", "assistant"] * 3
+    prompts = [t for t in session.turns if t.role == "user"]
+    assert prompts[0].text.endswith("## My request for Codex:\nsummarize the action items for "
+                                    "the demo from this transcript")
+    assert prompts[0].timestamp == "2026-05-11T10:29:40.167Z"
+    assert [t.text for t in prompts[1:]] == [
+        "there is a need to draft a demo scenario around budgets and analytics",
+        "use the browser to look at the Analytics tab; here is a screenshot\n\n[Shared image]"]
+    answers = [t.text for t in session.turns if t.role == "assistant"]
+    assert answers[0].endswith("Action items for the demo: Sam drafts the governance scenario by "
+                               "Friday; Lee prepares the budget slides.")
+    assert answers[1] == ("Draft scenario: open Analytics, filter by project, show the monthly "
+                          "budget burn-down.")
+    assert answers[2].startswith("[Tool call: mcp__node_repl__js] ")
+    text = "\n".join(t.text for t in session.turns)
+    for absent in ("TOOL OUTPUT", "gAAAA", "base64", "You are Codex"):
+        assert absent not in text, absent
+
+
+def test_a_message_in_several_forms_is_taken_once() -> None:
+    """Prompts as response item + event, answers as event + response item + completed item:
+    each message once, in its response item's place (so ids are those it always had)."""
+    (session,) = codex.parse(DESKTOP / BOTH_FORMS)
+    assert session.title == "Which workflows publish the newsletter?"
+    assert [(t.role, t.text) for t in session.turns] == [
+        ("user", "Which workflows publish the newsletter?"),
+        ("assistant", "I'll search the workflow list for the newsletter.\n\n"
+                      '[Tool call: mcp__automation__search_workflows] {"query":"newsletter"}\n\n'
+                      "One workflow publishes it: newsletter-weekly (id 17), every Monday at "
+                      "08:00."),
+        ("system", "Summary so far: newsletter-weekly (id 17) publishes the newsletter."),
+        ("user", "Move it to Tuesday."),
+        ("assistant", "[Tool call: apply_patch] *** Begin Patch\n*** Update File: "
+                      "workflows/newsletter.yml\n@@\n-cron: 0 8 * * 1\n+cron: 0 8 * * 2\n*** End "
+                      "Patch\n\nMoved: newsletter-weekly now runs on Tuesdays at 08:00.")]
+    assert session.turns[0].turn_id == stable_id("codex", Path(BOTH_FORMS).name, 6)
+    assert session.turns[1].metadata == {"model": "gpt-5.3-codex"}
+    assert session.metadata["git_branch"] == "main"
+
+
+def test_events_before_their_response_items(tmp_path: Path) -> None:
+    """The echo check counts over the whole file: an event written before the response item
+    it repeats is skipped too, and an event alone is kept."""
+    lines = (DESKTOP / BOTH_FORMS).read_text().splitlines(keepends=True)
+    lines[5], lines[6] = lines[6], lines[5]  # the prompt's event first
+    second = next(i for i, line in enumerate(lines)
+                  if '"role":"user"' in line and "Move it to Tuesday." in line)
+    del lines[second]  # the second prompt only as its event
+    path = tmp_path / Path(BOTH_FORMS).name
+    path.write_text("".join(lines))
+    (session,) = codex.parse(path)
+    assert [(t.role, t.text[:20]) for t in session.turns] == [
+        ("user", "Which workflows publ"), ("assistant", "I'll search the work"),
+        ("system", "Summary so far: news"), ("user", "Move it to Tuesday."),
+        ("assistant", "[Tool call: apply_pa")]
+    assert session.turns[3].turn_id == stable_id("codex", path.name, second + 1)  # the event
+
+
+def test_a_session_without_prompts_is_named_by_place_and_day(tmp_path: Path) -> None:
+    path = tmp_path / "rollout-2026-03-01T09-00-00-x.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in (
+        {"timestamp": "2026-03-01T09:00:00.000Z", "type": "session_meta",
+         "payload": {"id": "x", "timestamp": "2026-03-01T09:00:00.000Z", "cwd": "/srv/app"}},
+        {"timestamp": "2026-03-01T09:00:01.000Z", "type": "response_item", "payload": {
+            "type": "image_generation_call", "status": "completed",
+            "revised_prompt": "a lighthouse at dusk", "result": "iVBORw0KGgoAAAA"}})) + "\n")
+    (session,) = codex.parse(path)
+    assert session.title == "Codex session in app 2026-03-01"
+    assert [t.text for t in session.turns] == ["[Generated image: a lighthouse at dusk]"]
+
+
+async def test_desktop_sessions_round_trip(tmp_path: Path) -> None:
+    rt = runtime(tmp_path)
+    try:
+        first = await import_path(rt, "codex", DESKTOP)
+        assert (first.status, first.items, first.frames_created) == ("completed", 2, 11)
+        assert await stored(rt, "codex") == (2, 11)
+        written = "\n".join(await contents(rt, "codex"))
+        assert written.count("One workflow publishes it") == 1
+        assert written.count("Which workflows publish the newsletter?") == 1
+        again = await import_path(rt, "codex", DESKTOP)
+        assert (again.status, again.frames_created) == ("unchanged", 0)
+    finally:
+        await rt.close()

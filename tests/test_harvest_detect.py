@@ -5,6 +5,7 @@ and archives with nothing importable are clear errors naming what was found."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import zipfile
 from pathlib import Path
@@ -27,30 +28,46 @@ EXPECTED = [  # every harvest fixture in tests/, as given (file or folder)
     (DATA / "chatgpt" / "export_object.json", "chatgpt"),
     (DATA / "chatgpt", "chatgpt"),
     (DATA / "chatgpt_split", "chatgpt"),
+    (DATA / "chatgpt_images", "chatgpt"),
     (DATA / "chatgpt_split" / "conversation-d0000000.json", "chatgpt"),
     (DATA / "chatgpt_split" / "conversations-001.json", "chatgpt"),
+    (DATA / "chatgpt_branches", "chatgpt"),
     (DATA / "claude", "claude"),
     (DATA / "claude" / "conversations.json", "claude"),
     (DATA / "claude" / "projects.json", "claude"),
     (DATA / "claude" / "memories.json", "claude"),
+    (DATA / "claude_branches", "claude"),
     (CLAUDE_CODE, "claude-code"),
     (DATA / "claude_code", "claude-code"),
     (next(CLAUDE_CODE.glob("projects/*/*.jsonl")), "claude-code"),
+    (DATA / "claude_code_cleared" / "dot-claude", "claude-code"),
     (DATA / "gemini", "gemini"),
     (DATA / "gemini" / "MyActivity.json", "gemini"),
     (DATA / "gemini" / "conversations.json", "gemini"),
     (DATA / "gemini" / "history_dump.json", "gemini"),
+    (DATA / "gemini_de", "gemini"),
+    (DATA / "gemini_de" / "MeineAktivitäten.json", "gemini"),
+    (DATA / "gemini_de" / "MeineAktivitäten.html", "gemini"),
+    (DATA / "gemini_html", "gemini"),
+    (DATA / "gemini_html" / "MyActivity.html", "gemini"),
     (DATA / "universal", "universal"),
     (DATA / "universal" / "chat.jsonl", "universal"),
     (DATA / "universal" / "conversations.json", "universal"),
     (DATA / "universal" / "messages.json", "universal"),
+    (DATA / "universal_single" / "note.jsonl", "universal"),
+    (DATA / "universal_single" / "message.json", "universal"),
+    (DATA / "universal_single" / "conversation.json", "universal"),
     (DATA / "markdown" / "notes", "markdown"),
     (DATA / "markdown" / "notes" / "index.md", "markdown"),
     (DATA / "text", "plaintext"),
+    (DATA / "vault", "markdown"),
+    (DATA / "vault" / "clippings" / "Postgres-upgrade.html", "markdown"),  # its text, not tags
     (DATA / "text" / "meeting-notes.txt", "plaintext"),
     (CODEX, "codex"),
     (CODEX / "history.jsonl", "codex"),
     *((p, "codex") for p in sorted(CODEX.glob("sessions/**/rollout-*.jsonl"))),
+    (DATA / "codex", "codex"),
+    *((p, "codex") for p in sorted((DATA / "codex").glob("sessions/**/rollout-*.jsonl"))),
     (FIXTURES / "grok" / "prod-grok-backend.json", "grok"),
 ]
 
@@ -63,8 +80,40 @@ def test_auto_picks_the_right_source(path: Path, source: str) -> None:
     assert found.reason
 
 
+DAMAGED = [  # a ChatGPT export zip cut off mid-download, and one with corrupt member bytes
+    (DATA / "damaged" / "chatgpt-export-truncated.zip",
+     "truncated at byte 1,000, before the zip's directory"),
+    (DATA / "damaged" / "chatgpt-export-corrupt.zip",
+     "member conversations.json: Error -3 while decompressing data: invalid distance too far "
+     "back"),
+]
+
+
+@pytest.mark.parametrize(("path", "reason"), DAMAGED, ids=[p.name for p, _ in DAMAGED])
+def test_a_damaged_zip_is_refused_whatever_its_name(tmp_path: Path, path: Path,
+                                                    reason: str) -> None:
+    """Not stored as a document, not "cannot tell which export this is": the archive is
+    damaged, download it again — for auto and for the source it holds."""
+    expected = f"the archive is damaged ({reason}): download it again"
+    for where in (path, shutil.copy(path, tmp_path / "export.crdownload")):
+        with pytest.raises(HarvestError, match=re.escape(expected)) as info:
+            detect.detect(where)
+        assert info.value.path.endswith(Path(where).name)
+        with pytest.raises(HarvestError, match=re.escape(expected)):
+            list(chatgpt.parse(where))
+
+
+def test_a_file_named_zip_that_is_no_zip_is_refused(tmp_path: Path) -> None:
+    page = tmp_path / "takeout-001.zip"
+    page.write_text("<html><body>Your download link has expired</body></html>")
+    with pytest.raises(HarvestError, match=re.escape(
+            "the archive is damaged (named .zip, but it does not start like a zip archive): "
+            "download it again")):
+        detect.detect(page)
+
+
 def test_every_fixture_is_covered() -> None:
-    listed = {p.resolve() for p, _ in EXPECTED}
+    listed = {p.resolve() for p, _ in EXPECTED} | {p.resolve() for p, _ in DAMAGED}
     for root in (DATA, FIXTURES):
         for top in sorted(p for p in root.iterdir() if p.is_dir()):
             assert any(str(p).startswith(str(top.resolve())) for p in listed), top
@@ -172,6 +221,7 @@ def big_conversation(nodes: int, mapping_first: bool) -> dict[str, object]:
     return {**head, "create_time": 1_700_000_000, **tail, "current_node": f"n{nodes - 1}"}
 
 
+@pytest.mark.slow
 def test_exports_past_the_sniff_allowance_are_still_recognised(tmp_path: Path) -> None:
     """The sniff stops after its events (issue #45), yet a conversation larger than that is
     still its source's: an export whose first conversation is huge, the split layout's

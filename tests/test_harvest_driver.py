@@ -222,3 +222,98 @@ async def test_two_documents_with_one_name_are_both_kept(tmp_path: Path) -> None
         contents = [r["content"] for r in await hm.recall("team owns", limit=10)]
         assert any("Alpha" in c for c in contents) and any("Beta" in c for c in contents)
         assert any("and CI" in c for c in contents)
+
+
+async def test_nothing_importable_is_an_error_and_not_recorded(runtime: EmbeddedRuntime,
+                                                                tmp_path: Path) -> None:
+    """An input that yields no item fails (non-zero exit in the CLI) and is not recorded: the
+    next run reads it again instead of calling it unchanged."""
+    markers = Path(__file__).parent / "data" / "harvest" / "gemini_de" / "markers_only.json"
+    store = HarvestStore((await runtime.host.reader("personal")).db)
+    for _ in range(2):
+        with pytest.raises(HarvestError, match="not one prompt or answer"):
+            await harvest(runtime, "personal", "gemini", markers, wait_idle=runtime.wait_idle)
+        with pytest.raises(HarvestError, match="nothing importable was found in it"):
+            await run(runtime, markers, iter(()))
+    assert await store.runs() == [] and await store.sources() == []
+
+
+@pytest.mark.parametrize("name", ["chatgpt-export-truncated.zip", "chatgpt-export-corrupt.zip"])
+async def test_a_damaged_zip_stores_nothing(runtime: EmbeddedRuntime, name: str) -> None:
+    damaged = Path(__file__).parent / "data" / "harvest" / "damaged" / name
+    # a cut-off zip is refused whatever source is named; corrupt member bytes where read
+    for source in ("chatgpt", "plaintext") if "truncated" in name else ("chatgpt",):
+        with pytest.raises(HarvestError, match=r"the archive is damaged \(.*\): download it "
+                                               r"again"):
+            await harvest(runtime, "personal", source, damaged, wait_idle=runtime.wait_idle)
+    mind = await runtime.host.reader("personal")
+    store = HarvestStore(mind.db)
+    assert await store.runs() == [] and await store.sources() == []
+    row = await mind.db.fetchone("SELECT count(*) FROM memory_frames")
+    assert row is not None and row[0] == 0
+
+
+BRANCHES = Path(__file__).parent / "data" / "harvest" / "chatgpt_branches"
+
+
+async def _message_keys(runtime: EmbeddedRuntime) -> list[str]:
+    mind = await runtime.host.reader("personal")
+    rows = await mind.db.fetchall("SELECT json_extract(metadata, '$.message_id') FROM "
+                                  "memory_frames ORDER BY 1")
+    return [str(r[0]) for r in rows]
+
+
+async def test_a_chatgpt_branch_stores_each_message_once(runtime: EmbeddedRuntime) -> None:
+    """An original, its "Branch in new chat" and a branch of that branch: 8 distinct messages
+    among 14 turns are 8 frames, one per message id; again, nothing."""
+    export = BRANCHES / "conversations.json"
+    first = await harvest(runtime, "personal", "chatgpt", export, wait_idle=runtime.wait_idle)
+    assert (first.items, first.frames_created, first.duplicates_skipped) == (3, 8, 6)
+    keys = await _message_keys(runtime)
+    assert len(keys) == len(set(keys)) == 8
+    again = await harvest(runtime, "personal", "chatgpt", export, wait_idle=runtime.wait_idle)
+    assert again.status == "unchanged"
+    copy = export.parent.parent / "chatgpt_branches_copy.json"
+    try:  # the same export under another name: a new run, nothing new
+        copy.write_bytes(export.read_bytes())
+        rerun = await harvest(runtime, "personal", "chatgpt", copy, wait_idle=runtime.wait_idle)
+    finally:
+        copy.unlink()
+    assert (rerun.frames_created, rerun.duplicates_skipped) == (0, 14)
+
+
+async def test_a_chatgpt_branch_alone_then_the_whole_export(runtime: EmbeddedRuntime) -> None:
+    """The branch imported first (its origin not yet exported) keeps the copied history; the
+    later export with the origin adds only what is new."""
+    alone = await harvest(runtime, "personal", "chatgpt", BRANCHES / "branch_only.json",
+                          wait_idle=runtime.wait_idle)
+    assert (alone.frames_created, alone.duplicates_skipped) == (4, 0)
+    whole = await harvest(runtime, "personal", "chatgpt", BRANCHES / "conversations.json",
+                          wait_idle=runtime.wait_idle)
+    assert (whole.frames_created, whole.duplicates_skipped) == (4, 10)
+    keys = await _message_keys(runtime)
+    assert len(keys) == len(set(keys)) == 8
+
+
+async def test_copies_stored_before_are_rekeyed_not_stored_again(
+        runtime: EmbeddedRuntime) -> None:
+    """A mind that stored a branch's copies under the branch's own keys (before copies were
+    recognised) gets them re-keyed by the next import, not stored a second time."""
+    from dataclasses import replace
+
+    from mind.harvest import chatgpt
+
+    def unkeyed(_target: object) -> Iterator[HarvestItem]:
+        for item in chatgpt.parse(BRANCHES / "branch_only.json"):
+            yield replace(item, turns=tuple(replace(t, home=None, metadata={
+                k: v for k, v in t.metadata.items() if k != "previous_external_id"})
+                for t in item.turns))
+
+    old = await harvest(runtime, "personal", "chatgpt", BRANCHES / "branch_only.json",
+                        parse=unkeyed, wait_idle=runtime.wait_idle)
+    assert old.frames_created == 4
+    whole = await harvest(runtime, "personal", "chatgpt", BRANCHES / "conversations.json",
+                          wait_idle=runtime.wait_idle)
+    assert whole.frames_created == 4
+    keys = await _message_keys(runtime)
+    assert len(keys) == len(set(keys)) == 8

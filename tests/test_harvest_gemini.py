@@ -3,6 +3,7 @@ original simple JSON dump."""
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import zipfile
@@ -14,10 +15,14 @@ from mind.harvest import gemini
 from mind.harvest.detect import detect
 from mind.harvest.errors import HarvestError
 from mind.harvest.registry import adapter
+from mind.harvest.takeout_html import CHUNK, first_header
+from mind.harvest.takeout_time import looks_like_time, parse_time
 from mind.harvest.types import stable_id
 
 DATA = Path(__file__).parent / "data" / "harvest" / "gemini"
 TAKEOUT = DATA / "MyActivity.json"
+LOCALIZED = Path(__file__).parent / "data" / "harvest" / "gemini_de"
+HTML_PAGE = Path(__file__).parent / "data" / "harvest" / "gemini_html" / "MyActivity.html"
 MEMBER = "Takeout/My Activity/Gemini Apps/MyActivity.json"
 
 
@@ -72,6 +77,42 @@ def test_takeout_file_prompts_become_exchanges() -> None:
     assert joke.timestamp == "2025-03-12T08:00:00.000Z"
 
 
+def test_localized_takeout_is_read_by_its_structure() -> None:
+    """A German Takeout ("Gemini-Apps", "Eingegebener Prompt: …"): records with an answer or
+    a prompt label are exchanges, the localized markers are skipped."""
+    items = list(gemini.parse(LOCALIZED / "MeineAktivitäten.json"))
+    assert [(i.title, [t.role for t in i.turns]) for i in items] == [
+        ("Wie lange muss ein Pizzateig im Kühlschrank ruhen?", ["user", "assistant"]),
+        ("Fasse den Bericht zusammen", ["user", "assistant"]),
+        ("Eine Frage ohne gespeicherte Antwort", ["user"]),
+    ]
+    pizza, report, _ = items
+    assert pizza.turns[1].text == "Mindestens 24 Stunden, besser 48."
+    assert pizza.timestamp == "2026-03-12T08:00:00.000Z"
+    assert report.turns[0].text == ("Fasse den Bericht zusammen\n\n"
+                                    "[Attached file: Quartalsbericht.pdf]")
+    assert pizza.item_id == stable_id("gemini", "takeout", "2026-03-12T08:00:00.000Z",
+                                      "Wie lange muss ein Pizzateig im Kühlschrank ruhen?")
+    assert detect(LOCALIZED / "MeineAktivitäten.json").source == "gemini"
+
+
+def test_unknown_label_stays_in_the_prompt(tmp_path: Path) -> None:
+    path = tmp_path / "activity.json"
+    path.write_text(json.dumps([{"header": "Applis Gemini", "title": "Requête : Bonjour ?",
+                                 "time": "2026-01-02T03:04:05Z", "products": ["Gemini Apps"],
+                                 "safeHtmlItem": [{"html": "<p>Salut !</p>"}]}]))
+    (item,) = gemini.parse(path)
+    assert [t.text for t in item.turns] == ["Requête : Bonjour ?", "Salut !"]
+
+
+def test_activity_without_an_exchange_is_an_error() -> None:
+    path = LOCALIZED / "markers_only.json"
+    with pytest.raises(HarvestError, match="2 Gemini Apps activity records and not one prompt "
+                                           "or answer among them: nothing to import") as err:
+        list(gemini.parse(path))
+    assert err.value.path == str(path)
+
+
 def test_takeout_ids_stable_and_distinct(tmp_path: Path) -> None:
     first = list(gemini.parse(TAKEOUT))
     copy = tmp_path / "copy.json"
@@ -107,9 +148,60 @@ def test_takeout_zip_without_gemini(tmp_path: Path) -> None:
     with zipfile.ZipFile(archive, "w") as zf:
         zf.writestr("Takeout/My Activity/Search/MyActivity.json", "[]")
         zf.writestr("Takeout/My Activity/Gemini Apps/MyActivity.html", "<html></html>")
-    with pytest.raises(HarvestError, match="HTML My Activity") as err:
+    with pytest.raises(HarvestError, match=r"nothing importable as gemini: found 2 files: .*"
+                                           r"Gemini Apps/MyActivity\.html \(text\)") as err:
         list(gemini.parse(archive))
     assert err.value.path == str(archive)
+
+
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_html_my_activity_is_read(language: str, tmp_path: Path) -> None:
+    """Takeout's default format: the HTML page, in English and German, given as the file, in
+    its Takeout folder under a localized name, or in the zip; markers skipped, each time read
+    from its localized line (an ambiguous zone gives none rather than a guess)."""
+    page = HTML_PAGE if language == "en" else LOCALIZED / "MeineAktivitäten.html"
+    items = list(gemini.parse(page))
+    exchanges = [(i.title, i.timestamp, [t.text for t in i.turns]) for i in items]
+    if language == "en":
+        assert exchanges == [
+            ("How do I enable WAL mode in SQLite?", "2025-03-14T09:12:33.000Z",
+             ["How do I enable WAL mode in SQLite?",
+              "Run PRAGMA journal_mode=WAL; once per database.\n\n"
+              "- Readers never block the writer\n- Not for network file systems"]),
+            ("Summarise the attached report", "2025-03-13T17:45:00.000Z",
+             ["Summarise the attached report\n\n1 attachment.\n- report-q4.pdf",
+              "Revenue grew 12% & churn fell."]),
+            ("Tell me a joke about databases", None, ["Tell me a joke about databases"]),
+        ]
+        assert items[2].metadata["time"] == "Mar 12, 2025, 8:00:00 AM CST"
+    else:
+        assert exchanges == [
+            ("Wie lange muss ein Pizzateig ruhen?", "2026-03-12T08:00:00.000Z",
+             ["Wie lange muss ein Pizzateig ruhen?", "Mindestens 24 Stunden im Kühlschrank."]),
+            ("Fasse den Bericht zusammen", "2026-03-11T17:45:00.000Z",
+             ["Fasse den Bericht zusammen\n\n2 Dateien angehängt.\n- a.pdf\n- b.pdf",
+              "Der Umsatz stieg um 12 %."]),
+        ]
+    assert items[0].position == f"{page.name}: activity 1"
+    assert items[0].metadata["format"] == "takeout-my-activity-html"
+    folder = tmp_path / "Takeout" / "Meine Aktivitäten" / "Gemini-Apps"
+    folder.mkdir(parents=True)
+    shutil.copy(page, folder / "Aktivität.html")
+    archive = tmp_path / "takeout.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.write(folder / "Aktivität.html", "Takeout/Meine Aktivitäten/Gemini-Apps/x.html")
+    for where in (tmp_path, archive):
+        assert [i.item_id for i in adapter("gemini")(where)] == [i.item_id for i in items]
+        assert detect(where).source == "gemini"
+
+
+def test_html_page_of_another_product_is_refused(tmp_path: Path) -> None:
+    page = tmp_path / "MyActivity.html"
+    page.write_text(HTML_PAGE.read_text().replace("Gemini Apps<br></p>", "Search<br></p>"))
+    with pytest.raises(HarvestError, match="My Activity of 1 other product, not of Gemini"):
+        list(gemini.parse(page))
+    with pytest.raises(HarvestError, match="cannot tell which export this is"):
+        detect(page.parent)
 
 
 def test_directory_without_takeout(tmp_path: Path) -> None:
@@ -233,3 +325,31 @@ def test_malformed_json_after_good_records_has_position(tmp_path: Path) -> None:
 def test_missing_path() -> None:
     with pytest.raises(HarvestError, match="no such file"):
         list(gemini.parse("/nonexistent/MyActivity.json"))
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("Mar 15, 2025, 4:49:42\u202fPM EET", "2025-03-15T14:49:42.000Z"),
+    ("Jan 5, 2025, 12:30:45\u202fAM UTC", "2025-01-05T00:30:45.000Z"),
+    ("5 Jan 2024, 18:12:03 GMT-06:00", "2024-01-06T00:12:03.000Z"),
+    ("18.04.2026, 17:38:51 MESZ", "2026-04-18T15:38:51.000Z"),
+    ("10 de mai. de 2026, 03:46:09 BRT", "2026-05-10T06:46:09.000Z"),
+    ("12 juil. 2025, 14:00:00 UTC+2", "2025-07-12T12:00:00.000Z"),
+    ("2026年6月20日 00:28:51 JST", "2026-06-19T15:28:51.000Z"),
+    ("2026. 6. 20. 오후 3:28:51 KST", "2026-06-20T06:28:51.000Z"),
+    ("13/04/2026, 10:00:00 UTC", "2026-04-13T10:00:00.000Z"),
+    ("2026年6月20日 00:28:51 CST", None),  # China or US Central: not guessed
+    ("03/04/2026, 10:00:00 UTC", None),  # March 4th or 3 April
+    ("What is 10:30 in words?", None),
+])
+def test_localized_time_lines(line: str, expected: str | None) -> None:
+    assert parse_time(line) == expected
+    assert looks_like_time(line) == (not line.startswith("What"))
+
+
+def test_a_page_is_recognised_past_its_style_and_other_html_cheaply() -> None:
+    page = HTML_PAGE.read_bytes()
+    styled = page.replace(b"</style>", b".x{color:red}" * 30_000 + b"</style>")  # ~400 kB
+    assert first_header(io.BytesIO(styled)) == "Gemini Apps"
+    other = io.BytesIO(b"<html><head></head><body>" + b"<p>Some article text.</p>" * 200_000)
+    assert first_header(other) is None
+    assert other.tell() <= 3 * CHUNK  # not the whole 5 MB

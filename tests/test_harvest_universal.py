@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from mind.harvest import universal
+from hive_mind.facade import HiveMind
+from mind.harvest import detect, universal
 from mind.harvest.errors import HarvestError
 from mind.harvest.types import HarvestItem, stable_id
 
@@ -97,6 +98,8 @@ OK = {"conversation_id": "c", "message_id": "m1", "speaker": "Bo", "text": "hi"}
     ({"conversation_id": "c", "message_id": "m", "text": "x"}, "missing required field 'speaker'"),
     ({**OK, "role": "narrator"}, "role is not one of"),  # the value is not echoed
     ({**OK, "timestamp": "last tuesday"}, "timestamp is not ISO-8601"),
+    ({**OK, "importance": "urgent"}, "importance is not one of"),
+    ({**OK, "verbatim": "yes"}, "verbatim must be true or false"),
     ('{"conversation_id": "c", broken', "not valid JSON"),
     ("[1, 2]", "expected a JSON object, found list"),
 ])
@@ -120,6 +123,17 @@ def test_role_synonyms_speaker_defaults_and_blank_text(tmp_path: Path) -> None:
     assert item.turns[1].metadata == {"lang": "en"}
 
 
+def test_importance_and_verbatim(tmp_path: Path) -> None:
+    path = jsonl(tmp_path, {**OK, "importance": "critical"},
+                 {**OK, "message_id": "m2", "text": "  Note: kept as is \n", "verbatim": True,
+                  "role": "document"})
+    (item,) = universal.parse(path)
+    first, second = item.turns
+    assert (first.importance, first.verbatim, first.text) == ("critical", False, "hi")
+    assert (second.importance, second.verbatim, second.role) == (None, True, "document")
+    assert second.text == "  Note: kept as is \n"
+
+
 def test_wrong_source_and_oversize(tmp_path: Path) -> None:
     chatgpt = DATA.parent / "chatgpt" / "conversations.json"
     with pytest.raises(HarvestError, match="missing required field 'message_id'") as info:
@@ -131,3 +145,36 @@ def test_wrong_source_and_oversize(tmp_path: Path) -> None:
     with pytest.raises(HarvestError, match="limit is 2,000,000") as info:
         list(universal.parse(path))
     assert info.value.position == "line 2"
+
+
+SINGLE = DATA.parent / "universal_single"
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("note.jsonl", "Remember: the launch moved to May 3 and Priya owns the release notes."),
+    ("message.json", "The staging database moves to the new cluster on Friday."),
+])
+async def test_one_message_file_is_universal(tmp_path: Path, name: str, text: str) -> None:
+    """A file holding one universal message (one JSONL line, or one object) is recognised by
+    ``auto`` and imported as one conversation of one turn, whatever the file is called."""
+    renamed = tmp_path / "export.data"
+    renamed.write_bytes((SINGLE / name).read_bytes())
+    for path in (SINGLE / name, renamed):
+        (item,) = universal.parse(path)
+        assert [(t.role, t.speaker, t.text) for t in item.turns] == [("user", "Dana", text)]
+    async with await HiveMind.open(data_dir=tmp_path / "data", embedding_provider="test") as hm:
+        for path in (SINGLE / name, renamed):
+            summary = await hm.harvest("auto", path)
+            assert summary["source"] == "universal"
+        assert summary["frames_created"] == 0  # the same message: stored once
+        db = (await hm.runtime.host.reader("personal")).db
+        rows = await db.fetchall("SELECT content FROM memory_frames")
+        assert [r[0] for r in rows] == [f"Dana: {text}"]
+
+
+def test_one_conversation_object_is_universal() -> None:
+    path = SINGLE / "conversation.json"
+    assert detect.detect(path).source == "universal"
+    (item,) = universal.parse(path)
+    assert (item.title, [(t.role, t.text) for t in item.turns]) == ("Packing list", [
+        ("user", "Pack the tent and the blue stove."), ("assistant", "Added: tent, blue stove.")])

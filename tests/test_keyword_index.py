@@ -301,3 +301,30 @@ async def test_a_warm_up_waiting_for_a_build_stops_waiting_when_the_index_closes
     build.join(60)
     assert not build.is_alive() and not index.ready
     assert not [r for r in caplog.records if r.name == ki.__name__ and r.levelname == "WARNING"]
+
+
+def test_closing_during_a_build_is_an_error_of_the_build_not_a_crash() -> None:
+    """A mind closed while its keyword index builds: the build's next lookup fails (and the
+    build is dropped), where closing the connection under a running statement crashed the
+    process."""
+    import threading
+
+    for trial in range(6):
+        stemmer = ki.Stemmer()
+        words = [f"word{i}x{trial}" for i in range(100_000)]
+        errors: list[Exception] = []
+
+        def build(stemmer: ki.Stemmer = stemmer, words: list[str] = words,
+                  errors: list[Exception] = errors) -> None:  # a build, piece by piece
+            try:
+                for k in range(0, len(words), 20_000):
+                    stemmer.learn(words[k:k + 20_000])
+            except Exception as exc:  # the connection, once closed
+                errors.append(exc)
+
+        thread = threading.Thread(target=build)
+        thread.start()
+        time.sleep(0.005 * trial)
+        stemmer.close()
+        thread.join()
+        assert errors or len(stemmer.single) == len(words)

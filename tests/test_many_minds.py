@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from actors.handlers import HANDLERS
 from actors.host import MindHost
 from hive_mind.facade import HiveMind
@@ -38,6 +40,7 @@ async def test_scope_wide_recall_over_more_workspaces_than_open_minds(tmp_path: 
         assert len(hm.runtime.host.open_ids) <= 3
 
 
+@pytest.mark.slow
 async def test_lru_bound_holds_over_50_workspaces_with_a_limit_of_10(tmp_path: Path) -> None:
     import asyncio
 

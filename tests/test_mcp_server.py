@@ -96,7 +96,7 @@ def mcp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Client]:
 def test_lists_all_tools_and_resources(mcp: Client) -> None:
     tools = mcp.portal.call(mcp.session.list_tools).tools
     assert sorted(t.name for t in tools) == sorted(TOOL_NAMES)
-    assert len(tools) == 18
+    assert len(tools) == 19
     assert all(t.description and len(t.description) > 40 for t in tools)
     by_name = {t.name: t for t in tools}
     schema = by_name["recall_memory"].input_schema
@@ -226,6 +226,25 @@ def test_cleanup_entities_modes(mcp: Client) -> None:
 
 
 # -- identity and awareness -------------------------------------------------------------------
+
+def test_export_memories_pages(mcp: Client) -> None:
+    mcp.json("save_memory", {"content": "The export page test owns a teal kayak"})
+    texts, cursor, pages = [], None, 0
+    while True:
+        page = mcp.json("export_memories", {"limit": 2, **({"cursor": cursor} if cursor
+                                                            else {})})
+        assert page["part"] == "frames" and page["count"] <= 2
+        texts += [m["text"] for m in page["records"]]
+        cursor, pages = page["next"], pages + 1
+        if cursor is None:
+            break
+    assert "The export page test owns a teal kayak" in texts and len(texts) == mcp.frames()
+    assert pages == (len(texts) + 1) // 2 or pages == len(texts) // 2 + 1
+    assert "cursor" in mcp.error("export_memories", {"cursor": "../../etc/passwd"})
+    assert mcp.error("export_memories", {"limit": 100_000})
+    entities = mcp.json("export_memories", {"part": "entities", "limit": 500})
+    assert all("valid_from" in e and "valid_to" in e for e in entities["records"])
+
 
 def test_identity(mcp: Client) -> None:
     assert mcp.read("memory://identity")["configured"] in (True, False)
@@ -469,7 +488,7 @@ async def test_streamable_http_app_mounted_in_fastapi(tmp_path: Path) -> None:
             assert init.status_code == 200, init.text
             assert init.json()["result"]["serverInfo"]["name"] == "hive-mind-memory"
             listed = await http.post("/mcp", headers=headers, json=rpc(2, "tools/list"))
-            assert len(listed.json()["result"]["tools"]) == 18
+            assert len(listed.json()["result"]["tools"]) == 19
             saved = await http.post("/mcp", headers=headers, json=rpc(3, "tools/call", {
                 "name": "save_memory", "arguments": {"content": "saved over streamable HTTP"}}))
             result = saved.json()["result"]

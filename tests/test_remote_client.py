@@ -181,10 +181,10 @@ async def test_errors_map_to_the_facade_classes(hm: Any) -> None:
 async def test_auth_and_unreachable_server(server_url: str, tmp_path: Path) -> None:
     async with RemoteHiveMind(server_settings(tmp_path, url=server_url,
                                               api_token="wrong")) as wrong:
-        with pytest.raises(UnauthorizedError):
+        with pytest.raises(UnauthorizedError, match="HIVE_MIND_API_TOKEN is not one"):
             await wrong.stats()
     async with RemoteHiveMind(server_settings(tmp_path, url=server_url)) as anonymous:
-        with pytest.raises(UnauthorizedError):
+        with pytest.raises(UnauthorizedError, match="set HIVE_MIND_API_TOKEN to the server"):
             await anonymous.recall("x")
     async with RemoteHiveMind(server_settings(tmp_path, url="http://127.0.0.1:9")) as down:
         with pytest.raises(ServerUnavailableError):

@@ -15,6 +15,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import httpx
+import pytest
 
 from actors.placement import parse_shards
 from hive_mind.move_orders import sign_order
@@ -204,6 +205,7 @@ async def fenced_copy(path: Path, shard: str, version: int | None = None) -> Pat
     return path
 
 
+@pytest.mark.slow
 def test_admit_takes_only_an_awaited_mind_file_with_checked_metadata(tmp_path: Path) -> None:
     """Finding 4: no admit without ``expect``; metadata held to the workspace rules; a copy
     this host cannot open (a newer schema) or that is not SQLite refused with no server path;
@@ -239,6 +241,7 @@ def test_admit_takes_only_an_awaited_mind_file_with_checked_metadata(tmp_path: P
     assert stat.S_IMODE((placed / "workspace.json").stat().st_mode) == 0o600
 
 
+@pytest.mark.slow
 async def test_a_moved_mind_leaves_no_copy_behind_and_retire_needs_the_arrival(
         tmp_path: Path) -> None:
     """Finding 10: a retired copy stayed under ``moves/`` forever, out of reach of every later

@@ -325,6 +325,7 @@ def test_redirects_followed_within_the_limit(outside: Site) -> None:
 # -- one deadline ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_two_bytes_per_second_is_cut_at_the_deadline(outside: Site) -> None:
     """Each read returns within a second, so a per-read timeout would wait the full 30 s."""
     deadline = 2.0

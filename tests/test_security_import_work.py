@@ -52,6 +52,7 @@ def test_a_zip_is_opened_once_per_import_however_many_members(
     assert len(opened) == 2
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_a_long_conversation_chain_is_walked_in_linear_time(tmp_path: Path) -> None:
     """A 100,000-node chain: the kept branch was found with a list membership test per node

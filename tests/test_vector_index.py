@@ -354,6 +354,7 @@ async def test_codes_for_batches_come_before_the_quantized_pass_for_one_query(
         index.close()
 
 
+@pytest.mark.slow
 async def test_a_block_that_fills_while_serving_is_packed_beside_the_searches(
         db: Database) -> None:
     """A load packs every full block before its first search (a server's warm-up); a block

@@ -43,7 +43,7 @@ McpTool = Literal["save_memory", "recall_memory", "search_entities", "save_entit
                   "create_relation", "get_identity", "set_identity", "get_awareness",
                   "set_awareness", "clear_awareness", "list_workspaces", "create_workspace",
                   "harvest_import", "harvest_sources", "ingest_source", "cleanup_frames",
-                  "cleanup_entities", "forget_memory"]
+                  "cleanup_entities", "forget_memory", "export_memories"]
 DocumentSource = Literal["markdown", "plaintext", "pdf", "url"]  # the rest: ingest's types
 IngestType = Literal["auto", DocumentSource]
 HarvestChoice = Literal["auto", HarvestSource]  # auto: detected from the content
@@ -53,9 +53,18 @@ FrameWipe = Literal["wipe_imports", "wipe_all"]
 FrameCleanupMode = Literal["compact", "reconcile", FrameWipe]
 EntityCleanupMode = Literal["audit", "remove_noise", "dedup", "retire_orphans", "wipe_all"]
 MaintenanceKind = Literal["compact", "reconcile", "reembed", "dedupe", "sync"]
+ExportFormat = Literal["universal", "json"]  # hive-mind export (mind/export.py)
+ExportPart = Literal["frames", "entities", "relations"]  # a page of the MCP export tool
 # who waits for a cognify job (workers/fairness.py): a user or agent (saves, one ingested
 # document, queries) or nobody in particular (harvest imports, re-embeds, outbox re-sends)
 JobPriority = Literal["interactive", "bulk"]
+# embedding tiers: the providers and monthly quota of each (mind/embeddings/quota.py TIERS)
+EmbeddingTier = Literal["free", "pro", "team", "enterprise"]
+# embedding providers (mind/embeddings/registry.py; auto: the probing chain) and what runs the
+# in-process model
+EmbeddingProviderName = Literal["auto", "inprocess", "ollama", "openai", "voyage", "litellm",
+                                "test", "mock"]
+EmbeddingBackend = Literal["torch", "onnx", "onnx-int8"]
 
 FRAME_TYPES: Final[tuple[FrameType, ...]] = get_args(FrameType)
 INGEST_IMPORTANCES: Final[tuple[IngestImportance, ...]] = get_args(IngestImportance)
@@ -82,3 +91,8 @@ FRAME_CLEANUP_MODES: Final[tuple[FrameCleanupMode, ...]] = get_args(FrameCleanup
 ENTITY_CLEANUP_MODES: Final[tuple[EntityCleanupMode, ...]] = get_args(EntityCleanupMode)
 MAINTENANCE_KINDS: Final[tuple[MaintenanceKind, ...]] = get_args(MaintenanceKind)
 JOB_PRIORITIES: Final[tuple[JobPriority, ...]] = get_args(JobPriority)
+EXPORT_FORMATS: Final[tuple[ExportFormat, ...]] = get_args(ExportFormat)
+EXPORT_PARTS: Final[tuple[ExportPart, ...]] = get_args(ExportPart)
+EMBEDDING_TIERS: Final[tuple[EmbeddingTier, ...]] = get_args(EmbeddingTier)
+EMBEDDING_PROVIDERS: Final[tuple[EmbeddingProviderName, ...]] = get_args(EmbeddingProviderName)
+EMBEDDING_BACKENDS: Final[tuple[EmbeddingBackend, ...]] = get_args(EmbeddingBackend)

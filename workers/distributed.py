@@ -30,6 +30,7 @@ from actors.actor import CommitHook, Duplicate
 from actors.host import MindHost
 from actors.results import Reconciled
 from mind.embeddings.chain import EmbeddingProviderChain
+from mind.embeddings.quota import EmbeddingQuotaExceededError
 from mind.mind import Mind
 from mind.storage.fencing import FencedError
 from queue_schemas import jobs, ops
@@ -49,6 +50,7 @@ from workers.queue import QueueConfig, guarded, redis_settings
 from workers.runtime import RuntimeConfig, open_host
 from workers.schedule import DailyJob, ScheduleConfig, start_offsets
 from workers.scheduler import record_applied, run_day, summarize
+from workers.usage import RedisUsage
 from workers.wake import notify
 
 log = logging.getLogger(__name__)
@@ -123,7 +125,12 @@ class CognifyQueue:
 
 async def cognify(ctx: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
     job = jobs.parse_job(payload)
-    op = await run_index_job(job, ctx["batcher"])
+    try:
+        op = await run_index_job(job, ctx["batcher"])
+    except EmbeddingQuotaExceededError as exc:  # no retry helps before the quota resets: the
+        # frames stay in the owner's outbox, its reconcile queues them again later
+        log.warning("cognify %s of %s: %s", job.op_id, job.mind_id, exc)
+        return {"op_id": job.op_id, "frames": 0, "error": exc.code}
     await enqueue_op(ctx["redis"], ctx["queue"].owner_of(job.mind_id), op,
                      priority=job.priority, key=ctx["queue"].cluster_key)
     return {"op_id": op.op_id, "frames": len(op.results)}
@@ -131,7 +138,7 @@ async def cognify(ctx: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any
 
 def worker_settings(queue: QueueConfig, runtime: RuntimeConfig) -> type:
     async def startup(ctx: dict[str, Any]) -> None:
-        chain = EmbeddingProviderChain(runtime.embedding)
+        chain = EmbeddingProviderChain(runtime.embedding, usage=RedisUsage(ctx["redis"]))
         await chain.start()
         if chain.degraded:
             log.error("worker has no real embedder (%s); cognify jobs will fail", chain.last_error)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,7 +30,8 @@ from typing import Any, Final, Literal
 from actors.results import FramesSaved
 from mind.errors import ValidationError
 from mind.harvest import budget
-from mind.harvest.errors import HarvestError
+from mind.harvest.errors import HarvestError, NothingToImport
+from mind.harvest.inputs import DamagedArchive
 from mind.harvest.registry import adapter
 from mind.harvest.store import HarvestStore
 from mind.harvest.types import HarvestItem, external_id, stable_id
@@ -79,6 +81,7 @@ class _Batch:
     titles: dict[str, str] = field(default_factory=dict)
     conversations: list[str] = field(default_factory=list)
     items: int = 0
+    kinds: Counter[str] = field(default_factory=Counter)  # items by kind (conversation …)
     skipped: int = 0
     done: bool = False
 
@@ -86,6 +89,7 @@ class _Batch:
 @dataclass
 class _Tally:
     items: int = 0
+    kinds: Counter[str] = field(default_factory=Counter)
     turns: int = 0
     created: int = 0
     duplicates: int = 0
@@ -101,7 +105,9 @@ def item_frames(item: HarvestItem, options: HarvestOptions) -> list[ops.NewFrame
     for turn in item.turns:
         if not turn.text.strip():
             continue
-        if item.kind == "conversation":
+        if turn.verbatim:
+            content = turn.text
+        elif item.kind == "conversation":
             content = f"{turn.speaker}: {turn.text}"
         else:
             titled = title and title not in turn.text[:200]
@@ -119,9 +125,11 @@ def item_frames(item: HarvestItem, options: HarvestOptions) -> list[ops.NewFrame
         if options.tags:
             metadata["tags"] = list(options.tags)
         out.append(ops.NewFrameOp(
-            gop_id=gop, content=content, importance=options.importance, source="import",
+            gop_id=gop, content=content, importance=turn.importance or options.importance,
+            source="import",
             created_at=turn.timestamp or item.timestamp, metadata=metadata,
-            external_id=external_id(item.source, item.item_id, turn.turn_id), dedup=False,
+            external_id=external_id(item.source, turn.home or item.item_id, turn.turn_id),
+            dedup=False,
         ))
     return out
 
@@ -161,6 +169,7 @@ class _Reader:
             if item is None:
                 batch.done = True
                 break
+            batch.kinds[item.kind] += 1
             if frames:
                 batch.titles[frames[0].gop_id] = mask_text(item.title)[:500]
                 batch.conversations.append(str(item.metadata.get("conversation_id")
@@ -226,6 +235,7 @@ async def _run(minds: MindAccess, summary: HarvestSummary, options: HarvestOptio
     tally = _Tally()
     reader = _Reader(iter(items), skip, options)
     pending: list[asyncio.Task[Any]] = []
+    outbox = (await minds.reader(mind_id)).outbox
     common: dict[str, Any] = {"source": source[:100], "run_id": run_id,
                               "source_path": path_label[:4096], "content_hash": content_hash}
 
@@ -248,17 +258,21 @@ async def _run(minds: MindAccess, summary: HarvestSummary, options: HarvestOptio
                     cursor=str(skip + tally.items + batch.items), **common)
                 pending.append(asyncio.ensure_future(minds.submit(mind_id, op)))
                 tally.items += batch.items
+                tally.kinds += batch.kinds
                 tally.turns += len(batch.frames)
             while len(pending) >= max(1, options.in_flight) or (batch.done and pending):
                 await settle(pending.pop(0))
-            if progress:
+            if progress:  # indexing runs beside parsing: its bar moves from the start
                 progress(ProgressEvent("parse", skip + tally.items, tally.created,
-                                       duplicates=tally.duplicates))
+                                       duplicates=tally.duplicates,
+                                       pending_index=await outbox.count()))
             if batch.done:
                 break
         if reader.error is not None:
             raise reader.error
     except Exception as exc:
+        if isinstance(exc, NothingToImport | DamagedArchive) and not tally.items and not skip:
+            raise naming.clean(exc) from None  # nothing read, nothing recorded
         for task in pending:
             try:
                 await settle(task)
@@ -273,7 +287,11 @@ async def _run(minds: MindAccess, summary: HarvestSummary, options: HarvestOptio
             clean.summary = summary  # type: ignore[attr-defined]
             raise clean from None
         raise
+    if not tally.items and not skip:
+        raise NothingToImport("nothing importable was found in it (no conversation, message "
+                              "or document); nothing was recorded", path=path_label)
     summary = replace(summary, status="completed", items=tally.items,
+                      kinds=dict(sorted(tally.kinds.items())) or None,
                       frames_created=tally.created, duplicates_skipped=tally.duplicates)
     await _record(minds, summary, options, sync_path)
     return await _finish_summary(minds, summary, started, progress, wait_idle)
@@ -299,6 +317,7 @@ async def _finish_summary(
     def event(phase: Literal["index", "done"], pending: int) -> ProgressEvent:
         return ProgressEvent(phase, summary.items, summary.frames_created, pending_index=pending)
 
+    written = time.monotonic()
     if wait_idle is not None:
         waiter = asyncio.ensure_future(wait_idle(None))
         while not waiter.done():
@@ -306,8 +325,10 @@ async def _finish_summary(
                 progress(event("index", await reader.outbox.count()))
             await asyncio.wait({waiter}, timeout=POLL_SECONDS)
         await waiter
+    done = time.monotonic()
     summary = replace(summary, pending_index=await reader.outbox.count(),
-                      elapsed_seconds=round(time.monotonic() - started, 3))
+                      elapsed_seconds=round(done - started, 3),
+                      index_wait_seconds=round(done - written, 3))
     if progress:
         progress(event("done", summary.pending_index or 0))
     return summary

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Final
 
 from mind.harvest.errors import HarvestError
+from mind.harvest.inputs import check_archive
 
 CHUNK: Final = 1 << 20
 RAW_TEXT_LABEL: Final = "<text>"
@@ -54,6 +55,7 @@ def fingerprint_target(source: str, target: Path | str) -> tuple[str, str]:
         return str(path), _tree_hash(path)
     if not path.exists():
         raise HarvestError("no such file or directory", path=str(path))
+    check_archive(path)
     return str(path), _file_hash(path)
 
 

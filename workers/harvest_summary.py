@@ -3,12 +3,15 @@
 Typed between the layers (driver → :mod:`hive_mind.harvest` → facade); turned into dicts only
 at the interface edge by ``as_dict`` — the JSON shapes the CLI, HTTP API and MCP tools print:
 
-- summary: ``source, path, mind, run_id, content_hash, status, items, frames_created,
-  duplicates_skipped, resumed_from`` then ``error`` (a failed run), ``pending_index`` and
-  ``elapsed_seconds`` (a finished run), ``workspace`` (set by the facade) and ``detected``
-  (source ``auto``: why ``source`` was chosen);
-- progress: ``{"phase": "parse", "items", "frames_written", "duplicates"}`` while parsing,
-  ``{"phase": "index"|"done", "items", "frames_written", "pending_index"}`` afterwards;
+- summary: ``source, path, mind, run_id, content_hash, status, items, kinds, frames_created,
+  duplicates_skipped, resumed_from`` then ``error`` (a failed run), ``pending_index``,
+  ``elapsed_seconds`` (a finished run: from the start until every frame is indexed, when the
+  caller waits for that) and ``index_wait_seconds`` (the part of it after the last write, spent
+  waiting for indexing), ``workspace`` (set by the facade) and ``detected`` (source ``auto``:
+  why ``source`` was chosen);
+- progress: ``{"phase": "parse", "items", "frames_written", "duplicates", "pending_index"}``
+  while parsing (indexing runs beside it), ``{"phase": "index"|"done", "items",
+  "frames_written", "pending_index"}`` afterwards;
 - auto-sync: the run's summary, or ``{"source", "status": "skipped", "reason"}`` /
   ``{"source", "status": "failed", "error"}``.
 """
@@ -36,12 +39,16 @@ class HarvestSummary:
     content_hash: str
     status: RunStatus = "running"
     items: int = 0
+    kinds: dict[str, int] | None = None
+    """The items by kind (``conversation``, ``instruction``, ``memory`` …): ``items`` is their
+    sum (and the resume cursor), this says how many were conversations."""
     frames_created: int = 0
     duplicates_skipped: int = 0
     resumed_from: int = 0
     error: str | None = None
     pending_index: int | None = None
     elapsed_seconds: float | None = None
+    index_wait_seconds: float | None = None
     workspace: str | None = None
     detected: str | None = None
 
@@ -57,7 +64,8 @@ class ProgressEvent:
     duplicates: int | None = None
     """While parsing: frames already stored (skipped)."""
     pending_index: int | None = None
-    """While indexing and when done: frames still waiting for their vectors."""
+    """Frames of the mind still waiting for their vectors (the written ones are indexed
+    once it is 0)."""
 
     def as_dict(self) -> dict[str, Any]:
         return _without_none(asdict(self))

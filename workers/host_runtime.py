@@ -29,6 +29,7 @@ from workers.queue import QueueConfig, connect, queue_status
 from workers.runtime import HostedRuntime, RuntimeConfig
 from workers.schedule import ScheduleConfig
 from workers.scrub import forget_queued
+from workers.usage import RedisUsage
 
 REDIS_TIMEOUT = 2.0  # a readiness probe's patience with Redis
 
@@ -38,7 +39,8 @@ log = logging.getLogger(__name__)
 class HostRuntime(HostedRuntime):
     def __init__(self, config: RuntimeConfig, queue: QueueConfig, redis: ArqRedis) -> None:
         self.cognify_queue = CognifyQueue(redis)
-        super().__init__(config, host_hook(self.cognify_queue, config.cognify_batch))
+        super().__init__(config, host_hook(self.cognify_queue, config.cognify_batch),
+                         RedisUsage(redis))
         self.queue = queue
         self.redis = redis
         self._written: set[str] = set()

@@ -27,6 +27,8 @@ method                 contract
 ``wait_indexed``       the given frames of one mind (or its whole outbox) are indexed, whatever
                        other minds still have queued
 ``embedder_ready``     the provider chain, started once (loading a model can take seconds)
+``quota_status``       this month's embedding count of the configured user, its tier and quota;
+                       ``check_quota`` refuses work when the quota is used up (a gated tier)
 ``queue_status``       depth, in-progress and dead letters of this runtime's job queue
 ``ready_checks``       what readiness needs beyond the facade (distributed: Redis answers)
 ``consumer_settings``  the arq settings of this host's own write-op queue (``serve`` runs them);
@@ -92,6 +94,10 @@ class Runtime(MindAccess, Protocol):
                            timeout: float | None = None) -> bool: ...
 
     async def embedder_ready(self) -> EmbeddingProviderChain: ...
+
+    async def quota_status(self) -> dict[str, object] | None: ...
+
+    async def check_quota(self, n: int = 1) -> None: ...
 
     async def queue_status(self) -> dict[str, Any]: ...
 

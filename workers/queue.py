@@ -35,6 +35,7 @@ JobFunction = Callable[..., Awaitable[Any]]  # (ctx, payload, *signature)
 
 class QueueUnavailableError(HiveMindError):
     code = "queue_unavailable"
+    status = 503
 
 
 @dataclass

@@ -25,13 +25,14 @@ from typing import Any
 
 from actors.actor import CommitHook
 from actors.catalog import MindCatalog
-from actors.constants import CATALOG_FILE
+from actors.constants import CATALOG_FILE, USAGE_FILE
 from actors.handlers import HANDLERS
 from actors.host import ActorSettings, MindHost
 from actors.moves import Authority, Departure
 from actors.placement import ShardMap
 from mind.census import Census
 from mind.embeddings.chain import EmbeddingProviderChain
+from mind.embeddings.quota import EmbeddingQuotaExceededError, UsageCounter, UsageStore
 from mind.embeddings.registry import EmbeddingConfig
 from mind.errors import ConfigurationError
 from mind.mind import Mind
@@ -83,9 +84,10 @@ class HostedRuntime:
     """The parts of the runtime contract both runtimes share: the host, the embedder, reads,
     sweeping the outbox into the runtime's own queue (``_dispatch``), once per mind per start."""
 
-    def __init__(self, config: RuntimeConfig, on_commit: HookFactory) -> None:
+    def __init__(self, config: RuntimeConfig, on_commit: HookFactory, usage: UsageCounter
+                 ) -> None:
         self.config = config
-        self.embedder = EmbeddingProviderChain(config.embedding)
+        self.embedder = EmbeddingProviderChain(config.embedding, usage=usage)
         self.host = open_host(config, on_commit)
         self.catalog = MindCatalog(cache_file=config.data_dir / CATALOG_FILE)
         self._embedder_started: asyncio.Task[Any] | None = None
@@ -100,6 +102,14 @@ class HostedRuntime:
             self._embedder_started = asyncio.ensure_future(self.embedder.start())
         await asyncio.shield(self._embedder_started)
         return self.embedder
+
+    async def quota_status(self) -> dict[str, object] | None:
+        """This month's embedding count for the configured user, with its tier's quota."""
+        return await self.embedder.quota_status()
+
+    async def check_quota(self, n: int = 1) -> None:
+        """Refuse a write whose ``n`` embeddings this month's quota no longer has room for."""
+        await self.embedder.check_quota(n)
 
     # -- minds ------------------------------------------------------------------------------
 
@@ -243,7 +253,7 @@ class HostedRuntime:
 
 class EmbeddedRuntime(HostedRuntime):
     def __init__(self, config: RuntimeConfig) -> None:
-        super().__init__(config, self._hook)
+        super().__init__(config, self._hook, UsageStore(config.data_dir / USAGE_FILE))
         self.batcher = EmbeddingBatcher(
             self.embedder,
             max_items=config.batcher_max_items,
@@ -274,7 +284,11 @@ class EmbeddedRuntime(HostedRuntime):
             log.warning("embedder degraded: frames of %s stay pending (keyword search works)",
                         job.mind_id)
             return
-        op = await run_index_job(job, self.batcher)
+        try:
+            op = await run_index_job(job, self.batcher)
+        except EmbeddingQuotaExceededError as exc:  # no retry helps before the quota resets
+            log.warning("frames of %s stay pending (keyword search works): %s", job.mind_id, exc)
+            return
         await self.host.submit(job.mind_id, op, create=False)
 
     # -- waiting and reporting --------------------------------------------------------------

@@ -6,7 +6,8 @@ loopback it refuses to exist without ``api_token`` unless ``api_insecure_no_auth
 
 Middleware, outermost first: the Host/Origin guard (:mod:`hive_mind.api.guard`, every path:
 DNS rebinding and cross-site requests never reach auth or a body), bearer auth (when
-``api_token`` is set; ``/healthz`` and ``/readyz`` exempt, and ``/metrics`` when
+``api_token`` is set; ``/healthz``, ``/readyz`` and the API docs exempt — the page, its assets
+and ``/openapi.json``, :mod:`hive_mind.api.docs_page` —, and ``/metrics`` when
 ``metrics_public``), the request size limit, the
 last-resort 500 catcher. The MCP streamable HTTP endpoint is mounted at ``/mcp`` when
 :mod:`hive_mind.mcp_server` provides it, behind the same layers.
@@ -23,10 +24,12 @@ from fastapi import FastAPI
 from starlette.types import Message, Scope
 
 from hive_mind.api import (
+    docs_page,
     errors,
     health,
     metrics_route,
     routes_cluster,
+    routes_export,
     routes_jobs,
     routes_memory,
     routes_mind,
@@ -73,7 +76,7 @@ def create_app(settings: Settings, facade: Any = None, *, mcp: bool = True,
             yield
 
     app = FastAPI(
-        title="hive-mind", version=VERSION, lifespan=lifespan,
+        title="hive-mind", version=VERSION, lifespan=lifespan, docs_url=None, redoc_url=None,
         description="Persistent memory for AI agents: REST over the hive-mind facade. "
                     "Errors are `{\"error\": {\"code\", \"message\"}}` with a stable code.",
     )
@@ -86,9 +89,11 @@ def create_app(settings: Settings, facade: Any = None, *, mcp: bool = True,
     app.include_router(routes_mind.router)
     app.include_router(routes_ops.router)
     app.include_router(routes_jobs.router)
+    app.include_router(routes_export.router)
     app.include_router(routes_cluster.router)
     app.include_router(routes_tokens.router)
     app.include_router(metrics_route.router)
+    docs_page.install(app, PUBLIC_PATHS)
     if mcp:
         lifespan_of = mount_mcp(app, bind_host, server_reads=app.state.server_reads)
         if lifespan_of is not None:
@@ -103,7 +108,9 @@ def create_app(settings: Settings, facade: Any = None, *, mcp: bool = True,
     app.add_middleware(ForwardingContext)  # inside auth: the caller's credentials, checked
     token = api_token(settings)
     if token is not None:
-        public = (*PUBLIC_PATHS, "/metrics") if settings.metrics_public else PUBLIC_PATHS
+        public = (*PUBLIC_PATHS, *docs_page.PUBLIC_PATHS)
+        if settings.metrics_public:
+            public = (*public, "/metrics")
         app.add_middleware(BearerAuthMiddleware, token=token, exempt=public,
                            resolve=TokenResolver(settings))
     app.add_middleware(HostOriginMiddleware, policy=host_policy(settings, bind_host))

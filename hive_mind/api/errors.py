@@ -14,7 +14,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from hive_mind.api.codes import INTERNAL, RETRY_AFTER, error_body, status_for
+from hive_mind.api.codes import INTERNAL, error_body, retry_after_for, status_for
 from mind.errors import HiveMindError
 
 log = logging.getLogger(__name__)
@@ -35,14 +35,15 @@ def _where(loc: tuple[Any, ...] | list[Any]) -> str:
 
 async def _hive_mind_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, HiveMindError)
-    code = getattr(exc, "code", "error")
-    status = status_for(code)
-    retry = RETRY_AFTER.get(code)
+    code = exc.code  # a RemoteError passed on from a shard has its server's code
+    status, retry = status_for(code), retry_after_for(code)
     if status >= 500:  # a retryable refusal (a shard down) is the caller's to retry
         log.log(logging.WARNING if retry else logging.ERROR, "%s %s failed: %s: %s",
                 request.method, request.url.path, code, exc)
+    details = getattr(exc, "details", None)  # e.g. a quota's tier, quota and count
+    extra = {"details": details()} if callable(details) else {}
     return error_response(code, str(exc) or code, status,
-                          headers=None if retry is None else {"Retry-After": str(retry)})
+                          headers=None if retry is None else {"Retry-After": str(retry)}, **extra)
 
 
 async def _request_validation(request: Request, exc: Exception) -> JSONResponse:

@@ -62,7 +62,9 @@ class SaveRequest(Body):
     session: SessionId | None = Field(default=None,
                                       description="session (GOP) id to group frames")
     metadata: dict[str, Any] | None = None
-    wait: bool = Field(default=False, description="return only once the frame is indexed")
+    wait: bool = Field(default=False, description=(
+        "answer only once the frame is indexed; without it a recall finds the frame by its "
+        "words at once and by meaning once indexed"))
     created_at: Timestamp | None = Field(
         default=None, description="when it happened: ISO-8601 with a zone, 1900 to now + 1 day "
         "(default now); recall's since/until filter on it")

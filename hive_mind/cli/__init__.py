@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from collections.abc import Sequence
 
@@ -43,6 +44,19 @@ def error(text: str) -> None:
 
     one_line = printable(" ".join(str(text).split())) or "failed"
     print(f"{PROG}: error: {one_line}", file=sys.stderr, flush=True)
+
+
+def _with_hint(exc: HiveMindError) -> str:
+    """The error's message, and for an unknown workspace how to create it."""
+    from hive_mind.workspaces import unknown_workspace
+
+    text = str(exc) or type(exc).__name__
+    missing = unknown_workspace(exc)
+    if missing is None:
+        return text
+    return (f"{text}. Workspaces are never created implicitly: create it with `hive-mind "
+            f"workspace create {shlex.quote(missing)}` (`hive-mind workspace list` shows "
+            "the existing ids)")
 
 
 def command(args: Sequence[str] | None = None) -> Command:
@@ -83,7 +97,7 @@ def main(argv: Sequence[str] | None = None, *, process: bool | None = None) -> i
     except HiveMindError as exc:
         if debug:
             raise
-        error(str(exc) or type(exc).__name__)
+        error(_with_hint(exc))
         return exit_code(exc)
     except KeyboardInterrupt:
         error("interrupted")

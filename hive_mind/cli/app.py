@@ -42,6 +42,7 @@ GROUPS: Final = (  # (top-level command names, the module that registers them), 
     (("identity", "awareness"), "context"),
     (("workspace",), "workspace"),
     (("maintenance",), "maintenance"),
+    (("export", "backup", "restore"), "data"),
     (("jobs",), "jobs"),
     (("cluster",), "cluster"),
     (("token",), "token"),
@@ -102,6 +103,8 @@ def register(app: typer.Typer, module: str) -> None:
         from hive_mind.cli.workspace import register as add
     elif module == "maintenance":
         from hive_mind.cli.maintenance import register as add
+    elif module == "data":
+        from hive_mind.cli.data import register as add
     elif module == "jobs":
         from hive_mind.cli.jobs import register as add
     elif module == "cluster":

@@ -105,12 +105,37 @@ _HANDLER = _StderrHandler()
 _HANDLER.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
 
 
+class _NoticeHandler(_StderrHandler):
+    """Shows the records marked ``notice`` (a wait the user should know about: the embedding
+    model prepared once per machine) as their bare message."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return bool(getattr(record, "notice", False))
+
+
+_NOTICES = _NoticeHandler()
+_NOTICES.setFormatter(logging.Formatter("%(message)s"))
+_NOTICE_LOGGERS = ("mind.embeddings.onnx_export",)
+
+
 def configure_cli_logging(level: str | None) -> None:
-    """Warnings only for short commands (stdout stays clean); processes pick INFO."""
+    """Warnings only for short commands (stdout stays clean); processes pick INFO. With a
+    terminal on stderr, notices of long waits are shown whatever the level."""
     root = logging.getLogger()
     if _HANDLER not in root.handlers:
         root.addHandler(_HANDLER)
-    root.setLevel(getattr(logging, (level or "WARNING").upper(), logging.WARNING))
+    chosen = getattr(logging, (level or "WARNING").upper(), logging.WARNING)
+    root.setLevel(chosen)
+    _HANDLER.setLevel(chosen)
+    for name in _NOTICE_LOGGERS:
+        logger = logging.getLogger(name)
+        if sys.stderr.isatty():
+            logger.setLevel(min(chosen, logging.INFO))
+            if _NOTICES not in logger.handlers:
+                logger.addHandler(_NOTICES)
+        else:
+            logger.setLevel(logging.NOTSET)
+            logger.removeHandler(_NOTICES)
     # arq logs every connection retry; a short command reports the final error in one line
     logging.getLogger("arq").setLevel(logging.ERROR if level is None else logging.NOTSET)
 
@@ -242,13 +267,15 @@ def cell(value: Any, limit: int | None = None) -> Text:
 
 
 def table(title: str | None, columns: Iterable[str], rows: Iterable[Iterable[Any]],
-          *, limits: dict[str, int] | None = None) -> Table:
+          *, limits: dict[str, int] | None = None, whole: Iterable[str] = ()) -> Table:
+    """``whole``: columns never wrapped (timestamps): the others fold first to make room."""
     from rich.table import Table
 
     cols = list(columns)
+    keep = set(whole)
     out = Table(title=title, title_justify="left", show_lines=False)
     for name in cols:
-        out.add_column(name, overflow="fold")
+        out.add_column(name, overflow="fold", no_wrap=name in keep)
     for row in rows:
         out.add_row(*(cell(v, (limits or {}).get(c)) for c, v in zip(cols, row, strict=True)))
     return out

@@ -2,86 +2,26 @@
 
 from __future__ import annotations
 
-import sys
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import typer
 
 from hive_mind.cli.common import (
     JsonOpt,
     WorkspaceOpt,
-    err_console,
     kv_table,
     output,
     table,
     with_facade,
 )
+from hive_mind.cli.harvest_progress import harvest_progress
 from mind.harvest.registry import SOURCES
 from vocabulary.enums import HarvestChoice
 
 if TYPE_CHECKING:
     from rich.console import Console
-    from rich.progress import Progress
-
-    from workers.harvest_summary import ProgressEvent
 
 app = typer.Typer(help="Import conversation exports and documents.", no_args_is_help=True)
-
-
-class HarvestProgress:
-    """The facade's progress callback drawn as a rich progress bar on stderr.
-
-    Events: :class:`~workers.harvest_summary.ProgressEvent` (phase ``parse``, ``index`` or
-    ``done``). Three rows: items parsed, frames written, frames indexed (the last one has a
-    total once parsing is done, so it fills up while the embeddings are applied).
-    """
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self.progress: Progress | None = None
-        self.tasks: dict[str, Any] = {}
-
-    def __enter__(self) -> HarvestProgress:
-        if self.enabled:
-            from rich.progress import (
-                BarColumn,
-                Progress,
-                SpinnerColumn,
-                TextColumn,
-                TimeElapsedColumn,
-            )
-
-            self.progress = Progress(
-                SpinnerColumn(), TextColumn("{task.description:<16}"), BarColumn(),
-                TextColumn("{task.completed:>9,.0f}{task.fields[of]}"), TimeElapsedColumn(),
-                console=err_console(), transient=False,
-            )
-            self.progress.start()
-            for key, label in (("items", "items parsed"), ("written", "frames written"),
-                               ("indexed", "frames indexed")):
-                self.tasks[key] = self.progress.add_task(label, total=None, of="")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.progress is not None:
-            self.progress.stop()
-
-    def __call__(self, event: ProgressEvent) -> None:
-        if self.progress is None:
-            return
-        items, written, phase = event.items, event.frames_written, event.phase
-        pending = event.pending_index or 0
-        # written frames no longer in the outbox are indexed
-        indexed = max(0, written - pending) if phase in ("index", "done") else 0
-        p, t = self.progress, self.tasks
-        p.update(t["items"], completed=items, total=items if phase != "parse" else None)
-        p.update(t["written"], completed=written, total=written if phase != "parse" else None)
-        if phase in ("index", "done"):
-            total = max(written, indexed + pending, 1)
-            p.update(t["indexed"], completed=min(indexed, total), total=total,
-                     of=f" / {total:,}")
-        else:
-            p.update(t["indexed"], completed=indexed)
 
 
 @app.command("import")
@@ -102,24 +42,41 @@ def harvest_import(
         help="Auto-sync interval in hours (default 24).")] = None,
     progress: Annotated[bool | None, typer.Option(
         "--progress/--no-progress", metavar="",
-        help="Show a progress bar on stderr (default: when stderr is a terminal).")] = None,
+        help="Show progress on stderr: bars at a terminal (default there), else a plain line "
+             "every few seconds (for logs and CI).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Import an export into a mind: one session per conversation, one frame per message.
 
     Re-importing the same export is idempotent. The command waits until every frame is
-    indexed (embedded mode) and prints a summary.
+    indexed (embedded mode) and prints a summary; its elapsed_seconds cover the whole import,
+    index_wait_seconds the wait for indexing after the last frame was written.
     """
-    show = sys.stderr.isatty() if progress is None else progress
-    with HarvestProgress(show) as bar:
+    with harvest_progress(progress) as bar:
         async def act(hm: Any) -> dict[str, Any]:
             return dict(await hm.harvest(source, path, workspace=workspace, progress=bar,
                                          auto_sync=auto_sync,
                                          sync_interval_hours=interval_hours))
 
         summary = with_facade(ctx, act, writes=True, bulk=True)
-    output(as_json, summary,
-           lambda c: c.print(kv_table(f"Harvested {summary.get('source', source)}", summary)))
+    output(as_json, summary, lambda c: c.print(kv_table(
+        f"Harvested {summary.get('source', source)}", for_humans(summary))))
+
+
+_PLURALS: Final = {"memory": "memories", "conversation": "conversations"}
+_MACHINE_KEYS: Final = ("run_id", "content_hash")  # for scripts: in --json output only
+
+
+def for_humans(summary: dict[str, Any]) -> dict[str, Any]:
+    """A harvest summary as a person reads it: the items counted by kind ("conversations 62,
+    instructions 8" rather than "items 70"), without the run's internal keys."""
+    out: dict[str, Any] = {}
+    for key, value in summary.items():
+        if key == "items" and summary.get("kinds"):
+            out.update((_PLURALS.get(k, k + "s"), n) for k, n in summary["kinds"].items())
+        elif key not in (*_MACHINE_KEYS, "kinds"):
+            out[key] = value
+    return out
 
 
 @app.command("sources")
@@ -142,13 +99,12 @@ def harvest_sources(
             c.print("No harvest sources registered yet. Use `hive-mind harvest import`.",
                     markup=False)
             return
-        c.print(table("Imported sources", ["source", "last_synced_at", "items_imported",
-                                           "frames_created", "auto_sync", "last import",
-                                           "syncs from"],
+        c.print(table("Imported sources", ["source", "last synced", "items", "frames",
+                                           "auto-sync", "last import", "syncs from"],
                       ([r.get("source"), r.get("last_synced_at"), r.get("items_imported"),
                         r.get("frames_created"), r.get("auto_sync"), r.get("display_name"),
                         r.get("source_path")]
-                       for r in registered)))
+                       for r in registered), whole=("source", "last synced")))
 
     output(as_json, data, human)
 

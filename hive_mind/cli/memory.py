@@ -210,7 +210,8 @@ def explain_table(results: list[dict[str, Any]]) -> Table:
 def ingest(
     ctx: typer.Context,
     content: Annotated[str, typer.Argument(
-        metavar="PATH|URL|TEXT", help="A file path, an http(s) URL, or raw text.")],
+        metavar="PATH|URL|TEXT",
+        help="A file or folder path, an http(s) URL, or raw text.")],
     type_hint: Annotated[IngestType, typer.Option(
         "--type", metavar="TYPE",
         help="Content type: " + "|".join(INGEST_TYPES) + " (auto-detected by default).")] = "auto",
@@ -222,14 +223,25 @@ def ingest(
     workspace: WorkspaceOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Ingest a document (markdown, plain text, PDF) or a web page; waits for indexing."""
+    """Ingest a document (markdown, HTML, plain text, PDF), a folder of them (each file by its
+    type; the summary lists what was skipped and why) or a web page; waits for indexing."""
 
     async def act(hm: Any) -> dict[str, Any]:
         return dict(await hm.ingest(content, type_hint=type_hint, importance=importance,
                                     tags=tags or [], workspace=workspace))
 
     summary = with_facade(ctx, act, writes=True, bulk=True)
-    output(as_json, summary, lambda c: c.print(kv_table("Ingested", summary)))
+    output(as_json, summary, lambda c: c.print(kv_table("Ingested", _readable(summary))))
+
+
+def _readable(summary: dict[str, Any]) -> dict[str, Any]:
+    """A folder's files per type and what it skipped (reasons apart by "; "), as text."""
+    out = dict(summary)
+    if isinstance(out.get("files"), dict):
+        out["files"] = ", ".join(f"{n:,} {kind}" for kind, n in out["files"].items())
+    if "skipped" in out:
+        out["skipped"] = "; ".join(out["skipped"]) or "nothing"
+    return out
 
 
 def register(root: typer.Typer) -> None:

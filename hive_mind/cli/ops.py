@@ -59,6 +59,17 @@ def status(
     output(as_json, report, lambda c: render_status(c, report))
 
 
+def quota_row(quota: dict[str, Any]) -> dict[str, Any]:
+    """The quota as status shows it: ``used`` as "n of quota" (or "n, unlimited")."""
+    if "error" in quota:
+        return {"error": quota["error"]}
+    limit = quota.get("quota")
+    used = f"{quota.get('current')} of {limit}" if isinstance(limit, int) and limit >= 0 \
+        else f"{quota.get('current')}, unlimited"
+    return {"user_id": quota.get("user_id"), "tier": quota.get("tier") or "none (not gated)",
+            "month": quota.get("month"), "used": used, "gated": quota.get("gated")}
+
+
 def render_status(c: Console, report: dict[str, Any]) -> None:
     from rich.console import Group
     from rich.panel import Panel
@@ -75,6 +86,8 @@ def render_status(c: Console, report: dict[str, Any]) -> None:
     if q.get("error"):
         queue["error"] = q["error"]
     parts = [kv_table("Embedder", embedder), kv_table("Queue", queue)]
+    if report.get("embedding_quota"):
+        parts.append(kv_table("Embedding quota (this month)", quota_row(report["embedding_quota"])))
     if report.get("external"):
         parts.append(kv_table("External source", report["external"]))
     c.print(Panel(Group(*parts), title=f"hive-mind status ({report.get('mode')})",

@@ -22,11 +22,13 @@ METHODS = ("get", "post", "put", "patch", "delete")
 
 INTRO = """\
 `hive-mind serve` serves this API (default `http://127.0.0.1:8765`); the running server also
-publishes the schema at `/openapi.json` and interactive docs at `/docs`. The MCP server is
-mounted at `/mcp` (streamable HTTP, [docs/mcp.md](mcp.md)).
+publishes the schema at `/openapi.json` and interactive docs at `/docs` (Swagger UI served by
+the server itself, works offline). The MCP server is mounted at `/mcp` (streamable HTTP,
+[docs/mcp.md](mcp.md)).
 
 - **Auth.** With `HIVE_MIND_API_TOKEN` set, every request needs `Authorization: Bearer
-  <token>`, except `/healthz` and `/readyz` (and `/metrics` with `HIVE_MIND_METRICS_PUBLIC`).
+  <token>`, except `/healthz`, `/readyz`, the docs page and `/openapi.json` (and `/metrics`
+  with `HIVE_MIND_METRICS_PUBLIC`); on `/docs`, *Authorize* takes the token for the calls.
   Beyond loopback `serve` refuses to start without a token ([docs/security.md](security.md)).
 - **Bodies** are JSON (`Content-Type: application/json`) unless the route says otherwise;
   `HIVE_MIND_MAX_REQUEST_BYTES` bounds them.

@@ -26,9 +26,10 @@ from mind.embeddings.chain import EmbeddingProviderChain
 from mind.embeddings.inprocess import InProcessEmbedder
 from mind.embeddings.quota import (
     TIERS,
-    QuotaExceeded,
+    EmbeddingQuotaExceededError,
     Tier,
     TierError,
+    UsageCounter,
     UsageStore,
     check_provider_allowed,
 )
@@ -50,14 +51,15 @@ __all__ = [
     "EmbeddingConfig",
     "EmbeddingError",
     "EmbeddingProviderChain",
+    "EmbeddingQuotaExceededError",
     "InProcessEmbedder",
     "MockEmbedder",
     "ProviderNotConfigured",
-    "QuotaExceeded",
     "TargetDimEmbedder",
     "TestEmbedder",
     "Tier",
     "TierError",
+    "UsageCounter",
     "UsageStore",
     "cap_text",
     "check_provider_allowed",

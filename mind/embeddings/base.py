@@ -29,13 +29,14 @@ class EmbeddingError(HiveMindError):
     """An embedding provider failed (unreachable, bad answer, not loadable, not configured)."""
 
     code = "embedding_error"
+    status = 502
 
     def __init__(
-        self, message: str, *, provider: str | None = None, status: int | None = None
+        self, message: str, *, provider: str | None = None, provider_status: int | None = None
     ) -> None:
         super().__init__(message)
         self.provider = provider
-        self.status = status
+        self.provider_status = provider_status  # the provider's HTTP status, when it answered
 
 
 class Embedder(Protocol):
@@ -137,7 +138,7 @@ def coerce_matrix(
     def fail(reason: str) -> EmbeddingError:
         head = prefix or f"{provider} embeddings error"
         tail = f": {excerpt}" if excerpt else ""
-        return EmbeddingError(f"{head}: {reason}{tail}", provider=provider, status=status)
+        return EmbeddingError(f"{head}: {reason}{tail}", provider=provider, provider_status=status)
 
     if not isinstance(rows, list) or not all(isinstance(r, list) for r in rows):
         raise fail("expected a list of vectors")

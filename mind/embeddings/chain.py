@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mind.constants import MOCK_DIMENSIONS
 from mind.embeddings.base import (
     Embedder,
     EmbeddingError,
@@ -28,7 +29,7 @@ from mind.embeddings.base import (
     empty_matrix,
     probe_embedder,
 )
-from mind.embeddings.quota import UsageStore, check_provider_allowed, provider_allowed
+from mind.embeddings.quota import UsageCounter, check_provider_allowed, provider_allowed
 from mind.embeddings.registry import (
     AUTO_ORDER,
     PROVIDERS,
@@ -37,7 +38,6 @@ from mind.embeddings.registry import (
     ProviderNotConfigured,
 )
 from mind.embeddings.testing import MockEmbedder
-from mind.storage.db import Database
 from mind.timeutil import now_iso
 
 log = logging.getLogger(__name__)
@@ -53,20 +53,21 @@ class _Selection:
 class EmbeddingProviderChain:
     """The engine's embedder: picks a provider on :meth:`start`, then delegates to it.
 
-    It is an :class:`Embedder` itself, describing the active provider. With a usage store (or
-    a :class:`Database`) embedded texts are counted in ``embedding_usage``; with a tier (and not
-    ``eval_mode``) providers are tier-gated and the monthly quota is checked before each call.
+    It is an :class:`Embedder` itself, describing the active provider. With a usage counter
+    (:mod:`mind.embeddings.quota`) every embedded text is counted for the configured
+    ``user_id``; with a tier (and not ``eval_mode``) providers are tier-gated and the monthly
+    quota is reserved before each call. The chain owns the counter: :meth:`close` closes it.
     """
 
     def __init__(
         self,
         config: EmbeddingConfig | None = None,
         *,
-        usage: UsageStore | Database | None = None,
+        usage: UsageCounter | None = None,
         registry: dict[str, ProviderFactory] | None = None,
     ) -> None:
         self.config = config or EmbeddingConfig()
-        self._usage = UsageStore(usage) if isinstance(usage, Database) else usage
+        self._usage = usage
         self._registry = PROVIDERS if registry is None else registry
         self._active: Embedder | None = None
         self._probes: dict[str, str] = {}
@@ -169,6 +170,8 @@ class EmbeddingProviderChain:
         active, self._active = self._active, None
         if active is not None:
             await aclose(active)
+        if self._usage is not None:
+            await self._usage.close()
 
     async def __aenter__(self) -> EmbeddingProviderChain:
         await self.start()
@@ -198,9 +201,18 @@ class EmbeddingProviderChain:
         }
 
     async def quota_status(self) -> dict[str, object] | None:
+        """This month's count, the tier and its quota (None: nothing is counted here)."""
         if self._usage is None:
             return None
-        return await self._usage.status(self.config.user_id, self.config.tier)
+        return {**await self._usage.status(self.config.user_id, self.config.tier),
+                "gated": self.config.gated}
+
+    async def check_quota(self, n: int = 1) -> None:
+        """Refuse (:class:`~mind.embeddings.quota.EmbeddingQuotaExceededError`) work that
+        would need ``n`` more embeddings than this month's quota leaves; counts nothing."""
+        cfg = self.config
+        if self._usage is not None and cfg.gated:
+            await self._usage.check(cfg.user_id, cfg.tier or "", n, upgrade_url=cfg.upgrade_url)
 
     # -- selection --------------------------------------------------------------------------
 
@@ -222,7 +234,7 @@ class EmbeddingProviderChain:
                 raise EmbeddingError(
                     f"embedding provider {cfg.provider!r} is unavailable: {exc}",
                     provider=cfg.provider,
-                    status=exc.status,
+                    provider_status=exc.provider_status,
                 ) from None
             return _Selection(self._wrap(embedder), {cfg.provider: "ok"}, None)
         probes: dict[str, str] = {}
@@ -257,7 +269,7 @@ class EmbeddingProviderChain:
             reason,
         )
         probes["mock"] = "ok (degraded fallback)"
-        mock = MockEmbedder(cfg.target_dimensions or cfg.mock_dimensions)
+        mock = MockEmbedder(cfg.target_dimensions or MOCK_DIMENSIONS)
         return _Selection(mock, probes, reason)
 
     async def _try(self, name: str) -> Embedder:

@@ -156,7 +156,8 @@ class HttpEmbedder:
     def _error(self, reason: str, status: int | None = None, body: str = "") -> EmbeddingError:
         head = f"{self.label} embeddings error" + (f" ({status})" if status is not None else "")
         tail = f": {excerpt(body)}" if body else ""
-        return EmbeddingError(f"{head}: {reason}{tail}", provider=self.provider, status=status)
+        return EmbeddingError(f"{head}: {reason}{tail}", provider=self.provider,
+                              provider_status=status)
 
     async def _post(self, texts: list[str]) -> np.ndarray:
         started = time.perf_counter()

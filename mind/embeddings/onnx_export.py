@@ -41,13 +41,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from mind.embeddings.base import EmbeddingError
+from mind.embeddings.model_source import offline_hint
 from mind.embeddings.torch_encoder import quiet_progress_bars
 
 log = logging.getLogger(__name__)
 
+PREPARING: Final = "preparing the embedding model (once)…"
 EXPORT_FORMAT = 2  # bump when the exported graph changes shape or meaning
 OPSET = 17
 VARIANTS = ("fp32", "int8")
@@ -159,6 +161,8 @@ def ensure_exported(
             log.warning("ONNX model cache %s is incomplete or damaged: exporting it again", target)
             shutil.rmtree(target, ignore_errors=True)
         started = time.perf_counter()
+        # a notice for whoever waits at a terminal (the CLI shows records marked so)
+        log.info(PREPARING, extra={"notice": True})
         scratch = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
         try:
             _export(source, is_local or offline, variant, scratch)
@@ -228,7 +232,8 @@ def _export(source: str, local_only: bool, variant: str, out: Path) -> None:
                                         model_kwargs={"attn_implementation": "eager"})
         except Exception as exc:
             raise EmbeddingError(f"in-process model {source!r} could not be loaded for the "
-                                 f"ONNX export: {exc}", provider="inprocess") from None
+                                 f"ONNX export{offline_hint(source)}: {exc}",
+                                 provider="inprocess") from None
         _trace(model, torch, variant, out)
 
 

@@ -12,18 +12,30 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mind.constants import (
+    DEFAULT_EMBEDDING_BACKEND,
+    DEFAULT_EMBEDDING_BATCH,
+    DEFAULT_LITELLM_URL,
+    DEFAULT_OLLAMA_URL,
+    DEFAULT_OPENAI_URL,
+    DEFAULT_TEST_DIMENSIONS,
+    DEFAULT_USER_ID,
+    DEFAULT_VOYAGE_URL,
+    MOCK_DIMENSIONS,
+)
 from mind.embeddings.base import Embedder, EmbeddingError
 from mind.embeddings.inprocess import InProcessEmbedder
 from mind.embeddings.model_source import DEFAULT_MODEL
 from mind.embeddings.testing import MockEmbedder, TestEmbedder
 
 AUTO_ORDER = ("inprocess", "ollama", "voyage", "openai")
-PROVIDER_NAMES = ("auto", "inprocess", "ollama", "openai", "voyage", "litellm", "test", "mock")
 
 
 @dataclass(slots=True)
 class EmbeddingConfig:
-    """Everything the chain needs; built from the settings object, never from the environment.
+    """Everything the chain needs; built from the settings object, never from the environment
+    (:meth:`hive_mind.settings.Settings.embedding_config` sets every field; the defaults here
+    are the settings' defaults, :mod:`mind.constants`).
 
     ``model`` applies to an explicitly chosen provider; the ``<provider>_model`` fields apply
     always (None = the provider's default). ``timeout`` None = each provider's default
@@ -34,35 +46,33 @@ class EmbeddingConfig:
     provider: str = "auto"
     model: str | None = None
     device: str = "cpu"
-    batch_size: int = 32
+    batch_size: int = DEFAULT_EMBEDDING_BATCH
     num_threads: int | None = None
     lanes: int | None = None  # parallel in-process encoders (see inprocess.py)
     nice: int = 0  # in-process encodes at lower CPU priority (see inprocess.py)
-    backend: str = "torch"  # what runs the in-process model: torch | onnx | onnx-int8
+    backend: str = DEFAULT_EMBEDDING_BACKEND  # what runs the in-process model
     # where ONNX exports are cached: the first root holding one, else the first writable
     # (mind.embeddings.onnx_export; default: the machine-wide cache)
     onnx_cache_dir: Path | tuple[Path, ...] | None = None
-    cache_dir: str | None = None
     inprocess_model: str | None = None
-    ollama_url: str = "http://localhost:11434"
+    ollama_url: str = DEFAULT_OLLAMA_URL
     ollama_model: str | None = None
-    openai_url: str = "https://api.openai.com"
+    openai_url: str = DEFAULT_OPENAI_URL
     openai_api_key: str | None = field(default=None, repr=False)
     openai_model: str | None = None
-    voyage_url: str = "https://api.voyageai.com"
+    voyage_url: str = DEFAULT_VOYAGE_URL
     voyage_api_key: str | None = field(default=None, repr=False)
     voyage_model: str | None = None
-    litellm_url: str = "http://localhost:4000"
+    litellm_url: str = DEFAULT_LITELLM_URL
     litellm_api_key: str | None = field(default=None, repr=False)
     litellm_model: str | None = None
     timeout: float | None = None
     http_batch_size: int | None = None
-    test_dimensions: int = 64
-    mock_dimensions: int = 1024
+    test_dimensions: int = DEFAULT_TEST_DIMENSIONS
     target_dimensions: int | None = None
     eval_mode: bool = False
     tier: str | None = None
-    user_id: str = "local"
+    user_id: str = DEFAULT_USER_ID
     upgrade_url: str | None = None
 
     def model_for(self, provider: str) -> str | None:
@@ -99,7 +109,6 @@ def _inprocess(c: EmbeddingConfig) -> Embedder:
         num_threads=c.num_threads,
         lanes=c.lanes,
         nice=c.nice,
-        cache_dir=c.cache_dir,
     )
 
 
@@ -157,7 +166,7 @@ PROVIDERS: dict[str, ProviderFactory] = {
     "openai": _openai,
     "litellm": _litellm,
     "test": lambda c: TestEmbedder(c.test_dimensions),
-    "mock": lambda c: MockEmbedder(c.target_dimensions or c.mock_dimensions),
+    "mock": lambda c: MockEmbedder(c.target_dimensions or MOCK_DIMENSIONS),
 }
 
 

@@ -20,6 +20,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from mind.constants import MOCK_DIMENSIONS
 from mind.embeddings.base import empty_matrix
 
 _WORD = re.compile(r"[^\W_]+")
@@ -109,7 +110,7 @@ class MockEmbedder:
     model_id = "deterministic-mock"
     degraded = True
 
-    def __init__(self, dimensions: int = 1024) -> None:
+    def __init__(self, dimensions: int = MOCK_DIMENSIONS) -> None:
         if dimensions <= 0:
             raise ValueError(f"dimensions must be positive, got {dimensions}")
         self.dimensions = int(dimensions)

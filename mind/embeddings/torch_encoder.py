@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from mind.embeddings.base import EmbeddingError
+from mind.embeddings.model_source import offline_hint
 
 BORROW_RETRIES = 3
 PROVIDER = "inprocess"
@@ -71,10 +72,9 @@ class TorchEncoder:
                                         cache_folder=self.cache_dir,
                                         local_files_only=self.local_only)
         except Exception as exc:
-            hint = (" (HF_HUB_OFFLINE is set and the model is not in the local Hugging Face "
-                    "cache)" if self.local_only and self.source == self.model_name else "")
             raise EmbeddingError(
-                f"in-process model {self.model_name!r} could not be loaded{hint}: {exc}",
+                f"in-process model {self.model_name!r} could not be loaded"
+                f"{offline_hint(self.source)}: {exc}",
                 provider=PROVIDER,
             ) from None
         getter = getattr(model, "get_embedding_dimension", None) or getattr(

@@ -11,9 +11,16 @@ own ``model_slug`` take it from there. Messages without ``metadata`` are ordinar
 Each conversation's ``mapping`` is a tree of message nodes; edits and regenerations are sibling
 branches. Only the branch the user kept is harvested: ``current_node`` and its parent chain (when
 ``current_node`` is missing, the chain of the newest leaf), so other branches never interleave.
+A conversation made by "Branch in new chat" repeats the history it was branched from under the
+same message ids: those turns are keyed under the conversation they came from
+(:func:`inherited`, which finds them by the branch's ``branching_from_conversation_id`` mark),
+so a message is stored once per mind whichever conversation is imported first, in one export
+or over several.
 Text, code (fenced, with its language), execution / tool output (role ``tool``), multimodal parts
-(strings, ``[Shared image: <dalle prompt>]``) and attachments (``[Attached: name]``) are kept;
-hidden system messages, reasoning summaries and empty messages are skipped. Custom instructions
+(strings; images as ``[Shared image]``, a tool's as ``[Generated image: <prompt>]``) and
+attachments (``[Attached: name]``) are kept; an image tool's call (raw JSON) is ``[Image request:
+<prompt>]``; hidden system messages, reasoning summaries, an image tool's notes to the model
+("DALL·E displayed 1 images …") and empty messages are skipped. Custom instructions
 (``user_editable_context`` nodes anywhere in the mapping, on the kept branch or not,
 conversation ``custom_instructions``, top-level ``user_custom_instructions``) and top-level
 ``memories`` become their own items, never turns of the chat.
@@ -27,6 +34,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -47,11 +55,13 @@ from mind.harvest.jsonstream import (
     ts_from_any,
     ts_from_epoch,
 )
-from mind.harvest.types import HarvestItem, Role, Turn, stable_id
+from mind.harvest.types import PREVIOUS_KEY, HarvestItem, Role, Turn, external_id, stable_id
 
 SOURCE: Final = "chatgpt"
 EXPECTED: Final = "a ChatGPT export (the .zip, its folder, or its JSON files of conversations)"
 _SKIPPED_TYPES: Final = frozenset({"thoughts", "reasoning_recap", "model_editable_context"})
+# image generators (DALL·E; GPT-4o images): their calls are JSON, their notes to the model noise
+_IMAGE_TOOLS: Final = frozenset({"dalle.text2im", "t2uay3k.sj1i4kz"})
 
 
 def parse(target: Path | str) -> Iterator[HarvestItem]:
@@ -120,6 +130,35 @@ def kept_branch(mapping: dict[str, Any], current: Any) -> list[str]:
     return chain
 
 
+def inherited(mapping: dict[str, Any], chain: list[str], conv_id: str) -> dict[str, str]:
+    """Node id → the conversation it was copied from, for the kept branch's messages that a
+    "Branch in new chat" copied from another conversation (under the same message ids).
+
+    A message of the branch carries ``branching_from_conversation_id`` in its metadata, and
+    ``branching_from_message_id`` (the last message copied) when ChatGPT recorded it: the
+    messages up to that one came from that conversation; without it, the messages up to and
+    including the marked one (whether the mark sits on the last copied message or on the
+    first new one, every conversation holding a message keys it alike, which is all a key
+    needs). A branch of a branch carries two such marks: the messages up to the first came
+    from the first conversation, those after it up to the second from the second. Repeated
+    marks of one branch (a retried message) count once."""
+    homes: dict[str, str] = {}
+    position = {node: n for n, node in enumerate(chain)}
+    start = 0
+    last = ""
+    for n, node in enumerate(chain):
+        meta = as_dict(as_dict(as_dict(mapping.get(node)).get("message")).get("metadata"))
+        origin = id_str(meta.get("branching_from_conversation_id"))
+        if not origin or origin in (conv_id, last):
+            continue
+        last = origin
+        end = position.get(id_str(meta.get("branching_from_message_id")) or "", n) + 1
+        for copied in chain[start:max(start, end)]:
+            homes[copied] = origin
+        start = max(start, end)
+    return homes
+
+
 def _newest_leaf(mapping: dict[str, Any]) -> str | None:
     best: str | None = None
     best_key: tuple[float, int] | None = None
@@ -157,6 +196,7 @@ def _conversation(src: JsonSource, index: int, conv: dict[str, Any],
             yield from _instruction(src, position, text, ts_from_epoch(msg.get("create_time")),
                                     seen)
     model = as_str(conv.get("default_model_slug"))
+    homes = inherited(mapping, chain, conv_id)
     turns: list[Turn] = []
     for node_id in chain:
         msg = as_dict(as_dict(mapping.get(node_id)).get("message"))
@@ -167,6 +207,10 @@ def _conversation(src: JsonSource, index: int, conv: dict[str, Any],
                 or ctype in _SKIPPED_TYPES or ctype == "user_editable_context"):
             continue
         turn = _turn(src, position, node_id, msg, content, ctype, meta, model)
+        if turn is not None and node_id in homes:  # stored once, under its first chat's key
+            old_key = external_id(SOURCE, item_id, turn.turn_id)
+            turn = replace(turn, home=stable_id(SOURCE, homes[node_id]),
+                           metadata={**turn.metadata, PREVIOUS_KEY: old_key})
         if turn is not None:
             turns.append(turn)
     if not turns:
@@ -199,7 +243,12 @@ def _turn(src: JsonSource, position: str, node_id: str, msg: dict[str, Any],
             role, speaker = "system", "System"
         case _:
             return None
-    pieces = [_content_text(content, ctype)]
+    request = _image_request(content) if role == "assistant" and as_str(
+        msg.get("recipient")) not in ("", "all") else None
+    if role == "tool" and name in _IMAGE_TOOLS and ctype != "multimodal_text":
+        return None  # "DALL·E displayed 1 images. The images are already plainly visible, …"
+    image = "Generated image" if role == "tool" else "Shared image"
+    pieces = [request or _content_text(content, ctype, image)]
     pieces += [f"[Attached: {first_str(as_dict(a), 'name') or 'file'}]"
                for a in as_list(meta.get("attachments")) if as_dict(a)]
     text = "\n".join(p for p in pieces if p).strip()
@@ -218,7 +267,19 @@ def _turn(src: JsonSource, position: str, node_id: str, msg: dict[str, Any],
                 timestamp=ts_from_epoch(msg.get("create_time")), metadata=metadata)
 
 
-def _content_text(content: dict[str, Any], ctype: str) -> str:
+def _image_request(content: dict[str, Any]) -> str | None:
+    """An assistant's call of an image tool (``{"prompt": …, "size": …}``, the raw JSON it sent)
+    as ``[Image request: prompt]``; ``None`` for any other message."""
+    raw = as_str(content.get("text")) or "".join(
+        p for p in as_list(content.get("parts")) if isinstance(p, str))
+    try:
+        prompt = as_str(as_dict(json.loads(raw)).get("prompt")).strip()
+    except ValueError:
+        return None
+    return f"[Image request: {prompt}]" if prompt else None
+
+
+def _content_text(content: dict[str, Any], ctype: str, image: str) -> str:
     if ctype == "code":
         language = as_str(content.get("language")).strip()
         code = as_str(content.get("text")).strip("\n")
@@ -229,19 +290,21 @@ def _content_text(content: dict[str, Any], ctype: str) -> str:
         head = " ".join(p for p in (first_str(content, "title"), first_str(content, "url")) if p)
         body = as_str(content.get("text"))
         return f"[Quote: {head}]\n{body}" if head else body
-    parts = [_part_text(p) for p in as_list(content.get("parts"))]
+    parts = [_part_text(p, image) for p in as_list(content.get("parts"))]
     if any(parts):
         return "\n".join(p for p in parts if p)
     return first_str(content, "text", "result", "content")  # execution_output, browsing, unknown
 
 
-def _part_text(part: Any) -> str:
+def _part_text(part: Any, image: str) -> str:
+    """A part's text; an image part is ``[Shared image]`` (a user's) or ``[Generated image:
+    prompt]`` (a tool's), never its asset pointer."""
     if isinstance(part, str):
         return part
     obj = as_dict(part)
     if "image" in as_str(obj.get("content_type")):
         prompt = first_str(as_dict(as_dict(obj.get("metadata")).get("dalle")), "prompt").strip()
-        return f"[Shared image: {prompt}]" if prompt else "[Shared image]"
+        return f"[{image}: {prompt}]" if prompt else f"[{image}]"
     return first_str(obj, "text")  # audio transcriptions and unknown parts with text
 
 

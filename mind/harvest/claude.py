@@ -1,7 +1,9 @@
 """claude.ai export: ``conversations.json``, ``projects.json``, ``memories.json``.
 
 The target is the export ``.zip``, its unpacked directory, or one of those files. Conversations
-(``chat_messages``; also ``design_chats``) become conversation items: ``human`` → ``User``,
+(``chat_messages``; also ``design_chats``) become conversation items, only the branch the user
+kept (:func:`kept_branch`: edited prompts and retried answers leave their abandoned messages
+beside it, linked by ``parent_message_uuid``): ``human`` → ``User``,
 ``assistant`` → ``Claude``, other senders keep their own role. A message's text is its ``text``
 content blocks; when it has no text blocks the flat ``text`` field is used (so no message
 vanishes). Artifacts (``tool_use`` with ``content``) are kept whole, other tool calls
@@ -100,9 +102,11 @@ def _conversation(src: JsonSource, position: str, conv: dict[str, Any],
     item_id = (stable_id(SOURCE, conv_id) if conv_id else
                stable_id(SOURCE, "conv", title, created if isinstance(created, str) else None))
     turns: list[Turn] = []
-    messages = as_list(conv.get("chat_messages")) or as_list(conv.get("messages"))
-    for number, raw in enumerate(messages, 1):
-        turn = _turn(src, f"{position}, message {number}", item_id, number, as_dict(raw))
+    messages = [as_dict(m) for m in
+                as_list(conv.get("chat_messages")) or as_list(conv.get("messages"))]
+    for number in kept_branch(messages, conv.get("current_leaf_message_uuid")):
+        turn = _turn(src, f"{position}, message {number}", item_id, number,
+                     messages[number - 1])
         if turn is not None:
             turns.append(turn)
     if not turns:
@@ -118,6 +122,33 @@ def _conversation(src: JsonSource, position: str, conv: dict[str, Any],
                       turns=tuple(turns), timestamp=ts_from_any(created)
                       or next((t.timestamp for t in turns if t.timestamp), None),
                       position=position, metadata=metadata)
+
+
+def kept_branch(messages: list[dict[str, Any]], leaf: object) -> list[int]:
+    """The 1-based numbers of the messages on the branch the user kept, in order.
+
+    Editing a prompt or retrying an answer leaves the abandoned messages in ``chat_messages``
+    beside the kept ones, each naming its ``parent_message_uuid`` (the first message names a
+    root that is no message). The kept branch is ``current_leaf_message_uuid`` (when the
+    export has it) and its parent chain; the bulk export has no such field, so it is the chain
+    of the newest leaf (by ``created_at``, then position), as claude.ai shows it. Messages that
+    name no parent among them (older exports) are all kept, in their order."""
+    by_id = {uid: n for n, m in enumerate(messages, 1) if (uid := id_str(m.get("uuid")))}
+    parents = {n: by_id.get(id_str(m.get("parent_message_uuid")) or "")
+               for n, m in enumerate(messages, 1)}
+    if not any(parents.values()):
+        return list(range(1, len(messages) + 1))
+    node = by_id.get(leaf) if isinstance(leaf, str) else None
+    if node is None:
+        named = {p for p in parents.values() if p}
+        leaves = [n for n in by_id.values() if n not in named]
+        node = max(leaves, key=lambda n: (ts_from_any(messages[n - 1].get("created_at")) or "",
+                                          n), default=None)
+    chain: dict[int, None] = {}
+    while node is not None and node not in chain:  # a parent cycle ends the walk
+        chain[node] = None
+        node = parents.get(node)
+    return list(chain)[::-1]
 
 
 def _role(msg: dict[str, Any]) -> tuple[Role, str]:

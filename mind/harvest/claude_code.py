@@ -12,7 +12,9 @@ Transcripts are streamed line by line into turns as :mod:`mind.harvest.transcrip
 {input}`` line per tool call, is one turn; calls of hive-mind's own MCP tools, e.g.
 ``mcp__hive-mind__recall_memory``, leave only a ``[Used recall_memory]`` marker). Tool results,
 thinking, meta lines (``isMeta``), sub-agent lines (``isSidechain``) and local command output
-are skipped; broken lines are skipped and counted in the item's ``skipped_lines``.
+are skipped; broken lines are skipped and counted in the item's ``skipped_lines``. A session's
+title is the one the user set (``custom-title``), else a ``summary`` whose ``leafUuid`` is an
+event of this transcript (summaries naming other sessions are ignored), else its first prompt.
 
 Ids: documents from their relative paths; a session from its transcript's ``sessionId`` (the
 file name when absent) and its turns from event ``uuid`` values, so a moved or re-exported
@@ -177,6 +179,32 @@ def _assistant_pieces(content: Any) -> list[str]:
     return pieces
 
 
+class _Names:
+    """What a transcript says its session is called: a title the user set (``custom-title``,
+    the last one), else the last ``summary`` whose ``leafUuid`` is an event of this transcript.
+    A transcript also carries summaries of other sessions (after ``/clear`` it opens with one
+    saying "Conversation Cleared"): those name their own sessions, never this one."""
+
+    def __init__(self) -> None:
+        self.custom: list[tuple[str, str]] = []  # (sessionId it names, title)
+        self.summaries: list[tuple[str, str]] = []  # (leafUuid, summary)
+        self.uuids: set[str] = set()
+
+    def see(self, kind: str, event: dict[str, Any]) -> None:
+        if kind == "summary" and (text := first_str(event, "summary").strip()):
+            self.summaries.append((first_str(event, "leafUuid"), text))
+        elif kind == "custom-title" and (text := first_str(event, "customTitle").strip()):
+            self.custom.append((first_str(event, "sessionId"), text))
+        if uuid := first_str(event, "uuid"):
+            self.uuids.add(uuid)
+
+    def title(self, session_id: str) -> str:
+        named = [text for owner, text in self.custom if owner in ("", session_id)]
+        if named:
+            return named[-1]
+        return next((text for leaf, text in reversed(self.summaries) if leaf in self.uuids), "")
+
+
 def _session(root: Path, path: Path, project: str) -> HarvestItem | None:
     rel = path.relative_to(root).as_posix()
     src = file_source(path)
@@ -184,14 +212,14 @@ def _session(root: Path, path: Path, project: str) -> HarvestItem | None:
     fallback: dict[str, str] = {}  # ids of events without a uuid: new → path-based (old)
     skipped = 0
     info: dict[str, str] = {}
+    names = _Names()
     for line in iter_jsonl(src):
         event = as_dict(line.value)
         if line.error or not event:
             skipped += 1
             continue
         kind = as_str(event.get("type"))
-        if kind == "summary":
-            info.setdefault("summary", first_str(event, "summary").strip())
+        names.see(kind, event)
         if kind not in ("user", "assistant") or event.get("isMeta") or event.get("isSidechain"):
             continue
         for key, field in (("session_id", "sessionId"), ("cwd", "cwd"),
@@ -220,7 +248,7 @@ def _session(root: Path, path: Path, project: str) -> HarvestItem | None:
     if not session.turns:
         return None
     first_user = next((t.text for t in session.turns if t.role == "user"), "")
-    title = (info.get("summary") or first_user.strip().split("\n", 1)[0][:80]
+    title = (names.title(session.key) or first_user.strip().split("\n", 1)[0][:80]
              or f"Session {path.stem}")
     metadata: dict[str, Any] = {"project": project, "file_path": rel, "skipped_lines": skipped,
                                 "session_id": session.key,

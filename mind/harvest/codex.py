@@ -9,21 +9,30 @@ conversation item of user prompts per session that has no transcript in the same
 Rollout records, both layouts Codex has written:
 
 - current: ``{"timestamp", "type", "payload"}`` with ``type`` one of ``session_meta`` (id, cwd,
-  git, cli_version), ``turn_context`` (the model), ``response_item`` (a Responses API item),
-  ``compacted`` (a summary after a context compaction) and ``event_msg`` (UI events that repeat
-  the items: skipped);
+  git, cli_version), ``turn_context`` (the model), ``response_item`` (a Responses API item:
+  ``message``, ``function_call``, ``reasoning`` …), ``compacted`` (a summary after a context
+  compaction), ``event_msg`` (UI events: ``user_message``, ``agent_message``, ``item_completed``
+  with a ``UserMessage``/``AgentMessage`` item, turn markers, token counts …) and the markers
+  newer versions add (``world_state``, ``tool_manifest`` …: skipped);
 - older (before mid-2025): a bare session meta ``{"id", "timestamp", "instructions"}`` first,
   then bare response items and ``{"record_type": "state"}`` lines.
 
-Turns as in :mod:`mind.harvest.transcript`: a user ``message`` is one turn (the environment
+A message can be written in up to three forms (response item, ``user_message``/
+``agent_message`` event, ``item_completed`` item): every form is read and each message taken
+once (:mod:`mind.harvest.codex_forms`), so prompts Codex Desktop writes only as events are
+turns, and a message written in several forms is one.
+
+Turns as in :mod:`mind.harvest.transcript`: a user prompt is one turn (the environment
 context, AGENTS.md and user-instruction blocks Codex injects are skipped, ``developer``
 messages too); assistant text, ``function_call``/``custom_tool_call``/``local_shell_call``/
 ``web_search_call`` (one ``[Tool call: name] {input}`` line each) until the next prompt are one
-assistant turn; tool outputs and reasoning are skipped; calls of hive-mind's own MCP tools
+assistant turn; tool outputs and reasoning are skipped; a generated image is a short
+``[Generated image: …]`` line, never its data; calls of hive-mind's own MCP tools
 (``hive-mind__recall_memory``…) keep only a ``[Used recall_memory]`` marker. A ``compacted``
-summary is a ``system`` turn. Ids: the item from the session id (``session_meta.id``; the file
-name when absent), turns from the file name and line numbers (rollouts are append-only), so a
-moved ``~/.codex`` writes nothing and a continued session adds only its new turns.
+summary is a ``system`` turn. The title is the first prompt (the request part of a prompt Codex
+Desktop wrapped in IDE context). Ids: the item from the session id (``session_meta.id``; the
+file name when absent), turns from the file name and line numbers (rollouts are append-only), so
+a moved ``~/.codex`` writes nothing and a continued session adds only its new turns.
 """
 
 from __future__ import annotations
@@ -32,6 +41,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
+from mind.harvest.codex_forms import Echoes, message_form
 from mind.harvest.errors import HarvestError
 from mind.harvest.jsonstream import (
     JsonSource,
@@ -54,13 +64,13 @@ EXPECTED: Final = ("a Codex CLI directory (~/.codex with sessions/ and history.j
                    "rollout-*.jsonl session file or history.jsonl")
 HISTORY: Final = "history.jsonl"
 ROLLOUT_TYPES: Final = frozenset({"session_meta", "response_item", "event_msg", "turn_context",
-                                  "compacted"})
+                                  "compacted", "world_state", "tool_manifest",
+                                  "sampling_boundary", "inter_agent_communication",
+                                  "inter_agent_communication_metadata"})
 ITEM_TYPES: Final = frozenset({"message", "reasoning", "function_call", "function_call_output",
                                "custom_tool_call", "custom_tool_call_output", "local_shell_call",
                                "web_search_call"})
-# blocks Codex injects as "user" messages: context, not what the user typed
-_INJECTED: Final = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
-                    "<INSTRUCTIONS>", "<user_shell_command>", "<turn_aborted>")
+_REQUEST: Final = "## My request for Codex:"  # Codex Desktop's IDE context ends here
 _TITLE_CHARS: Final = 80
 
 
@@ -113,31 +123,26 @@ def _kind(src: JsonSource) -> str | None:
     return None
 
 
-def _user_text(content: Any) -> str:
-    pieces = []
-    for block in (as_dict(b) for b in as_list(content)):
-        text = as_str(block.get("text")).strip()
-        if block.get("type") == "input_image":
-            pieces.append("[Shared image]")
-        elif text and not text.startswith(_INJECTED):
-            pieces.append(text)
-    return "\n\n".join(pieces)
-
-
 def _assistant_pieces(item: dict[str, Any]) -> list[str]:
     kind = item.get("type")
-    if kind == "message":
+    if kind in ("message", "agent_message"):
         return [text for b in as_list(item.get("content"))
                 if (text := as_str(as_dict(b).get("text")).strip())]
-    if kind == "function_call":
-        return [tool_call(first_str(item, "name"), item.get("arguments"))]
+    if kind == "function_call":  # an MCP tool's namespace ("mcp__server__") prefixes its name
+        name = first_str(item, "namespace") + first_str(item, "name")
+        return [tool_call(name, item.get("arguments"))]
     if kind == "custom_tool_call":
         return [tool_call(first_str(item, "name"), item.get("input"))]
     if kind == "local_shell_call":
         return [tool_call("local_shell", as_dict(item.get("action")).get("command"))]
     if kind == "web_search_call":
         return [tool_call("web_search", item.get("action"))]
-    return []  # tool outputs, reasoning, snapshots
+    if kind == "tool_search_call":
+        return [tool_call("tool_search", item.get("arguments"))]
+    if kind == "image_generation_call":
+        prompt = first_str(item, "revised_prompt").strip()
+        return [f"[Generated image: {prompt}]" if prompt else "[Generated image]"]
+    return []  # tool outputs, reasoning, snapshots, encrypted compactions
 
 
 def _records(src: JsonSource, info: dict[str, Any]) -> Iterator[tuple[int, str, dict[str, Any],
@@ -149,7 +154,7 @@ def _records(src: JsonSource, info: dict[str, Any]) -> Iterator[tuple[int, str, 
             info["skipped"] += 1
             continue
         ts = ts_from_iso(record.get("timestamp"))
-        if "payload" in record and record.get("type") in ROLLOUT_TYPES:
+        if "payload" in record and isinstance(record.get("type"), str):
             yield line.number, str(record["type"]), as_dict(record["payload"]), ts
         elif "record_type" in record:
             continue
@@ -159,15 +164,34 @@ def _records(src: JsonSource, info: dict[str, Any]) -> Iterator[tuple[int, str, 
             yield line.number, "response_item", record, None
 
 
+def _title(first_user: str) -> str:
+    text = first_user.rsplit(_REQUEST, 1)[-1].strip()
+    return text.split("\n", 1)[0][:_TITLE_CHARS]
+
+
 def _rollout(root: Path, path: Path) -> HarvestItem | None:
     src = file_source(path)
     transcript = Transcript(SOURCE, path.name, str(path), "Codex")
     info: dict[str, Any] = {"skipped": 0}
+    echoes = Echoes(_records(src, {"skipped": 0}))
     model: str | None = None
     for number, kind, payload, ts in _records(src, info):
         position = f"{src.name}: line {number}"
         piece_id = stable_id(SOURCE, path.name, number)
-        if kind == "session_meta" and "session_id" not in info:
+        form = message_form(kind, payload)
+        if form is not None:
+            tier, role, text = form
+            if not text or (tier and echoes.repeated(form)):
+                continue
+            if role == "user":
+                transcript.add(Turn(piece_id, "user", "User",
+                                    check_turn(text, str(path), position), ts))
+            elif tier:
+                transcript.add_assistant(piece_id, ts, model, [text], position)
+            else:
+                transcript.add_assistant(piece_id, ts, model, _assistant_pieces(payload),
+                                         position)
+        elif kind == "session_meta" and "session_id" not in info:
             info["session_id"] = first_str(payload, "id")
             info["started"] = ts_from_iso(payload.get("timestamp")) or ts
             info["cwd"] = first_str(payload, "cwd") or None
@@ -178,10 +202,6 @@ def _rollout(root: Path, path: Path) -> HarvestItem | None:
         elif kind == "compacted" and (text := as_str(payload.get("message")).strip()):
             transcript.add(Turn(piece_id, "system", "Codex (summary)",
                                 check_turn(text, str(path), position), ts))
-        elif kind == "response_item" and payload.get("role") == "user":
-            if text := _user_text(payload.get("content")):
-                transcript.add(Turn(piece_id, "user", "User",
-                                    check_turn(text, str(path), position), ts))
         elif kind == "response_item" and payload.get("role") in (None, "assistant"):
             transcript.add_assistant(piece_id, ts, model, _assistant_pieces(payload), position)
     transcript.flush()
@@ -189,8 +209,11 @@ def _rollout(root: Path, path: Path) -> HarvestItem | None:
     if not turns:
         return None
     session_id = info.get("session_id") or path.stem.removeprefix("rollout-")
+    started: str | None = info.get("started") or turns[0].timestamp or file_timestamp(path)
     first_user = next((t.text for t in turns if t.role == "user"), "")
-    title = first_user.strip().split("\n", 1)[0][:_TITLE_CHARS] or f"Codex session {path.stem}"
+    where = f"in {Path(info['cwd']).name}" if info.get("cwd") else ""
+    title = _title(first_user) or " ".join(
+        p for p in ("Codex session", where, (started or "")[:10]) if p)
     rel = path.relative_to(root).as_posix()
     metadata: dict[str, Any] = {
         "session_id": session_id, "file_path": rel, "skipped_lines": info["skipped"],
@@ -198,8 +221,7 @@ def _rollout(root: Path, path: Path) -> HarvestItem | None:
         "cli_version": info.get("cli_version")}
     return HarvestItem(item_id=stable_id(SOURCE, "session", session_id), source=SOURCE,
                        kind="conversation", title=title, turns=tuple(turns),
-                       timestamp=info.get("started") or turns[0].timestamp or file_timestamp(path),
-                       position=rel, metadata=metadata)
+                       timestamp=started, position=rel, metadata=metadata)
 
 
 def _history(path: Path, sessions: set[str]) -> Iterator[HarvestItem]:

@@ -41,12 +41,14 @@ from mind.harvest.errors import HarvestError, count_of
 from mind.harvest.inputs import (
     SNIFF_BYTES,
     Archive,
-    InflationError,
+    ArchiveError,
+    check_archive,
     is_zip,
     looks_binary,
 )
 from mind.harvest.jsonstream import JsonSource, file_source, member_source, open_stream
 from mind.harvest.skeleton import Exhausted, SniffBudget, bounded, build
+from mind.harvest.takeout_html import first_header
 
 Kind = Literal["array", "object", "jsonl", "text", "pdf", "binary", "empty", "invalid"]
 
@@ -112,7 +114,7 @@ def _source_head(src: JsonSource) -> Callable[[], bytes]:
         try:
             with src.opener() as raw:
                 return raw.read(SNIFF_BYTES)
-        except InflationError:
+        except ArchiveError:
             raise
         except HarvestError:
             return b""
@@ -144,8 +146,8 @@ def sniff(doc: Document, budget: SniffBudget | None = None) -> Shape:
         if start == b"{" and (records := _jsonl_records(src, budget or SniffBudget.one())):
             return Shape(name, "jsonl", keys=_keys(records[0]), records=records)
         return _json_shape(src, name, budget or SniffBudget.one())
-    except InflationError:
-        raise  # a zip bomb is the input's problem, not "some other file"
+    except ArchiveError:
+        raise  # a zip bomb or a damaged zip is the input's problem, not "some other file"
     except (HarvestError, ijson.JSONError, ValueError, UnicodeDecodeError, StopIteration,
             Exhausted):
         return Shape(name, "invalid")
@@ -260,6 +262,31 @@ def is_gemini_activity(record: dict[str, Any]) -> bool:
     return any(word in str(label).lower() for label in labels for word in _GEMINI_WORDS)
 
 
+def page_header(doc: Document) -> str | None:
+    """The product of a Google Takeout My Activity page in HTML (Takeout's default format):
+    its first card's header (:mod:`mind.harvest.takeout_html`), whatever the file is named;
+    ``None`` for any other document."""
+    if doc.head().lstrip(b"\xef\xbb\xbf \t\r\n")[:1] != b"<":
+        return None
+    try:
+        with doc.src.opener() as raw:
+            return first_header(raw)
+    except ArchiveError:
+        raise
+    except HarvestError:
+        return None
+
+
+def is_gemini_page(doc: Document) -> bool:
+    header = page_header(doc)
+    return header is not None and is_gemini_activity({"header": header})
+
+
+def gemini_pages(target: Path) -> list[JsonSource]:
+    """The Gemini Apps My Activity pages of a directory or ``.zip`` (or the file itself)."""
+    return [doc.src for doc in documents(target) if is_gemini_page(doc)]
+
+
 def is_gemini(shape: Shape) -> bool:
     """Takeout "My Activity" records of Gemini Apps, or the simple dump (conversations with
     ``messages``/``turns``/``history`` of ``parts``, or one bare list of such messages)."""
@@ -276,10 +303,13 @@ def is_gemini(shape: Shape) -> bool:
 
 
 def is_universal(shape: Shape) -> bool:
-    """The universal format: flat messages ``{conversation_id, text, …}`` (JSON or JSONL), or
-    conversations ``{conversation_id, messages: [{text, …}]}``."""
+    """The universal format: flat messages ``{conversation_id, text, …}`` (JSON or JSONL, a
+    single message too), or conversations ``{conversation_id, messages: [{text, …}]}``."""
     if shape.kind == "jsonl":
         return all("conversation_id" in _dict(r) and "text" in _dict(r) for r in shape.records)
+    if shape.kind == "object" and "conversation_id" in shape.keys:
+        # one message or one conversation: the whole document, or a file of one line
+        return "text" in shape.keys or shape.array_key == "messages"
     first = _first_of(shape, "conversations")
     if "conversation_id" not in first:
         return False
@@ -362,7 +392,9 @@ def _walk(root: Path) -> list[str]:
 
 def documents(target: Path) -> list[Document]:
     """Every document of a directory or ``.zip`` (capped at :data:`MAX_DOCUMENTS`), or the
-    single file itself."""
+    single file itself; a damaged ``.zip`` is an error (:func:`~mind.harvest.inputs.
+    check_archive`)."""
+    check_archive(target)
     if target.is_dir():
         names = _order(_walk(target))[:MAX_DOCUMENTS]
         return [Document(n, file_source(target / n), _file_head(target / n)) for n in names]
@@ -393,6 +425,7 @@ def json_sources(target: Path | str, source: str, expected: str) -> list[JsonSou
     path = Path(target)
     if not path.exists():
         raise HarvestError(f"no such file or directory; expected {expected}", path=str(path))
+    check_archive(path)
     if path.is_file() and not is_zip(path):
         return [file_source(path)]
     accepts = RECOGNISERS[source]
@@ -418,7 +451,8 @@ class Detection:
 
 
 _TEXT_SUFFIXES: Final = {".md": "markdown", ".markdown": "markdown", ".txt": "plaintext",
-                         ".text": "plaintext", ".pdf": "pdf"}
+                         ".text": "plaintext", ".pdf": "pdf",
+                         ".html": "markdown", ".htm": "markdown"}  # markdown reads HTML
 ALL_SOURCES_HINT: Final = ("chatgpt, claude, claude-code, codex, gemini, grok, universal, "
                            "markdown, plaintext, pdf")
 
@@ -438,8 +472,13 @@ def detect(target: Path | str) -> Detection:
     if not path.exists():
         raise HarvestError("no such file or directory", path=str(path))
     budget = SniffBudget()
-    shapes = [sniff(doc, budget) for doc in documents(path)]
+    docs = documents(path)
+    shapes = [sniff(doc, budget) for doc in docs]
     votes = Counter(s for s in (classify(shape) for shape in shapes) if s)
+    pages = {doc.name: header for doc, shape in zip(docs, shapes, strict=True)
+             if shape.kind == "text" and (header := page_header(doc)) is not None}
+    votes.update("gemini" for header in pages.values()
+                 if is_gemini_activity({"header": header}))
     if votes:
         ranked = sorted(votes.items(), key=lambda kv: (-kv[1], PRIORITY.index(kv[0])))
         source, n = ranked[0]
@@ -454,6 +493,9 @@ def detect(target: Path | str) -> Detection:
                                         "rules/ or plans/)")
     if not is_zip(path):
         typed = Counter(t for t in map(_type_of, shapes) if t is not None)
+        typed.subtract(t for s in shapes if s.name in pages  # another product's activity
+                       and (t := _type_of(s)) is not None)
+        typed = +typed
         if typed:
             kind = typed.most_common(1)[0][0]
             return Detection(kind, f"{count_of(typed[kind], 'file')} of type {kind}")
@@ -477,7 +519,7 @@ _SHAPES: Final = {
     "chatgpt": "ChatGPT conversations (a mapping of message nodes)",
     "claude": "claude.ai conversations / projects / memories (chat_messages)",
     "grok": "Grok conversations (conversation + responses)",
-    "gemini": "Gemini conversations or Takeout activity",
+    "gemini": "Gemini conversations or Takeout activity (JSON or HTML)",
     "codex": "Codex CLI session records",
     "claude-code": "Claude Code transcript events",
     "universal": "universal-format messages (conversation_id + text)",

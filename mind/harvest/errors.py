@@ -40,6 +40,7 @@ class HarvestError(ValidationError):
     bomb, binary garbage). ``path`` and ``position`` say where; items before it were imported."""
 
     code = "harvest_input"
+    status = 422
 
     def __init__(self, message: str, *, path: str = "", position: str = "") -> None:
         where = ", ".join(p for p in (path, position) if p)
@@ -47,3 +48,9 @@ class HarvestError(ValidationError):
         self.path = path
         self.position = position
         self.reason = message
+
+
+class NothingToImport(HarvestError):
+    """An input that holds nothing to import (activity markers only, no conversation, message or
+    document): an error, and the run is not recorded — neither as completed, which would make
+    the next run of the same file "unchanged", nor among the mind's sources."""

@@ -5,11 +5,24 @@
    name, so a renamed file is found and another product's ``MyActivity.json`` is not — see
    :func:`mind.harvest.detect.is_gemini`): an array of records ``{header, title,
    time, products, safeHtmlItem, attachedFiles, subtitles}``, streamed with ``ijson``. Takeout has
-   no thread ids, so **each "Prompted …" record is one conversation item**: the prompt (``User``)
+   no thread ids, so **each exchange record is one conversation item**: the prompt (``User``)
    and the HTML response as text (``Gemini``). Grouping by day would invent threads and change an
    item whenever a newer export adds to that day; ``metadata["day"]`` lets a reader regroup. Ids:
-   ``stable_id("gemini", "takeout", time, prompt)``. Non-prompt records ("Used Gemini Apps",
-   "Created Gem", "Gave feedback") are skipped; an export of another product is an error.
+   ``stable_id("gemini", "takeout", time, prompt)``. Records are told apart by their structure,
+   not by the words of one language (Takeout localises the title: "Prompted …", "Eingegebener
+   Prompt: …"): a record with a response (``safeHtmlItem``) or attached files is an exchange,
+   and so is one whose title starts with a known prompt label (:data:`PROMPT_LABELS`, which is
+   also cut off the prompt; an unknown label stays in the prompt's text). Other records ("Used
+   Gemini Apps", "Created Gem", "Gave feedback") are activity markers and are skipped; an
+   export of another product, or Gemini activity without a single exchange, is an error (so
+   nothing is recorded as imported).
+   **The same activity as an HTML page** (``MyActivity.html`` or a localized name:
+   Takeout's default format) is read card by card (:mod:`mind.harvest.takeout_html`): the
+   header names the product, the body's first line is the title (the prompt after its
+   label), the lines up to the time line are kept in the prompt (attachment notes), the time
+   line is read from the account's language (:mod:`mind.harvest.takeout_time`; an ambiguous
+   one keeps no time rather than a guessed one, and the line itself keys the item) and the
+   markup after it is the answer. JSON wins when an input holds both.
 2. **A simple JSON dump**: an array of conversations, ``{conversations: […]}``,
    one ``{history|messages|turns: […]}`` conversation or a bare array of messages (``role``/
    ``author``/``sender`` with ``parts``/``text``/``content``).
@@ -18,8 +31,9 @@
 from __future__ import annotations
 
 import itertools
-import os
+import re
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, Final
@@ -27,18 +41,27 @@ from typing import IO, Any, Final
 import ijson
 
 from mind.harvest import inputs
-from mind.harvest.detect import is_gemini_activity, is_takeout_record, json_sources
-from mind.harvest.errors import HarvestError, count_of, keys_hint, safe_reason
+from mind.harvest.detect import (
+    gemini_pages,
+    is_gemini_activity,
+    is_takeout_record,
+    json_sources,
+)
+from mind.harvest.errors import HarvestError, NothingToImport, count_of, keys_hint, safe_reason
 from mind.harvest.html import html_to_text
-from mind.harvest.inputs import CountingReader
+from mind.harvest.inputs import SNIFF_BYTES, CountingReader
 from mind.harvest.jsonstream import JsonSource
 from mind.harvest.plaintext import file_timestamp
+from mind.harvest.takeout_html import Card, cards
+from mind.harvest.takeout_time import parse_time
 from mind.harvest.types import HarvestItem, Role, Turn, stable_id
 from mind.timeutil import format_ts, is_strict_iso, normalize_ts
 
 SOURCE: Final = "gemini"
 TAKEOUT_FILE: Final = "MyActivity.json"
-PROMPT_PREFIX: Final = "Prompted "
+PROMPT_LABELS: Final = re.compile(r"(?:Prompted|Eingegebener Prompt:)\s+")
+"""Title labels of a prompt record in the Takeout languages seen so far (English, German);
+the HTML format separates label and prompt by a no-break space."""
 _USER_ROLES: Final = frozenset({"user", "human"})
 _ASSISTANT_ROLES: Final = frozenset({"model", "assistant", "gemini", "bard"})
 _TITLE_CHARS: Final = 80
@@ -74,21 +97,45 @@ def _names(value: object) -> list[str]:
 
 
 # -- Takeout "My Activity" --------------------------------------------------------------------
+def prompt_of(title: str) -> tuple[str, bool]:
+    """``(prompt, labelled)``: the title without its prompt label, and whether it had one."""
+    label = PROMPT_LABELS.match(title)
+    return (title[label.end():].strip(), True) if label else (title.strip(), False)
+
+
 def _takeout_item(record: dict[str, Any], position: str) -> HarvestItem | None:
+    """One JSON record → an exchange item, or ``None`` for an activity marker."""
     title = record.get("title")
-    if not isinstance(title, str) or not title.startswith(PROMPT_PREFIX):
-        return None  # an activity marker ("Used Gemini Apps", "Created Gem" …), not an exchange
-    prompt = title[len(PROMPT_PREFIX):].strip()
     html_items = record.get("safeHtmlItem")
-    responses = (html_to_text(e["html"]) for e in (html_items or []) if isinstance(e, dict)
-                 and isinstance(e.get("html"), str)) if isinstance(html_items, list) else ()
-    response = "\n\n".join(r for r in responses if r.strip())
-    attached = _names(record.get("attachedFiles"))
-    user_text = "\n\n".join([*([prompt] if prompt else []),
+    answers = [e["html"] for e in (html_items if isinstance(html_items, list) else [])
+               if isinstance(e, dict) and isinstance(e.get("html"), str)]
+    return _exchange(title if isinstance(title, str) else "", record.get("time"), answers,
+                     position, attached=_names(record.get("attachedFiles")),
+                     subtitles=_names(record.get("subtitles")))
+
+
+def _card_item(card: Card, position: str) -> HarvestItem | None:
+    """One HTML card → an exchange item (its time parsed from the localized time line, or
+    the line itself as the id's time when it cannot be read for sure)."""
+    title, *extra = card.lines or [""]
+    raw_time = card.time_text and (parse_time(card.time_text) or card.time_text)
+    return _exchange(title, raw_time, [card.answer_html], position, extra=extra,
+                     fmt="takeout-my-activity-html")
+
+
+def _exchange(title: str, raw_time: object, answers: list[str], position: str, *,
+              attached: list[str] | None = None, subtitles: list[str] | None = None,
+              extra: list[str] | None = None, fmt: str = "takeout-my-activity",
+              ) -> HarvestItem | None:
+    prompt, labelled = prompt_of(title)
+    response = "\n\n".join(r for r in map(html_to_text, answers) if r.strip())
+    attached = attached or []
+    if not (labelled or response or attached):
+        return None  # an activity marker ("Used Gemini Apps", "Created Gem" …), not an exchange
+    user_text = "\n\n".join([*([prompt] if prompt else []), *(["\n".join(extra)] if extra else []),
                               *(f"[Attached file: {name}]" for name in attached)])
     if not user_text and not response:
         return None
-    raw_time = record.get("time")
     when = _timestamp(raw_time)
     item_id = stable_id(SOURCE, "takeout", raw_time, prompt)
     turns = [Turn(stable_id(SOURCE, item_id, "user"), "user", "User", user_text, when,
@@ -96,8 +143,8 @@ def _takeout_item(record: dict[str, Any], position: str) -> HarvestItem | None:
     if response:
         turns.append(Turn(stable_id(SOURCE, item_id, "assistant"), "assistant", "Gemini",
                           response, when))
-    meta = {"format": "takeout-my-activity", "time": raw_time, "day": when and when[:10],
-            "subtitles": _names(record.get("subtitles")), "attached_files": attached}
+    meta = {"format": fmt, "time": raw_time, "day": when and when[:10],
+            "subtitles": subtitles, "attached_files": attached}
     return HarvestItem(
         item_id=item_id, source=SOURCE, kind="conversation",
         title=_short(prompt, "Gemini exchange"), turns=tuple(turns), timestamp=when,
@@ -187,31 +234,74 @@ def _conversations(elements: Iterable[Any], name: str, fallback_ts: str | None
             yield item
 
 
-def _takeout(first: dict[str, Any], records: Iterator[Any], name: str) -> Iterator[HarvestItem]:
+@dataclass
+class _Counts:
+    """My Activity records of Gemini Apps read, and the exchanges among them, over an input."""
+
+    gemini: int = 0
+    exchanges: int = 0
+
+
+def _takeout(first: dict[str, Any], records: Iterator[Any], name: str, counts: _Counts
+             ) -> Iterator[HarvestItem]:
+    def rows() -> Iterator[tuple[str | None, HarvestItem | None]]:
+        for n, record in enumerate(itertools.chain([first], records), start=1):
+            if not isinstance(record, dict):
+                raise HarvestError("expected a JSON object", path=name, position=f"record {n}")
+            if not is_gemini_activity(record):
+                yield str(record.get("header", "?")), None
+            else:
+                yield None, _takeout_item(record, f"{Path(name).name}: record {n}")
+    return _activity(rows(), name, counts)
+
+
+def _page(stream: IO[bytes] | CountingReader, name: str, counts: _Counts
+          ) -> Iterator[HarvestItem]:
+    """A My Activity page in HTML (Takeout's default format)."""
+    def rows() -> Iterator[tuple[str | None, HarvestItem | None]]:
+        for n, card in enumerate(cards(stream, name), start=1):
+            if not is_gemini_activity({"header": card.header}):
+                yield card.header or "?", None
+            else:
+                yield None, _card_item(card, f"{Path(name).name}: activity {n}")
+    return _activity(rows(), name, counts)
+
+
+def _activity(rows: Iterator[tuple[str | None, HarvestItem | None]], name: str,
+              counts: _Counts) -> Iterator[HarvestItem]:
+    """The exchanges of My Activity rows (``(other product, None)`` or ``(None, exchange or
+    marker)``, counted in ``counts``); another product's activity only is an error."""
     others: set[str] = set()
     gemini = 0
-    for n, record in enumerate(itertools.chain([first], records), start=1):
-        if not isinstance(record, dict):
-            raise HarvestError("expected a JSON object", path=name, position=f"record {n}")
-        if not is_gemini_activity(record):
-            others.add(str(record.get("header", "?")))
+    for other, item in rows:
+        if other is not None:
+            others.add(other)
             continue
         gemini += 1
-        if (item := _takeout_item(record, f"{Path(name).name}: record {n}")) is not None:
+        counts.gemini += 1
+        if item is not None:
+            counts.exchanges += 1
             yield item
     if not gemini and others:
         raise HarvestError(f"My Activity of {count_of(len(others), 'other product')}, not of "
                            "Gemini Apps", path=name)
 
 
-def _from_array(events: Iterable[Any], name: str, fallback_ts: str | None
+def _no_exchange(counts: _Counts, name: str) -> None:
+    """Gemini activity without one prompt or answer: nothing to import, which is an error."""
+    if counts.gemini and not counts.exchanges:
+        raise NothingToImport(f"{count_of(counts.gemini, 'Gemini Apps activity record')} and "
+                              "not one prompt or answer among them: nothing to import", path=name)
+
+
+def _from_array(events: Iterable[Any], name: str, fallback_ts: str | None, counts: _Counts
                 ) -> Iterator[HarvestItem]:
     elements = ijson.items(events, "item")
     first = next(elements, None)
     if first is None:
         return
     if is_takeout_record(first):
-        yield from _takeout(first, elements, name)
+        yield from _takeout(first, elements, name, counts)
     elif isinstance(first, dict) and _entries(first):
         yield from _conversations(itertools.chain([first], elements), name, fallback_ts)
     elif isinstance(first, dict) and _role(first) is not None:  # one bare list of messages
@@ -236,9 +326,12 @@ def _from_object(events: Iterable[Any], name: str, fallback_ts: str | None
                            path=name)
 
 
-def parse_stream(stream: IO[bytes] | CountingReader, name: str, fallback_ts: str | None = None
-                 ) -> Iterator[HarvestItem]:
-    """Stream one JSON document (Takeout or simple dump) into items."""
+def parse_stream(stream: IO[bytes] | CountingReader, name: str, fallback_ts: str | None = None,
+                 counts: _Counts | None = None) -> Iterator[HarvestItem]:
+    """Stream one JSON document (Takeout or simple dump) into items; ``counts``: of the whole
+    input it belongs to (None: this document is the input)."""
+    alone = counts is None
+    counts = counts or _Counts()
     events = ijson.parse(stream, use_float=True)
     try:
         try:
@@ -249,7 +342,7 @@ def parse_stream(stream: IO[bytes] | CountingReader, name: str, fallback_ts: str
             raise HarvestError("empty file, expected JSON", path=name) from exc
         chained = itertools.chain([first], events)
         if first[1] == "start_array":
-            yield from _from_array(chained, name, fallback_ts)
+            yield from _from_array(chained, name, fallback_ts, counts)
         elif first[1] == "start_map":
             yield from _from_object(chained, name, fallback_ts)
         else:
@@ -262,39 +355,41 @@ def parse_stream(stream: IO[bytes] | CountingReader, name: str, fallback_ts: str
         where = getattr(stream, "position", None)
         raise HarvestError(f"malformed JSON ({reason})", path=name,
                            position=f"near byte {where:,}" if where is not None else "") from exc
+    if alone:
+        _no_exchange(counts, name)
 
 
-EXPECTED: Final = (f"Gemini Apps activity from Google Takeout (a {TAKEOUT_FILE}, found by its "
-                   "content under any name) or a Gemini JSON dump")
-
-
-def _html_only(where: Path) -> bool:
-    """Whether ``where`` holds the HTML My Activity of Gemini Apps (exported in the wrong
-    format), judged by member names only to explain an input with nothing to import."""
-    names = inputs.zip_members(where) if inputs.is_zip(where) else [
-        Path(folder, f).relative_to(where).as_posix() for folder, _, files in os.walk(where)
-        for f in files] if where.is_dir() else []
-    return any(n.lower().endswith("myactivity.html") and "gemini" in n.lower() for n in names)
+EXPECTED: Final = (f"Gemini Apps activity from Google Takeout (a {TAKEOUT_FILE} or its HTML "
+                   "page, found by content under any name) or a Gemini JSON dump")
 
 
 def _sources(path: Path) -> list[JsonSource]:
     """The Gemini documents of ``path`` by their content: a renamed ``MyActivity.json`` is
-    found, another product's My Activity is not (:func:`mind.harvest.detect.is_gemini`)."""
+    found, another product's My Activity is not (:func:`mind.harvest.detect.is_gemini`); the
+    HTML pages of Gemini Apps activity when there is no JSON."""
     try:
         return json_sources(path, SOURCE, EXPECTED)
     except HarvestError:
-        if _html_only(path):
-            raise HarvestError("only the HTML My Activity export was found; re-export Gemini "
-                               "Apps activity from Google Takeout choosing the JSON format",
-                               path=str(path)) from None
+        if pages := gemini_pages(path):
+            return pages
         raise
 
 
+def _is_html(src: JsonSource) -> bool:
+    with src.opener() as raw:
+        return raw.read(SNIFF_BYTES).lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"<"
+
+
 def parse(target: Path | str) -> Iterator[HarvestItem]:
-    """A Gemini JSON file, a Takeout directory or a Takeout ``.zip`` → conversation items."""
+    """A Gemini JSON file or My Activity page, a Takeout directory or a Takeout ``.zip`` →
+    conversation items."""
     path = Path(target)
     archived = inputs.is_zip(path) if path.exists() else False
+    counts = _Counts()
     for src in _sources(path):
         fallback = None if archived else file_timestamp(Path(src.path))
+        html_page = _is_html(src)
         with src.opener() as stream:
-            yield from parse_stream(stream, src.path, fallback)
+            yield from _page(stream, src.path, counts) if html_page else parse_stream(
+                stream, src.path, fallback, counts)
+    _no_exchange(counts, str(path))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import io
 import threading
 import zipfile
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,9 +38,48 @@ def archive_budget(compressed: int) -> int:
     return max(MIN_ARCHIVE_BUDGET, compressed * MAX_ZIP_RATIO * ARCHIVE_READS)
 
 
-class InflationError(HarvestError):
+class ArchiveError(HarvestError):
+    """The input's archive cannot be read as it should: an error for the whole input, never
+    taken for "not this source's file" while sniffing."""
+
+
+class InflationError(ArchiveError):
     """A zip member that inflates, or declares it would inflate, beyond the limits (a zip
-    bomb): never taken for "not this source's file" while sniffing."""
+    bomb)."""
+
+
+class DamagedArchive(ArchiveError):
+    """A ``.zip`` that cannot be read as one: cut off mid-download, or corrupt."""
+
+
+ZIP_MAGIC: Final = b"PK"
+ZIP_SIGNATURES: Final = (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")
+
+
+def damaged(path: Path, reason: str) -> DamagedArchive:
+    return DamagedArchive(f"the archive is damaged ({reason}): download it again",
+                          path=str(path))
+
+
+def check_archive(path: Path) -> None:
+    """Refuse a file that is a zip archive by its name or its first bytes but that cannot be
+    opened as one: a download cut off before the zip's directory at its end, or corrupt
+    bytes — instead of importing the archive's bytes as a document or not knowing what it
+    is."""
+    if not path.is_file():
+        return
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(4)
+        size = path.stat().st_size
+    except OSError:
+        return
+    looks_zip = head.startswith(ZIP_SIGNATURES) or path.suffix.lower() == ".zip"
+    if not looks_zip or zipfile.is_zipfile(path):
+        return
+    if head.startswith(ZIP_MAGIC) or not head:
+        raise damaged(path, f"truncated at byte {size:,}, before the zip's directory")
+    raise damaged(path, "named .zip, but it does not start like a zip archive")
 
 
 def looks_binary(head: bytes) -> bool:
@@ -112,7 +152,9 @@ class Archive:
         try:
             self._zip = zipfile.ZipFile(path)
             self.budget = archive_budget(path.stat().st_size)
-        except (zipfile.BadZipFile, OSError) as exc:
+        except zipfile.BadZipFile as exc:
+            raise damaged(path, safe_reason(exc)) from exc
+        except OSError as exc:
             raise HarvestError(f"not a readable zip archive ({safe_reason(exc)})",
                                path=str(path)) from exc
         self.names = [i.filename for i in self._zip.infolist() if not i.is_dir()]
@@ -141,7 +183,9 @@ class Archive:
                 )
             with self._zip.open(info) as raw:
                 yield CountingReader(raw, f"{self.path}!{member}", limit, self)
-        except (zipfile.BadZipFile, KeyError, OSError, EOFError, zipfile.LargeZipFile) as exc:
+        except (zipfile.BadZipFile, EOFError, zlib.error) as exc:
+            raise damaged(self.path, f"member {member}: {safe_reason(exc)}") from exc
+        except (KeyError, OSError, zipfile.LargeZipFile) as exc:
             raise HarvestError(f"cannot read zip member {member} ({safe_reason(exc)})",
                                path=str(self.path)) from exc
 

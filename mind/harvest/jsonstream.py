@@ -32,6 +32,7 @@ from mind.harvest.inputs import (
     SNIFF_BYTES,
     Archive,
     CountingReader,
+    check_archive,
     find_member,
     is_zip,
     looks_binary,
@@ -85,6 +86,7 @@ def find_sources(target: Path | str, wanted: tuple[str, ...], expected: str) -> 
     path = Path(target)
     if not path.exists():
         raise HarvestError(f"no such file or directory; expected {expected}", path=str(path))
+    check_archive(path)
     if path.is_dir():
         found: list[JsonSource] = []
         for name in wanted:

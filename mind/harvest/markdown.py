@@ -11,7 +11,9 @@ directory (the file name for a single file) or ``sha256:<hash>`` of a raw string
 a file writes nothing, an edited section is stored as a new memory, and another file with the
 same name is not mistaken for this one. Bold terms (``**x**``/``__x__``) are collected into
 ``metadata["entities"]``. A YAML front-matter block is kept whole in ``metadata["frontmatter"]``
-(its ``title:`` names the item) rather than becoming a section.
+(its ``title:`` names the item) rather than becoming a section. HTML files (``.html``/``.htm``,
+a saved page or a notes app's export) are read as their text (:mod:`mind.harvest.html`: headings
+become ``#`` lines, so they cut sections the same way; ``<title>`` names the item).
 """
 
 from __future__ import annotations
@@ -22,12 +24,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
 
+from mind.harvest import html
 from mind.harvest.inputs import read_text
 from mind.harvest.plaintext import content_key, file_timestamp, resolve_target, split_parts
 from mind.harvest.types import HarvestItem, Turn, content_ids, stable_id
 
 SOURCE: Final = "markdown"
 SUFFIXES: Final = (".md", ".markdown")
+HTML_SUFFIXES: Final = (".html", ".htm")
 MAX_ENTITY_CHARS: Final = 80
 MAX_SECTION_CHARS: Final = 1_000_000
 
@@ -153,8 +157,9 @@ def build_item(
 
 
 def parse(target: Path | str) -> Iterator[HarvestItem]:
-    """Markdown file, directory (``*.md``/``*.markdown``, recursive) or raw markdown string."""
-    resolved = resolve_target(target, SUFFIXES, "markdown")
+    """Markdown or HTML file, directory (``*.md``/``*.markdown``/``*.html``/``*.htm``,
+    recursive) or raw markdown string."""
+    resolved = resolve_target(target, SUFFIXES + HTML_SUFFIXES, "markdown")
     if resolved.text is not None:
         item = build_item(resolved.text, content_key(resolved.text), name="markdown",
                           fallback_title="Markdown notes", timestamp=None, metadata={})
@@ -162,7 +167,16 @@ def parse(target: Path | str) -> Iterator[HarvestItem]:
             yield item
         return
     for path, key in resolved.files:
-        item = build_item(read_text(path), key, name=path.name, fallback_title=path.stem,
-                          timestamp=file_timestamp(path), metadata={"file_path": key})
+        item = read_file(path, key)
         if item is not None:
             yield item
+
+
+def read_file(path: Path, key: str) -> HarvestItem | None:
+    """One markdown or HTML file as the item keyed ``key`` (``None`` when it is blank)."""
+    text, title = read_text(path), path.stem
+    if path.suffix.lower() in HTML_SUFFIXES:
+        page = html.extract(text)
+        text, title = page.text, page.title or title
+    return build_item(text, key, name=path.name, fallback_title=title,
+                      timestamp=file_timestamp(path), metadata={"file_path": key})

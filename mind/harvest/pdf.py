@@ -200,16 +200,19 @@ def parse(target: Path | str) -> Iterator[HarvestItem]:
     if resolved.text is not None:
         raise HarvestError("no such PDF file", path=resolved.text[:200])
     for path, key in resolved.files:
-        try:
-            size = path.stat().st_size
-            if size > MAX_PDF_BYTES:
-                raise HarvestError(
-                    f"is {size:,} bytes; the limit for a PDF is {MAX_PDF_BYTES:,}", path=str(path)
-                )
-            with path.open("rb") as stream:
-                item = parse_stream(stream, name=str(path), key=key, fallback_title=path.stem,
-                                    timestamp=file_timestamp(path),
-                                    metadata={"file_path": key})
-        except OSError as exc:
-            raise HarvestError(f"cannot read ({exc.strerror or exc})", path=str(path)) from exc
-        yield item
+        yield read_file(path, key)
+
+
+def read_file(path: Path, key: str) -> HarvestItem:
+    """One PDF file as the item keyed ``key`` (its path relative to the harvested folder)."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_PDF_BYTES:
+            raise HarvestError(
+                f"is {size:,} bytes; the limit for a PDF is {MAX_PDF_BYTES:,}", path=str(path)
+            )
+        with path.open("rb") as stream:
+            return parse_stream(stream, name=str(path), key=key, fallback_title=path.stem,
+                                timestamp=file_timestamp(path), metadata={"file_path": key})
+    except OSError as exc:
+        raise HarvestError(f"cannot read ({exc.strerror or exc})", path=str(path)) from exc

@@ -179,9 +179,12 @@ def parse(target: Path | str) -> Iterator[HarvestItem]:
             yield item
         return
     for path, key in resolved.files:
-        item = build_item(
-            read_text(path), key, name=path.name, title=path.stem,
-            timestamp=file_timestamp(path), metadata={"file_path": key},
-        )
+        item = read_file(path, key)
         if item is not None:
             yield item
+
+
+def read_file(path: Path, key: str) -> HarvestItem | None:
+    """One text file as the item keyed ``key`` (``None`` when it is blank)."""
+    return build_item(read_text(path), key, name=path.name, title=path.stem,
+                      timestamp=file_timestamp(path), metadata={"file_path": key})

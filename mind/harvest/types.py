@@ -12,7 +12,9 @@ Item model
   has one or more turns too: a document section, a memory, an instruction, each as one turn whose
   ``role`` is ``"document"`` and whose ``speaker`` names where it came from.
 - ``item_id`` and ``turn_id`` are stable: the same input gives the same ids (:func:`stable_id`),
-  so a re-import writes nothing new and a newer export adds only what is new.
+  so a re-import writes nothing new and a newer export adds only what is new. A turn is keyed
+  ``source:item_id:turn_id`` (:func:`external_id`), under its ``home`` item instead when it
+  belongs to another item too.
 - ``timestamp`` values are house ISO strings (UTC, ``Z``) or ``None`` when the source has none.
 - ``position`` says where the item sits in the input ("conversations.json: conversation 17"); it
   goes into error messages and resume bookkeeping.
@@ -25,6 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from vocabulary.enums import Importance
 from vocabulary.limits import MAX_EXTERNAL_ID_CHARS
 
 Role = Literal["user", "assistant", "system", "tool", "document"]
@@ -86,6 +89,12 @@ class Turn:
     text: str  # whole text; never truncated by an adapter
     timestamp: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    importance: Importance | None = None  # the turn's own (an export's); None: the import's
+    verbatim: bool = False  # ``text`` is the memory's whole content: no "<speaker>: " before it
+    home: str | None = None
+    """The item whose key the turn is stored under when it is another item's turn too (a
+    ChatGPT conversation branched off another repeats its messages under the same ids): the
+    message is stored once per mind, whichever of the two is imported first."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,15 +2,21 @@
 
 One JSON object per line (JSONL)::
 
-    {"conversation_id", "message_id", "speaker", "role"?, "text", "timestamp"?, "title"?}
+    {"conversation_id", "message_id", "speaker", "role"?, "text", "timestamp"?, "title"?,
+     "importance"?, "verbatim"?, "metadata"?}
 
-or a JSON array of such objects, or a JSON array of conversations
+(one line is a file too), or one such object as the whole document, or a JSON array of such
+objects, or a JSON array of conversations
 ``{"conversation_id", "title"?, "messages": [...]}`` (also under a top-level
-``{"conversations": [...]}``). ``role`` is ``user|assistant|system`` (``human``/``ai``/``bot``/
-``model``/``tool`` are understood); without it the role is the one that speaker had explicitly
-earlier in the file, else inferred from ``speaker`` ("user", "human", "me" → user, anything else
-→ assistant). ``speaker`` may be any name (it defaults from
-``role`` when absent). ``timestamp`` is ISO-8601 (naive means UTC) or epoch seconds/milliseconds.
+``{"conversations": [...]}``). ``role`` is ``user|assistant|system``
+(``human``/``ai``/``bot``/``model``/``tool``/``document`` are understood); without it the role is
+the one that speaker had explicitly earlier in the file, else inferred from ``speaker`` ("user",
+"human", "me" → user, anything else → assistant). ``speaker`` may be any name (it defaults from
+``role`` when absent). ``timestamp`` is ISO-8601 (naive means UTC) or epoch
+seconds/milliseconds. ``importance`` (``critical|important|normal|temporary|deprecated``) is the
+memory's own, instead of the import's. A message is stored as ``"<speaker>: <text>"``; with
+``"verbatim": true`` its text is the memory's whole content, kept as it is (``hive-mind
+export`` writes both kinds, so its output re-imports into the same memories).
 
 Flat messages are grouped by consecutive runs of ``conversation_id`` so memory stays bounded by
 one conversation. When a conversation id comes back later in the file, that run becomes another
@@ -37,10 +43,13 @@ from mind.harvest.jsonstream import (
     id_str,
     iter_array,
     iter_jsonl,
+    read_document,
+    read_key,
     top_level,
     ts_from_any,
 )
 from mind.harvest.types import HarvestItem, Role, Turn, stable_id
+from vocabulary.enums import IMPORTANCES, Importance
 
 SOURCE: Final = "universal"
 EXPECTED: Final = ("universal format: JSONL of {conversation_id, message_id, speaker, text, ...} "
@@ -48,6 +57,7 @@ EXPECTED: Final = ("universal format: JSONL of {conversation_id, message_id, spe
 _ROLES: Final[dict[str, Role]] = {
     "user": "user", "human": "user", "assistant": "assistant", "ai": "assistant",
     "bot": "assistant", "model": "assistant", "system": "system", "tool": "tool",
+    "document": "document",
 }
 _USERISH: Final = frozenset({"user", "human", "me"})
 _MAX_SPEAKERS: Final = 10_000  # speakers whose explicit role is remembered
@@ -66,10 +76,20 @@ def parse(target: Path | str) -> Iterator[HarvestItem]:
         yield from _Grouper(src).run(_jsonl_rows(src))
         return
     if top_level(src) == "object":
-        entries = iter_array(src, "conversations", what="entry")
-    else:
-        entries = iter_array(src, what="entry")
-    yield from _Grouper(src).run((f"entry {i}", v) for i, v in entries)
+        yield from _Grouper(src).run(_object_rows(src))
+        return
+    yield from _Grouper(src).run((f"entry {i}", v) for i, v in iter_array(src, what="entry"))
+
+
+def _object_rows(src: JsonSource) -> Iterator[tuple[str, Any]]:
+    """The conversations of ``{"conversations": [...]}``, or the document itself when it is
+    one message (``{"conversation_id", "text", …}``)."""
+    found = False
+    for i, value in iter_array(src, "conversations", what="entry"):
+        found = True
+        yield f"entry {i}", value
+    if not found and read_key(src, "conversation_id") is not None:
+        yield "the message", read_document(src)
 
 
 def _is_jsonl(path: Path, src: JsonSource) -> bool:
@@ -154,13 +174,26 @@ class _Grouper:
             timestamp = ts_from_any(msg["timestamp"])
             if timestamp is None:
                 raise self._fail(where, "timestamp is not ISO-8601 or epoch seconds")
-        text = msg["text"].strip()
-        if not text:
+        importance = self._importance(where, msg.get("importance"))
+        verbatim = msg.get("verbatim")
+        if verbatim not in (None, True, False):
+            raise self._fail(where, "verbatim must be true or false")
+        text = msg["text"] if verbatim else msg["text"].strip()
+        if not text.strip():
             return None
         check_turn(text, self.src.path, where)
         metadata = as_dict(msg.get("metadata"))
         return Turn(turn_id=message_id, role=role, speaker=speaker or _DEFAULT_SPEAKER[role],
-                    text=text, timestamp=timestamp, metadata=dict(metadata))
+                    text=text, timestamp=timestamp, metadata=dict(metadata),
+                    importance=importance, verbatim=bool(verbatim))
+
+    def _importance(self, where: str, value: Any) -> Importance | None:
+        if value is None or value == "":
+            return None
+        for known in IMPORTANCES:
+            if value == known:
+                return known
+        raise self._fail(where, "importance is not one of " + ", ".join(IMPORTANCES))
 
     def _item(self, conv_id: str, where: str, turns: list[Turn]) -> HarvestItem:
         return HarvestItem(

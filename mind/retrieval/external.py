@@ -59,6 +59,7 @@ class ExternalSourceError(HiveMindError):
     """The external knowledge source failed or answered something unusable."""
 
     code = "external_source"
+    status = 502
 
 
 @dataclass(frozen=True, slots=True)

@@ -143,7 +143,8 @@ class Stemmer:
             return out
 
     def close(self) -> None:
-        self._conn.close()
+        with self._lock:  # never under a lookup of another thread (a build's): SQLite
+            self._conn.close()  # crashes on a connection closed while it runs a statement
 
 
 @dataclass

@@ -27,6 +27,8 @@ class FencedError(StorageError):
     ``owner``: the shard that does, when known (a host forwards the mind's queued ops there)."""
 
     code = "fenced"
+    status = 503
+    retry_after = 5
 
     def __init__(self, message: str, *, owner: str | None = None) -> None:
         super().__init__(message)
@@ -102,10 +104,15 @@ def read_file_fence(path: Path) -> Fence | None:
     """(blocking) The fencing record of a mind file (None: unfenced), on a read-only look."""
     conn = connect_peek(path)
     try:
-        present = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone()
-        return _fence_of(conn.execute(_READ, _KEYS).fetchall() if present else [])
+        return fence_on(conn)
     finally:
         conn.close()
+
+
+def fence_on(conn: Any) -> Fence | None:
+    """(blocking) The fencing record of the file open on the sqlite3 connection ``conn``."""
+    present = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone()
+    return _fence_of(conn.execute(_READ, _KEYS).fetchall() if present else [])
 
 
 def hand_over(path: Path, mine: Fence, to: Fence) -> None:
@@ -136,14 +143,6 @@ def hand_over(path: Path, mine: Fence, to: Fence) -> None:
 def snapshot(path: Path, dest: Path) -> None:
     """(blocking) A consistent copy of the mind file at ``dest`` (SQLite's online backup: the
     WAL's committed pages included), for a move to another shard."""
-    from mind.storage.connection import driver
+    from mind.storage.backup import online_copy
 
-    source = connect_peek(path)
-    try:
-        target = driver().connect(str(dest))
-        try:
-            source.backup(target)
-        finally:
-            target.close()
-    finally:
-        source.close()
+    online_copy(path, dest)

@@ -413,6 +413,14 @@ DROP INDEX idx_frame_links_related;
 DROP TABLE frame_links;
 """
 
+# Per-file tables nothing uses: concept mastery had no reader or writer, and the monthly
+# embedding count is per user, not per mind: it lives in the data dir's usage file or in Redis
+# (mind.embeddings.quota). No version wrote a row to either table.
+DROP_UNUSED = """
+DROP TABLE concept_mastery;
+DROP TABLE embedding_usage;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core: identity, awareness, sessions, frames, fts, outbox", CORE),
     Migration(2, "knowledge graph: entities, relations, entity-frame bridge", KNOWLEDGE),
@@ -431,6 +439,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(12, "text change log for in-memory keyword indexes", TEXT_LOG),
     Migration(13, "update statements and the earlier statements they supersede", SUPERSESSIONS),
     Migration(14, "related-frame links dropped: recall never used them", DROP_FRAME_LINKS),
+    Migration(15, "concept mastery and per-file embedding usage dropped: never used",
+              DROP_UNUSED),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -59,26 +59,6 @@ CREATE TABLE awareness (
   created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
   expires_at TEXT
 );
--- table concept_mastery on concept_mastery
-CREATE TABLE concept_mastery (
-  id            INTEGER PRIMARY KEY AUTOINCREMENT,
-  concept       TEXT NOT NULL UNIQUE,
-  mastery_level INTEGER NOT NULL DEFAULT 1 CHECK (mastery_level BETWEEN 1 AND 5),
-  last_tested   TEXT,
-  times_correct INTEGER NOT NULL DEFAULT 0,
-  times_wrong   INTEGER NOT NULL DEFAULT 0,
-  notes         TEXT NOT NULL DEFAULT '',
-  created_at    TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
-  updated_at    TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
-);
--- table embedding_usage on embedding_usage
-CREATE TABLE embedding_usage (
-  user_id    TEXT NOT NULL,
-  year_month TEXT NOT NULL,
-  count      INTEGER NOT NULL DEFAULT 0,
-  updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
-  UNIQUE (user_id, year_month)
-);
 -- table frame_references on frame_references
 CREATE TABLE frame_references (
   frame_id      INTEGER NOT NULL REFERENCES memory_frames(id) ON DELETE CASCADE,
