@@ -1,7 +1,9 @@
 """FrameStore: writes of I/P/B frames, every derived index kept consistent.
 
-Every write keeps the derived indexes consistent through the schema's triggers and foreign
-keys: FTS rows follow inserts/updates/deletes, a content change drops the frame's chunks and
+Every write keeps the derived indexes consistent: the batch writer adds new frames' FTS rows and
+keyword context (:mod:`mind.storage.search_context`, the previous turn taken from the batch or
+the session's last turn), and the schema's triggers and foreign keys do the rest: FTS rows
+follow updates/deletes, a content change drops the frame's chunks and
 vectors and puts it back in the ``pending_index`` outbox, a delete cascades to chunks, vectors,
 the entity bridge, B-frame references and the outbox, and nulls dependants' ``base_frame_id``.
 
@@ -22,7 +24,7 @@ from mind.frames.queries import FrameQueries, frames_by_id
 from mind.ids import validate_id
 from mind.storage.db import SyncDb
 from mind.storage.jsonfields import dump_object
-from mind.storage.search_context import context_sql
+from mind.storage.search_context import CONTEXT_CHARS, frame_context
 from mind.storage.sqlutil import chunked, placeholders
 from mind.timeutil import normalize_ts, now_iso
 from vocabulary.enums import FRAME_SOURCES, FRAME_TYPES, IMPORTANCES, FrameSource, Importance
@@ -31,9 +33,12 @@ from vocabulary.limits import frame_text
 _INSERT = (
     "INSERT INTO memory_frames(id, frame_type, gop_id, t, base_frame_id, content, importance, "
     "source, access_count, created_at, recorded_at, last_accessed, content_hash, metadata, "
-    "external_id, search_context) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,0,?9,?10,?11,?12,?13,?14,"
-    f"{context_sql('?9', '?3', '?4')})"
+    "external_id, search_context) VALUES (?,?,?,?,?,?,?,?,0,?,?,?,?,?,?,?)"
 )
+
+
+_INSERT_FTS = "INSERT INTO memory_frames_fts(rowid, content, search_context) VALUES (?, ?, ?)"
+"""New frames' FTS rows, from the values the writer has (no insert trigger: bench/bulk_write.py)."""
 
 
 def validate_content(content: object) -> str:
@@ -192,7 +197,7 @@ class _BatchWriter:
         self.db.executemany(
             "INSERT OR IGNORE INTO sessions(gop_id) VALUES (?)", [(g,) for g in gops]
         )
-        next_t = self._next_t(gops)
+        next_t, last_turn = self._last_turns(gops)
         latest_i = self._latest_i(gops) if _needs_base(items) else {}
         next_id = self._next_id()
 
@@ -223,6 +228,8 @@ class _BatchWriter:
             t = next_t.get(item.gop_id, 0)
             next_t[item.gop_id] = t + 1
             created = normalize_ts(item.created_at) if item.created_at else self.now
+            context = frame_context(created, item.gop_id, last_turn.get(item.gop_id))
+            last_turn[item.gop_id] = item.content
             rows.append(
                 (
                     fid,
@@ -239,11 +246,13 @@ class _BatchWriter:
                     digest,
                     dump_object(item.metadata),
                     item.external_id,
+                    context,
                 )
             )
-            refs.extend(
-                (fid, ref, pos) for pos, ref in enumerate(dict.fromkeys(item.references or []))
-            )
+            if item.references:
+                refs.extend(
+                    (fid, ref, pos) for pos, ref in enumerate(dict.fromkeys(item.references))
+                )
             if item.external_id:
                 by_ext[item.external_id] = fid
             if _dedups(item):
@@ -253,11 +262,7 @@ class _BatchWriter:
         self._check_bases(rows)
         if rows:
             self.db.executemany(_INSERT, rows)
-            self.db.execute(
-                "INSERT INTO memory_frames_fts(rowid, content, search_context) "
-                "SELECT id, content, search_context FROM memory_frames WHERE id BETWEEN ? AND ?",
-                (rows[0][0], rows[-1][0]),
-            )
+            self.db.executemany(_INSERT_FTS, [(r[0], r[5], r[14]) for r in rows])
             self.db.executemany(
                 "INSERT OR IGNORE INTO pending_index(frame_id, reason, enqueued_at) "
                 "VALUES (?, 'new', ?)",
@@ -272,16 +277,21 @@ class _BatchWriter:
             )
         return self._resolve(results, hits)
 
-    def _next_t(self, gops: list[str]) -> dict[str, int]:
-        out: dict[str, int] = {}
+    def _last_turns(self, gops: list[str]) -> tuple[dict[str, int], dict[str, str]]:
+        """Each session's next turn number and its last turn's content (the next turn's
+        context), for the sessions that have turns."""
+        next_t: dict[str, int] = {}
+        last: dict[str, str] = {}
         for part in chunked(gops):
-            rows = self.db.fetchall(
-                "SELECT gop_id, MAX(t) FROM memory_frames "
+            rows = self.db.fetchall(  # the bare column is MAX(t)'s row (SQLite's rule)
+                f"SELECT gop_id, MAX(t), substr(content, 1, {CONTEXT_CHARS}) FROM memory_frames "
                 f"WHERE gop_id IN ({placeholders(len(part))}) GROUP BY gop_id",
                 part,
             )
-            out.update({r[0]: r[1] + 1 for r in rows})
-        return out
+            for gop, t, content in rows:
+                next_t[gop] = t + 1
+                last[gop] = content
+        return next_t, last
 
     def _latest_i(self, gops: list[str]) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -360,6 +370,7 @@ def _needs_base(items: Sequence[NewFrame]) -> bool:
 
 def _frame_from_row(row: tuple[Any, ...], metadata: dict[str, Any] | None) -> Frame:
     """The new frame as written (``metadata`` is the caller's dict, not re-parsed JSON)."""
-    (fid, ftype, gop, t, base, content, imp, src, created, recorded, last, digest, _, ext) = row
+    (fid, ftype, gop, t, base, content, imp, src, created, recorded, last, digest, _, ext,
+     _context) = row
     return Frame(fid, ftype, gop, t, base, content, imp, src, 0, created, recorded, last, digest,
                  dict(metadata or {}), ext)
