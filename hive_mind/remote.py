@@ -188,11 +188,14 @@ class RemoteHiveMind:
                    source: str = "agent_inferred", workspace: str | None = None,
                    session: str | None = None, metadata: dict[str, Any] | None = None,
                    wait: bool = False, created_at: str | None = None,
-                   idempotency_key: str | None = None) -> dict[str, Any]:
-        return await self._keyed_post("/v1/memories", {
-            "content": content, "importance": importance, "source": source,
-            "workspace": workspace, "session": session, "metadata": metadata, "wait": wait,
-            "created_at": created_at}, idempotency_key)
+                   idempotency_key: str | None = None, updates: int | None = None,
+                   refs: list[int] | None = None) -> dict[str, Any]:
+        body: dict[str, Any] = {"content": content, "importance": importance, "source": source,
+                                "workspace": workspace, "session": session, "metadata": metadata,
+                                "wait": wait, "created_at": created_at}
+        if updates is not None or refs is not None:  # a plain save sends what it always did
+            body.update(updates=updates, refs=refs)
+        return await self._keyed_post("/v1/memories", body, idempotency_key)
 
     async def _keyed_post(self, path: str, body: dict[str, Any], key: str | None
                           ) -> dict[str, Any]:
@@ -207,6 +210,12 @@ class RemoteHiveMind:
                         ) -> dict[str, Any]:
         result: dict[str, Any] = await self._call(
             "GET", f"/v1/memories/{_segment(frame_id)}", params={"workspace": workspace})
+        return result
+
+    async def session_state(self, session: str, *, workspace: str | None = None
+                            ) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call(
+            "GET", f"/v1/sessions/{_segment(session)}/state", params={"workspace": workspace})
         return result
 
     async def forget(self, frame_id: int, *, workspace: str | None = None) -> dict[str, Any]:

@@ -38,6 +38,17 @@ def frame_dict(frame: Frame) -> dict[str, Any]:
     return {name: getattr(frame, name) for name in FRAME_FIELDS}
 
 
+def frame_links(frame: Frame, references: list[int]) -> dict[str, Any]:
+    """What a P- or B-frame links to: ``base_frame_id`` (a P-frame's I-frame, a B-frame's first
+    reference) and a B-frame's ``references``; nothing for an I-frame."""
+    if frame.frame_type == "I":
+        return {}
+    out: dict[str, Any] = {"base_frame_id": frame.base_frame_id}
+    if frame.frame_type == "B":
+        out["references"] = references
+    return out
+
+
 def recall_dict(result: SearchResult, origin: str, *, explain: bool = False) -> dict[str, Any]:
     out = {
         **frame_dict(result.frame),

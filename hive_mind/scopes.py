@@ -27,8 +27,8 @@ from vocabulary.ids import PERSONAL_MIND, workspace_mind_id
 _scope: ContextVar[Scope] = ContextVar("hive_mind_scope", default=ADMIN)
 
 READ_BY_WORKSPACE: Final = frozenset({
-    "get_frame", "catch_up", "search_entities", "get_identity", "get_awareness", "stats",
-    "harvest_sources", "export_mind", "export_page"})
+    "get_frame", "session_state", "catch_up", "search_entities", "get_identity",
+    "get_awareness", "stats", "harvest_sources", "export_mind", "export_page"})
 WRITE_BY_WORKSPACE: Final = frozenset({
     "save", "forget", "save_entity", "create_relation", "set_identity", "set_awareness",
     "clear_awareness", "cleanup_frames", "cleanup_entities", "harvest", "run_harvest",

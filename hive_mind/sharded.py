@@ -51,7 +51,7 @@ RETRY_AFTER_SECONDS: Final = 5
 
 # calls that name their mind with ``workspace=`` (absent: the personal mind)
 BY_WORKSPACE: Final = (
-    "save", "get_frame", "forget", "catch_up", "search_entities", "save_entity",
+    "save", "get_frame", "forget", "session_state", "catch_up", "search_entities", "save_entity",
     "create_relation", "get_identity", "set_identity", "get_awareness", "set_awareness",
     "clear_awareness", "stats", "cleanup_frames", "cleanup_entities", "harvest",
     "harvest_sources", "ingest", "export_mind", "export_page",

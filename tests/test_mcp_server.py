@@ -20,6 +20,7 @@ from mcp_types import CallToolResult
 
 from hive_mind.mcp_tools import TOOL_NAMES
 from tests.explain_checks import check_explain
+from tests.procs import ROOT
 
 HAS_HARVEST = importlib.util.find_spec("hive_mind.harvest") is not None
 needs_harvest = pytest.mark.skipif(not HAS_HARVEST, reason="hive_mind.harvest not present yet")
@@ -30,7 +31,7 @@ async def _session(data_dir: Path, errlog: Any) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "hive_mind.mcp_server"], cwd=str(data_dir),
         env={"HIVE_MIND_DATA_DIR": str(data_dir), "HIVE_MIND_EMBEDDING_PROVIDER": "test",
-             "HF_HUB_OFFLINE": "1"},
+             "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)},  # this checkout's code
     )
     async with stdio_client(params, errlog=errlog) as (read, write), \
             ClientSession(read, write, read_timeout_seconds=60) as session:
@@ -96,7 +97,7 @@ def mcp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Client]:
 def test_lists_all_tools_and_resources(mcp: Client) -> None:
     tools = mcp.portal.call(mcp.session.list_tools).tools
     assert sorted(t.name for t in tools) == sorted(TOOL_NAMES)
-    assert len(tools) == 19
+    assert len(tools) == len(TOOL_NAMES) == 20
     assert all(t.description and len(t.description) > 40 for t in tools)
     by_name = {t.name: t for t in tools}
     schema = by_name["recall_memory"].input_schema
@@ -488,7 +489,7 @@ async def test_streamable_http_app_mounted_in_fastapi(tmp_path: Path) -> None:
             assert init.status_code == 200, init.text
             assert init.json()["result"]["serverInfo"]["name"] == "hive-mind-memory"
             listed = await http.post("/mcp", headers=headers, json=rpc(2, "tools/list"))
-            assert len(listed.json()["result"]["tools"]) == 19
+            assert len(listed.json()["result"]["tools"]) == len(TOOL_NAMES)
             saved = await http.post("/mcp", headers=headers, json=rpc(3, "tools/call", {
                 "name": "save_memory", "arguments": {"content": "saved over streamable HTTP"}}))
             result = saved.json()["result"]

@@ -18,21 +18,23 @@ from hive_mind.api.models import (
     SaveRequest,
 )
 from vocabulary.enums import EntityType
-from vocabulary.limits import INT64_MAX, MAX_NAME_CHARS
+from vocabulary.limits import INT64_MAX, MAX_ID_CHARS, MAX_NAME_CHARS
 
 router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
 FrameId = Annotated[int, Path(ge=1, le=INT64_MAX, description="frame id")]
 
 
 @router.post("/memories", tags=["memories"], status_code=201,
-             summary="Save a memory (an I-frame; identical content is deduplicated)")
+             summary="Save a memory: an I-frame (identical content is deduplicated), an update "
+             "of one (P-frame) or a cross-reference (B-frame)")
 async def save_memory(body: SaveRequest, hm: Facade, response: Response,
                       key_header: KeyHeader = None) -> dict[str, Any]:
     frame: dict[str, Any] = await hm.save(
         body.content, importance=body.importance, source=body.source,
         workspace=body.workspace, session=body.session, metadata=body.metadata, wait=body.wait,
         created_at=body.created_at,
-        idempotency_key=request_key(body.idempotency_key, key_header))
+        idempotency_key=request_key(body.idempotency_key, key_header),
+        updates=body.updates, refs=body.refs)
     if not frame.get("created", True):
         response.status_code = 200
     return mark_replay(response, frame)
@@ -43,6 +45,14 @@ async def get_memory(frame_id: FrameId, hm: Facade,
                      workspace: WorkspaceQuery = None) -> dict[str, Any]:
     frame: dict[str, Any] = await hm.get_frame(frame_id, workspace=workspace)
     return frame
+
+
+@router.get("/sessions/{session:path}/state", tags=["memories"],
+            summary="A session's current state: its latest I-frame and the P-frames after it")
+async def session_state(session: Annotated[str, Path(max_length=MAX_ID_CHARS)], hm: Facade,
+                        workspace: WorkspaceQuery = None) -> dict[str, Any]:
+    state: dict[str, Any] = await hm.session_state(session, workspace=workspace)
+    return state
 
 
 @router.delete("/memories/{frame_id}", tags=["memories"],
