@@ -19,8 +19,9 @@ from hive_mind.facade import HiveMind
 from mind.errors import NotFoundError, ValidationError
 from mind.mind import Mind
 from tests.http_server import running_server, server_settings
-from tests.test_cli import subprocess_cli
-from tests.test_mcp_server import Client, _session
+from tests.procs import run_cli
+from tests.support import mcp_stdio_session
+from tests.test_mcp_server import Client
 
 
 @pytest.fixture
@@ -204,7 +205,7 @@ def mcp(tmp_path: Path) -> Iterator[Client]:
     data_dir.mkdir()
     with (tmp_path / "server.log").open("w") as errlog, \
             anyio.from_thread.start_blocking_portal() as portal, \
-            portal.wrap_async_context_manager(_session(data_dir, errlog)) as session:
+            portal.wrap_async_context_manager(mcp_stdio_session(data_dir, errlog)) as session:
         yield Client(portal, session, data_dir)
 
 
@@ -231,11 +232,10 @@ def test_mcp(mcp: Client) -> None:
 
 @pytest.mark.integration
 def test_cli(tmp_path: Path) -> None:
-    env = {"HIVE_MIND_DATA_DIR": str(tmp_path / "data"), "HIVE_MIND_EMBEDDING_PROVIDER": "test",
-           "HF_HUB_OFFLINE": "1"}
+    data = tmp_path / "data"
 
     def run(*args: str) -> Any:
-        done = subprocess_cli(*args, "--json", env=env)
+        done = run_cli(*args, "--json", data=data)
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)
 
@@ -246,11 +246,11 @@ def test_cli(tmp_path: Path) -> None:
     assert link["references"] == [base["id"], update["id"]]
     state = run("session", "state", "release")
     assert [p["id"] for p in state["p_frames"]] == [update["id"]]
-    human = subprocess_cli("session", "state", "release", env=env)
+    human = run_cli("session", "state", "release", data=data)
     assert human.returncode == 0 and "Fridays" in human.stdout
     for args, text in [(("save", "x", "--updates", "999"), "frame 999 not found"),
                        (("save", "x", "--refs", "1,two"), "frame ids separated by commas"),
                        (("session", "state", "nowhere"), "session 'nowhere' not found")]:
-        done = subprocess_cli(*args, env=env)
+        done = run_cli(*args, data=data)
         assert done.returncode != 0 and text in done.stderr, done.stderr
         assert "Traceback" not in done.stderr
