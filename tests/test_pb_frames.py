@@ -20,8 +20,7 @@ from mind.errors import NotFoundError, ValidationError
 from mind.mind import Mind
 from tests.http_server import running_server, server_settings
 from tests.procs import run_cli
-from tests.support import mcp_stdio_session
-from tests.test_mcp_server import Client
+from tests.support import McpClient, mcp_stdio_session
 
 
 @pytest.fixture
@@ -200,17 +199,17 @@ def test_http(tmp_path: Path) -> None:
 # -- MCP over stdio ----------------------------------------------------------------------------
 
 @pytest.fixture
-def mcp(tmp_path: Path) -> Iterator[Client]:
+def mcp(tmp_path: Path) -> Iterator[McpClient]:
     data_dir = tmp_path / "mcp-data"
     data_dir.mkdir()
     with (tmp_path / "server.log").open("w") as errlog, \
             anyio.from_thread.start_blocking_portal() as portal, \
             portal.wrap_async_context_manager(mcp_stdio_session(data_dir, errlog)) as session:
-        yield Client(portal, session, data_dir)
+        yield McpClient(portal, session, data_dir)
 
 
 @pytest.mark.integration
-def test_mcp(mcp: Client) -> None:
+def test_mcp(mcp: McpClient) -> None:
     base = mcp.json("save_memory", {"content": "Priya's cat weighs 4 kg"})
     assert "base_frame_id" not in base
     update = mcp.json("save_memory", {"content": "Priya's cat is 5 kg now",
