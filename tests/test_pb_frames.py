@@ -16,7 +16,8 @@ import httpx
 import pytest
 
 from hive_mind.facade import HiveMind
-from mind.errors import NotFoundError, ValidationError
+from hive_mind.remote import RemoteHiveMind
+from mind.errors import ConflictError, NotFoundError, ValidationError
 from mind.mind import Mind
 from tests.http_server import running_server, server_settings
 from tests.procs import run_cli
@@ -50,6 +51,17 @@ async def test_update_joins_its_base_session_and_makes_the_state(hm: HiveMind) -
     state = await hm.session_state("atlas")
     assert state["i_frame"]["id"] == fresh["id"] and state["p_frames"] == []
     assert (await hm.get_frame(update["id"]))["frame_type"] == "P"
+
+
+async def test_an_update_repeated_under_its_key_is_written_once(hm: HiveMind) -> None:
+    base = await hm.save("The cat weighs 4 kg", session="cat")
+    other = await hm.save("The cat eats twice a day", session="cat")
+    first = await hm.save("The cat weighs 5 kg now", updates=base["id"], idempotency_key="k1")
+    again = await hm.save("The cat weighs 5 kg now", updates=base["id"], idempotency_key="k1")
+    assert again["id"] == first["id"] and again["replayed"] and again["base_frame_id"] == base["id"]
+    with pytest.raises(ConflictError):
+        await hm.save("The cat weighs 5 kg now", updates=other["id"], idempotency_key="k1")
+    assert [p["id"] for p in (await hm.session_state("cat"))["p_frames"]] == [first["id"]]
 
 
 async def test_cross_reference(hm: HiveMind) -> None:
@@ -194,6 +206,24 @@ def test_http(tmp_path: Path) -> None:
         assert http.get("/v1/sessions/office%2F2024/state",
                         params={"workspace": "../etc"}).status_code == 400
         assert "/v1/sessions/{session}/state" in http.get("/openapi.json").json()["paths"]
+
+
+@pytest.mark.integration
+async def test_remote_client(tmp_path: Path) -> None:
+    """The Python client of a running server offers the same calls, errors included."""
+    with running_server(server_settings(tmp_path / "data")) as url:
+        async with RemoteHiveMind(server_settings(tmp_path / "client", url=url)) as remote:
+            base = await remote.save("Billing runs on the 1st", session="billing")
+            update = await remote.save("Billing moved to the 15th", updates=base["id"])
+            assert (update["frame_type"], update.get("base_frame_id")) == ("P", base["id"])
+            state = await remote.session_state("billing")
+            assert [p["id"] for p in state["p_frames"]] == [update["id"]]
+            link = await remote.save("see billing", refs=[base["id"]])
+            assert link.get("references") == [base["id"]]
+            with pytest.raises(NotFoundError, match="frame 99 not found"):
+                await remote.save("x", updates=99)
+            with pytest.raises(NotFoundError, match="session 'nowhere' not found"):
+                await remote.session_state("nowhere")
 
 
 # -- MCP over stdio ----------------------------------------------------------------------------

@@ -172,8 +172,8 @@ async def test_recall_touches_access_counts(search: HybridSearch, db: Database) 
 async def test_graph_proximity_boosts_connected_frames(db: Database) -> None:
     kg = KnowledgeGraph(db)
     a, b = await save(db, "Notes on the Apollo budget", "Notes on the Zephyr budget")
-    apollo, _ = await kg.upsert_entity("project", "Apollo")
-    await kg.link_entity_to_frame(apollo.id, a)
+    apollo = await kg.find_entity_by_name("Apollo")  # cognify's extraction named it
+    assert apollo is not None and await kg.get_entity_frames(apollo.id) == [a]
     hs = HybridSearch(db, EMB)
     resp = await hs.search("Apollo budget notes", profile="connected")
     by_id = {r.frame.id: r for r in resp.results}
