@@ -38,7 +38,7 @@ INTERACTIVE_WINDOW: Final = 2.0
 # DEFAULT_BULK_FRAMES frames, and of DEFAULT_PART_FRAMES while interactive ops arrive (a save waits
 # for the commit already running). A commit's fixed cost (its round trips, the FTS5 segment it
 # flushes, the WAL pages it rewrites) made parts of 32 frames halve an import's write rate, and
-# parts of 128 took ~25 % more CPU than parts of 1,024 for bench/bulk_write.py's write through
+# parts of 128 took ~25 % more CPU than parts of 1,024 for `python -m bench.components.bulk_write`'s write through
 # the actor (actors/parts.py).
 DEFAULT_PART_FRAMES: Final = 128
 DEFAULT_BULK_FRAMES: Final = 1_024
