@@ -47,7 +47,7 @@ lint: install
 	$(VENV)/bin/mypy
 
 bench: install
-	$(PY) bench/bulk_write.py
+	$(PY) -m bench.components.bulk_write
 
 DEMO_DIR ?= $(CURDIR)/.hive-mind-demo
 

@@ -19,11 +19,12 @@ DEFAULT_MAX_WEIGHT: Final = 1_000  # frames written per group commit (bounds com
 # Applying index results costs ~0.5 ms a frame (the link search against the vector index
 # dominates), and a save waits for the bulk commit already running: groups of 1,000 → 256 →
 # 128 → 64 frames measured save p99 162 → 83 → 60 → 35 ms during a bulk import, same ingest
-# rate (2 cores, bench/ack_latency.py); on a 2-core AMD EPYC without VNNI,
+# rate (2 cores, bench/product/ack_latency.py); on a 2-core AMD EPYC without VNNI,
 # 64 → 32 frames: p99 64 → 44 ms, ingest 152 → 171 frames/s (one run each, side by side).
 # A part's fixed cost (the link search call, the commit, the round trips) is about half of a
-# 32-frame part's CPU: parts of 64 cut a host's index-apply CPU by ~25 % (bench/host_replay.py),
-# so 64 while nobody saves, and a quarter of it while saves arrive (below).
+# 32-frame part's CPU: parts of 64 cut a host's index-apply CPU by ~25 %
+# (bench/components/host_replay.py), so 64 while nobody saves, and a quarter of it while saves
+# arrive (below).
 DEFAULT_BULK_WEIGHT: Final = 64
 # ... divided by this while interactive ops arrive (one in the last INTERACTIVE_WINDOW
 # seconds): a save waits for the bulk commit already running, and parts of 16 index results
@@ -47,7 +48,6 @@ URGENT_KINDS: Final = frozenset({
     "clear_awareness", "save_entity", "create_relation",
 })
 DEFAULT_MAX_OPEN: Final = 64  # open minds per host (LRU)
-DEFAULT_IDLE_SECONDS: Final = 60.0
 CATALOG_THREADS: Final = 2  # blocking reads of minds' counts and routing summaries at once
 CATALOG_FILE: Final = "catalog.json"  # in the data dir: every mind's counts, by file stamp
 USAGE_FILE: Final = "usage.db"  # in the data dir: the monthly embedding counts (embedded mode)

@@ -76,18 +76,6 @@ class Identity:
         return asdict(self)
 
 
-def render_identity(identity: Identity | None) -> str:
-    """The identity block of a system prompt: ``Name: …`` then the non-empty fields."""
-    if identity is None:
-        return ""
-    lines = [f"Name: {identity.name}"]
-    for field, label in _CONTEXT_LABELS:
-        value = getattr(identity, field)
-        if value:
-            lines.append(f"{label}: {value}")
-    return "\n".join(lines)
-
-
 def _check_fields(fields: dict[str, Any]) -> dict[str, str]:
     """Reject unknown keys and non-string values; drop ``None`` values."""
     unknown = sorted(key for key in fields if key not in FIELDS)
@@ -213,5 +201,3 @@ class IdentityLayer:
                 raise ValidationError("identity name is required to create an identity")
             return await self.create(**clean)
 
-    async def to_context(self) -> str:
-        return render_identity(await self.find())

@@ -16,6 +16,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing may download weights in 
 # (pytest-xdist's workers are given its width as COLUMNS)
 os.environ.pop("COLUMNS", None)
 
+from hive_mind.facade import HiveMind
 from mind.embeddings.inprocess import InProcessEmbedder
 from mind.storage.db import Database
 from mind.storage.migrate import migrate
@@ -29,6 +30,14 @@ async def db(tmp_path: Path) -> AsyncIterator[Database]:
     await migrate(database)
     yield database
     await database.close()
+
+
+@pytest.fixture
+async def hm(tmp_path: Path) -> AsyncIterator[HiveMind]:
+    """An embedded facade on a fresh data dir, with the test embedder."""
+    facade = await HiveMind.open(data_dir=tmp_path / "data", embedding_provider="test")
+    yield facade
+    await facade.close()
 
 
 @pytest.fixture(scope="session")

@@ -5,37 +5,24 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import sys
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio.from_thread
 import pytest
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult
 
 from hive_mind.mcp_tools import TOOL_NAMES
 from tests.explain_checks import check_explain
+from tests.support import mcp_stdio_session
 
 HAS_HARVEST = importlib.util.find_spec("hive_mind.harvest") is not None
 needs_harvest = pytest.mark.skipif(not HAS_HARVEST, reason="hive_mind.harvest not present yet")
 
 
-@asynccontextmanager
-async def _session(data_dir: Path, errlog: Any) -> AsyncIterator[ClientSession]:
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "hive_mind.mcp_server"], cwd=str(data_dir),
-        env={"HIVE_MIND_DATA_DIR": str(data_dir), "HIVE_MIND_EMBEDDING_PROVIDER": "test",
-             "HF_HUB_OFFLINE": "1"},
-    )
-    async with stdio_client(params, errlog=errlog) as (read, write), \
-            ClientSession(read, write, read_timeout_seconds=60) as session:
-        await session.initialize()
-        yield session
 
 
 class Client:
@@ -87,7 +74,7 @@ def mcp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Client]:
     data_dir = tmp_path_factory.mktemp("mcp-data")
     with (data_dir.parent / "server.log").open("w") as errlog, \
             anyio.from_thread.start_blocking_portal() as portal, \
-            portal.wrap_async_context_manager(_session(data_dir, errlog)) as session:
+            portal.wrap_async_context_manager(mcp_stdio_session(data_dir, errlog)) as session:
         yield Client(portal, session, data_dir)
 
 

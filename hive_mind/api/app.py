@@ -46,6 +46,7 @@ from hive_mind.api.mcp_mount import mount_mcp
 from hive_mind.api.middleware import BearerAuthMiddleware, BodyLimitMiddleware, CatchAllMiddleware
 from hive_mind.api.routes_cluster import SNAPSHOT_PATH
 from hive_mind.console.sessions import ConsoleMiddleware
+from hive_mind.contract import HostFacade
 from hive_mind.forwarding import ForwardingContext
 from hive_mind.server_reads import reads_allowed
 from hive_mind.settings import Settings
@@ -56,7 +57,7 @@ PUBLIC_PATHS = ("/healthz", "/readyz")
 VERSION = "0.1.0"
 
 
-def create_app(settings: Settings, facade: Any = None, *, mcp: bool = True,
+def create_app(settings: Settings, facade: HostFacade | None = None, *, mcp: bool = True,
                bind_host: str = "127.0.0.1") -> FastAPI:
     """The HTTP API over ``facade`` (opened here on startup when not given), for a server
     listening on ``bind_host``; :class:`ConfigurationError` when that address needs a token."""
@@ -71,7 +72,7 @@ def create_app(settings: Settings, facade: Any = None, *, mcp: bool = True,
             if app.state.facade is None:
                 from hive_mind.facade import HiveMind
 
-                opened = await HiveMind.open(settings.model_copy(update={"url": None}))
+                opened = await HiveMind.open_host(settings)
                 stack.push_async_callback(opened.close)
                 app.state.facade = opened
                 stack.callback(setattr, app.state, "facade", None)

@@ -198,6 +198,9 @@ class IngestRequest(Body):
 class ErrorDetail(BaseModel):
     code: str = Field(description="stable machine-readable code, e.g. not_found, invalid_id")
     message: str
+    details: dict[str, Any] | None = Field(
+        default=None, description="what some errors carry beside the message: quota_exceeded's "
+                                  "tier, quota, current, requested and upgrade_url")
 
 
 class ErrorBody(BaseModel):
@@ -210,3 +213,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
                          (404, "not found"), (409, "conflict"), (413, "request too large"),
                          (422, "request does not match the schema"), (500, "internal error"))
 }
+# the routes that embed (a save's or an import's indexing, a recall's query) under a gated tier
+QUOTA_RESPONSES: dict[int | str, dict[str, Any]] = {
+    429: {"model": ErrorBody, "description": "quota_exceeded: this month's embedding quota of "
+                                             "the configured tier is used up"}}

@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
+    from hive_mind.contract import MindFacade
+
 
 def save(
     ctx: typer.Context,
@@ -58,7 +60,7 @@ def save(
 ) -> None:
     """Save one memory; waits until it is indexed so a following `recall` finds it."""
 
-    async def act(hm: Any) -> dict[str, Any]:
+    async def act(hm: MindFacade) -> dict[str, Any]:
         return dict(await hm.save(text, importance=importance, source=source,
                                   workspace=workspace, session=session, created_at=at,
                                   idempotency_key=idempotency_key))
@@ -120,7 +122,7 @@ def recall(
     (else null); the human output prints it after the table. An external source that fails
     is a warning on stderr, never a failed recall."""
 
-    async def act(hm: Any) -> dict[str, Any]:
+    async def act(hm: MindFacade) -> dict[str, Any]:
         return dict(await hm.recall_detail(
             query, limit=limit, scope=scope, workspace=workspace, profile=profile, since=since,
             until=until, lanes=lanes, explain=explain, min_relevance=min_relevance))
@@ -226,7 +228,7 @@ def ingest(
     """Ingest a document (markdown, HTML, plain text, PDF), a folder of them (each file by its
     type; the summary lists what was skipped and why) or a web page; waits for indexing."""
 
-    async def act(hm: Any) -> dict[str, Any]:
+    async def act(hm: MindFacade) -> dict[str, Any]:
         return dict(await hm.ingest(content, type_hint=type_hint, importance=importance,
                                     tags=tags or [], workspace=workspace))
 

@@ -26,6 +26,7 @@ from mind.errors import ConfigurationError, HiveMindError
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from hive_mind.contract import MindFacade
     from hive_mind.settings import Settings
 
 log = logging.getLogger("hive_mind.cli")
@@ -42,7 +43,7 @@ def status(
 ) -> None:
     """Embedder, queue depth and dead letters, per-mind frames and index lag, and the
     effective configuration (secrets masked)."""
-    async def report_of(hm: Any) -> dict[str, Any]:  # the runtime's own numbers, or the server's
+    async def report_of(hm: MindFacade) -> dict[str, Any]:  # this runtime's, or the server's
         return dict(await hm.status(probe=not no_probe))
 
     settings = state(ctx).settings()

@@ -39,10 +39,6 @@ class FrameQueries:
             return {}
         return await self._db.run(lambda db: frames_by_id(db, frame_ids))
 
-    async def get_by_external_id(self, external_id: str) -> Frame | None:
-        rows = await self._frames(f"{_SELECT} WHERE external_id = ?", (external_id,))
-        return rows[0] if rows else None
-
     async def get_latest_i_frame(self, gop_id: str) -> Frame | None:
         rows = await self._frames(
             f"{_SELECT} WHERE gop_id = ? AND frame_type = 'I' ORDER BY t DESC LIMIT 1", (gop_id,)
@@ -66,16 +62,6 @@ class FrameQueries:
 
     async def get_recent(self, limit: int = 50) -> list[Frame]:
         return await self._frames(f"{_SELECT} ORDER BY id DESC LIMIT ?", (limit,))
-
-    async def get_recent_filtered(
-        self, limit: int = 50, since: str | None = None, until: str | None = None
-    ) -> list[Frame]:
-        """Newest frames whose ``created_at`` lies in [since, until] (date-only = whole day)."""
-        clauses, params = time_window_clause(since, until)
-        where = f" WHERE {clauses}" if clauses else ""
-        return await self._frames(
-            f"{_SELECT}{where} ORDER BY created_at DESC, id DESC LIMIT ?", (*params, limit)
-        )
 
     async def get_b_frame_references(self, frame_id: int) -> list[int]:
         rows = await self._db.fetchall(

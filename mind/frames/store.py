@@ -23,7 +23,7 @@ from mind.ids import validate_id
 from mind.storage.db import SyncDb
 from mind.storage.jsonfields import dump_object
 from mind.storage.search_context import context_sql
-from mind.storage.sqlutil import chunked, delete_in, placeholders
+from mind.storage.sqlutil import chunked, placeholders
 from mind.timeutil import normalize_ts, now_iso
 from vocabulary.enums import FRAME_SOURCES, FRAME_TYPES, IMPORTANCES, FrameSource, Importance
 from vocabulary.limits import frame_text
@@ -160,21 +160,6 @@ class FrameStore(FrameQueries):
         async with self._db.transaction():
             _, count = await self._db.execute("DELETE FROM memory_frames WHERE id = ?", (frame_id,))
         return count > 0
-
-    async def delete_many(self, frame_ids: Sequence[int]) -> int:
-        async with self._db.transaction():
-            return await delete_in(self._db, "memory_frames", "id", frame_ids)
-
-    async def delete_by_content_prefix(self, prefix: str) -> int:
-        """Delete frames whose content starts with ``prefix`` (exact, case-sensitive)."""
-        if not prefix:
-            raise ValidationError("prefix must not be empty")
-        async with self._db.transaction():
-            _, n = await self._db.execute(
-                "DELETE FROM memory_frames WHERE substr(content, 1, ?) = ?", (len(prefix), prefix)
-            )
-        return n
-
 
 class _BatchWriter:
     """One bulk insert inside an open transaction, in the connection's thread (one round trip:

@@ -30,8 +30,6 @@ from typing import Any, Literal
 from mind.errors import ConflictError, NotFoundError, ValidationError
 from mind.knowledge.normalizer import (
     Props,
-    Rule,
-    check_relation,
     confidence_arg,
     dump_props,
     load_props,
@@ -123,7 +121,7 @@ async def copy_sources(db: Database, from_relation: int, to_relation: int) -> No
 
 
 async def create_relation(
-    db: Database, rules: Mapping[str, Rule], source_id: int, target_id: int,
+    db: Database, source_id: int, target_id: int,
     relation_type: str, confidence: float = 1.0, properties: Mapping[str, Any] | None = None,
 ) -> Relation:
     """A validated relation between two active entities (:class:`NotFoundError` otherwise),
@@ -140,7 +138,6 @@ async def create_relation(
                 raise NotFoundError(f"entity {entity_id} not found")
             if found[entity_id]["valid_to"] is not None:
                 raise NotFoundError(f"entity {entity_id} is retired")
-        check_relation(rules, found[source_id]["entity_type"], rtype)
         return await put_relation(db, source_id, target_id, rtype, conf, props)
 
 
