@@ -12,6 +12,7 @@ DOM (a ``securitypolicyviolation`` event, and the script never runs)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import shutil
 from collections.abc import Iterator
@@ -23,6 +24,7 @@ import pytest
 
 from hive_mind.facade import HiveMind
 from tests.procs import ROOT, free_port, spawn, stop
+from tests.test_jobs_admin import dead_letter_by_model_change
 
 webdriver = pytest.importorskip("selenium.webdriver")
 from selenium.common.exceptions import NoAlertPresentException  # noqa: E402
@@ -44,15 +46,44 @@ BIDI = "Deploy note Orion \u202eevil\u202c reversed \u2066isolated\u2069 text"
 EVIL_ENTITY = '"><img src=x onerror="window.__xss=4">Orion<script>window.__xss=5</script>'
 
 
+EVIL_WORKSPACE = '<img src=x onerror="window.__xss=7">Team "Orion"'
+FORGET = "Ada prefers rooibos tea over coffee in the morning"
+
+
 async def _seed(data: Path) -> None:
     async with await HiveMind.open(data_dir=data, embedding_provider="test",
                                    redis_url=None, url=None) as hm:
         await hm.save("The Orion deploy runs blue-green on Fridays after the review",
                       importance="important", wait=True)
-        await hm.save("Ada prefers tea over coffee in the morning", wait=True)
+        await hm.save(FORGET, wait=True, session="breakfast-notes")
         for text in (SCRIPT, BREAKOUT, LINK, BIDI):
             await hm.save(text, wait=True)
-        await hm.save_entity("project", EVIL_ENTITY)
+        orion = await hm.save_entity("project", "Orion")
+        evil = await hm.save_entity("project", EVIL_ENTITY)
+        ada = await hm.save_entity("person", "Ada Lovelace")
+        grace = await hm.save_entity("person", "Grace Hopper")
+        await hm.create_relation(ada["id"], orion["id"], "works_on")
+        await hm.create_relation(grace["id"], orion["id"], "reviews")
+        await hm.create_relation(orion["id"], evil["id"], "depends_on")
+        await hm.create_workspace(EVIL_WORKSPACE, workspace_id="team-orion")
+    # a cognify job that fails for good: a process with another model's dimension saves
+    await dead_letter_by_model_change(data, "The Orion runbook lives in the wiki")
+
+
+def _export_file(folder: Path) -> Path:
+    """A universal export of 3 conversations, 60 messages."""
+    lines = []
+    for conv in range(3):
+        for turn in range(20):
+            lines.append(json.dumps({
+                "conversation_id": f"standup-{conv}", "message_id": f"m{conv}-{turn}",
+                "speaker": "user" if turn % 2 == 0 else "assistant",
+                "text": f"Standup {conv} note {turn}: the Vega migration step {turn} is done",
+                "timestamp": f"2026-03-0{conv + 1}T09:{turn:02d}:00Z",
+                "title": f"Standup {conv}"}))
+    path = folder / "standups.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
 
 
 @pytest.fixture(scope="module")
@@ -235,3 +266,115 @@ def test_memory_text_is_shown_as_text_and_csp_blocks_inline_script(
     assert browser.execute_script("return window.__xss === undefined")
     with pytest.raises(NoAlertPresentException):
         browser.switch_to.alert.text  # noqa: B018 - no alert ever opened
+
+
+# -- memories -------------------------------------------------------------------------------
+
+def test_forget_a_memory_and_it_is_gone_from_search(served: str, browser: WebDriver) -> None:
+    sign_in(browser, served)
+    search(browser, served, "rooibos tea")
+    assert FORGET in wait_for(browser, "ol.results").text
+    browser.get(f"{served}/ui/memories")
+    sessions = wait_for(browser, "table.sessions").text
+    assert "breakfast-notes" in sessions
+    shot(browser, "memories")
+    browser.find_element(By.LINK_TEXT, "breakfast-notes").click()
+    card = wait_for(browser, "li.card")
+    assert FORGET in card.text
+    shot(browser, "session")
+    card.find_element(By.LINK_TEXT, "forget…").click()
+    wait_for(browser, "#confirm-forget")
+    assert "entities and relations that only this memory supported" in browser.page_source
+    shot(browser, "forget")
+    browser.find_element(By.ID, "confirm-forget").click()
+    assert "is gone" in wait_for(browser, "p.notice").text
+    search(browser, served, "rooibos tea")
+    wait_for(browser, "p.count")
+    assert FORGET not in browser.find_element(By.TAG_NAME, "main").text
+
+
+def test_a_memory_shows_where_it_came_from(served: str, browser: WebDriver) -> None:
+    sign_in(browser, served)
+    search(browser, served, "Orion blue-green deploy")
+    wait_for(browser, "li.result .meta a").click()
+    card = wait_for(browser, "dl.props")
+    assert "important" in card.text and "session" in card.text
+    shot(browser, "memory")
+
+
+# -- knowledge graph ------------------------------------------------------------------------
+
+def test_open_the_graph_of_an_entity(served: str, browser: WebDriver) -> None:
+    sign_in(browser, served)
+    browser.get_log("browser")  # what earlier tests left
+    browser.get(f"{served}/ui/graph?q=Orion")
+    table = wait_for(browser, "table.entities")
+    assert EVIL_ENTITY in table.text  # a name holding markup is a name
+    no_injection(browser)
+    shot(browser, "graph-search")
+    browser.find_element(By.XPATH, "//tr[td[2]='project']/td[1]/a[.='Orion']").click()
+    WebDriverWait(browser, 15).until(
+        lambda d: d.find_element(By.ID, "graph").get_attribute("data-ready") not in (None, ""))
+    assert browser.find_element(By.ID, "graph").get_attribute("data-ready") == "4"
+    assert browser.find_element(By.CSS_SELECTOR, "#graph canvas")
+    relations = browser.find_element(By.CSS_SELECTOR, "table.relations").text
+    assert "Ada Lovelace works_on Orion" in relations
+    assert f"Orion depends_on {EVIL_ENTITY}" in relations
+    no_injection(browser)
+    assert not [e for e in browser.get_log("browser") if "Content Security Policy" in e["message"]]
+    shot(browser, "graph")
+
+
+# -- workspaces -----------------------------------------------------------------------------
+
+def test_workspaces_list_and_create(served: str, browser: WebDriver) -> None:
+    sign_in(browser, served)
+    browser.get(f"{served}/ui/workspaces")
+    assert EVIL_WORKSPACE in wait_for(browser, "table.workspaces").text
+    no_injection(browser)
+    browser.find_element(By.ID, "workspace-name").send_keys("Research notes")
+    browser.find_element(By.ID, "workspace-id").send_keys("research")
+    browser.find_element(By.ID, "workspace-create").click()
+    assert "research" in wait_for(browser, "p.notice").text
+    row = browser.find_element(By.CSS_SELECTOR, "tr[data-workspace=research]")
+    assert "Research notes" in row.text
+    shot(browser, "workspaces")
+
+
+# -- imports --------------------------------------------------------------------------------
+
+def test_upload_an_export_and_watch_it_complete(served: str, browser: WebDriver,
+                                               tmp_path: Path) -> None:
+    sign_in(browser, served)
+    browser.get(f"{served}/ui/imports?workspace=research")
+    wait_for(browser, "#upload-file").send_keys(str(_export_file(tmp_path)))
+    browser.find_element(By.ID, "upload-submit").click()
+    wait_for(browser, "#import-progress")
+    WebDriverWait(browser, 60).until(lambda d: d.find_element(
+        By.ID, "import-progress").get_attribute("data-phase") in ("done", "failed"))
+    box = browser.find_element(By.ID, "import-progress")
+    assert box.get_attribute("data-phase") == "done", box.text
+    assert "3 items, 60 new memories" in box.text  # three conversations
+    assert box.find_element(By.TAG_NAME, "progress").get_attribute("value") == "100"
+    shot(browser, "import")
+    browser.get(f"{served}/ui/imports?workspace=research")
+    runs = wait_for(browser, "table.runs").text
+    assert "upload:standups.jsonl" in runs and "completed" in runs
+    shot(browser, "imports")
+    search(browser, served, "Vega migration", scope="workspace", workspace="research")
+    assert "workspace:research" in wait_for(browser, "li.result .from").text
+
+
+# -- operations -----------------------------------------------------------------------------
+
+def test_retry_a_dead_letter(served: str, browser: WebDriver) -> None:
+    sign_in(browser, served)
+    browser.get(f"{served}/ui/operations")
+    failed = wait_for(browser, "table.failures tr[data-dead-letter]")
+    assert "cognify" in failed.text and "personal" in failed.text
+    shot(browser, "operations")
+    failed.find_element(By.CSS_SELECTOR, "button.retry").click()
+    WebDriverWait(browser, 30).until(
+        lambda d: not d.find_elements(By.CSS_SELECTOR, "table.failures tr[data-dead-letter]"))
+    search(browser, served, "Orion runbook wiki")
+    assert "runbook" in wait_for(browser, "ol.results").text

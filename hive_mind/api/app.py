@@ -31,6 +31,7 @@ from hive_mind.api import (
     errors,
     health,
     metrics_route,
+    routes_browse,
     routes_cluster,
     routes_export,
     routes_jobs,
@@ -91,6 +92,7 @@ def create_app(settings: Settings, facade: HostFacade | None = None, *, mcp: boo
     errors.install(app)
     app.include_router(health.router)
     app.include_router(routes_memory.router)
+    app.include_router(routes_browse.router)
     app.include_router(routes_mind.router)
     app.include_router(routes_ops.router)
     app.include_router(routes_jobs.router)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from hive_mind.console import search, shell
+from hive_mind.console import graph, imports, memories, operations, search, shell, workspaces
 from hive_mind.console.sessions import ConsoleSessions
 from hive_mind.console.shell import PUBLIC_PATHS
 
@@ -24,7 +24,7 @@ def install(app: FastAPI) -> ConsoleSessions:
     middleware (:class:`~hive_mind.console.sessions.ConsoleMiddleware`) needs."""
     sessions = ConsoleSessions()
     app.state.console_sessions = sessions
-    for module in (shell, search):
+    for module in (shell, search, memories, graph, workspaces, imports, operations):
         app.include_router(module.router)
     shell.install_errors(app)
     return sessions

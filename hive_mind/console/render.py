@@ -53,11 +53,18 @@ def ago(ns: object) -> str:
     return datetime.fromtimestamp(ns / 1e9, UTC).strftime("%Y-%m-%d %H:%M")
 
 
+def workspace_of(origin: object) -> str:
+    """The workspace id of a result's ``from`` (``workspace:acme`` → ``acme``), else ''."""
+    kind, _, ident = str(origin).partition(":")
+    return ident if kind == "workspace" else ""
+
+
 ENV: Final = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True,
                          finalize=visible, trim_blocks=True,
                          lstrip_blocks=True)
 ENV.filters["when"] = when
 ENV.filters["ago"] = ago
+ENV.filters["workspace_of"] = workspace_of
 
 
 def page(request: Request, template: str, status: int = 200, **values: Any) -> HTMLResponse:

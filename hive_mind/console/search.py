@@ -6,7 +6,7 @@ browsing does not change later rankings."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final
+from typing import Annotated, Final
 
 from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
@@ -14,6 +14,7 @@ from starlette.responses import Response
 from hive_mind.api.deps import Facade
 from hive_mind.console.render import page
 from hive_mind.console.sessions import PREFIX
+from hive_mind.shapes import RecallDetail
 from vocabulary.enums import RECALL_PROFILES, RecallProfile
 from vocabulary.limits import MAX_QUERY_CHARS
 
@@ -26,12 +27,6 @@ FACTORS: Final = ("keyword_rank", "vector_rank", "similarity", "lanes", "fused",
 Text = Annotated[str, Query(max_length=64)]
 
 
-def _workspace_of(origin: str) -> str:
-    """The workspace id of a result's ``from`` (``workspace:acme`` → ``acme``), else ''."""
-    kind, _, ident = origin.partition(":")
-    return ident if kind == "workspace" else ""
-
-
 @router.get(PREFIX + "/search")
 async def search(request: Request, hm: Facade,
                  q: Annotated[str, Query(max_length=MAX_QUERY_CHARS)] = "",
@@ -40,13 +35,11 @@ async def search(request: Request, hm: Facade,
                  profile: RecallProfile = "balanced",
                  limit: Annotated[int, Query(ge=1, le=100)] = 20) -> Response:
     scope = scope if scope in SCOPE_CHOICES else "personal"
-    answer: dict[str, Any] | None = None
+    answer: RecallDetail | None = None
     if q.strip():
         answer = await hm.recall_detail(
             q, limit=limit, scope=scope, workspace=workspace or None, profile=profile,
             since=since or None, until=until or None, touch=False, explain=True)
-        for result in answer["results"]:
-            result["workspace_id"] = _workspace_of(str(result.get("from", "")))
     form = {"q": q, "scope": scope, "workspace": workspace, "since": since, "until": until,
             "profile": profile, "limit": limit}
     return page(request, "search.html", active="search", form=form, answer=answer,
