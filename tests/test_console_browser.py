@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import shutil
 from collections.abc import Iterator
@@ -378,3 +379,29 @@ def test_retry_a_dead_letter(served: str, browser: WebDriver) -> None:
         lambda d: not d.find_elements(By.CSS_SELECTOR, "table.failures tr[data-dead-letter]"))
     search(browser, served, "Orion runbook wiki")
     assert "runbook" in wait_for(browser, "ol.results").text
+
+
+# -- hive-mind ui ---------------------------------------------------------------------------
+
+def test_ui_command_serves_the_console_on_loopback_and_prints_its_url(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HIVE_MIND_DATA_DIR": str(tmp_path / "data"),
+           "HIVE_MIND_EMBEDDING_PROVIDER": "test", "HIVE_MIND_REDIS_URL": "",
+           "HIVE_MIND_MAINTENANCE_ENABLED": "false", "HIVE_MIND_API_TOKEN": TOKEN}
+    proc = subprocess.Popen([sys.executable, "-m", "hive_mind", "ui", "--port", "0", "--json"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline()]
+        while lines[-1] not in (b"}\n", b""):  # the --json answer, indented
+            lines.append(proc.stdout.readline())
+        url = json.loads(b"".join(lines))["ui"]["url"]
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/ui", url)
+        first = httpx.get(url, follow_redirects=False, timeout=10)
+        assert first.status_code == 303 and first.headers["location"].endswith("/ui/login")
+        login = httpx.get(f"{url}/login", timeout=10)
+        assert login.status_code == 200 and 'name="token"' in login.text
+    finally:
+        stop(proc)  # type: ignore[arg-type]
