@@ -41,6 +41,7 @@ from hive_mind.shapes import (
     Retried,
     SavedEntity,
     SavedFrame,
+    SessionState,
     StatusReport,
     WorkspaceDefault,
     WorkspaceDeleted,
@@ -87,10 +88,14 @@ class MindFacade(Protocol):
         source: FrameSource = "agent_inferred", workspace: str | None = None,
         session: str | None = None, metadata: JsonInput | None = None, wait: bool = False,
         created_at: str | None = None, idempotency_key: str | None = None,
+        updates: int | None = None, refs: list[int] | None = None,
     ) -> SavedFrame: ...
 
     async def get_frame(self, frame_id: int, *, workspace: str | None = None
                         ) -> FrameShape: ...
+
+    async def session_state(self, session: str, *, workspace: str | None = None
+                            ) -> SessionState: ...
 
     async def forget(self, frame_id: int, *, workspace: str | None = None) -> Forgotten: ...
 

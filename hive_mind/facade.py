@@ -41,6 +41,7 @@ from hive_mind.results import (
     entity_dict,
     frame_dict,
     identity_saved,
+    linked_frame,
     recall_response,
     relation_shape,
     saved_entity,
@@ -71,6 +72,7 @@ from hive_mind.shapes import (
     Retried,
     SavedEntity,
     SavedFrame,
+    SessionState,
     StatusReport,
     WorkspaceDefault,
     WorkspaceDeleted,
@@ -88,6 +90,7 @@ from mind.bounds import (
     bounded_int,
     bounded_json,
     bounded_text,
+    frame_refs,
     row_id,
     source_time,
     tags_input,
@@ -98,6 +101,7 @@ from mind.embeddings.memo import QueryMemo
 from mind.errors import ConflictError, HiveMindError, NotFoundError, ValidationError
 from mind.foreground import answering
 from mind.frames.forget import Erasure
+from mind.frames.model import Frame
 from mind.ids import validate_id
 from mind.knowledge.graph import Relation
 from mind.mind import Mind
@@ -117,6 +121,7 @@ from vocabulary.enums import (
     ExportFormat,
     ExportPart,
     FrameSource,
+    FrameType,
     Importance,
 )
 from vocabulary.ids import PERSONAL_MIND
@@ -313,8 +318,12 @@ class HiveMind:
         workspace: str | None = None, session: str | None = None,
         metadata: JsonInput | None = None, wait: bool = False,
         created_at: str | None = None, idempotency_key: str | None = None,
+        updates: int | None = None, refs: list[int] | None = None,
     ) -> SavedFrame:
-        """Save one memory (an I-frame; identical content is deduplicated). ``wait`` blocks until
+        """Save one memory: an I-frame (a statement; identical content is deduplicated), or with
+        ``updates`` a P-frame (an update of that I-frame, stored in its session: recall ranks it
+        as current and the base as outdated), or with ``refs`` a B-frame (a cross-reference to
+        those frames of the same mind). ``wait`` blocks until
         it is indexed (vector + entities), e.g. for a CLI that recalls right after; indexing
         other minds' bulk imports does not hold it up.
         ``created_at``: when it happened (strict ISO-8601 with a zone, 1900 … now + 1 day;
@@ -328,12 +337,18 @@ class HiveMind:
         bounded_text(content, "content", MAX_FRAME_CHARS)
         bounded_json(metadata, "metadata", MAX_JSON_BYTES)
         at = None if created_at is None else source_time(created_at)
+        kind, base, references = await self._frame_links(workspace, updates, refs)
         gop = validate_id(session, "session") if session else \
-            f"{DAILY_SAVE_SESSION_PREFIX}{_today()}"
+            base.gop_id if kind == "P" and base else f"{DAILY_SAVE_SESSION_PREFIX}{_today()}"
         frame = ops.NewFrameOp(gop_id=gop, content=content, importance=importance,
-                               source=source, metadata=metadata or {}, created_at=at)
-        request = {"content": content, "importance": importance, "source": source,
-                   "metadata": metadata or {}, "created_at": at}
+                               source=source, metadata=metadata or {}, created_at=at,
+                               frame_type=kind, base_frame_id=base.id if base else None,
+                               references=references)
+        request: dict[str, Any] = {"content": content, "importance": importance,
+                                   "source": source, "metadata": metadata or {},
+                                   "created_at": at}
+        if kind != "I":  # a plain save's key keeps the request it always had
+            request.update(updates=updates, refs=references)
         await self.runtime.check_quota()  # refused now rather than never indexed
         with answering():  # background builds step aside meanwhile (mind/foreground.py)
             result, replayed = await self._write(
@@ -347,8 +362,46 @@ class HiveMind:
             stored = await reader.frames.get(saved.id)
         if stored is None:  # forgotten since (a replay of an old save, or a racing forget)
             raise NotFoundError(f"frame {saved.id} was saved but has since been forgotten")
-        return {**frame_dict(stored), "created": saved.created,
+        return {**linked_frame(stored, references), "created": saved.created,
                 "workspace": workspace or PERSONAL_MIND, "replayed": replayed}
+
+    async def _frame_links(self, workspace: str | None, updates: int | None,
+                           refs: list[int] | None) -> tuple[FrameType, Frame | None, list[int]]:
+        """What a save links to: ``("I", None, [])``; ``("P", base, [])`` for an update of the
+        I-frame ``updates``; ``("B", first reference, refs)`` for a cross-reference. An id
+        that is no frame of this mind (another workspace's, say) is a NotFoundError."""
+        if updates is not None and refs is not None:
+            raise ValidationError("a save either updates a frame or references frames, not both")
+        if updates is None and refs is None:
+            return "I", None, []
+        ids = [row_id(updates, "updates")] if updates is not None else frame_refs(refs)
+        async with self.reading(workspace) as reader:
+            found = await reader.frames.get_many(ids)
+        if missing := [i for i in ids if i not in found]:
+            where = f"workspace {workspace!r}" if workspace else "the personal mind"
+            raise NotFoundError(f"frame {missing[0]} not found in {where}")
+        first = found[ids[0]]
+        if updates is None:
+            return "B", first, ids
+        if first.frame_type != "I":
+            raise ValidationError(f"frame {first.id} is a {first.frame_type}-frame: an update "
+                                  f"names the I-frame it updates (frame {first.base_frame_id})"
+                                  if first.frame_type == "P" else
+                                  f"frame {first.id} is a B-frame: an update names an I-frame")
+        return "P", first, []
+
+    async def session_state(self, session: str, *, workspace: str | None = None
+                            ) -> SessionState:
+        """A session's current state: its latest I-frame and the P-frames after it (an unknown
+        session is a NotFoundError)."""
+        gop = validate_id(session, "session")
+        async with self.reading(workspace) as reader:
+            if await reader.sessions.get_by_gop_id(gop) is None:
+                raise NotFoundError(f"session {gop!r} not found")
+            iframe, pframes = await reader.frames.reconstruct_state(gop)
+        return {"session": gop, "workspace": workspace or PERSONAL_MIND,
+                "i_frame": None if iframe is None else linked_frame(iframe, []),
+                "p_frames": [linked_frame(p, []) for p in pframes]}
 
     async def _write(self, workspace: str | None, op_factory: Callable[[str], ops.OpEnvelope],
                      key: str | None, operation: str, request: Mapping[str, object]

@@ -56,6 +56,7 @@ from hive_mind.shapes import (
     Retried,
     SavedEntity,
     SavedFrame,
+    SessionState,
     StatusReport,
     WorkspaceDefault,
     WorkspaceDeleted,
@@ -217,11 +218,15 @@ class RemoteHiveMind:
                    source: FrameSource = "agent_inferred", workspace: str | None = None,
                    session: str | None = None, metadata: JsonInput | None = None,
                    wait: bool = False, created_at: str | None = None,
-                   idempotency_key: str | None = None) -> SavedFrame:
-        saved: SavedFrame = await self._keyed_post("/v1/memories", {
+                   idempotency_key: str | None = None, updates: int | None = None,
+                   refs: list[int] | None = None) -> SavedFrame:
+        body: dict[str, object] = {
             "content": content, "importance": importance, "source": source,
             "workspace": workspace, "session": session, "metadata": metadata, "wait": wait,
-            "created_at": created_at}, idempotency_key)
+            "created_at": created_at}
+        if updates is not None or refs is not None:  # a plain save sends what it always did
+            body.update(updates=updates, refs=refs)
+        saved: SavedFrame = await self._keyed_post("/v1/memories", body, idempotency_key)
         return saved
 
     async def _keyed_post(self, path: str, body: dict[str, object], key: str | None
@@ -236,6 +241,12 @@ class RemoteHiveMind:
                         ) -> FrameShape:
         result: FrameShape = await self._call(
             "GET", f"/v1/memories/{_segment(frame_id)}", params={"workspace": workspace})
+        return result
+
+    async def session_state(self, session: str, *, workspace: str | None = None
+                            ) -> SessionState:
+        result: SessionState = await self._call(
+            "GET", f"/v1/sessions/{_segment(session)}/state", params={"workspace": workspace})
         return result
 
     async def forget(self, frame_id: int, *, workspace: str | None = None) -> Forgotten:

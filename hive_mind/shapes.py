@@ -40,13 +40,32 @@ class FrameShape(TypedDict):
     metadata: JsonObject
 
 
-class SavedFrame(FrameShape):
+class LinkedFrame(FrameShape):
+    """A frame with its links: a P-frame's ``base_frame_id`` (the I-frame it updates), a
+    B-frame's ``base_frame_id`` (its first reference) and ``references``; an I-frame has
+    neither key."""
+
+    base_frame_id: NotRequired[int | None]
+    references: NotRequired[list[int]]
+
+
+class SavedFrame(LinkedFrame):
     """A save's answer: the frame, ``created`` (false: identical content was stored already),
     the mind's name and ``replayed`` (a repeat of an idempotency key's first save)."""
 
     created: bool
     workspace: str
     replayed: bool
+
+
+class SessionState(TypedDict):
+    """A session's current state (``GET /v1/sessions/{id}/state``): its latest I-frame (null
+    when it holds none) and the P-frames after it, in order."""
+
+    session: str
+    workspace: str
+    i_frame: LinkedFrame | None
+    p_frames: list[LinkedFrame]
 
 
 class Forgotten(TypedDict):
