@@ -38,8 +38,8 @@ INTERACTIVE_WINDOW: Final = 2.0
 # DEFAULT_BULK_FRAMES frames, and of DEFAULT_PART_FRAMES while interactive ops arrive (a save waits
 # for the commit already running). A commit's fixed cost (its round trips, the FTS5 segment it
 # flushes, the WAL pages it rewrites) made parts of 32 frames halve an import's write rate, and
-# parts of 128 took ~25 % more CPU than parts of 1,024 for `python -m bench.components.bulk_write`'s write through
-# the actor (actors/parts.py).
+# parts of 128 took ~25 % more CPU than parts of 1,024 for the write through the actor of
+# `python -m bench.components.bulk_write` (actors/parts.py).
 DEFAULT_PART_FRAMES: Final = 128
 DEFAULT_BULK_FRAMES: Final = 1_024
 # Small interactive ops (a save, a touch, an erase, ...) are committed ahead of queued bulk work

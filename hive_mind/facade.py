@@ -32,7 +32,7 @@ from actors.results import (
     Reconciled,
     expect,
 )
-from hive_mind import warmup
+from hive_mind import browse, warmup
 from hive_mind.contract import HostFacade, MindFacade
 from hive_mind.results import (
     awareness_cleared,
@@ -169,6 +169,11 @@ def _stored(result: object) -> dict[str, Any]:
     if not isinstance(result, dict):
         raise HiveMindError(f"a replayed write answered a {type(result).__name__}")
     return result
+
+
+def _stamp_time(ns: int) -> str | None:
+    """A file's modification time (ns) in the house format, None for none."""
+    return format_ts(datetime.fromtimestamp(ns / 1e9, UTC)) if ns > 0 else None
 
 
 def _today() -> str:
@@ -719,7 +724,9 @@ class HiveMind:
         for ws in listed:
             known = counts.get(mind_id(ws["id"]))
             rows.append({**workspace_meta(ws), "frames": known.frames if known else 0,
-                         "entities": known.entities if known else 0})
+                         "entities": known.entities if known else 0,
+                         "pending_index": known.pending_index if known else 0,
+                         "last_write": _stamp_time(known.modified_ns) if known else None})
         personal = await self.stats() if self.owns(PERSONAL_MIND) else None  # sharded: its owner's
         return {"personal": personal, "workspaces": rows,
                 "default_workspace": self.workspaces.default()}
@@ -862,6 +869,34 @@ class HiveMind:
         from mind.harvest.store import HarvestStore
 
         return await HarvestStore((await self.reader(workspace)).db).sources()
+
+    # -- browsing ---------------------------------------------------------------------------
+
+    async def list_sessions(self, *, workspace: str | None = None, page: int = 1,
+                            limit: int = 50) -> JsonObject:
+        """The mind's sessions, newest first (by their newest frame), a page at a time, with
+        their frame counts and time spans (:mod:`hive_mind.browse`)."""
+        async with self.reading(workspace) as reader:
+            return await browse.sessions_page(reader, page, limit)
+
+    async def session_frames(self, session: str, *, workspace: str | None = None,
+                             before: int | None = None, limit: int = 50) -> JsonObject:
+        """A session's frames, newest first; ``next`` continues with ``before``."""
+        async with self.reading(workspace) as reader:
+            return await browse.session_frames(reader, session, before, limit)
+
+    async def entity_graph(self, entity_id: int, *, workspace: str | None = None,
+                           limit: int = 100) -> JsonObject:
+        """An entity with its neighbours and every relation touching it, retired ones with
+        their validity interval."""
+        async with self.reading(workspace) as reader:
+            return await browse.entity_graph(reader, entity_id, limit)
+
+    async def harvest_runs(self, *, workspace: str | None = None, limit: int = 50
+                           ) -> list[JsonObject]:
+        """The latest harvest runs into the mind (source, items done, status, error)."""
+        async with self.reading(workspace) as reader:
+            return await browse.harvest_runs(reader, limit)
 
     async def ingest(self, content: str, *, type_hint: str = "auto", importance: str = "normal",
                      tags: list[str] | None = None, workspace: str | None = None,

@@ -204,6 +204,26 @@ class PerMind(ABC):
         return await self._mind(READ, "harvest_sources", workspace,
             lambda f: f.harvest_sources(workspace=workspace))
 
+    async def list_sessions(self, *, workspace: str | None = None, page: int = 1,
+                            limit: int = 50) -> JsonObject:
+        return await self._mind(READ, "list_sessions", workspace,
+            lambda f: f.list_sessions(workspace=workspace, page=page, limit=limit))
+
+    async def session_frames(self, session: str, *, workspace: str | None = None,
+                             before: int | None = None, limit: int = 50) -> JsonObject:
+        return await self._mind(READ, "session_frames", workspace,
+            lambda f: f.session_frames(session, workspace=workspace, before=before, limit=limit))
+
+    async def entity_graph(self, entity_id: int, *, workspace: str | None = None,
+                           limit: int = 100) -> JsonObject:
+        return await self._mind(READ, "entity_graph", workspace,
+            lambda f: f.entity_graph(entity_id, workspace=workspace, limit=limit))
+
+    async def harvest_runs(self, *, workspace: str | None = None, limit: int = 50
+                           ) -> list[JsonObject]:
+        return await self._mind(READ, "harvest_runs", workspace,
+            lambda f: f.harvest_runs(workspace=workspace, limit=limit))
+
     async def ingest(self, content: str, *, type_hint: str = "auto", importance: str = "normal",
                      tags: list[str] | None = None, workspace: str | None = None,
                      wait: bool = True) -> JsonObject:

@@ -500,6 +500,32 @@ class RemoteHiveMind:
         sources: list[JsonObject] = out["sources"]
         return sources
 
+    async def list_sessions(self, *, workspace: str | None = None, page: int = 1,
+                            limit: int = 50) -> JsonObject:
+        result: JsonObject = await self._call("GET", "/v1/sessions", params={
+            "workspace": workspace, "page": page, "limit": limit})
+        return result
+
+    async def session_frames(self, session: str, *, workspace: str | None = None,
+                             before: int | None = None, limit: int = 50) -> JsonObject:
+        result: JsonObject = await self._call("GET", "/v1/sessions/frames", params={
+            "session": session, "workspace": workspace, "before": before, "limit": limit})
+        return result
+
+    async def entity_graph(self, entity_id: int, *, workspace: str | None = None,
+                           limit: int = 100) -> JsonObject:
+        result: JsonObject = await self._call(
+            "GET", f"/v1/entities/{_segment(entity_id)}/graph",
+            params={"workspace": workspace, "limit": limit})
+        return result
+
+    async def harvest_runs(self, *, workspace: str | None = None, limit: int = 50
+                           ) -> list[JsonObject]:
+        out = await self._call("GET", "/v1/harvest/runs",
+                               params={"workspace": workspace, "limit": limit})
+        runs: list[JsonObject] = out["runs"]
+        return runs
+
     async def ingest(self, content: str, *, type_hint: str = "auto", importance: str = "normal",
                      tags: list[str] | None = None, workspace: str | None = None,
                      wait: bool = True) -> JsonObject:

@@ -301,8 +301,13 @@ class WorkspaceMeta(TypedDict):
 
 
 class WorkspaceRow(WorkspaceMeta):
+    """A workspace with its mind's counts, the frames still waiting for their index and
+    when its file was last written."""
+
     frames: int
     entities: int
+    pending_index: NotRequired[int]
+    last_write: NotRequired[str | None]
 
 
 class WorkspaceView(WorkspaceMeta, MindStats):

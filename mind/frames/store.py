@@ -38,7 +38,8 @@ _INSERT = (
 
 
 _INSERT_FTS = "INSERT INTO memory_frames_fts(rowid, content, search_context) VALUES (?, ?, ?)"
-"""New frames' FTS rows, from the values the writer has (no insert trigger: bench/components/bulk_write.py)."""
+"""New frames' FTS rows, from the values the writer has (no insert trigger: see
+``python -m bench.components.bulk_write``)."""
 
 
 def validate_content(content: object) -> str:

@@ -152,6 +152,15 @@ async def get_relations(
     return [Relation.from_row(row) for row in rows]
 
 
+async def relation_history(db: Database, entity_id: int, limit: int) -> list[Relation]:
+    """Every relation touching an entity, retired ones too, the latest valid first."""
+    rows = await db.fetchall(
+        f"SELECT {_R} FROM knowledge_relations WHERE source_id = ?1 "
+        f"UNION SELECT {_R} FROM knowledge_relations WHERE target_id = ?1 "
+        "ORDER BY valid_from DESC, id DESC LIMIT ?2", (entity_id, limit))
+    return [Relation.from_row(row) for row in rows]
+
+
 async def retire_relation(db: Database, relation_id: int) -> Relation:
     """End a relation's validity now (idempotent); :class:`NotFoundError` if unknown."""
     async with db.transaction():

@@ -233,6 +233,14 @@ class KnowledgeGraph:
                                ) -> list[Relation]:
         return await graph.get_relations(self._db, entity_id, relation_type, "in")
 
+    async def relation_history(self, entity_id: int, limit: int = 200) -> list[Relation]:
+        """Every relation touching the entity, retired ones too, the latest valid first."""
+        return await graph.relation_history(self._db, entity_id, limit)
+
+    async def get_entities(self, ids: list[int]) -> list[Entity]:
+        """These entities (active or retired; missing ids left out), in the order given."""
+        return await self._many(ids)
+
     async def retire_relation(self, relation_id: int) -> Relation:
         return await graph.retire_relation(self._db, relation_id)
 
