@@ -91,3 +91,17 @@ def test_each_facade_class_is_held_to_the_contract() -> None:
     named = {a.annotation.id for a in check.args.args
              if isinstance(a.annotation, ast.Name)}
     assert named == {"HiveMind", "RemoteHiveMind", "ShardedHiveMind"}
+
+
+def test_the_cli_actions_hold_the_typed_facade() -> None:
+    """A command's ``act(hm)`` annotated ``Any`` would take the facade past the type check
+    (``with_facade`` accepts it)."""
+    untyped = []
+    for path in sorted((ROOT / "hive_mind/cli").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                untyped += [f"{path.name}:{node.lineno} {node.name}"
+                            for arg in node.args.args
+                            if arg.arg in ("hm", "mind", "facade") and arg.annotation is not None
+                            and any(True for _ in _anys(arg.annotation))]
+    assert untyped == []
