@@ -49,7 +49,15 @@ from hive_mind.shapes import (
     WorkspaceMeta,
     WorkspaceView,
 )
-from vocabulary.enums import ExportFormat, ExportPart, FrameSource, Importance
+from vocabulary.enums import (
+    ExportFormat,
+    ExportPart,
+    FrameSource,
+    Importance,
+    RecallLanes,
+    RecallProfile,
+    Scope,
+)
 
 if TYPE_CHECKING:
     from hive_mind.export import Export
@@ -100,16 +108,16 @@ class MindFacade(Protocol):
     async def forget(self, frame_id: int, *, workspace: str | None = None) -> Forgotten: ...
 
     async def recall(
-        self, query: str, *, limit: int = 10, scope: str | None = None,
-        workspace: str | None = None, profile: str = "balanced", since: str | None = None,
-        until: str | None = None, catch_up: bool | None = None, lanes: str = "hybrid",
+        self, query: str, *, limit: int = 10, scope: Scope | None = None,
+        workspace: str | None = None, profile: RecallProfile = "balanced", since: str | None = None,
+        until: str | None = None, catch_up: bool | None = None, lanes: RecallLanes = "hybrid",
         touch: bool = True, explain: bool = False, min_relevance: float | None = None,
     ) -> list[RecallResult]: ...
 
     async def recall_detail(
-        self, query: str, *, limit: int = 10, scope: str | None = None,
-        workspace: str | None = None, profile: str = "balanced", since: str | None = None,
-        until: str | None = None, catch_up: bool | None = None, lanes: str = "hybrid",
+        self, query: str, *, limit: int = 10, scope: Scope | None = None,
+        workspace: str | None = None, profile: RecallProfile = "balanced", since: str | None = None,
+        until: str | None = None, catch_up: bool | None = None, lanes: RecallLanes = "hybrid",
         touch: bool = True, explain: bool = False, min_relevance: float | None = None,
     ) -> RecallDetail: ...
 

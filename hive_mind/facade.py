@@ -123,6 +123,9 @@ from vocabulary.enums import (
     FrameSource,
     FrameType,
     Importance,
+    RecallLanes,
+    RecallProfile,
+    Scope,
 )
 from vocabulary.ids import PERSONAL_MIND
 from vocabulary.limits import (
@@ -545,9 +548,9 @@ class HiveMind:
                             keyword_index=reader.keyword_index())
 
     async def recall(
-        self, query: str, *, limit: int = 10, scope: str | None = None,
-        workspace: str | None = None, profile: str = "balanced", since: str | None = None,
-        until: str | None = None, catch_up: bool | None = None, lanes: str = "hybrid",
+        self, query: str, *, limit: int = 10, scope: Scope | None = None,
+        workspace: str | None = None, profile: RecallProfile = "balanced", since: str | None = None,
+        until: str | None = None, catch_up: bool | None = None, lanes: RecallLanes = "hybrid",
         touch: bool = True, explain: bool = False, min_relevance: float | None = None,
     ) -> list[RecallResult]:
         """Hybrid search over the chosen minds, merged by normalized score without
@@ -561,9 +564,9 @@ class HiveMind:
         return detail["results"]
 
     async def recall_detail(
-        self, query: str, *, limit: int = 10, scope: str | None = None,
-        workspace: str | None = None, profile: str = "balanced", since: str | None = None,
-        until: str | None = None, catch_up: bool | None = None, lanes: str = "hybrid",
+        self, query: str, *, limit: int = 10, scope: Scope | None = None,
+        workspace: str | None = None, profile: RecallProfile = "balanced", since: str | None = None,
+        until: str | None = None, catch_up: bool | None = None, lanes: RecallLanes = "hybrid",
         touch: bool = True, explain: bool = False, min_relevance: float | None = None,
     ) -> RecallDetail:
         """A recall through :class:`mind.retrieval.combined.CombinedRetrieval`, answered as ``POST
@@ -595,8 +598,8 @@ class HiveMind:
                 minds = [*self._personal_here(), *routed]
             searchers = [("personal" if ws is None else f"workspace:{ws}",
                           self._searcher(ws, embedder)) for ws in minds]
-            options = SearchOptions(profile=profile, since=since, until=until,  # type: ignore[arg-type]
-                                    catch_up=catch_up, lanes=lanes, touch=touch,  # type: ignore[arg-type]
+            options = SearchOptions(profile=profile, since=since, until=until,
+                                    catch_up=catch_up, lanes=lanes, touch=touch,
                                     candidates=ROUTED_CANDIDATES if routing else CANDIDATES,
                                     min_relevance=min_relevance)
             combined = await CombinedRetrieval(searchers, self.external).search(

@@ -66,7 +66,15 @@ from hive_mind.shapes import (
 )
 from mind.bounds import bounded_float
 from mind.errors import ConfigurationError, ValidationError
-from vocabulary.enums import ExportFormat, ExportPart, FrameSource, Importance
+from vocabulary.enums import (
+    ExportFormat,
+    ExportPart,
+    FrameSource,
+    Importance,
+    RecallLanes,
+    RecallProfile,
+    Scope,
+)
 
 if TYPE_CHECKING:
     from hive_mind.export import Export
@@ -254,10 +262,10 @@ class RemoteHiveMind:
             "DELETE", f"/v1/memories/{_segment(frame_id)}", params={"workspace": workspace})
         return result
 
-    async def recall(self, query: str, *, limit: int = 10, scope: str | None = None,
-                     workspace: str | None = None, profile: str = "balanced",
+    async def recall(self, query: str, *, limit: int = 10, scope: Scope | None = None,
+                     workspace: str | None = None, profile: RecallProfile = "balanced",
                      since: str | None = None, until: str | None = None,
-                     catch_up: bool | None = None, lanes: str = "hybrid",
+                     catch_up: bool | None = None, lanes: RecallLanes = "hybrid",
                      touch: bool = True, explain: bool = False,
                      min_relevance: float | None = None) -> list[RecallResult]:
         detail = await self.recall_detail(
@@ -266,10 +274,10 @@ class RemoteHiveMind:
             min_relevance=min_relevance)
         return detail["results"]
 
-    async def recall_detail(self, query: str, *, limit: int = 10, scope: str | None = None,
-                            workspace: str | None = None, profile: str = "balanced",
+    async def recall_detail(self, query: str, *, limit: int = 10, scope: Scope | None = None,
+                            workspace: str | None = None, profile: RecallProfile = "balanced",
                             since: str | None = None, until: str | None = None,
-                            catch_up: bool | None = None, lanes: str = "hybrid",
+                            catch_up: bool | None = None, lanes: RecallLanes = "hybrid",
                             touch: bool = True, explain: bool = False,
                             min_relevance: float | None = None) -> RecallDetail:
         if min_relevance is not None:  # checked here too: JSON has no NaN to send

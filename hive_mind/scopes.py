@@ -42,6 +42,8 @@ from hive_mind.shapes import (
     WorkspaceMeta,
 )
 from hive_mind.tokens import ADMIN, ForbiddenError, Scope
+from vocabulary.enums import RecallLanes, RecallProfile
+from vocabulary.enums import Scope as RecallScope
 from vocabulary.ids import PERSONAL_MIND, workspace_mind_id
 
 if TYPE_CHECKING:
@@ -149,9 +151,9 @@ class ScopedFacade(PerMind):
     # -- one mind, checked ------------------------------------------------------------------
 
     async def recall_detail(
-        self, query: str, *, limit: int = 10, scope: str | None = None,
-        workspace: str | None = None, profile: str = "balanced", since: str | None = None,
-        until: str | None = None, catch_up: bool | None = None, lanes: str = "hybrid",
+        self, query: str, *, limit: int = 10, scope: RecallScope | None = None,
+        workspace: str | None = None, profile: RecallProfile = "balanced", since: str | None = None,
+        until: str | None = None, catch_up: bool | None = None, lanes: RecallLanes = "hybrid",
         touch: bool = True, explain: bool = False, min_relevance: float | None = None,
     ) -> RecallDetail:
         """One mind: checked. Scope ``all``: narrowed to the scope's minds by ``within``."""

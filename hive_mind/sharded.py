@@ -59,6 +59,7 @@ from hive_mind.workspaces import candidate_ids, slugify
 from hive_mind.workspaces import mind_id as workspace_mind
 from mind.errors import ConflictError, NotFoundError, ValidationError
 from mind.storage.fencing import FencedError
+from vocabulary.enums import RecallLanes, RecallProfile, Scope
 from vocabulary.ids import PERSONAL_MIND
 
 if TYPE_CHECKING:
@@ -249,9 +250,9 @@ class ShardedHiveMind(PerMind, MindMoves):
     # -- recall -----------------------------------------------------------------------------
 
     async def recall_detail(
-        self, query: str, *, limit: int = 10, scope: str | None = None,
-        workspace: str | None = None, profile: str = "balanced", since: str | None = None,
-        until: str | None = None, catch_up: bool | None = None, lanes: str = "hybrid",
+        self, query: str, *, limit: int = 10, scope: Scope | None = None,
+        workspace: str | None = None, profile: RecallProfile = "balanced", since: str | None = None,
+        until: str | None = None, catch_up: bool | None = None, lanes: RecallLanes = "hybrid",
         touch: bool = True, explain: bool = False, min_relevance: float | None = None,
     ) -> RecallDetail:
         """One mind: its owner answers. Scope ``all``: every shard searches its own minds and
