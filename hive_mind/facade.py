@@ -59,8 +59,10 @@ from hive_mind.shapes import (
     EntityView,
     Forgotten,
     FrameShape,
+    HarvestReport,
     IdentitySaved,
     IdentityView,
+    IngestReport,
     JobsReport,
     JsonInput,
     JsonObject,
@@ -842,7 +844,7 @@ class HiveMind:
     async def harvest(self, source: str, path: str | Path, *, workspace: str | None = None,
                       progress: Progress | None = None, auto_sync: bool | None = None,
                       sync_interval_hours: int | None = None, wait: bool = True,
-                      label: str | None = None) -> JsonObject:
+                      label: str | None = None) -> HarvestReport:
         """Import an export (chat history, documents) into a mind; see :mod:`hive_mind.harvest`.
         ``progress`` receives :class:`~workers.harvest_summary.ProgressEvent` values."""
         summary = await self.run_harvest(
@@ -903,7 +905,7 @@ class HiveMind:
 
     async def ingest(self, content: str, *, type_hint: str = "auto", importance: str = "normal",
                      tags: list[str] | None = None, workspace: str | None = None,
-                     wait: bool = True) -> JsonObject:
+                     wait: bool = True) -> IngestReport:
         """Ingest a file path, a URL or raw text (markdown, plaintext, pdf, url)."""
         summary = await self.run_ingest(content, type_hint=type_hint, importance=importance,
                                         tags=tags, workspace=workspace, wait=wait)

@@ -24,8 +24,10 @@ from hive_mind.shapes import (
     EntityView,
     Forgotten,
     FrameShape,
+    HarvestReport,
     IdentitySaved,
     IdentityView,
+    IngestReport,
     JsonInput,
     JsonObject,
     MindStats,
@@ -203,7 +205,7 @@ class PerMind(ABC):
     async def harvest(self, source: str, path: str | Path, *, workspace: str | None = None,
                       progress: Progress | None = None, auto_sync: bool | None = None,
                       sync_interval_hours: int | None = None, wait: bool = True,
-                      label: str | None = None) -> JsonObject:
+                      label: str | None = None) -> HarvestReport:
         return await self._mind(WRITE, "harvest", workspace, lambda f: f.harvest(
             source, path, workspace=workspace, progress=progress, auto_sync=auto_sync,
             sync_interval_hours=sync_interval_hours, wait=wait, label=label))
@@ -234,7 +236,7 @@ class PerMind(ABC):
 
     async def ingest(self, content: str, *, type_hint: str = "auto", importance: str = "normal",
                      tags: list[str] | None = None, workspace: str | None = None,
-                     wait: bool = True) -> JsonObject:
+                     wait: bool = True) -> IngestReport:
         return await self._mind(WRITE, "ingest", workspace, lambda f: f.ingest(
             content, type_hint=type_hint, importance=importance, tags=tags,
             workspace=workspace, wait=wait))

@@ -43,8 +43,10 @@ from hive_mind.shapes import (
     EntityView,
     Forgotten,
     FrameShape,
+    HarvestReport,
     IdentitySaved,
     IdentityView,
+    IngestReport,
     JobsReport,
     JsonInput,
     JsonObject,
@@ -471,7 +473,7 @@ class RemoteHiveMind:
 
     # -- harvest and ingest -----------------------------------------------------------------
 
-    async def _upload(self, path: str, local: Path, fields: dict[str, Any]) -> JsonObject:
+    async def _upload(self, path: str, local: Path, fields: dict[str, Any]) -> Any:
         with tempfile.TemporaryDirectory(prefix="hive-mind-client-") as tmp:
             if local.is_dir():  # directories (claude-code projects) travel as a zip
                 archive = Path(tmp) / f"{local.name or 'upload'}.zip"
@@ -481,7 +483,7 @@ class RemoteHiveMind:
                             zf.write(item, item.relative_to(local).as_posix())
                 local = archive
             with local.open("rb") as handle:
-                result: JsonObject = await self._call(
+                result = await self._call(
                     "POST", path, data=_form(fields),
                     files={"file": (local.name, handle, "application/octet-stream")})
         return result
@@ -489,7 +491,7 @@ class RemoteHiveMind:
     async def harvest(self, source: str, path: str | Path, *, workspace: str | None = None,
                       progress: Progress | None = None, auto_sync: bool | None = None,
                       sync_interval_hours: int | None = None, wait: bool = True,
-                      label: str | None = None) -> JsonObject:
+                      label: str | None = None) -> HarvestReport:
         """Import an export: a file or directory on this machine is uploaded (recorded under
         its local path unless ``label`` says otherwise); anything else (a URL, a path on the
         server) is passed to the server as is. ``progress`` is not reported in client mode."""
@@ -498,8 +500,9 @@ class RemoteHiveMind:
         local = None if source == "url" else _local_file(path)
         if local is not None:
             fields["label"] = label or str(local.resolve())
-            return await self._upload("/v1/harvest/upload", local, fields)
-        result: JsonObject = await self._call("POST", "/v1/harvest",
+            uploaded: HarvestReport = await self._upload("/v1/harvest/upload", local, fields)
+            return uploaded
+        result: HarvestReport = await self._call("POST", "/v1/harvest",
                                                   json={**fields, "path": str(path)})
         return result
 
@@ -536,14 +539,15 @@ class RemoteHiveMind:
 
     async def ingest(self, content: str, *, type_hint: str = "auto", importance: str = "normal",
                      tags: list[str] | None = None, workspace: str | None = None,
-                     wait: bool = True) -> JsonObject:
+                     wait: bool = True) -> IngestReport:
         """Ingest a file on this machine (uploaded), a URL or raw text."""
         fields = {"type_hint": type_hint, "importance": importance, "tags": tags,
                   "workspace": workspace, "wait": wait}
         local = _local_file(content.strip()) if isinstance(content, str) else None
         if local is not None and local.is_file():
-            return await self._upload("/v1/ingest/upload", local, fields)
-        result: JsonObject = await self._call("POST", "/v1/ingest",
+            uploaded: IngestReport = await self._upload("/v1/ingest/upload", local, fields)
+            return uploaded
+        result: IngestReport = await self._call("POST", "/v1/ingest",
                                                   json={**fields, "content": content})
         return result
 

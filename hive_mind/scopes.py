@@ -30,6 +30,8 @@ from hive_mind.per_mind import WRITE, PerMind
 from hive_mind.settings import Settings
 from hive_mind.shapes import (
     Dropped,
+    HarvestReport,
+    IngestReport,
     JobsReport,
     JsonObject,
     MaintenanceRun,
@@ -187,7 +189,7 @@ class ScopedFacade(PerMind):
         progress: Progress | None = None, auto_sync: bool | None = None,
         sync_interval_hours: int | None = None, wait: bool = True, importance: str = "normal",
         tags: list[str] | None = None, label: str | None = None, rereadable: bool | None = None,
-    ) -> Summary:
+    ) -> Summary[HarvestReport]:
         check(self._scope, _mind(workspace), True, "run harvest")
         return await self.inner.run_harvest(
             source, path, workspace=workspace, progress=progress, auto_sync=auto_sync,
@@ -197,7 +199,7 @@ class ScopedFacade(PerMind):
     async def run_ingest(self, content: str, *, type_hint: str = "auto",
                          importance: str = "normal", tags: list[str] | None = None,
                          workspace: str | None = None, wait: bool = True,
-                         label: str | None = None) -> Summary:
+                         label: str | None = None) -> Summary[IngestReport]:
         check(self._scope, _mind(workspace), True, "run ingest")
         return await self.inner.run_ingest(
             content, type_hint=type_hint, importance=importance, tags=tags,

@@ -105,3 +105,16 @@ def test_the_cli_actions_hold_the_typed_facade() -> None:
                             if arg.arg in ("hm", "mind", "facade") and arg.annotation is not None
                             and any(True for _ in _anys(arg.annotation))]
     assert untyped == []
+
+
+def test_the_summary_shapes_name_every_field() -> None:
+    """A field added to a harvest's or an ingest's summary needs its place in the shape its
+    ``as_dict`` builds (else the JSON would leave it out)."""
+    from dataclasses import fields
+
+    from hive_mind.harvest import IngestSummary
+    from hive_mind.shapes import HarvestReport, IngestReport
+    from workers.harvest_summary import HarvestSummary
+
+    for summary, shape in ((HarvestSummary, HarvestReport), (IngestSummary, IngestReport)):
+        assert {f.name for f in fields(summary)} == set(shape.__annotations__), shape.__name__
