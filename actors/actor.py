@@ -32,6 +32,12 @@ An unkeyed bulk write bigger than a part (the bulk limit of the moment: new fram
 import's batch, index results of a cognify job) is applied in parts, one commit each, so
 interactive ops go between them (:mod:`actors.parts`: what that keeps — exactly-once, order —
 and gives up: all-or-nothing).
+
+Tracing: each group commit is logged at DEBUG on this module's logger, the record carrying
+``ops`` (the group's ops, in order) and ``started`` (``time.perf_counter()`` at its ``BEGIN``;
+the record is made right after ``COMMIT``). A handler on that logger sees every commit of the
+process as it happens (``python -m bench.product.ack_latency --trace`` lists the commits a slow
+save waited for).
 """
 
 from __future__ import annotations
@@ -180,10 +186,6 @@ class MindActor:
             self.locks.close()
 
     @property
-    def idle(self) -> bool:
-        return self._queue.empty() and self._urgent.empty() and self._held is None
-
-    @property
     def queued(self) -> int:
         return self._queue.qsize() + self._urgent.qsize() + (self._held is not None)
 
@@ -238,10 +240,6 @@ class MindActor:
             if isinstance(result, BaseException):
                 raise result
         return merge(results, Duplicate(op.op_id))
-
-    def submit_nowait(self, op: Any) -> asyncio.Future[Any]:
-        """Queue without waiting for the commit (fire-and-forget writes such as touches)."""
-        return asyncio.ensure_future(self.submit(op))
 
     # -- the loop ---------------------------------------------------------------------------
 
@@ -339,10 +337,10 @@ class MindActor:
         self.commits += 1
         self.ops_applied += len(batch)
         GROUP_COMMIT_SECONDS.observe(time.perf_counter() - started)
-        log.debug(
-            "mind %s: committed %d ops in %.1f ms",
-            self.name, len(batch), (time.perf_counter() - started) * 1000,
-        )
+        if log.isEnabledFor(logging.DEBUG):  # with the ops for a trace (module docstring)
+            log.debug("mind %s: committed %d ops in %.1f ms", self.name, len(batch),
+                      (time.perf_counter() - started) * 1000,
+                      extra={"ops": [p.op for p in batch], "started": started})
         committed = [(p.op, result) for p, result, error in outcomes if error is None]
         if any(op.kind in SCRUBS_WAL for op, _ in committed):
             await self.mind.scrub_wal()  # deleted frames' old pages leave the -wal file too

@@ -19,11 +19,12 @@ DEFAULT_MAX_WEIGHT: Final = 1_000  # frames written per group commit (bounds com
 # Applying index results costs ~0.5 ms a frame (the link search against the vector index
 # dominates), and a save waits for the bulk commit already running: groups of 1,000 → 256 →
 # 128 → 64 frames measured save p99 162 → 83 → 60 → 35 ms during a bulk import, same ingest
-# rate (2 cores, bench/ack_latency.py); on a 2-core AMD EPYC without VNNI,
+# rate (2 cores, bench/product/ack_latency.py); on a 2-core AMD EPYC without VNNI,
 # 64 → 32 frames: p99 64 → 44 ms, ingest 152 → 171 frames/s (one run each, side by side).
 # A part's fixed cost (the link search call, the commit, the round trips) is about half of a
-# 32-frame part's CPU: parts of 64 cut a host's index-apply CPU by ~25 % (bench/host_replay.py),
-# so 64 while nobody saves, and a quarter of it while saves arrive (below).
+# 32-frame part's CPU: parts of 64 cut a host's index-apply CPU by ~25 %
+# (bench/components/host_replay.py), so 64 while nobody saves, and a quarter of it while saves
+# arrive (below).
 DEFAULT_BULK_WEIGHT: Final = 64
 # ... divided by this while interactive ops arrive (one in the last INTERACTIVE_WINDOW
 # seconds): a save waits for the bulk commit already running, and parts of 16 index results
@@ -37,8 +38,8 @@ INTERACTIVE_WINDOW: Final = 2.0
 # DEFAULT_BULK_FRAMES frames, and of DEFAULT_PART_FRAMES while interactive ops arrive (a save waits
 # for the commit already running). A commit's fixed cost (its round trips, the FTS5 segment it
 # flushes, the WAL pages it rewrites) made parts of 32 frames halve an import's write rate, and
-# parts of 128 took ~25 % more CPU than parts of 1,024 for bench/bulk_write.py's write through
-# the actor (actors/parts.py).
+# parts of 128 took ~25 % more CPU than parts of 1,024 for the write through the actor of
+# `python -m bench.components.bulk_write` (actors/parts.py).
 DEFAULT_PART_FRAMES: Final = 128
 DEFAULT_BULK_FRAMES: Final = 1_024
 # Small interactive ops (a save, a touch, an erase, ...) are committed ahead of queued bulk work
@@ -51,7 +52,6 @@ URGENT_KINDS: Final = frozenset({
     "clear_awareness", "save_entity", "create_relation",
 })
 DEFAULT_MAX_OPEN: Final = 64  # open minds per host (LRU)
-DEFAULT_IDLE_SECONDS: Final = 60.0
 CATALOG_THREADS: Final = 2  # blocking reads of minds' counts and routing summaries at once
 CATALOG_FILE: Final = "catalog.json"  # in the data dir: every mind's counts, by file stamp
 USAGE_FILE: Final = "usage.db"  # in the data dir: the monthly embedding counts (embedded mode)

@@ -2,7 +2,7 @@
 
 Mind ids are ``personal`` or ``workspace:<slug>`` (slug validated before it touches the
 filesystem: docs/architecture.md, "Invariants"). The host keeps at most ``max_open`` minds open
-(LRU); a mind idle for ``idle_seconds`` is closed by :meth:`sweep_idle`. Each open mind has one
+(LRU; the personal mind stays open, every scope-wide recall reads it). Each open mind has one
 writer actor and one read-only ``Mind`` for searches; a mind only read so far (a scope-wide
 recall) has just the reader, its writer and actor open on its first write. Several processes may
 host the same data dir (one MCP stdio server per agent window): SQLite's locks serialize their
@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -26,7 +25,6 @@ from actors.actor import CommitHook, Handler, MindActor
 from actors.constants import (
     DEFAULT_BULK_FRAMES,
     DEFAULT_BULK_WEIGHT,
-    DEFAULT_IDLE_SECONDS,
     DEFAULT_MAILBOX,
     DEFAULT_MAX_OPEN,
     DEFAULT_MAX_OPS,
@@ -100,7 +98,6 @@ class _Open:
     name: str
     actor: MindActor | None  # None: open for reads only, until its first write
     reader: Mind
-    last_used: float
     pins: int = 0  # leases in use: the LRU never closes a pinned mind
     closing: asyncio.Future[None] | None = None  # set while the LRU closes it
 
@@ -133,7 +130,6 @@ class MindHost:
         handlers: Mapping[str, Handler],
         *,
         max_open: int = DEFAULT_MAX_OPEN,
-        idle_seconds: float = DEFAULT_IDLE_SECONDS,
         actor_settings: ActorSettings | None = None,
         on_commit: Callable[[str, Mind], CommitHook] | None = None,
         fence: Fence | None = None,
@@ -145,7 +141,6 @@ class MindHost:
         self.moves = MoveBook(self.data_dir) if fence is not None else None  # minds moving
         self._handlers = handlers
         self.max_open = max_open
-        self.idle_seconds = idle_seconds
         self._settings = actor_settings or ActorSettings()
         self._on_commit = on_commit
         self._open: OrderedDict[str, _Open] = OrderedDict()
@@ -197,7 +192,6 @@ class MindHost:
                 if busy is None:
                     if entry is not None and (not write or entry.actor is not None):
                         self._open.move_to_end(mind_id)
-                        entry.last_used = time.monotonic()
                         entry.pins += pin
                         return entry
                     if entry is None and not create and not path.exists():
@@ -215,7 +209,6 @@ class MindHost:
                 if not self._closed:
                     self._open[mind_id] = entry
                     self._open.move_to_end(mind_id)
-                    entry.last_used = time.monotonic()
                     entry.pins += pin  # before the evictions below yield: a lease keeps it
                     victims = self._over_cap(keep=mind_id)
         finally:
@@ -239,7 +232,7 @@ class MindHost:
                 await reader.close()
                 raise
             if not stale:
-                return _Open(mind_id, None, reader, time.monotonic())
+                return _Open(mind_id, None, reader)
             await reader.close()  # the writer migrates it first
         return await self._open_writer(mind_id, path, None)
 
@@ -275,7 +268,7 @@ class MindHost:
         )
         actor.start()
         if entry is None:
-            return _Open(mind_id, actor, reader, time.monotonic())
+            return _Open(mind_id, actor, reader)
         entry.actor = actor
         return entry
 
@@ -366,20 +359,6 @@ class MindHost:
             await asyncio.shield(busy)  # being opened or closed: then close what is open
         async with self._lock:
             await self._close_one(mind_id)
-
-    async def sweep_idle(self) -> int:
-        """Close minds unused for ``idle_seconds`` whose mailbox is empty."""
-        now = time.monotonic()
-        closed = 0
-        async with self._lock:
-            for mind_id, entry in list(self._open.items()):
-                actor = entry.actor
-                idle_for = now - max(entry.last_used, actor.last_used if actor else 0.0)
-                if (idle_for >= self.idle_seconds and (actor is None or actor.idle)
-                        and not entry.pins and mind_id not in self._busy):
-                    await self._close_one(mind_id)
-                    closed += 1
-        return closed
 
     def owns(self, mind_id: str) -> bool:
         """Does this host's shard own ``mind_id`` (always, unsharded)?"""

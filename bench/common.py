@@ -1,6 +1,7 @@
 """Shared helpers for the benchmark scripts: machine description and results writing.
 
-A benchmark prints its results and writes them to ``bench/results/<bench>.json`` (not
+Benchmarks run as modules from the repository's root (``python -m bench.product.ingest``). A
+benchmark prints its results and writes them to ``bench/results/<group>.<name>.json`` (not
 committed: the current figure per CPU class is kept by hand in docs/performance.md, and
 history lives in git). Nothing here writes into ``docs/``.
 """
@@ -18,8 +19,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 RESULTS = ROOT / "bench" / "results"
 
 
@@ -28,7 +27,7 @@ def machine() -> str:
     level, Python and SQLite: what a figure must be read with."""
     from mind.storage.connection import driver
 
-    cpu = platform.processor() or platform.machine()
+    cpu = platform.machine()  # the model name from /proc/cpuinfo replaces it below
     fields: dict[str, str] = {}
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -57,11 +56,19 @@ def vector_extensions(flags: set[str]) -> str:
     return ", AVX2 without VNNI" if "avx2" in flags else ", no AVX2"
 
 
+def bench_module() -> str:
+    """The running benchmark's module (``bench.product.ingest`` for ``python -m
+    bench.product.ingest``); otherwise (a test) the script's path read as a module."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    if spec is not None and str(spec.name).startswith("bench."):
+        return str(spec.name)
+    path = Path(sys.argv[0] if sys.argv else "bench")
+    return ".".join([*path.parent.parts, path.stem]) if path.stem else "bench"
+
+
 def bench_name() -> str:
-    """The running script's name (``ingest`` for ``bench/ingest.py``): its results file."""
-    main = sys.modules.get("__main__")
-    path = getattr(main, "__file__", None) or (sys.argv[0] if sys.argv else "")
-    return Path(path).stem or "bench"
+    """The running benchmark's results name: its module after ``bench.`` (``product.ingest``)."""
+    return bench_module().removeprefix("bench.") or "bench"
 
 
 def markdown_tables(body: str) -> list[list[dict[str, str]]]:
@@ -87,7 +94,7 @@ def markdown_tables(body: str) -> list[list[dict[str, str]]]:
 
 def write_section(name: str, body: str) -> Path:
     """Print the results ``body`` (Markdown: text and tables) under ``name`` and record them in
-    ``bench/results/<bench>.json``, replacing that file's entry of the same name (a script run
+    ``bench/results/<group>.<name>.json``, replacing that file's entry of the same name (a script run
     at two sizes keeps both). With ``BENCH_SECTION_SUFFIX`` set (e.g. a CPU's name) the entry is
     ``name (suffix)``: a run on another kind of machine sits beside the first one's figures."""
     suffix = os.environ.get("BENCH_SECTION_SUFFIX", "").strip()
@@ -96,8 +103,7 @@ def write_section(name: str, body: str) -> Path:
     entry: dict[str, Any] = {
         "measured": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "machine": machine(),
-        "command": " ".join(["bench/" + Path(sys.argv[0]).name, *sys.argv[1:]])
-        if sys.argv else "",
+        "command": " ".join(["python", "-m", bench_module(), *sys.argv[1:]]),
         "load_average": _load_average(),
         "text": body.strip(),
         "tables": markdown_tables(body),

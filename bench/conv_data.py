@@ -19,7 +19,7 @@ Output: universal JSONL, one message per line ``{conversation_id, message_id, sp
 text, timestamp, title}``, and ``questions.json`` ``[{id, question, gold, type}]``.
 Deterministic for a given seed. Default: 60 conversations, ~1,500 messages, 150 questions.
 
-    .venv/bin/python bench/conv_data.py [--seed 7] [--out bench/data/conv]
+    .venv/bin/python -m bench.conv_data [--seed 7] [--out bench/data/conv]
 """
 
 from __future__ import annotations

@@ -250,7 +250,7 @@ def restore(root: Path, target: Target, *, force: bool = False,
     minds = [item for item, _ in entries if item.mind is not None]
     moves = _move_book(target.data_dir)
     existing = [item.mind for item in minds if item.mind is not None and (
-        item.path(target.data_dir).exists()
+        _exists(item, target.data_dir)
         or (moves is not None and moves.refusal(item.mind) is not None))]
     if existing and not force:
         raise ConflictError(f"{', '.join(existing[:10])} exist(s) here already (or moved away "
@@ -278,6 +278,12 @@ def restore(root: Path, target: Target, *, force: bool = False,
             "fence": None if target.fence is None else {"shard": target.fence.shard,
                                                         "epoch": target.fence.epoch},
             "backup_started_at": manifest.get("started_at")}
+
+
+def _exists(item: Item, data_dir: Path) -> bool:
+    """The mind is in ``data_dir`` already: its file, or (a workspace) its registry entry."""
+    dest = item.path(data_dir)
+    return dest.exists() or (item.mind != PERSONAL_MIND and (dest.parent / WORKSPACE_META).exists())
 
 
 def _move_book(data_dir: Path) -> Any:

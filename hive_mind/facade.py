@@ -13,9 +13,8 @@ Writes go through each mind's single-writer actor as ops; reads use reader conne
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -24,34 +23,91 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pydantic
 
 from actors.actor import Replayed
-from actors.results import AwarenessRemoved, FramesSaved, Reconciled, expect
-from hive_mind import warmup
-from hive_mind.results import entity_dict, frame_dict, recall_response, write_dict
+from actors.results import AwarenessCleared as AwarenessClearedResult
+from actors.results import (
+    AwarenessRemoved,
+    EntitySaved,
+    FramesSaved,
+    IdentitySet,
+    Reconciled,
+    expect,
+)
+from hive_mind import browse, warmup
+from hive_mind.contract import HostFacade, MindFacade
+from hive_mind.results import (
+    awareness_cleared,
+    awareness_removed,
+    awareness_shape,
+    entity_dict,
+    frame_dict,
+    identity_saved,
+    linked_frame,
+    recall_response,
+    relation_shape,
+    saved_entity,
+    workspace_meta,
+    write_dict,
+)
+from hive_mind.routing import routed_workspaces
 from hive_mind.scopes import within
 from hive_mind.settings import Settings, load_settings
+from hive_mind.shapes import (
+    AwarenessAdded,
+    AwarenessCleared,
+    AwarenessShape,
+    Dropped,
+    EntityView,
+    Forgotten,
+    FrameShape,
+    IdentitySaved,
+    IdentityView,
+    JobsReport,
+    JsonInput,
+    JsonObject,
+    MaintenanceRun,
+    MindStats,
+    RecallDetail,
+    RecallResult,
+    RelationShape,
+    Retried,
+    SavedEntity,
+    SavedFrame,
+    SessionState,
+    StatusReport,
+    WorkspaceDefault,
+    WorkspaceDeleted,
+    WorkspaceList,
+    WorkspaceMeta,
+    WorkspaceRow,
+    WorkspaceView,
+)
 from hive_mind.touches import TouchBuffer
 from hive_mind.warmup import WarmUp
 from hive_mind.workspaces import WorkspaceManager, mind_id
+from mind.awareness import AwarenessItem
 from mind.bounds import (
     bounded_float,
     bounded_int,
     bounded_json,
     bounded_text,
+    frame_refs,
     row_id,
     source_time,
     tags_input,
 )
 from mind.constants import DAILY_SAVE_SESSION_PREFIX
-from mind.embeddings.base import EmbeddingError, fingerprint
+from mind.embeddings.base import fingerprint
 from mind.embeddings.memo import QueryMemo
-from mind.errors import ConflictError, NotFoundError, ValidationError
+from mind.errors import ConflictError, HiveMindError, NotFoundError, ValidationError
 from mind.foreground import answering
 from mind.frames.forget import Erasure
+from mind.frames.model import Frame
 from mind.ids import validate_id
+from mind.knowledge.graph import Relation
 from mind.mind import Mind
 from mind.retrieval.catchup import is_catch_up
 from mind.retrieval.combined import CombinedRetrieval, SearchOptions
-from mind.retrieval.routing import ROUTED_CANDIDATES, select
+from mind.retrieval.routing import ROUTED_CANDIDATES
 from mind.retrieval.search import CANDIDATES, HybridSearch
 from mind.storage.idempotency import REMOVED, keyed_op_id, validate_key
 from mind.storage.private_files import make_private_dir
@@ -65,6 +121,7 @@ from vocabulary.enums import (
     ExportFormat,
     ExportPart,
     FrameSource,
+    FrameType,
     Importance,
 )
 from vocabulary.ids import PERSONAL_MIND
@@ -83,6 +140,8 @@ if TYPE_CHECKING:  # the runtime, harvest and ingest are imported where they are
     # one-shot command (or a client over --url) does not load what it does not run (#14)
     from hive_mind.export import Export
     from hive_mind.harvest import IngestSummary
+    from hive_mind.remote import RemoteHiveMind
+    from hive_mind.sharded import ShardedHiveMind
     from workers.harvest_summary import HarvestSummary, Progress
     from workers.protocol import Runtime
 
@@ -105,6 +164,18 @@ def build_op(factory: Callable[[str], OpT], mind_id: str) -> OpT:
         raise ValidationError(f"invalid {exc.title}: {where}") from None
 
 
+def _stored(result: object) -> dict[str, Any]:
+    """A replayed write's first answer, as the idempotency record stored it (a JSON object)."""
+    if not isinstance(result, dict):
+        raise HiveMindError(f"a replayed write answered a {type(result).__name__}")
+    return result
+
+
+def _stamp_time(ns: int) -> str | None:
+    """A file's modification time (ns) in the house format, None for none."""
+    return format_ts(datetime.fromtimestamp(ns / 1e9, UTC)) if ns > 0 else None
+
+
 def _today() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%d")
 
@@ -125,7 +196,7 @@ class HiveMind:
     # -- lifecycle --------------------------------------------------------------------------
 
     @classmethod
-    async def open(cls, settings: Settings | None = None, **overrides: Any) -> Any:
+    async def open(cls, settings: Settings | None = None, **overrides: object) -> MindFacade:
         """A facade over ``settings`` (default: environment / ``.env``). With ``url`` set this
         returns a :class:`~hive_mind.remote.RemoteHiveMind` client instead."""
         settings = settings or load_settings(**overrides)
@@ -133,6 +204,13 @@ class HiveMind:
             from hive_mind.remote import RemoteHiveMind
 
             return RemoteHiveMind(settings)
+        return await cls.open_host(settings)
+
+    @classmethod
+    async def open_host(cls, settings: Settings) -> HostFacade:
+        """The facade of a process that serves minds (``serve``, ``mcp``): this data dir's,
+        or a shard host's or a gateway's when ``HIVE_MIND_SHARDS`` is set (``url`` is not
+        looked at: a server is never a client)."""
         shards = settings.shard_map()
         if shards is not None:  # sharded (issue #17): each mind served by its owner
             from hive_mind.sharded import ShardedHiveMind
@@ -223,7 +301,7 @@ class HiveMind:
             yield reader
 
     async def submit(self, workspace: str | None,
-                     op_factory: Callable[[str], ops.OpEnvelope]) -> Any:
+                     op_factory: Callable[[str], ops.OpEnvelope]) -> object:
         """Build the typed write-op for the mind (:func:`build_op`: a wrong argument is refused
         before any actor sees it) and apply it; returns its result (:mod:`actors.results`)."""
         ident = self.mind_id(workspace)
@@ -232,7 +310,7 @@ class HiveMind:
         return await self.runtime.submit(ident, op)
 
     async def apply(self, workspace: str | None,
-                    op_factory: Callable[[str], ops.OpEnvelope]) -> dict[str, Any]:
+                    op_factory: Callable[[str], ops.OpEnvelope]) -> JsonObject:
         """:meth:`submit`, answered with the result's JSON shape
         (:func:`hive_mind.results.write_dict`)."""
         return write_dict(await self.submit(workspace, op_factory))
@@ -243,10 +321,14 @@ class HiveMind:
         self, content: str, *, importance: Importance = "normal",
         source: FrameSource = "agent_inferred",
         workspace: str | None = None, session: str | None = None,
-        metadata: dict[str, Any] | None = None, wait: bool = False,
+        metadata: JsonInput | None = None, wait: bool = False,
         created_at: str | None = None, idempotency_key: str | None = None,
-    ) -> dict[str, Any]:
-        """Save one memory (an I-frame; identical content is deduplicated). ``wait`` blocks until
+        updates: int | None = None, refs: list[int] | None = None,
+    ) -> SavedFrame:
+        """Save one memory: an I-frame (a statement; identical content is deduplicated), or with
+        ``updates`` a P-frame (an update of that I-frame, stored in its session: recall ranks it
+        as current and the base as outdated), or with ``refs`` a B-frame (a cross-reference to
+        those frames of the same mind). ``wait`` blocks until
         it is indexed (vector + entities), e.g. for a CLI that recalls right after; indexing
         other minds' bulk imports does not hold it up.
         ``created_at``: when it happened (strict ISO-8601 with a zone, 1900 … now + 1 day;
@@ -260,18 +342,24 @@ class HiveMind:
         bounded_text(content, "content", MAX_FRAME_CHARS)
         bounded_json(metadata, "metadata", MAX_JSON_BYTES)
         at = None if created_at is None else source_time(created_at)
+        kind, base, references = await self._frame_links(workspace, updates, refs)
         gop = validate_id(session, "session") if session else \
-            f"{DAILY_SAVE_SESSION_PREFIX}{_today()}"
+            base.gop_id if kind == "P" and base else f"{DAILY_SAVE_SESSION_PREFIX}{_today()}"
         frame = ops.NewFrameOp(gop_id=gop, content=content, importance=importance,
-                               source=source, metadata=metadata or {}, created_at=at)
-        request = {"content": content, "importance": importance, "source": source,
-                   "metadata": metadata or {}, "created_at": at}
+                               source=source, metadata=metadata or {}, created_at=at,
+                               frame_type=kind, base_frame_id=base.id if base else None,
+                               references=references)
+        request: dict[str, Any] = {"content": content, "importance": importance,
+                                   "source": source, "metadata": metadata or {},
+                                   "created_at": at}
+        if kind != "I":  # a plain save's key keeps the request it always had
+            request.update(updates=updates, refs=references)
         await self.runtime.check_quota()  # refused now rather than never indexed
         with answering():  # background builds step aside meanwhile (mind/foreground.py)
             result, replayed = await self._write(
                 workspace, lambda ident: ops.SaveFrames(mind_id=ident, frames=[frame]),
                 idempotency_key, "save", request)
-        saved = (FramesSaved.from_json(result) if replayed
+        saved = (FramesSaved.from_json(_stored(result)) if replayed
                  else expect(result, FramesSaved)).frames[0]
         if wait:  # this frame, not the other minds' imports (workers/fairness.py)
             await self.runtime.wait_indexed(self.mind_id(workspace), [saved.id])
@@ -279,11 +367,50 @@ class HiveMind:
             stored = await reader.frames.get(saved.id)
         if stored is None:  # forgotten since (a replay of an old save, or a racing forget)
             raise NotFoundError(f"frame {saved.id} was saved but has since been forgotten")
-        return {**frame_dict(stored), "created": saved.created,
+        return {**linked_frame(stored, references), "created": saved.created,
                 "workspace": workspace or PERSONAL_MIND, "replayed": replayed}
 
-    async def _write(self, workspace: str | None, op_factory: Any, key: str | None,
-                     operation: str, request: dict[str, Any]) -> tuple[Any, bool]:
+    async def _frame_links(self, workspace: str | None, updates: int | None,
+                           refs: list[int] | None) -> tuple[FrameType, Frame | None, list[int]]:
+        """What a save links to: ``("I", None, [])``; ``("P", base, [])`` for an update of the
+        I-frame ``updates``; ``("B", first reference, refs)`` for a cross-reference. An id
+        that is no frame of this mind (another workspace's, say) is a NotFoundError."""
+        if updates is not None and refs is not None:
+            raise ValidationError("a save either updates a frame or references frames, not both")
+        if updates is None and refs is None:
+            return "I", None, []
+        ids = [row_id(updates, "updates")] if updates is not None else frame_refs(refs)
+        async with self.reading(workspace) as reader:
+            found = await reader.frames.get_many(ids)
+        if missing := [i for i in ids if i not in found]:
+            where = f"workspace {workspace!r}" if workspace else "the personal mind"
+            raise NotFoundError(f"frame {missing[0]} not found in {where}")
+        first = found[ids[0]]
+        if updates is None:
+            return "B", first, ids
+        if first.frame_type != "I":
+            raise ValidationError(f"frame {first.id} is a {first.frame_type}-frame: an update "
+                                  f"names the I-frame it updates (frame {first.base_frame_id})"
+                                  if first.frame_type == "P" else
+                                  f"frame {first.id} is a B-frame: an update names an I-frame")
+        return "P", first, []
+
+    async def session_state(self, session: str, *, workspace: str | None = None
+                            ) -> SessionState:
+        """A session's current state: its latest I-frame and the P-frames after it (an unknown
+        session is a NotFoundError)."""
+        gop = validate_id(session, "session")
+        async with self.reading(workspace) as reader:
+            if await reader.sessions.get_by_gop_id(gop) is None:
+                raise NotFoundError(f"session {gop!r} not found")
+            iframe, pframes = await reader.frames.reconstruct_state(gop)
+        return {"session": gop, "workspace": workspace or PERSONAL_MIND,
+                "i_frame": None if iframe is None else linked_frame(iframe, []),
+                "p_frames": [linked_frame(p, []) for p in pframes]}
+
+    async def _write(self, workspace: str | None, op_factory: Callable[[str], ops.OpEnvelope],
+                     key: str | None, operation: str, request: Mapping[str, object]
+                     ) -> tuple[object, bool]:
         """Submit a write; with an idempotency ``key`` its op id is the key's
         (:func:`mind.storage.idempotency.keyed_op_id` over ``operation`` and the caller's
         ``request``),
@@ -301,14 +428,14 @@ class HiveMind:
             return result.result, True
         return result, False
 
-    async def get_frame(self, frame_id: int, *, workspace: str | None = None) -> dict[str, Any]:
+    async def get_frame(self, frame_id: int, *, workspace: str | None = None) -> FrameShape:
         row_id(frame_id, "frame id")
         frame = await (await self.reader(workspace)).frames.get(frame_id)
         if frame is None:
             raise NotFoundError(f"frame {frame_id} not found")
         return frame_dict(frame)
 
-    async def forget(self, frame_id: int, *, workspace: str | None = None) -> dict[str, Any]:
+    async def forget(self, frame_id: int, *, workspace: str | None = None) -> Forgotten:
         """Erase a frame and everything derived from it (vectors, chunks, supersession pairs, entity
         mentions; entities left without any frame)."""
         row_id(frame_id, "frame id")
@@ -316,16 +443,19 @@ class HiveMind:
             workspace, lambda ident: ops.Erase(mind_id=ident, frame_id=frame_id)), Erasure)
         if not erased.deleted:
             raise NotFoundError(f"frame {frame_id} not found")
-        return {"id": frame_id, **write_dict(erased)}
+        return {"id": frame_id, "deleted": erased.deleted,
+                "entities_erased": erased.entities_erased,
+                "relations_erased": erased.relations_erased}
 
     # -- export -----------------------------------------------------------------------------
 
     async def _mind_file(self, workspace: str | None) -> tuple[str, Path]:
-        """The mind id of ``workspace`` and its file, opened (so migrated) here first."""
+        """The mind id of ``workspace`` and its file, opened (so migrated) here first; the
+        indexing it still owes is not resumed for a read of the file."""
         from actors.host import mind_path
 
-        await self.reader(workspace)
         ident = self.mind_id(workspace)
+        await self.runtime.reader(ident)
         return ident, mind_path(self.settings.data_dir, ident)
 
     async def export_mind(self, *, workspace: str | None = None,
@@ -339,7 +469,7 @@ class HiveMind:
         return await open_export(path, ident, fmt)
 
     async def export_page(self, *, workspace: str | None = None, part: ExportPart = "frames",
-                          cursor: str | None = None, limit: int = 100) -> dict[str, Any]:
+                          cursor: str | None = None, limit: int = 100) -> JsonObject:
         """One page of the export: ``records`` of ``part`` after ``cursor``, and ``next``."""
         from hive_mind.export import read_page
 
@@ -380,23 +510,9 @@ class HiveMind:
                       lanes: str, catching_up: bool) -> list[str]:
         """The workspaces a scope-all recall searches: all of them up to
         ``HIVE_MIND_SCOPE_MINDS``, else that many chosen by their content
-        (:mod:`mind.retrieval.routing`) — or, for a catch-up, the most recently written."""
-        want = self.settings.scope_minds
-        if want == 0 or len(workspaces) <= want:
-            return workspaces
-        ids = {mind_id(ws): ws for ws in workspaces}
-        if catching_up:
-            counts = await self.runtime.census(list(ids))
-            chosen = sorted(counts, key=lambda m: -counts[m].modified_ns)[:want]
-        else:
-            present, pool = await self.runtime.route_pool(list(ids))
-            vector = None
-            if lanes != "keyword" and not embedder.degraded:
-                with contextlib.suppress(EmbeddingError):  # the keyword evidence still routes
-                    vector = (await embedder.embed_batch([query]))[0]
-            stems = self.runtime.stems(query) if lanes != "vector" else []
-            chosen = [present[i] for i in select(pool, vector, stems, want)]
-        return [ids[m] for m in chosen]  # best routed first: equal scores merge in that order
+        (:mod:`hive_mind.routing`) — or, for a catch-up, the most recently written."""
+        return await routed_workspaces(self.runtime, query, workspaces, self.settings.scope_minds,
+                                       embedder, lanes=lanes, catching_up=catching_up)
 
     def _searcher(self, workspace: str | None, embedder: QueryMemo
                   ) -> Callable[[], AbstractAsyncContextManager[HybridSearch]]:
@@ -415,7 +531,8 @@ class HiveMind:
     async def _write_touches(self, ident: str, frame_ids: list[int]) -> None:
         await self.runtime.submit(ident, ops.Touch(mind_id=ident, frame_ids=frame_ids))
 
-    async def _search_over(self, ident: str, reader: Mind, embedder: Any) -> HybridSearch:
+    async def _search_over(self, ident: str, reader: Mind, embedder: QueryMemo
+                           ) -> HybridSearch:
 
         async def touch(ids: list[int]) -> None:
             # the recall answers without waiting for the access-count write (it waited for the
@@ -432,7 +549,7 @@ class HiveMind:
         workspace: str | None = None, profile: str = "balanced", since: str | None = None,
         until: str | None = None, catch_up: bool | None = None, lanes: str = "hybrid",
         touch: bool = True, explain: bool = False, min_relevance: float | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[RecallResult]:
         """Hybrid search over the chosen minds, merged by normalized score without
         reordering any one mind's results: the ``results`` of :meth:`recall_detail`, which
         documents every option. Each result names where it came from (``from``) and carries
@@ -441,15 +558,14 @@ class HiveMind:
             query, limit=limit, scope=scope, workspace=workspace, profile=profile, since=since,
             until=until, catch_up=catch_up, lanes=lanes, touch=touch, explain=explain,
             min_relevance=min_relevance)
-        results: list[dict[str, Any]] = detail["results"]
-        return results
+        return detail["results"]
 
     async def recall_detail(
         self, query: str, *, limit: int = 10, scope: str | None = None,
         workspace: str | None = None, profile: str = "balanced", since: str | None = None,
         until: str | None = None, catch_up: bool | None = None, lanes: str = "hybrid",
         touch: bool = True, explain: bool = False, min_relevance: float | None = None,
-    ) -> dict[str, Any]:
+    ) -> RecallDetail:
         """A recall through :class:`mind.retrieval.combined.CombinedRetrieval`, answered as ``POST
         /v1/recall`` answers: ``{results, count, conflicts, external}``
         (:func:`hive_mind.results.recall_response`). Scope ``all`` searches the personal mind
@@ -489,7 +605,7 @@ class HiveMind:
             return recall_response(combined, limit, explain=explain)
 
     async def catch_up(self, *, limit: int = 10, workspace: str | None = None
-                       ) -> list[dict[str, Any]]:
+                       ) -> list[RecallResult]:
         """What happened lately: recent and important frames, no query needed."""
         return await self.recall("catch up", limit=limit, workspace=workspace, catch_up=True,
                                  scope="workspace" if workspace else "personal")
@@ -498,7 +614,7 @@ class HiveMind:
 
     async def search_entities(self, query: str, *, entity_type: str | None = None,
                               limit: int = 20, workspace: str | None = None
-                              ) -> list[dict[str, Any]]:
+                              ) -> list[EntityView]:
         if entity_type is not None and entity_type not in ENTITY_TYPES:
             raise ValidationError(f"type must be one of {list(ENTITY_TYPES)}")
         bounded_int(limit, "limit", 1, 200)
@@ -509,48 +625,62 @@ class HiveMind:
             return [await entity_dict(kg, e) for e in found]
 
     async def save_entity(self, entity_type: str, name: str, *,
-                          properties: dict[str, Any] | None = None,
-                          workspace: str | None = None) -> dict[str, Any]:
+                          properties: JsonInput | None = None,
+                          workspace: str | None = None) -> SavedEntity:
         if entity_type not in ENTITY_TYPES:
             raise ValidationError(f"type must be one of {list(ENTITY_TYPES)}")
-        return await self.apply(workspace, lambda i: ops.SaveEntity(
-            mind_id=i, entity_type=entity_type, name=name, properties=properties or {}))
+        return saved_entity(expect(await self.submit(workspace, lambda i: ops.SaveEntity(
+            mind_id=i, entity_type=entity_type, name=name, properties=properties or {})),
+            EntitySaved))
 
     async def create_relation(self, source_id: int, target_id: int, relation_type: str, *,
-                              confidence: float = 1.0, properties: dict[str, Any] | None = None,
-                              workspace: str | None = None) -> dict[str, Any]:
-        return await self.apply(workspace, lambda i: ops.CreateRelation(
+                              confidence: float = 1.0, properties: JsonInput | None = None,
+                              workspace: str | None = None) -> RelationShape:
+        return relation_shape(expect(await self.submit(workspace, lambda i: ops.CreateRelation(
             mind_id=i, source_id=source_id, target_id=target_id, relation_type=relation_type,
-            confidence=confidence, properties=properties or {}))
+            confidence=confidence, properties=properties or {})), Relation))
 
     # -- identity and awareness -------------------------------------------------------------
 
-    async def get_identity(self, *, workspace: str | None = None) -> dict[str, Any]:
+    async def get_identity(self, *, workspace: str | None = None) -> IdentityView:
         identity = await (await self.reader(workspace)).identity.find()
         if identity is None:
             return {"configured": False,
                     "message": "No identity configured yet. Use set_identity to create one."}
-        return {"configured": True, **identity.to_dict()}
+        return {"configured": True, "name": identity.name, "role": identity.role,
+                "department": identity.department, "personality": identity.personality,
+                "capabilities": identity.capabilities, "system_prompt": identity.system_prompt,
+                "created_at": identity.created_at, "updated_at": identity.updated_at}
 
-    async def set_identity(self, *, workspace: str | None = None, **fields: Any
-                           ) -> dict[str, Any]:
-        given = {k: v for k, v in fields.items() if v is not None}
+    async def set_identity(
+        self, *, workspace: str | None = None, name: str | None = None,
+        role: str | None = None, department: str | None = None,
+        personality: str | None = None, capabilities: str | None = None,
+        system_prompt: str | None = None, **unknown: object,
+    ) -> IdentitySaved:
+        """Create or update the identity: the fields given (not None) change. A keyword that
+        is no identity field is refused with the other wrong arguments (:func:`build_op`)."""
+        given = {k: v for k, v in {
+            "name": name, "role": role, "department": department, "personality": personality,
+            "capabilities": capabilities, "system_prompt": system_prompt, **unknown,
+        }.items() if v is not None}
         if not given:
             raise ValidationError("No fields provided to update.")
         reader = await self.reader(workspace)
         if not await reader.identity.exists():
             given.setdefault("name", "User")
-        return await self.apply(workspace, lambda i: ops.SetIdentity(mind_id=i, **given))
+        return identity_saved(expect(await self.submit(workspace, lambda i: (
+            ops.SetIdentity.model_validate({"mind_id": i, **given}))), IdentitySet))
 
     async def get_awareness(self, *, category: str | None = None,
-                            workspace: str | None = None) -> list[dict[str, Any]]:
+                            workspace: str | None = None) -> list[AwarenessShape]:
         layer = (await self.reader(workspace)).awareness
         items = await (layer.get_by_category(category) if category else layer.get_all())
-        return [i.to_dict() for i in items]
+        return [awareness_shape(i) for i in items]
 
     async def set_awareness(self, category: str, content: str, *, priority: int = 0,
                             ttl_minutes: int | None = None, workspace: str | None = None,
-                            idempotency_key: str | None = None) -> dict[str, Any]:
+                            idempotency_key: str | None = None) -> AwarenessAdded:
         """Add an awareness item. ``idempotency_key`` as for :meth:`save`: a repeat returns the
         first item as it was added (``replayed`` true) and adds nothing."""
         bounded_int(priority, "priority", 0, AWARENESS_PRIORITY_MAX)
@@ -564,42 +694,46 @@ class HiveMind:
         result, replayed = await self._write(workspace, lambda i: ops.AddAwareness(
             mind_id=i, category=category, content=content, priority=priority,
             expires_at=expires), idempotency_key, "awareness.add", request)
-        item = dict(result) if replayed else write_dict(result)  # replays: the stored item
-        return {**item, "replayed": replayed}
+        # a replay answers the item as stored with the key (its JSON shape)
+        item = AwarenessItem(**_stored(result)) if replayed else expect(result, AwarenessItem)
+        return {**awareness_shape(item), "replayed": replayed}
 
     async def clear_awareness(self, *, item_id: int | None = None, category: str | None = None,
-                              workspace: str | None = None) -> dict[str, Any]:
+                              workspace: str | None = None) -> AwarenessCleared:
         if item_id is not None:
             removed = expect(await self.submit(
                 workspace, lambda i: ops.RemoveAwareness(mind_id=i, item_id=item_id)),
                 AwarenessRemoved)
             if not removed.removed:
                 raise NotFoundError(f"awareness item {item_id} not found")
-            return write_dict(removed)
+            return awareness_removed(removed)
         if category is not None:
-            return await self.apply(
-                workspace, lambda i: ops.ClearAwareness(mind_id=i, category=category))
+            return awareness_cleared(expect(await self.submit(
+                workspace, lambda i: ops.ClearAwareness(mind_id=i, category=category)),
+                AwarenessClearedResult))
         raise ValidationError("Provide either an id or category to clear.")
 
     # -- workspaces -------------------------------------------------------------------------
 
-    async def list_workspaces(self) -> dict[str, Any]:
+    async def list_workspaces(self) -> WorkspaceList:
         """Every workspace with its counts, from the runtime's catalog (no mind opened: a
         thousand workspaces list in well under a second)."""
         listed = [ws for ws in self.workspaces.list() if self.owns(mind_id(ws["id"]))]
         counts = await self.runtime.census([mind_id(ws["id"]) for ws in listed])
-        rows = []
+        rows: list[WorkspaceRow] = []
         for ws in listed:
             known = counts.get(mind_id(ws["id"]))
-            rows.append({**ws, "frames": known.frames if known else 0,
-                         "entities": known.entities if known else 0})
+            rows.append({**workspace_meta(ws), "frames": known.frames if known else 0,
+                         "entities": known.entities if known else 0,
+                         "pending_index": known.pending_index if known else 0,
+                         "last_write": _stamp_time(known.modified_ns) if known else None})
         personal = await self.stats() if self.owns(PERSONAL_MIND) else None  # sharded: its owner's
         return {"personal": personal, "workspaces": rows,
                 "default_workspace": self.workspaces.default()}
 
     async def create_workspace(self, name: str, *, group: str = "general",
                                icon: str | None = None, model: str | None = None,
-                               workspace_id: str | None = None) -> dict[str, Any]:
+                               workspace_id: str | None = None) -> WorkspaceMeta:
         meta = self.workspaces.create(name, group=group, icon=icon, model=model,
                                       workspace_id=workspace_id)
         try:
@@ -607,26 +741,30 @@ class HiveMind:
         except BaseException:  # refused (a mind moving here): no metadata without its mind
             self.workspaces.delete(meta["id"])
             raise
-        return meta
+        return workspace_meta(meta)
 
-    async def get_workspace(self, workspace: str) -> dict[str, Any]:
+    async def get_workspace(self, workspace: str) -> WorkspaceView:
         self.mind_id(workspace)
-        return {**self.workspaces.get(workspace), **await self.stats(workspace=workspace)}
+        meta = workspace_meta(self.workspaces.get(workspace))
+        return {**meta, **await self.stats(workspace=workspace)}
 
-    async def update_workspace(self, workspace: str, **fields: Any) -> dict[str, Any]:
-        return self.workspaces.update(workspace, **fields)
+    async def update_workspace(self, workspace: str, *, name: str | None = None,
+                               group: str | None = None, icon: str | None = None,
+                               model: str | None = None) -> WorkspaceMeta:
+        return workspace_meta(self.workspaces.update(
+            workspace, name=name, group=group, icon=icon, model=model))
 
-    async def delete_workspace(self, workspace: str) -> dict[str, Any]:
+    async def delete_workspace(self, workspace: str) -> WorkspaceDeleted:
         ident = self.mind_id(workspace)
         await self.runtime.close_mind(ident)
         self.workspaces.delete(workspace)
         return {"deleted": workspace}
 
-    async def set_default_workspace(self, workspace: str | None) -> dict[str, Any]:
+    async def set_default_workspace(self, workspace: str | None) -> WorkspaceDefault:
         self.workspaces.set_default(workspace)
         return {"default_workspace": workspace}
 
-    async def stats(self, *, workspace: str | None = None) -> dict[str, Any]:
+    async def stats(self, *, workspace: str | None = None) -> MindStats:
         async with self.reading(workspace) as reader:
             frames = await reader.frames.get_stats()
             return {
@@ -641,19 +779,19 @@ class HiveMind:
     # -- maintenance ------------------------------------------------------------------------
 
     async def maintenance(self, kind: str, *, workspace: str | None = None,
-                          all_minds: bool = False) -> dict[str, Any]:
+                          all_minds: bool = False) -> MaintenanceRun:
         """Run ``compact``, ``reconcile``, ``reembed``, ``dedupe`` or ``sync`` (re-harvest stale
         auto-sync sources) on one mind or on all."""
         if kind not in MAINTENANCE_KINDS:
             raise ValidationError(f"maintenance must be one of {list(MAINTENANCE_KINDS)}")
         targets = ([*self._personal_here(), *self._workspace_ids()] if all_minds
                    else [workspace])
-        out: dict[str, Any] = {}
+        out: dict[str, JsonObject] = {}
         for ws in targets:
             out[ws or PERSONAL_MIND] = await self._maintain(kind, ws)
         return {"action": kind, "minds": out}
 
-    async def _maintain(self, kind: str, workspace: str | None) -> Any:
+    async def _maintain(self, kind: str, workspace: str | None) -> JsonObject:
         if kind == "compact":
             return await self.apply(workspace, lambda i: ops.Compact(mind_id=i))
         if kind == "dedupe":
@@ -677,7 +815,7 @@ class HiveMind:
 
     async def cleanup_frames(self, mode: str, *, workspace: str | None = None,
                              max_temp_age_days: int = 30, max_deprecated_age_days: int = 90
-                             ) -> dict[str, Any]:
+                             ) -> JsonObject:
         if mode not in FRAME_CLEANUP_MODES:
             raise ValidationError(f"mode must be one of {list(FRAME_CLEANUP_MODES)}")
         for what, days in (("max_temp_age_days", max_temp_age_days),
@@ -693,7 +831,7 @@ class HiveMind:
         return await self.apply(workspace, lambda i: ops.WipeFrames(mind_id=i, mode=mode))
 
     async def cleanup_entities(self, mode: str, *, workspace: str | None = None
-                               ) -> dict[str, Any]:
+                               ) -> JsonObject:
         return await self.apply(workspace, lambda i: ops.CleanupEntities(mind_id=i, mode=mode))
 
     # -- harvest and ingest -----------------------------------------------------------------
@@ -701,7 +839,7 @@ class HiveMind:
     async def harvest(self, source: str, path: str | Path, *, workspace: str | None = None,
                       progress: Progress | None = None, auto_sync: bool | None = None,
                       sync_interval_hours: int | None = None, wait: bool = True,
-                      label: str | None = None) -> dict[str, Any]:
+                      label: str | None = None) -> JsonObject:
         """Import an export (chat history, documents) into a mind; see :mod:`hive_mind.harvest`.
         ``progress`` receives :class:`~workers.harvest_summary.ProgressEvent` values."""
         summary = await self.run_harvest(
@@ -727,14 +865,42 @@ class HiveMind:
             progress=progress, auto_sync=auto_sync, interval_hours=sync_interval_hours,
             wait=wait, importance=importance, tags=tags, label=label, rereadable=rereadable)
 
-    async def harvest_sources(self, *, workspace: str | None = None) -> list[dict[str, Any]]:
+    async def harvest_sources(self, *, workspace: str | None = None) -> list[JsonObject]:
         from mind.harvest.store import HarvestStore
 
         return await HarvestStore((await self.reader(workspace)).db).sources()
 
+    # -- browsing ---------------------------------------------------------------------------
+
+    async def list_sessions(self, *, workspace: str | None = None, page: int = 1,
+                            limit: int = 50) -> JsonObject:
+        """The mind's sessions, newest first (by their newest frame), a page at a time, with
+        their frame counts and time spans (:mod:`hive_mind.browse`)."""
+        async with self.reading(workspace) as reader:
+            return await browse.sessions_page(reader, page, limit)
+
+    async def session_frames(self, session: str, *, workspace: str | None = None,
+                             before: int | None = None, limit: int = 50) -> JsonObject:
+        """A session's frames, newest first; ``next`` continues with ``before``."""
+        async with self.reading(workspace) as reader:
+            return await browse.session_frames(reader, session, before, limit)
+
+    async def entity_graph(self, entity_id: int, *, workspace: str | None = None,
+                           limit: int = 100) -> JsonObject:
+        """An entity with its neighbours and every relation touching it, retired ones with
+        their validity interval."""
+        async with self.reading(workspace) as reader:
+            return await browse.entity_graph(reader, entity_id, limit)
+
+    async def harvest_runs(self, *, workspace: str | None = None, limit: int = 50
+                           ) -> list[JsonObject]:
+        """The latest harvest runs into the mind (source, items done, status, error)."""
+        async with self.reading(workspace) as reader:
+            return await browse.harvest_runs(reader, limit)
+
     async def ingest(self, content: str, *, type_hint: str = "auto", importance: str = "normal",
                      tags: list[str] | None = None, workspace: str | None = None,
-                     wait: bool = True) -> dict[str, Any]:
+                     wait: bool = True) -> JsonObject:
         """Ingest a file path, a URL or raw text (markdown, plaintext, pdf, url)."""
         summary = await self.run_ingest(content, type_hint=type_hint, importance=importance,
                                         tags=tags, workspace=workspace, wait=wait)
@@ -755,21 +921,21 @@ class HiveMind:
 
     # -- jobs -------------------------------------------------------------------------------
 
-    async def jobs(self) -> dict[str, Any]:
+    async def jobs(self) -> JobsReport:
         """Queued, running and failed (dead-lettered) jobs, per mind (:mod:`workers.jobs_admin`)."""
         from workers.jobs_admin import jobs_report
 
         return await jobs_report(self.runtime)
 
     async def retry_jobs(self, dead_letter_id: str | None = None, *,
-                         all_failed: bool = False) -> dict[str, Any]:
+                         all_failed: bool = False) -> Retried:
         """Run one dead letter again, or every one (``all_failed``)."""
         from workers.jobs_admin import retry
 
         return await retry(self.runtime, dead_letter_id, all_failed=all_failed)
 
     async def drop_jobs(self, dead_letter_id: str | None = None, *,
-                        all_failed: bool = False) -> dict[str, Any]:
+                        all_failed: bool = False) -> Dropped:
         """Forget one dead letter, or every one (``all_failed``)."""
         from workers.jobs_admin import drop
 
@@ -777,7 +943,7 @@ class HiveMind:
 
     async def nightly_maintenance(self, *, spread: bool = False,
                                   on_progress: Callable[[int, int], None] | None = None
-                                  ) -> dict[str, Any]:
+                                  ) -> JsonObject:
         """Today's scheduled maintenance now, in this process: the configured tasks of every
         mind not opted out, minus what a process on this data dir ran today already
         (:mod:`workers.schedule`; for a systemd timer or cron when no ``serve``/``mcp`` runs).
@@ -794,7 +960,14 @@ class HiveMind:
 
     # -- status -----------------------------------------------------------------------------
 
-    async def status(self, *, probe: bool = True) -> dict[str, Any]:
+    async def status(self, *, probe: bool = True) -> StatusReport:
         from hive_mind.status import collect
 
         return await collect(self.settings, self.runtime, probe=probe)
+
+
+if TYPE_CHECKING:  # mypy holds each facade class to the contract (hive_mind/contract.py)
+    def _conformance(local: HiveMind, remote: RemoteHiveMind, sharded: ShardedHiveMind
+                     ) -> list[MindFacade]:
+        hosts: list[HostFacade] = [local, sharded]
+        return [remote, *hosts]

@@ -13,6 +13,7 @@ them into dicts at the interface edge.
 from __future__ import annotations
 
 import asyncio
+import time
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -152,6 +153,7 @@ async def harvest_into(
 
     ``source`` ``auto``: the source is detected from the content (:func:`mind.harvest.detect.
     detect`); the summary's ``source`` is the one chosen and ``detected`` says why."""
+    started = time.monotonic()  # the summary's elapsed_seconds cover the wait and detection
     if source not in HARVEST_CHOICES:
         raise ValidationError(f"unknown harvest source {source!r}; use one of: "
                               f"{', '.join(HARVEST_CHOICES)}")
@@ -170,7 +172,7 @@ async def harvest_into(
         summary = await harvest(
             runtime, mind_id, source, target, options=options, progress=progress,
             wait_idle=partial(runtime.wait_indexed, mind_id, None) if wait else None,
-            parse=parse or adapter(source))
+            parse=parse or adapter(source), started=started)
         return replace(summary, workspace=workspace or PERSONAL_MIND, detected=detected)
 
 

@@ -1,6 +1,6 @@
 """The hive-mind MCP server (official MCP Python SDK, ``MCPServer``).
 
-- :func:`build_server` — the server with the 19 tools (:mod:`hive_mind.mcp_tools`) and the
+- :func:`build_server` — the server with the 20 tools (:mod:`hive_mind.mcp_tools`) and the
   resources ``memory://personal/stats``, ``memory://identity``, ``memory://awareness`` and the
   template ``memory://workspace/{id}`` (all ``application/json``).
 - :func:`run_stdio` — blocking entry point of ``hive-mind mcp`` / ``python -m
@@ -33,6 +33,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, InputRequiredResult
 from starlette.types import Receive, Scope, Send
 
+from hive_mind.contract import HostFacade, MindFacade
 from hive_mind.forwarding import forwarded_as
 from hive_mind.mcp_tools import (
     TOOL_NAMES,
@@ -46,6 +47,7 @@ from hive_mind.mcp_tools import (
 from hive_mind.schedule import start_schedule
 from hive_mind.scopes import bound
 from hive_mind.settings import Settings, load_settings
+from hive_mind.shapes import AwarenessShape, JsonObject, WorkspaceView
 from mind.errors import HiveMindError, InvalidIdError, NotFoundError
 
 __all__ = ["TOOL_NAMES", "LazyFacade", "McpHttpApp", "build_server", "run_stdio",
@@ -129,10 +131,10 @@ class LazyFacade:
 
     def __init__(self, settings: Settings | None = None) -> None:
         self._settings = settings
-        self._mind: Any = None
+        self._mind: MindFacade | None = None
         self._lock = asyncio.Lock()
 
-    async def __call__(self) -> Any:
+    async def __call__(self) -> MindFacade:
         if self._mind is None:
             async with self._lock:
                 if self._mind is None:
@@ -145,7 +147,7 @@ class LazyFacade:
         """Wait up to ``timeout`` s for the indexing this process caused (True: all done)."""
         if self._mind is None:
             return True
-        return bool(await self._mind.wait_idle(timeout))
+        return await self._mind.wait_idle(timeout)
 
     async def close(self) -> None:
         mind, self._mind = self._mind, None
@@ -167,7 +169,7 @@ def build_server(get_facade: GetFacade, *, server_reads: bool = True) -> HiveMin
                                log_level="WARNING")
     register_tools(server, get_facade, server_reads=server_reads)
 
-    async def guarded(fn: Callable[[Any], Awaitable[Any]]) -> str:
+    async def guarded(fn: Callable[[MindFacade], Awaitable[object]]) -> str:
         try:
             return dumps(await fn(await get_facade()))
         except HiveMindError as exc:
@@ -177,15 +179,15 @@ def build_server(get_facade: GetFacade, *, server_reads: bool = True) -> HiveMin
                      mime_type="application/json",
                      description="Personal mind statistics: frames, knowledge graph, embedder.")
     async def personal_stats() -> str:
-        async def read(mind: Any) -> dict[str, Any]:
+        async def read(mind: MindFacade) -> JsonObject:
             stats = await mind.stats()
             return {
                 "frames": {"total": stats["frames"], "by_type": stats["by_type"],
                            "by_importance": stats["by_importance"],
-                           "pending_index": stats.get("pending_index"),
-                           "vectors": stats.get("vectors")},
+                           "pending_index": stats["pending_index"],
+                           "vectors": stats["vectors"]},
                 "knowledge_graph": {"entities": stats["entities"],
-                                    "entity_types": stats.get("entity_types", {})},
+                                    "entity_types": stats["entity_types"]},
                 "embedding": await _embedding(mind),
             }
         return await guarded(read)
@@ -193,7 +195,7 @@ def build_server(get_facade: GetFacade, *, server_reads: bool = True) -> HiveMin
     @server.resource("memory://identity", name="identity", mime_type="application/json",
                      description="Who the user/agent is (without the system prompt).")
     async def identity() -> str:
-        async def read(mind: Any) -> dict[str, Any]:
+        async def read(mind: MindFacade) -> JsonObject:
             row = dict(await mind.get_identity())
             row.pop("system_prompt", None)
             return row
@@ -202,27 +204,24 @@ def build_server(get_facade: GetFacade, *, server_reads: bool = True) -> HiveMin
     @server.resource("memory://awareness", name="awareness", mime_type="application/json",
                      description="Live awareness items (tasks, actions, pending, flags).")
     async def awareness() -> str:
-        async def read(mind: Any) -> list[dict[str, Any]]:
-            items: list[dict[str, Any]] = await mind.get_awareness()
-            return items
+        async def read(mind: MindFacade) -> list[AwarenessShape]:
+            return await mind.get_awareness()
         return await guarded(read)
 
     @server.resource("memory://workspace/{id}", name="workspace", mime_type="application/json",
                      description="One workspace: its metadata and statistics.")
     async def workspace(id: str) -> str:
-        async def read(mind: Any) -> dict[str, Any]:
-            info: dict[str, Any] = await mind.get_workspace(id)
-            return info
+        async def read(mind: MindFacade) -> WorkspaceView:
+            return await mind.get_workspace(id)
         return await guarded(read)
 
     return server
 
 
-async def _embedding(mind: Any) -> dict[str, Any]:
-    runtime = getattr(mind, "runtime", None)
-    if runtime is None:
-        settings = getattr(mind, "settings", None)
-        return {"provider": getattr(settings, "embedding_provider", None), "model": None,
+async def _embedding(mind: MindFacade) -> JsonObject:
+    runtime = mind.runtime if isinstance(mind, HostFacade) else None
+    if runtime is None:  # a client, or a gateway: no embedder here
+        return {"provider": mind.settings.embedding_provider, "model": None,
                 "dimensions": None, "available_providers": []}
     status = (await runtime.embedder_ready()).status()
     return {k: status.get(k) for k in

@@ -14,10 +14,10 @@ import functools
 import json
 import logging
 import tempfile
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import anyio
 import pydantic
@@ -25,6 +25,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
+from hive_mind.contract import MindFacade
 from hive_mind.export import MAX_PAGE
 from hive_mind.limits import (
     AgeDays,
@@ -32,6 +33,7 @@ from hive_mind.limits import (
     Content,
     EntityName,
     EntityQuery,
+    FrameRefs,
     GroupName,
     Icon,
     IdempotencyKey,
@@ -39,6 +41,7 @@ from hive_mind.limits import (
     ProfileText,
     Query,
     RowId,
+    SessionId,
     ShortName,
     SystemPrompt,
     Tags,
@@ -48,6 +51,7 @@ from hive_mind.limits import (
 )
 from hive_mind.server_reads import ingest as client_ingest
 from hive_mind.server_reads import refuse
+from hive_mind.shapes import JsonInput
 from hive_mind.workspaces import unknown_workspace
 from mind.errors import HiveMindError, ValidationError
 from mind.harvest.errors import safe_reason
@@ -68,7 +72,8 @@ from vocabulary.enums import (
 
 log = logging.getLogger(__name__)
 
-GetFacade = Callable[[], Awaitable[Any]]
+GetFacade = Callable[[], Awaitable[MindFacade]]
+Tool = Callable[..., Awaitable[str]]
 
 Workspace = Annotated[str | None, Field(
     description="Workspace id (from list_workspaces / create_workspace). Omit for the personal "
@@ -82,14 +87,20 @@ TOOL_NAMES = (
     "save_memory", "recall_memory", "search_entities", "save_entity", "create_relation",
     "get_identity", "set_identity", "get_awareness", "set_awareness", "clear_awareness",
     "list_workspaces", "create_workspace", "harvest_import", "harvest_sources", "ingest_source",
-    "cleanup_frames", "cleanup_entities", "forget_memory", "export_memories",
+    "cleanup_frames", "cleanup_entities", "forget_memory", "export_memories", "session_state",
 )
 _RECALL_FIELDS = ("id", "content", "importance", "source", "score", "absolute_relevance",
                   "created_at", "from", "conflict")
+_JSON_INPUT: pydantic.TypeAdapter[JsonInput] = pydantic.TypeAdapter(JsonInput)
 
 
-def dumps(value: Any) -> str:
+def dumps(value: object) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def json_input(value: dict[str, object] | None) -> JsonInput | None:
+    """A tool's JSON object argument as the facade takes it (checked to be JSON)."""
+    return None if value is None else _JSON_INPUT.validate_python(value)
 
 
 def error_result(text: str) -> CallToolResult:
@@ -113,19 +124,20 @@ def validation_text(exc: pydantic.ValidationError, tool: str | None = None) -> s
     return head + "; ".join(parts)
 
 
-def _guard(name: str, fn: Callable[..., Awaitable[Any]], *,
-           writes: bool = False) -> Callable[..., Awaitable[Any]]:
+def _guard(name: str, fn: Tool, *,
+           writes: bool = False) -> Callable[..., Awaitable[str | CallToolResult]]:
     """Turn expected failures into one-line error results (the signature is kept for the SDK);
     an unexpected failure of a ``writes`` tool says the write may have been applied."""
 
     @functools.wraps(fn)
-    async def wrapper(**kwargs: Any) -> Any:
+    async def wrapper(**kwargs: object) -> str | CallToolResult:
         try:
             # Shielded: a client that disconnects mid-call must not cut a write in half (the
             # SDK cancels in-flight requests at end of input); calls are short, and a long
             # harvest is resumable anyway.
             with anyio.CancelScope(shield=True):
-                return await fn(**kwargs)
+                answer = await fn(**kwargs)
+            return answer
         except HiveMindError as exc:
             log.info("tool %s refused: %s", name, exc)
             return error_result(error_text(exc))
@@ -142,23 +154,29 @@ def _guard(name: str, fn: Callable[..., Awaitable[Any]], *,
     return wrapper
 
 
-def check_workspace(mind: Any, workspace: str | None) -> None:
-    """Refuse an unsafe or unknown workspace id now (the facade does it again on use)."""
-    validate = getattr(mind, "mind_id", None)
-    if workspace and callable(validate):
-        validate(workspace)
+def check_workspace(mind: MindFacade, workspace: str | None) -> None:
+    """Refuse an unsafe or unknown workspace id now, where this process holds the minds (the
+    facade does it again on use)."""
+    from hive_mind.facade import HiveMind
+
+    if workspace and isinstance(mind, HiveMind):
+        mind.mind_id(workspace)
 
 
-def _default_workspace(mind: Any) -> str | None:
-    manager = getattr(mind, "workspaces", None)
-    return manager.default() if manager is not None else None
+def _default_workspace(mind: MindFacade) -> str | None:
+    """The default workspace of the data dir this process holds (a client's: none)."""
+    from hive_mind.facade import HiveMind
+    from hive_mind.scopes import ScopedFacade
+
+    local = mind.inner if isinstance(mind, ScopedFacade) else mind
+    return local.workspaces.default() if isinstance(local, HiveMind) else None
 
 
 def _today() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%d")
 
 
-def _pick(row: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+def _pick(row: Mapping[str, object], keys: tuple[str, ...]) -> dict[str, object]:
     return {k: row.get(k) for k in keys}
 
 
@@ -169,11 +187,11 @@ DESTROY = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_worl
 
 def register_tools(server: MCPServer, get_facade: GetFacade, *,
                    server_reads: bool = True) -> None:
-    """Register the 19 hive-mind tools on ``server``; each call awaits ``get_facade()``.
+    """Register the 20 hive-mind tools on ``server``; each call awaits ``get_facade()``.
     ``server_reads`` False: file paths and URLs are refused (:mod:`hive_mind.server_reads`)."""
 
-    def tool(annotations: ToolAnnotations, description: str) -> Callable[[Any], Any]:
-        def decorator(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    def tool(annotations: ToolAnnotations, description: str) -> Callable[[Tool], Tool]:
+        def decorator(fn: Tool) -> Tool:
             writes = not annotations.read_only_hint
             server.add_tool(_guard(fn.__name__, fn, writes=writes), name=fn.__name__,
                             description=" ".join(description.split()),
@@ -190,7 +208,11 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         stored; replayed=true: this idempotency_key's save was already applied, nothing new
         written). recall_memory finds it by its words at once, by meaning a moment later (once
         indexed). After an error that says the save may have been applied, call again with the
-        same idempotency_key.""")
+        same idempotency_key. When the fact changes an earlier memory, pass updates=<its id>:
+        the new memory is stored as its update (recall then ranks it as current, the earlier
+        one as outdated; the answer adds base_frame_id and session, for session_state).
+        refs=[ids] stores a cross-reference between earlier memories instead (the answer adds
+        base_frame_id, references and session).""")
     async def save_memory(
         content: Annotated[Content, Field(description="The memory text, self-contained.")],
         importance: Annotated[AgentImportance, Field(
@@ -204,13 +226,24 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
             description="When it happened, if not now: ISO-8601 with a zone, e.g. "
                         "2024-05-01T12:00:00Z (recall's since/until filter on it).")] = None,
         idempotency_key: Key = None,
+        updates: Annotated[RowId | None, Field(
+            description="The id of the memory this one updates (it must be a statement, not "
+                        "itself an update); the update joins that memory's session.")] = None,
+        refs: Annotated[FrameRefs | None, Field(
+            description="Ids of earlier memories this one cross-references.")] = None,
     ) -> str:
         mind = await get_facade()
         saved = await mind.save(content, importance=importance, source=source,
-                                workspace=workspace or None, session=f"mcp:{_today()}",
-                                created_at=created_at, idempotency_key=idempotency_key)
+                                workspace=workspace or None,
+                                session=None if updates is not None else f"mcp:{_today()}",
+                                created_at=created_at, idempotency_key=idempotency_key,
+                                updates=updates, refs=refs)
         out = _pick(saved, ("id", "content", "importance", "source", "created_at"))
-        return dumps({**out, "workspace": workspace or "personal",
+        links: dict[str, object] = {
+            k: saved[k] for k in ("base_frame_id", "references") if k in saved}
+        if links:
+            links["session"] = saved["gop_id"]
+        return dumps({**out, **links, "workspace": workspace or "personal",
                       "created": saved.get("created"), "replayed": saved.get("replayed", False)})
 
     @tool(READ, """Search long-term memory (keyword + semantic hybrid search) before answering
@@ -279,6 +312,17 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         mind = await get_facade()
         return dumps(await mind.forget(id, workspace=workspace or None))
 
+    @tool(READ, """The current state of a session (the group a memory was saved in: the
+        session save_memory returns with updates): its latest statement (I-frame) and the
+        updates saved after it (P-frames), in order. Returns JSON {session, workspace, i_frame,
+        p_frames} (i_frame null when the session holds no statement).""")
+    async def session_state(
+        session: Annotated[SessionId, Field(description="The session id.")],
+        workspace: Workspace = None,
+    ) -> str:
+        mind = await get_facade()
+        return dumps(await mind.session_state(session, workspace=workspace or None))
+
     # -- knowledge graph ---------------------------------------------------------------------
 
     @tool(READ, """Find entities (people, projects, organizations, technologies, ...) in the
@@ -304,12 +348,12 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
     async def save_entity(
         type: Annotated[EntityType, Field(description="The entity type.")],
         name: Annotated[EntityName, Field(description="The entity's name.")],
-        properties: Annotated[dict[str, Any] | None, Field(
+        properties: Annotated[dict[str, object] | None, Field(
             description="Facts about the entity as key/value pairs.")] = None,
         workspace: Workspace = None,
     ) -> str:
         mind = await get_facade()
-        row = await mind.save_entity(type, name, properties=properties,
+        row = await mind.save_entity(type, name, properties=json_input(properties),
                                      workspace=workspace or None)
         return dumps({"id": row["id"], "type": row.get("entity_type", type),
                       "name": row["name"], "properties": row.get("properties", {}),
@@ -326,13 +370,14 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         relation_type: Annotated[TypeName, Field(description="Relation name, e.g. works_on.")],
         confidence: Annotated[float, Field(ge=0.0, le=1.0,
                                            description="How sure you are, 0-1.")] = 1.0,
-        properties: Annotated[dict[str, Any] | None, Field(
+        properties: Annotated[dict[str, object] | None, Field(
             description="Extra key/value data on the relation.")] = None,
         workspace: Workspace = None,
     ) -> str:
         mind = await get_facade()
         row = await mind.create_relation(source_id, target_id, relation_type,
-                                         confidence=confidence, properties=properties,
+                                         confidence=confidence,
+                                         properties=json_input(properties),
                                          workspace=workspace or None)
         return dumps({"id": row["id"], "source_id": row["source_id"],
                       "target_id": row["target_id"], "type": row.get("relation_type"),
@@ -446,7 +491,7 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
     async def harvest_import(
         source: Annotated[ConversationChoice, Field(
             description="The export's format, or auto (detected from the content).")],
-        data: Annotated[str | list[Any] | dict[str, Any] | None, Field(
+        data: Annotated[str | list[object] | dict[str, object] | None, Field(
             description="The export's JSON content.")] = None,
         file_path: Annotated[PathText | None, Field(
             description="Path of the export file (or Claude Code directory).")] = None,

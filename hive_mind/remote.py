@@ -35,12 +35,42 @@ from hive_mind.api.codes import (
     exception_for,
 )
 from hive_mind.settings import Settings
+from hive_mind.shapes import (
+    AwarenessAdded,
+    AwarenessCleared,
+    AwarenessShape,
+    Dropped,
+    EntityView,
+    Forgotten,
+    FrameShape,
+    IdentitySaved,
+    IdentityView,
+    JobsReport,
+    JsonInput,
+    JsonObject,
+    MaintenanceRun,
+    MindStats,
+    RecallDetail,
+    RecallResult,
+    RelationShape,
+    Retried,
+    SavedEntity,
+    SavedFrame,
+    SessionState,
+    StatusReport,
+    WorkspaceDefault,
+    WorkspaceDeleted,
+    WorkspaceList,
+    WorkspaceMeta,
+    WorkspaceView,
+)
 from mind.bounds import bounded_float
 from mind.errors import ConfigurationError, ValidationError
-from vocabulary.enums import ExportFormat
+from vocabulary.enums import ExportFormat, ExportPart, FrameSource, Importance
 
 if TYPE_CHECKING:
     from hive_mind.export import Export
+    from workers.harvest_summary import Progress
 
 DEFAULT_TIMEOUT = 600.0  # harvests with wait=True answer when indexing is done
 # a pooled connection is dropped before serve's 5 s keep-alive closes it from its end: reusing
@@ -71,7 +101,7 @@ def _segment(value: object) -> str:
     return text.replace(".", "%2E") if text.strip(".") == "" else text
 
 
-def _form(values: dict[str, Any]) -> dict[str, Any]:
+def _form(values: dict[str, Any]) -> JsonObject:
     out: dict[str, Any] = {}
     for key, value in values.items():
         if value is None:
@@ -184,33 +214,43 @@ class RemoteHiveMind:
 
     # -- frames and recall ------------------------------------------------------------------
 
-    async def save(self, content: str, *, importance: str = "normal",
-                   source: str = "agent_inferred", workspace: str | None = None,
-                   session: str | None = None, metadata: dict[str, Any] | None = None,
+    async def save(self, content: str, *, importance: Importance = "normal",
+                   source: FrameSource = "agent_inferred", workspace: str | None = None,
+                   session: str | None = None, metadata: JsonInput | None = None,
                    wait: bool = False, created_at: str | None = None,
-                   idempotency_key: str | None = None) -> dict[str, Any]:
-        return await self._keyed_post("/v1/memories", {
+                   idempotency_key: str | None = None, updates: int | None = None,
+                   refs: list[int] | None = None) -> SavedFrame:
+        body: dict[str, object] = {
             "content": content, "importance": importance, "source": source,
             "workspace": workspace, "session": session, "metadata": metadata, "wait": wait,
-            "created_at": created_at}, idempotency_key)
+            "created_at": created_at}
+        if updates is not None or refs is not None:  # a plain save sends what it always did
+            body.update(updates=updates, refs=refs)
+        saved: SavedFrame = await self._keyed_post("/v1/memories", body, idempotency_key)
+        return saved
 
-    async def _keyed_post(self, path: str, body: dict[str, Any], key: str | None
-                          ) -> dict[str, Any]:
+    async def _keyed_post(self, path: str, body: dict[str, object], key: str | None
+                          ) -> Any:
         """POST a write with an idempotency key: the caller's, else a fresh one, named in the
         error if the answer is lost so the caller can repeat the write exactly once."""
         key = uuid.uuid4().hex if key is None else key
-        result: dict[str, Any] = await self._call(
-            "POST", path, json={**body, "idempotency_key": key}, retry=retry_hint(key))
-        return result
+        return await self._call("POST", path, json={**body, "idempotency_key": key},
+                                retry=retry_hint(key))
 
     async def get_frame(self, frame_id: int, *, workspace: str | None = None
-                        ) -> dict[str, Any]:
-        result: dict[str, Any] = await self._call(
+                        ) -> FrameShape:
+        result: FrameShape = await self._call(
             "GET", f"/v1/memories/{_segment(frame_id)}", params={"workspace": workspace})
         return result
 
-    async def forget(self, frame_id: int, *, workspace: str | None = None) -> dict[str, Any]:
-        result: dict[str, Any] = await self._call(
+    async def session_state(self, session: str, *, workspace: str | None = None
+                            ) -> SessionState:
+        result: SessionState = await self._call(
+            "GET", f"/v1/sessions/{_segment(session)}/state", params={"workspace": workspace})
+        return result
+
+    async def forget(self, frame_id: int, *, workspace: str | None = None) -> Forgotten:
+        result: Forgotten = await self._call(
             "DELETE", f"/v1/memories/{_segment(frame_id)}", params={"workspace": workspace})
         return result
 
@@ -219,129 +259,142 @@ class RemoteHiveMind:
                      since: str | None = None, until: str | None = None,
                      catch_up: bool | None = None, lanes: str = "hybrid",
                      touch: bool = True, explain: bool = False,
-                     min_relevance: float | None = None) -> list[dict[str, Any]]:
+                     min_relevance: float | None = None) -> list[RecallResult]:
         detail = await self.recall_detail(
             query, limit=limit, scope=scope, workspace=workspace, profile=profile, since=since,
             until=until, catch_up=catch_up, lanes=lanes, touch=touch, explain=explain,
             min_relevance=min_relevance)
-        results: list[dict[str, Any]] = detail["results"]
-        return results
+        return detail["results"]
 
     async def recall_detail(self, query: str, *, limit: int = 10, scope: str | None = None,
                             workspace: str | None = None, profile: str = "balanced",
                             since: str | None = None, until: str | None = None,
                             catch_up: bool | None = None, lanes: str = "hybrid",
                             touch: bool = True, explain: bool = False,
-                            min_relevance: float | None = None) -> dict[str, Any]:
+                            min_relevance: float | None = None) -> RecallDetail:
         if min_relevance is not None:  # checked here too: JSON has no NaN to send
             bounded_float(min_relevance, "min_relevance", 0.0, 1.0)
         body = {"query": query, "limit": limit, "scope": scope, "workspace": workspace,
                 "profile": profile, "since": since, "until": until, "catch_up": catch_up,
                 "lanes": lanes, "touch": touch, "explain": explain,
                 "min_relevance": min_relevance}
-        detail: dict[str, Any] = await self._call("POST", "/v1/recall", json=body)
+        detail: RecallDetail = await self._call("POST", "/v1/recall", json=body)
         return detail
 
     async def catch_up(self, *, limit: int = 10, workspace: str | None = None
-                       ) -> list[dict[str, Any]]:
+                       ) -> list[RecallResult]:
         out = await self._call("GET", "/v1/catch-up",
                                params={"limit": limit, "workspace": workspace})
-        results: list[dict[str, Any]] = out["results"]
+        results: list[RecallResult] = out["results"]
         return results
 
     # -- knowledge graph --------------------------------------------------------------------
 
     async def search_entities(self, query: str, *, entity_type: str | None = None,
                               limit: int = 20, workspace: str | None = None
-                              ) -> list[dict[str, Any]]:
+                              ) -> list[EntityView]:
         out = await self._call("GET", "/v1/entities", params={
             "query": query, "type": entity_type, "limit": limit, "workspace": workspace})
-        entities: list[dict[str, Any]] = out["entities"]
+        entities: list[EntityView] = out["entities"]
         return entities
 
     async def save_entity(self, entity_type: str, name: str, *,
-                          properties: dict[str, Any] | None = None,
-                          workspace: str | None = None) -> dict[str, Any]:
-        result: dict[str, Any] = await self._call("POST", "/v1/entities", json={
+                          properties: JsonInput | None = None,
+                          workspace: str | None = None) -> SavedEntity:
+        result: SavedEntity = await self._call("POST", "/v1/entities", json={
             "entity_type": entity_type, "name": name, "properties": properties,
             "workspace": workspace})
         return result
 
     async def create_relation(self, source_id: int, target_id: int, relation_type: str, *,
-                              confidence: float = 1.0, properties: dict[str, Any] | None = None,
-                              workspace: str | None = None) -> dict[str, Any]:
-        result: dict[str, Any] = await self._call("POST", "/v1/relations", json={
+                              confidence: float = 1.0, properties: JsonInput | None = None,
+                              workspace: str | None = None) -> RelationShape:
+        result: RelationShape = await self._call("POST", "/v1/relations", json={
             "source_id": source_id, "target_id": target_id, "relation_type": relation_type,
             "confidence": confidence, "properties": properties, "workspace": workspace})
         return result
 
     # -- identity and awareness -------------------------------------------------------------
 
-    async def get_identity(self, *, workspace: str | None = None) -> dict[str, Any]:
-        result: dict[str, Any] = await self._call("GET", "/v1/identity",
+    async def get_identity(self, *, workspace: str | None = None) -> IdentityView:
+        result: IdentityView = await self._call("GET", "/v1/identity",
                                                   params={"workspace": workspace})
         return result
 
-    async def set_identity(self, *, workspace: str | None = None, **fields: Any
-                           ) -> dict[str, Any]:
-        result: dict[str, Any] = await self._call(
-            "PUT", "/v1/identity", json={**fields, "workspace": workspace})
+    async def set_identity(
+        self, *, workspace: str | None = None, name: str | None = None,
+        role: str | None = None, department: str | None = None,
+        personality: str | None = None, capabilities: str | None = None,
+        system_prompt: str | None = None, **unknown: object,
+    ) -> IdentitySaved:
+        """The given fields; a keyword that is no identity field goes too (the server refuses
+        it, as the local facade does)."""
+        fields = {"name": name, "role": role, "department": department,
+                  "personality": personality, "capabilities": capabilities,
+                  "system_prompt": system_prompt, **unknown}
+        result: IdentitySaved = await self._call("PUT", "/v1/identity", json={
+            **{k: v for k, v in fields.items() if v is not None}, "workspace": workspace})
         return result
 
     async def get_awareness(self, *, category: str | None = None,
-                            workspace: str | None = None) -> list[dict[str, Any]]:
+                            workspace: str | None = None) -> list[AwarenessShape]:
         out = await self._call("GET", "/v1/awareness",
                                params={"category": category, "workspace": workspace})
-        items: list[dict[str, Any]] = out["items"]
+        items: list[AwarenessShape] = out["items"]
         return items
 
     async def set_awareness(self, category: str, content: str, *, priority: int = 0,
                             ttl_minutes: int | None = None, workspace: str | None = None,
-                            idempotency_key: str | None = None) -> dict[str, Any]:
-        return await self._keyed_post("/v1/awareness", {
+                            idempotency_key: str | None = None) -> AwarenessAdded:
+        added: AwarenessAdded = await self._keyed_post("/v1/awareness", {
             "category": category, "content": content, "priority": priority,
             "ttl_minutes": ttl_minutes, "workspace": workspace}, idempotency_key)
+        return added
 
     async def clear_awareness(self, *, item_id: int | None = None, category: str | None = None,
-                              workspace: str | None = None) -> dict[str, Any]:
-        result: dict[str, Any] = await self._call("DELETE", "/v1/awareness", params={
+                              workspace: str | None = None) -> AwarenessCleared:
+        result: AwarenessCleared = await self._call("DELETE", "/v1/awareness", params={
             "id": item_id, "category": category, "workspace": workspace})
         return result
 
     # -- workspaces -------------------------------------------------------------------------
 
-    async def list_workspaces(self) -> dict[str, Any]:
-        result: dict[str, Any] = await self._call("GET", "/v1/workspaces")
+    async def list_workspaces(self) -> WorkspaceList:
+        result: WorkspaceList = await self._call("GET", "/v1/workspaces")
         return result
 
     async def create_workspace(self, name: str, *, group: str = "general",
                                icon: str | None = None, model: str | None = None,
-                               workspace_id: str | None = None) -> dict[str, Any]:
-        result: dict[str, Any] = await self._call("POST", "/v1/workspaces", json={
+                               workspace_id: str | None = None) -> WorkspaceMeta:
+        result: WorkspaceMeta = await self._call("POST", "/v1/workspaces", json={
             "name": name, "group": group, "icon": icon, "model": model, "id": workspace_id})
         return result
 
-    async def get_workspace(self, workspace: str) -> dict[str, Any]:
-        result: dict[str, Any] = await self._call("GET", f"/v1/workspaces/{_segment(workspace)}")
+    async def get_workspace(self, workspace: str) -> WorkspaceView:
+        result: WorkspaceView = await self._call("GET", f"/v1/workspaces/{_segment(workspace)}")
         return result
 
-    async def update_workspace(self, workspace: str, **fields: Any) -> dict[str, Any]:
-        result: dict[str, Any] = await self._call(
-            "PATCH", f"/v1/workspaces/{_segment(workspace)}", json=fields)
+    async def update_workspace(self, workspace: str, *, name: str | None = None,
+                               group: str | None = None, icon: str | None = None,
+                               model: str | None = None) -> WorkspaceMeta:
+        fields = {"name": name, "group": group, "icon": icon, "model": model}
+        result: WorkspaceMeta = await self._call(
+            "PATCH", f"/v1/workspaces/{_segment(workspace)}",
+            json={k: v for k, v in fields.items() if v is not None})
         return result
 
-    async def delete_workspace(self, workspace: str) -> dict[str, Any]:
-        result: dict[str, Any] = await self._call(
+    async def delete_workspace(self, workspace: str) -> WorkspaceDeleted:
+        result: WorkspaceDeleted = await self._call(
             "DELETE", f"/v1/workspaces/{_segment(workspace)}")
         return result
 
-    async def set_default_workspace(self, workspace: str | None) -> dict[str, Any]:
-        result: dict[str, Any] = await self._call("PUT", "/v1/workspaces/default",
+    async def set_default_workspace(self, workspace: str | None) -> WorkspaceDefault:
+        result: WorkspaceDefault = await self._call("PUT", "/v1/workspaces/default",
                                                   json={"workspace": workspace})
         return result
 
-    async def stats(self, *, workspace: str | None = None) -> dict[str, Any]:
-        result: dict[str, Any] = await self._call("GET", "/v1/stats",
+    async def stats(self, *, workspace: str | None = None) -> MindStats:
+        result: MindStats = await self._call("GET", "/v1/stats",
                                                   params={"workspace": workspace})
         return result
 
@@ -379,38 +432,38 @@ class RemoteHiveMind:
         frames = response.headers.get(FRAMES_HEADER, "")
         return Export(ident, fmt, int(frames) if frames.isdigit() else 0, chunks(), progress)
 
-    async def export_page(self, *, workspace: str | None = None, part: str = "frames",
-                          cursor: str | None = None, limit: int = 100) -> dict[str, Any]:
-        result: dict[str, Any] = await self._call("GET", "/v1/export/page", params={
+    async def export_page(self, *, workspace: str | None = None, part: ExportPart = "frames",
+                          cursor: str | None = None, limit: int = 100) -> JsonObject:
+        result: JsonObject = await self._call("GET", "/v1/export/page", params={
             "workspace": workspace, "part": part, "cursor": cursor, "limit": limit})
         return result
 
     # -- maintenance ------------------------------------------------------------------------
 
     async def maintenance(self, kind: str, *, workspace: str | None = None,
-                          all_minds: bool = False) -> dict[str, Any]:
-        result: dict[str, Any] = await self._call(
+                          all_minds: bool = False) -> MaintenanceRun:
+        result: MaintenanceRun = await self._call(
             "POST", f"/v1/maintenance/{_segment(kind)}",
             json={"workspace": workspace, "all": all_minds})
         return result
 
     async def cleanup_frames(self, mode: str, *, workspace: str | None = None,
                              max_temp_age_days: int = 30, max_deprecated_age_days: int = 90
-                             ) -> dict[str, Any]:
-        result: dict[str, Any] = await self._call("POST", "/v1/cleanup/frames", json={
+                             ) -> JsonObject:
+        result: JsonObject = await self._call("POST", "/v1/cleanup/frames", json={
             "mode": mode, "workspace": workspace, "max_temp_age_days": max_temp_age_days,
             "max_deprecated_age_days": max_deprecated_age_days})
         return result
 
     async def cleanup_entities(self, mode: str, *, workspace: str | None = None
-                               ) -> dict[str, Any]:
-        result: dict[str, Any] = await self._call("POST", "/v1/cleanup/entities",
+                               ) -> JsonObject:
+        result: JsonObject = await self._call("POST", "/v1/cleanup/entities",
                                                   json={"mode": mode, "workspace": workspace})
         return result
 
     # -- harvest and ingest -----------------------------------------------------------------
 
-    async def _upload(self, path: str, local: Path, fields: dict[str, Any]) -> dict[str, Any]:
+    async def _upload(self, path: str, local: Path, fields: dict[str, Any]) -> JsonObject:
         with tempfile.TemporaryDirectory(prefix="hive-mind-client-") as tmp:
             if local.is_dir():  # directories (claude-code projects) travel as a zip
                 archive = Path(tmp) / f"{local.name or 'upload'}.zip"
@@ -420,15 +473,15 @@ class RemoteHiveMind:
                             zf.write(item, item.relative_to(local).as_posix())
                 local = archive
             with local.open("rb") as handle:
-                result: dict[str, Any] = await self._call(
+                result: JsonObject = await self._call(
                     "POST", path, data=_form(fields),
                     files={"file": (local.name, handle, "application/octet-stream")})
         return result
 
     async def harvest(self, source: str, path: str | Path, *, workspace: str | None = None,
-                      progress: Any = None, auto_sync: bool | None = None,
+                      progress: Progress | None = None, auto_sync: bool | None = None,
                       sync_interval_hours: int | None = None, wait: bool = True,
-                      label: str | None = None) -> dict[str, Any]:
+                      label: str | None = None) -> JsonObject:
         """Import an export: a file or directory on this machine is uploaded (recorded under
         its local path unless ``label`` says otherwise); anything else (a URL, a path on the
         server) is passed to the server as is. ``progress`` is not reported in client mode."""
@@ -438,64 +491,94 @@ class RemoteHiveMind:
         if local is not None:
             fields["label"] = label or str(local.resolve())
             return await self._upload("/v1/harvest/upload", local, fields)
-        result: dict[str, Any] = await self._call("POST", "/v1/harvest",
+        result: JsonObject = await self._call("POST", "/v1/harvest",
                                                   json={**fields, "path": str(path)})
         return result
 
-    async def harvest_sources(self, *, workspace: str | None = None) -> list[dict[str, Any]]:
+    async def harvest_sources(self, *, workspace: str | None = None) -> list[JsonObject]:
         out = await self._call("GET", "/v1/harvest/sources", params={"workspace": workspace})
-        sources: list[dict[str, Any]] = out["sources"]
+        sources: list[JsonObject] = out["sources"]
         return sources
+
+    async def list_sessions(self, *, workspace: str | None = None, page: int = 1,
+                            limit: int = 50) -> JsonObject:
+        result: JsonObject = await self._call("GET", "/v1/sessions", params={
+            "workspace": workspace, "page": page, "limit": limit})
+        return result
+
+    async def session_frames(self, session: str, *, workspace: str | None = None,
+                             before: int | None = None, limit: int = 50) -> JsonObject:
+        result: JsonObject = await self._call("GET", "/v1/sessions/frames", params={
+            "session": session, "workspace": workspace, "before": before, "limit": limit})
+        return result
+
+    async def entity_graph(self, entity_id: int, *, workspace: str | None = None,
+                           limit: int = 100) -> JsonObject:
+        result: JsonObject = await self._call(
+            "GET", f"/v1/entities/{_segment(entity_id)}/graph",
+            params={"workspace": workspace, "limit": limit})
+        return result
+
+    async def harvest_runs(self, *, workspace: str | None = None, limit: int = 50
+                           ) -> list[JsonObject]:
+        out = await self._call("GET", "/v1/harvest/runs",
+                               params={"workspace": workspace, "limit": limit})
+        runs: list[JsonObject] = out["runs"]
+        return runs
 
     async def ingest(self, content: str, *, type_hint: str = "auto", importance: str = "normal",
                      tags: list[str] | None = None, workspace: str | None = None,
-                     wait: bool = True) -> dict[str, Any]:
+                     wait: bool = True) -> JsonObject:
         """Ingest a file on this machine (uploaded), a URL or raw text."""
         fields = {"type_hint": type_hint, "importance": importance, "tags": tags,
                   "workspace": workspace, "wait": wait}
         local = _local_file(content.strip()) if isinstance(content, str) else None
         if local is not None and local.is_file():
             return await self._upload("/v1/ingest/upload", local, fields)
-        result: dict[str, Any] = await self._call("POST", "/v1/ingest",
+        result: JsonObject = await self._call("POST", "/v1/ingest",
                                                   json={**fields, "content": content})
         return result
 
     # -- jobs -------------------------------------------------------------------------------
 
-    async def jobs(self) -> dict[str, Any]:
-        result: dict[str, Any] = await self._call("GET", "/v1/jobs")
+    async def jobs(self) -> JobsReport:
+        result: JobsReport = await self._call("GET", "/v1/jobs")
         return result
 
-    async def _dead_letters(self, method: str, dead_letter_id: str | None, all_failed: bool,
-                            one: str, every: str) -> dict[str, Any]:
+    @staticmethod
+    def _dead_letters(dead_letter_id: str | None, all_failed: bool, one: str, every: str
+                      ) -> tuple[str, dict[str, str] | None]:
+        """The path (and query) naming one dead letter or every one."""
         if (dead_letter_id is None) == (not all_failed):
             raise ValidationError("give one dead letter id or all_failed=True, not both")
         if dead_letter_id is not None:
-            path = one.format(_segment(dead_letter_id))
-            result: dict[str, Any] = await self._call(method, path)
-        else:
-            result = await self._call(method, every, params={"all": "true"})
-        return result
+            return one.format(_segment(dead_letter_id)), None
+        return every, {"all": "true"}
 
     async def retry_jobs(self, dead_letter_id: str | None = None, *,
-                         all_failed: bool = False) -> dict[str, Any]:
-        return await self._dead_letters("POST", dead_letter_id, all_failed,
-                                        "/v1/jobs/{}/retry", "/v1/jobs/retry")
+                         all_failed: bool = False) -> Retried:
+        path, params = self._dead_letters(dead_letter_id, all_failed, "/v1/jobs/{}/retry",
+                                          "/v1/jobs/retry")
+        result: Retried = await self._call("POST", path, params=params)
+        return result
 
     async def drop_jobs(self, dead_letter_id: str | None = None, *,
-                        all_failed: bool = False) -> dict[str, Any]:
-        return await self._dead_letters("DELETE", dead_letter_id, all_failed,
-                                        "/v1/jobs/{}", "/v1/jobs")
+                        all_failed: bool = False) -> Dropped:
+        path, params = self._dead_letters(dead_letter_id, all_failed, "/v1/jobs/{}",
+                                          "/v1/jobs")
+        result: Dropped = await self._call("DELETE", path, params=params)
+        return result
 
     async def nightly_maintenance(self, *, spread: bool = False,
-                                  on_progress: Any = None) -> dict[str, Any]:
+                                  on_progress: Callable[[int, int], None] | None = None
+                                  ) -> JsonObject:
         """The server runs it (its own schedule's spread and progress: ``status``)."""
-        result: dict[str, Any] = await self._call("POST", "/v1/jobs/nightly")
+        result: JsonObject = await self._call("POST", "/v1/jobs/nightly")
         return result
 
     # -- status -----------------------------------------------------------------------------
 
-    async def status(self, *, probe: bool = True) -> dict[str, Any]:
-        result: dict[str, Any] = await self._call("GET", "/v1/status",
-                                                  params={"probe": probe})
+    async def status(self, *, probe: bool = True) -> StatusReport:
+        result: StatusReport = await self._call("GET", "/v1/status",
+                                                    params={"probe": probe})
         return result

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import singledispatch
-from typing import Any
+from typing import Any, cast
 
+from actors.results import AwarenessCleared as AwarenessClearedResult
 from actors.results import (
-    AwarenessCleared,
     AwarenessRemoved,
     Deduped,
     EntitySaved,
@@ -16,6 +17,24 @@ from actors.results import (
     Reconciled,
     Reembedded,
     Touched,
+)
+from hive_mind.shapes import (
+    AwarenessCleared,
+    AwarenessShape,
+    EntityView,
+    Explained,
+    ExternalReport,
+    FrameShape,
+    IdentitySaved,
+    JsonObject,
+    LinkedFrame,
+    RecallDetail,
+    RecallHit,
+    RecallResult,
+    RelationShape,
+    Routing,
+    SavedEntity,
+    WorkspaceMeta,
 )
 from mind.awareness import AwarenessItem
 from mind.cleanup import EntitiesDeduped, EntitiesRetired, EntityAudit, FramesWiped
@@ -34,12 +53,27 @@ FRAME_FIELDS = ("id", "frame_type", "gop_id", "t", "content", "importance", "sou
                 "created_at", "recorded_at", "metadata")
 
 
-def frame_dict(frame: Frame) -> dict[str, Any]:
-    return {name: getattr(frame, name) for name in FRAME_FIELDS}
+def frame_dict(frame: Frame) -> FrameShape:
+    return {"id": frame.id, "frame_type": frame.frame_type, "gop_id": frame.gop_id,
+            "t": frame.t, "content": frame.content, "importance": frame.importance,
+            "source": frame.source, "created_at": frame.created_at,
+            "recorded_at": frame.recorded_at, "metadata": frame.metadata}
 
 
-def recall_dict(result: SearchResult, origin: str, *, explain: bool = False) -> dict[str, Any]:
-    out = {
+def linked_frame(frame: Frame, references: list[int]) -> LinkedFrame:
+    """The frame and what a P- or B-frame links to: ``base_frame_id`` (a P-frame's I-frame, a
+    B-frame's first reference) and a B-frame's ``references``; an I-frame has neither key."""
+    out = cast(LinkedFrame, frame_dict(frame))
+    if frame.frame_type != "I":
+        out["base_frame_id"] = frame.base_frame_id
+    if frame.frame_type == "B":
+        out["references"] = references
+    return out
+
+
+def recall_dict(result: SearchResult, origin: str, *, explain: bool = False,
+                conflict: str | None = None) -> RecallResult:
+    hit: RecallHit = {
         **frame_dict(result.frame),
         "score": round(result.score, 6),
         "absolute_relevance": _rounded(result.absolute_relevance),
@@ -48,45 +82,47 @@ def recall_dict(result: SearchResult, origin: str, *, explain: bool = False) -> 
         "final": result.final,
         "from": origin,
     }
-    if explain:
-        out["explain"] = explain_dict(result)
-    return out
+    return _with_conflict(hit, explain_dict(result) if explain else None, explain, conflict)
 
 
-def external_dict(doc: ExternalDocument, origin: str, *, explain: bool = False
-                  ) -> dict[str, Any]:
+def _with_conflict(hit: RecallHit, why: JsonObject | None, explain: bool,
+                   conflict: str | None) -> RecallResult:
+    """A result's ``explain`` (when asked) and then its ``conflict``, in that key order."""
+    extra: Explained = {"explain": why} if explain else {}
+    return {**hit, **extra, "conflict": conflict}
+
+
+def external_dict(doc: ExternalDocument, origin: str, *, explain: bool = False,
+                  conflict: str | None = None) -> RecallResult:
     """A document of the external source in a recall result's shape: the frame fields it has
     no value for are null, ``id`` is the source's document id (text), ``source`` is
     ``external``, ``metadata`` holds ``title``, ``type``, ``url`` and the source's own
     ``metadata``; no lane scores (``rrf``, ``relevance``, ``final``, ``explain`` are null)."""
-    out: dict[str, Any] = dict.fromkeys(FRAME_FIELDS)
-    out.update({
-        "id": doc.document_id, "content": doc.content, "source": "external",
+    hit: RecallHit = {
+        "id": doc.document_id, "frame_type": None, "gop_id": None, "t": None,
+        "content": doc.content, "importance": None, "source": "external",
+        "created_at": None, "recorded_at": None,
         "metadata": {"title": doc.title, "type": doc.document_type, "url": doc.url,
                      "metadata": doc.metadata},
         "score": round(doc.score, 6), "absolute_relevance": None, "rrf": None,
         "relevance": None, "final": None,
         "from": origin,
-    })
-    if explain:
-        out["explain"] = None
-    return out
+    }
+    return _with_conflict(hit, None, explain, conflict)
 
 
-def combined_dict(result: CombinedResult, *, explain: bool = False) -> dict[str, Any]:
+def combined_dict(result: CombinedResult, *, explain: bool = False) -> RecallResult:
     """One recall result: a frame or an external document, ``from`` naming where
     it came from and ``conflict`` the conflict note(s) it takes part in (else null)."""
     if result.hit is not None:
-        out = recall_dict(result.hit, result.origin, explain=explain)
-    else:
-        assert result.document is not None
-        out = external_dict(result.document, result.origin, explain=explain)
-    out["conflict"] = result.conflict
-    return out
+        return recall_dict(result.hit, result.origin, explain=explain, conflict=result.conflict)
+    assert result.document is not None
+    return external_dict(result.document, result.origin, explain=explain,
+                         conflict=result.conflict)
 
 
 def recall_response(combined: CombinedRetrievalResult, limit: int, *, explain: bool = False
-                    ) -> dict[str, Any]:
+                    ) -> RecallDetail:
     """The whole answer of a recall, as ``POST /v1/recall`` returns it: ``results`` (merged,
     at most ``limit``), ``count``, ``conflicts`` (``{note, from: [workspace:<id>,
     external:<name>]}``, each also on the results it concerns) and ``external`` (null when no
@@ -94,19 +130,22 @@ def recall_response(combined: CombinedRetrievalResult, limit: int, *, explain: b
     every mind in scope was searched, else ``{searched, workspaces}``: a scope-all recall over
     more workspaces than ``HIVE_MIND_SCOPE_MINDS`` searched that many, chosen by content)."""
     results = [combined_dict(r, explain=explain) for r in combined.merged(limit)]
-    external = None if combined.external_name is None else {
+    external: ExternalReport | None = None if combined.external_name is None else {
         "name": combined.external_name, "queried": combined.external_queried,
         "error": combined.external_error}
+    routed = combined.routing
+    routing: Routing | None = None if routed is None else {
+        "searched": routed["searched"], "workspaces": routed["workspaces"]}
     return {"results": results, "count": len(results),
             "conflicts": [{"note": c.note, "from": list(c.origins)} for c in combined.conflicts],
-            "external": external, "routing": combined.routing}
+            "external": external, "routing": routing}
 
 
 def _rounded(value: float | None) -> float | None:
     return None if value is None else round(value, 6)
 
 
-def explain_dict(result: SearchResult) -> dict[str, Any]:
+def explain_dict(result: SearchResult) -> JsonObject:
     """Why a result ranked where it did (``recall --explain``): each lane's 1-based rank (null
     when that lane did not find it), the cosine ``similarity`` of the vector lane, ``lanes``
     (the lanes' fused score), the conversation signals added to it (``session``,
@@ -131,7 +170,7 @@ def explain_dict(result: SearchResult) -> dict[str, Any]:
     def factor(name: str) -> float | None:
         return _rounded(factors.get(name))
 
-    out: dict[str, Any] = {
+    out: JsonObject = {
         "keyword_rank": None if result.keyword_rank is None else result.keyword_rank + 1,
         "vector_rank": None if result.vector_rank is None else result.vector_rank + 1,
         "similarity": _rounded(result.similarity),
@@ -166,7 +205,7 @@ def explain_dict(result: SearchResult) -> dict[str, Any]:
     return out
 
 
-async def entity_dict(kg: KnowledgeGraph, entity: Entity) -> dict[str, Any]:
+async def entity_dict(kg: KnowledgeGraph, entity: Entity) -> EntityView:
     """An entity with its active relations and ``history``: the statements about it that were
     updated or update another (:func:`mind.knowledge.supersession.history`), newest first, each
     with ``valid_from`` / ``valid_to`` and ``current``."""
@@ -183,50 +222,107 @@ async def entity_dict(kg: KnowledgeGraph, entity: Entity) -> dict[str, Any]:
             "incoming": [{"source_id": r.source_id, "type": r.relation_type,
                           "confidence": r.confidence} for r in incoming if r.active],
         },
-        "history": [v.as_dict() for v in versions],
+        "history": [{"frame_id": v.frame_id, "content": v.content, "valid_from": v.valid_from,
+                     "valid_to": v.valid_to, "superseded_by": v.superseded_by,
+                     "current": v.valid_to is None} for v in versions],
     }
+
+
+def workspace_meta(data: Mapping[str, Any]) -> WorkspaceMeta:
+    """A workspace's metadata as stored (:class:`hive_mind.workspaces.WorkspaceManager`)."""
+    meta: WorkspaceMeta = {"id": data["id"], "name": data["name"]}
+    if "group" in data:
+        meta["group"] = data["group"]
+    if "icon" in data:
+        meta["icon"] = data["icon"]
+    if "model" in data:
+        meta["model"] = data["model"]
+    if "created" in data:
+        meta["created"] = data["created"]
+    return meta
+
+
+# -- typed write results --------------------------------------------------------------------
+
+def saved_entity(result: EntitySaved) -> SavedEntity:
+    entity = result.entity
+    return {"id": entity.id, "entity_type": entity.entity_type, "name": entity.name,
+            "normalized_name": entity.normalized_name, "properties": entity.properties,
+            "valid_from": entity.valid_from, "valid_to": entity.valid_to,
+            "recorded_at": entity.recorded_at, "created": result.created,
+            "updated": not result.created}
+
+
+def relation_shape(relation: Relation) -> RelationShape:
+    return {"id": relation.id, "source_id": relation.source_id,
+            "target_id": relation.target_id, "relation_type": relation.relation_type,
+            "confidence": relation.confidence, "properties": relation.properties,
+            "valid_from": relation.valid_from, "valid_to": relation.valid_to,
+            "recorded_at": relation.recorded_at}
+
+
+def identity_saved(result: IdentitySet) -> IdentitySaved:
+    who = result.identity
+    return {"action": "created" if result.created else "updated", "name": who.name,
+            "role": who.role, "department": who.department, "personality": who.personality,
+            "capabilities": who.capabilities, "system_prompt": who.system_prompt,
+            "created_at": who.created_at, "updated_at": who.updated_at}
+
+
+def awareness_shape(item: AwarenessItem) -> AwarenessShape:
+    return {"id": item.id, "category": item.category, "content": item.content,
+            "priority": item.priority, "metadata": item.metadata,
+            "created_at": item.created_at, "expires_at": item.expires_at}
+
+
+def awareness_removed(result: AwarenessRemoved) -> AwarenessCleared:
+    return {"removed": result.removed, "id": result.id}
+
+
+def awareness_cleared(result: AwarenessClearedResult) -> AwarenessCleared:
+    return {"cleared": result.cleared, "category": result.category}
 
 
 # -- write results (actors/results.py) as JSON ------------------------------------------------
 
 @singledispatch
-def write_dict(result: object) -> dict[str, Any]:
+def write_dict(result: object) -> JsonObject:
     """The JSON shape of a write-op's result (the op table of :mod:`actors.results`)."""
     raise TypeError(f"no JSON shape for a {type(result).__name__} result")
 
 
 @write_dict.register
-def _saved_entity(result: EntitySaved) -> dict[str, Any]:
-    return {**result.entity.to_dict(), "created": result.created, "updated": not result.created}
+def _saved_entity(result: EntitySaved) -> JsonObject:
+    return dict(saved_entity(result))
 
 
 @write_dict.register
-def _relation(result: Relation) -> dict[str, Any]:
-    return result.to_dict()
+def _relation(result: Relation) -> JsonObject:
+    return dict(relation_shape(result))
 
 
 @write_dict.register
-def _identity(result: IdentitySet) -> dict[str, Any]:
-    return {"action": "created" if result.created else "updated", **result.identity.to_dict()}
+def _identity(result: IdentitySet) -> JsonObject:
+    return dict(identity_saved(result))
 
 
 @write_dict.register
-def _awareness_item(result: AwarenessItem) -> dict[str, Any]:
-    return result.to_dict()
+def _awareness_item(result: AwarenessItem) -> JsonObject:
+    return dict(awareness_shape(result))
 
 
 @write_dict.register
-def _awareness_removed(result: AwarenessRemoved) -> dict[str, Any]:
-    return {"removed": result.removed, "id": result.id}
+def _awareness_removed(result: AwarenessRemoved) -> JsonObject:
+    return dict(awareness_removed(result))
 
 
 @write_dict.register
-def _awareness_cleared(result: AwarenessCleared) -> dict[str, Any]:
-    return {"cleared": result.cleared, "category": result.category}
+def _awareness_cleared(result: AwarenessClearedResult) -> JsonObject:
+    return dict(awareness_cleared(result))
 
 
 @write_dict.register
-def _entity_audit(result: EntityAudit) -> dict[str, Any]:
+def _entity_audit(result: EntityAudit) -> JsonObject:
     return {"action": result.action, "total_entities": result.total_entities,
             "noise_entities": result.noise_entities, "noise_sample": list(result.noise_sample),
             "duplicate_groups": result.duplicate_groups,
@@ -235,23 +331,23 @@ def _entity_audit(result: EntityAudit) -> dict[str, Any]:
 
 
 @write_dict.register
-def _entities_deduped(result: EntitiesDeduped) -> dict[str, Any]:
+def _entities_deduped(result: EntitiesDeduped) -> JsonObject:
     return {"action": result.action, "duplicate_groups": result.duplicate_groups,
             "entities_merged": result.entities_merged}
 
 
 @write_dict.register
-def _entities_retired(result: EntitiesRetired) -> dict[str, Any]:
-    out: dict[str, Any] = {"action": result.action, "entities_retired": result.entities_retired}
+def _entities_retired(result: EntitiesRetired) -> JsonObject:
+    out: JsonObject = {"action": result.action, "entities_retired": result.entities_retired}
     if result.relations_retired is not None:
         out["relations_retired"] = result.relations_retired
     return out
 
 
 @write_dict.register
-def _frames_wiped(result: FramesWiped) -> dict[str, Any]:
+def _frames_wiped(result: FramesWiped) -> JsonObject:
     erased = result.erased
-    out: dict[str, Any] = {"action": result.action, "frames_deleted": erased.frames,
+    out: JsonObject = {"action": result.action, "frames_deleted": erased.frames,
                            "entities_erased": erased.entities_erased,
                            "relations_erased": erased.relations_erased}
     if result.warning is not None:
@@ -260,49 +356,49 @@ def _frames_wiped(result: FramesWiped) -> dict[str, Any]:
 
 
 @write_dict.register
-def _erasure(result: Erasure) -> dict[str, Any]:
+def _erasure(result: Erasure) -> JsonObject:
     return {"deleted": result.deleted, "entities_erased": result.entities_erased,
             "relations_erased": result.relations_erased}
 
 
 @write_dict.register
-def _compacted(result: CompactResult) -> dict[str, Any]:
+def _compacted(result: CompactResult) -> JsonObject:
     return dict(result.as_dict())
 
 
 @write_dict.register
-def _reconciled(result: Reconciled) -> dict[str, Any]:
+def _reconciled(result: Reconciled) -> JsonObject:
     """The sweep's report (what it queued again is the caller's to add)."""
     return dict(result.report.as_dict())
 
 
 @write_dict.register
-def _reembedded(result: Reembedded) -> dict[str, Any]:
+def _reembedded(result: Reembedded) -> JsonObject:
     return {"queued": result.queued}
 
 
 @write_dict.register
-def _deduped(result: Deduped) -> dict[str, Any]:
+def _deduped(result: Deduped) -> JsonObject:
     return {"groups": result.groups, "merged": result.merged}
 
 
 @write_dict.register
-def _index_applied(result: ApplyStats) -> dict[str, Any]:
+def _index_applied(result: ApplyStats) -> JsonObject:
     return dict(result.as_dict())
 
 
 @write_dict.register
-def _touched(result: Touched) -> dict[str, Any]:
+def _touched(result: Touched) -> JsonObject:
     return {"touched": result.touched}
 
 
 @write_dict.register
-def _frames_saved(result: FramesSaved) -> dict[str, Any]:
+def _frames_saved(result: FramesSaved) -> JsonObject:
     return {"frames": [{"id": f.id, "created": f.created, "upgraded": f.upgraded,
                         "gop_id": f.gop_id, "t": f.t, "content_hash": f.content_hash}
                        for f in result.frames]}
 
 
 @write_dict.register
-def _harvest_finished(result: HarvestFinished) -> dict[str, Any]:
+def _harvest_finished(result: HarvestFinished) -> JsonObject:
     return {"run_id": result.run_id, "status": result.status}

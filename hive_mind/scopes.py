@@ -7,8 +7,10 @@ stdio — it is :data:`~hive_mind.tokens.ADMIN`. Two checks read it:
 - :func:`guarded` wraps the facade the routes and MCP tools call: a call naming one mind
   (``workspace=``, a workspace id, a recall's scope) is refused unless the scope names that
   mind; a write, unless the token may write; a call over the deployment (jobs, maintenance of
-  every mind, status, moves between shards, defaults) is the admin's. A method this table does
-  not know is the admin's too: a new method is closed until it is placed here.
+  every mind, status, moves between shards, defaults) is the admin's.
+  :class:`ScopedFacade` spells out each method of :class:`~hive_mind.contract.HostFacade`
+  (the one-mind ones by their route in :class:`~hive_mind.per_mind.PerMind`): a new facade
+  method fails the type check until it is placed there.
 - :func:`within` narrows the facade's "minds this host serves" (``HiveMind.owns``): a
   scope-wide recall and the workspace list cover only the scope's minds — on every shard, since
   a forwarded call carries the caller's own token and each host resolves it itself.
@@ -16,28 +18,39 @@ stdio — it is :data:`~hive_mind.tokens.ADMIN`. Two checks read it:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import asyncio
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Final
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
+from hive_mind.contract import HostFacade, MindFacade, Summary
+from hive_mind.per_mind import WRITE, PerMind
+from hive_mind.settings import Settings
+from hive_mind.shapes import (
+    Dropped,
+    JobsReport,
+    JsonObject,
+    MaintenanceRun,
+    RecallDetail,
+    Retried,
+    StatusReport,
+    WorkspaceDefault,
+    WorkspaceDeleted,
+    WorkspaceList,
+    WorkspaceMeta,
+)
 from hive_mind.tokens import ADMIN, ForbiddenError, Scope
 from vocabulary.ids import PERSONAL_MIND, workspace_mind_id
 
+if TYPE_CHECKING:
+    from workers.harvest_summary import Progress
+    from workers.protocol import Runtime
+
+T = TypeVar("T")
+
 _scope: ContextVar[Scope] = ContextVar("hive_mind_scope", default=ADMIN)
-
-READ_BY_WORKSPACE: Final = frozenset({
-    "get_frame", "catch_up", "search_entities", "get_identity", "get_awareness", "stats",
-    "harvest_sources", "export_mind", "export_page"})
-WRITE_BY_WORKSPACE: Final = frozenset({
-    "save", "forget", "save_entity", "create_relation", "set_identity", "set_awareness",
-    "clear_awareness", "cleanup_frames", "cleanup_entities", "harvest", "run_harvest",
-    "ingest", "run_ingest", "maintenance"})
-READ_FIRST_ARGUMENT: Final = frozenset({"get_workspace"})
-WRITE_FIRST_ARGUMENT: Final = frozenset({"update_workspace"})
-SCOPE_WIDE: Final = frozenset({"list_workspaces"})  # narrowed by :func:`within`
-ANY_SCOPE: Final = frozenset({"readiness", "wait_idle", "warm_up"})
-
 
 def current() -> Scope:
     return _scope.get()
@@ -80,73 +93,152 @@ def check(scope: Scope, mind_id: str, write: bool, what: str) -> None:
         raise ForbiddenError(f"this token is read-only: it may not {what} {mind_id}")
 
 
-class ScopedFacade:
-    """The facade as a scoped token's caller sees it (see the module docstring)."""
+def admin_only(name: str) -> ForbiddenError:
+    """The refusal of a deployment-wide call (``name``) to a scoped token."""
+    return ForbiddenError(f"{name.replace('_', ' ')} takes the admin token (this token is "
+                          "scoped to workspaces)")
 
-    def __init__(self, facade: Any, scope: Scope) -> None:
-        self._facade = facade
+
+class ScopedFacade(PerMind):
+    """The facade as a scoped token's caller sees it (see the module docstring): each call
+    naming one mind is checked by the route :class:`~hive_mind.per_mind.PerMind` declares for
+    it; the calls over the whole deployment are the admin's."""
+
+    def __init__(self, facade: HostFacade, scope: Scope) -> None:
+        self.inner = facade
         self._scope = scope
 
-    def __getattr__(self, name: str) -> Any:
-        attr = getattr(self._facade, name)
-        if not callable(attr) or name in ANY_SCOPE or name in SCOPE_WIDE:
-            return attr
-        if name in ("recall", "recall_detail"):
-            return self._recall(attr)
-        if name == "create_workspace":
-            return self._create(attr)
-        first = name in READ_FIRST_ARGUMENT or name in WRITE_FIRST_ARGUMENT
-        if not first and name not in READ_BY_WORKSPACE | WRITE_BY_WORKSPACE:
-            return self._admin_only(name)
-        write = name in WRITE_BY_WORKSPACE or name in WRITE_FIRST_ARGUMENT
-        scope = self._scope
+    async def _mind(self, write: bool, name: str, workspace: str | None,
+                    call: Callable[[MindFacade], Awaitable[T]]) -> T:
+        check(self._scope, _mind(workspace), write, name.replace("_", " "))
+        return await call(self.inner)
 
-        async def call(*args: Any, **kwargs: Any) -> Any:
-            if name == "maintenance" and kwargs.get("all_minds"):
-                raise ForbiddenError("maintenance of every mind takes the admin token")
-            named = (args[0] if args else kwargs.get("workspace")) if first \
-                else kwargs.get("workspace")
-            check(scope, _mind(named), write, name.replace("_", " "))
-            return await attr(*args, **kwargs)
+    # -- what any caller may read or wait for -----------------------------------------------
 
-        return call
+    @property
+    def settings(self) -> Settings:
+        return self.inner.settings
 
-    def _recall(self, attr: Callable[..., Any]) -> Callable[..., Any]:
-        scope = self._scope
+    @property
+    def mode(self) -> str:
+        return self.inner.mode
 
-        async def call(query: str, **kwargs: Any) -> Any:
-            wide = kwargs.get("scope")
-            if wide != "all":  # scope-wide: narrowed to the scope's minds by ``within``
-                kind = wide or ("workspace" if kwargs.get("workspace") else "personal")
-                check(scope, _mind(None if kind == "personal" else kwargs.get("workspace")),
-                      False, "recall from")
-            return await attr(query, **kwargs)
+    @property
+    def runtime(self) -> Runtime | None:
+        return self.inner.runtime
 
-        return call
+    @property
+    def stores_minds(self) -> bool:
+        return self.inner.stores_minds
 
-    def _create(self, attr: Callable[..., Any]) -> Callable[..., Any]:
-        scope = self._scope
+    async def readiness(self) -> dict[str, bool]:
+        return await self.inner.readiness()
 
-        async def call(name: str, **kwargs: Any) -> Any:
-            ident = kwargs.get("workspace_id")
-            if ident is None:
-                raise ForbiddenError("a scoped token creates only a workspace it names: "
-                                     "give its id")
-            check(scope, _mind(ident), True, "create")
-            return await attr(name, **kwargs)
+    async def wait_idle(self, timeout: float | None = None) -> bool:
+        return await self.inner.wait_idle(timeout)
 
-        return call
+    async def list_workspaces(self) -> WorkspaceList:  # narrowed by :func:`within`
+        return await self.inner.list_workspaces()
 
-    @staticmethod
-    def _admin_only(name: str) -> Callable[..., Any]:
-        async def call(*args: Any, **kwargs: Any) -> Any:
-            raise ForbiddenError(f"{name.replace('_', ' ')} takes the admin token (this "
-                                 "token is scoped to workspaces)")
+    async def __aenter__(self) -> ScopedFacade:
+        return self
 
-        return call
+    async def __aexit__(self, *exc: object) -> None:
+        """Nothing to close: the facade is the process's."""
+
+    # -- one mind, checked ------------------------------------------------------------------
+
+    async def recall_detail(
+        self, query: str, *, limit: int = 10, scope: str | None = None,
+        workspace: str | None = None, profile: str = "balanced", since: str | None = None,
+        until: str | None = None, catch_up: bool | None = None, lanes: str = "hybrid",
+        touch: bool = True, explain: bool = False, min_relevance: float | None = None,
+    ) -> RecallDetail:
+        """One mind: checked. Scope ``all``: narrowed to the scope's minds by ``within``."""
+        if scope != "all":
+            kind = scope or ("workspace" if workspace else "personal")
+            check(self._scope, _mind(None if kind == "personal" else workspace), False,
+                  "recall from")
+        return await self.inner.recall_detail(
+            query, limit=limit, scope=scope, workspace=workspace, profile=profile, since=since,
+            until=until, catch_up=catch_up, lanes=lanes, touch=touch, explain=explain,
+            min_relevance=min_relevance)
+
+    async def create_workspace(self, name: str, *, group: str = "general",
+                               icon: str | None = None, model: str | None = None,
+                               workspace_id: str | None = None) -> WorkspaceMeta:
+        if workspace_id is None:
+            raise ForbiddenError("a scoped token creates only a workspace it names: give its id")
+        check(self._scope, _mind(workspace_id), True, "create")
+        return await self.inner.create_workspace(name, group=group, icon=icon, model=model,
+                                                 workspace_id=workspace_id)
+
+    async def maintenance(self, kind: str, *, workspace: str | None = None,
+                          all_minds: bool = False) -> MaintenanceRun:
+        if all_minds:
+            raise ForbiddenError("maintenance of every mind takes the admin token")
+        return await self._mind(WRITE, "maintenance", workspace, lambda f: f.maintenance(
+            kind, workspace=workspace))
+
+    async def run_harvest(
+        self, source: str, path: str | Path, *, workspace: str | None = None,
+        progress: Progress | None = None, auto_sync: bool | None = None,
+        sync_interval_hours: int | None = None, wait: bool = True, importance: str = "normal",
+        tags: list[str] | None = None, label: str | None = None, rereadable: bool | None = None,
+    ) -> Summary:
+        check(self._scope, _mind(workspace), True, "run harvest")
+        return await self.inner.run_harvest(
+            source, path, workspace=workspace, progress=progress, auto_sync=auto_sync,
+            sync_interval_hours=sync_interval_hours, wait=wait, importance=importance,
+            tags=tags, label=label, rereadable=rereadable)
+
+    async def run_ingest(self, content: str, *, type_hint: str = "auto",
+                         importance: str = "normal", tags: list[str] | None = None,
+                         workspace: str | None = None, wait: bool = True,
+                         label: str | None = None) -> Summary:
+        check(self._scope, _mind(workspace), True, "run ingest")
+        return await self.inner.run_ingest(
+            content, type_hint=type_hint, importance=importance, tags=tags,
+            workspace=workspace, wait=wait, label=label)
+
+    # -- the whole deployment: the admin's --------------------------------------------------
+
+    async def close(self) -> None:
+        raise admin_only("close")
+
+    def warming_up(self) -> list[str]:
+        raise admin_only("warming_up")
+
+    def start_warm_up(self) -> asyncio.Future[None]:
+        raise admin_only("start_warm_up")
+
+    async def delete_workspace(self, workspace: str) -> WorkspaceDeleted:
+        raise admin_only("delete_workspace")
+
+    async def set_default_workspace(self, workspace: str | None) -> WorkspaceDefault:
+        raise admin_only("set_default_workspace")
+
+    async def jobs(self) -> JobsReport:
+        raise admin_only("jobs")
+
+    async def retry_jobs(self, dead_letter_id: str | None = None, *,
+                         all_failed: bool = False) -> Retried:
+        raise admin_only("retry_jobs")
+
+    async def drop_jobs(self, dead_letter_id: str | None = None, *,
+                        all_failed: bool = False) -> Dropped:
+        raise admin_only("drop_jobs")
+
+    async def nightly_maintenance(self, *, spread: bool = False,
+                                  on_progress: Callable[[int, int], None] | None = None
+                                  ) -> JsonObject:
+        raise admin_only("nightly_maintenance")
+
+    async def status(self, *, probe: bool = True) -> StatusReport:
+        raise admin_only("status")
 
 
-def guarded(facade: Any) -> Any:
+def guarded(facade: HostFacade) -> HostFacade:
     """``facade`` as the current caller may use it: itself for the admin."""
     scope = current()
     return facade if scope.admin else ScopedFacade(facade, scope)

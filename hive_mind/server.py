@@ -28,6 +28,7 @@ import uvicorn
 from arq.worker import Worker
 
 from hive_mind.api.connections import guarded_protocol
+from hive_mind.contract import HostFacade
 from hive_mind.schedule import start_schedule
 from hive_mind.settings import Settings
 from mind.errors import ConfigurationError
@@ -84,10 +85,10 @@ async def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8765, *
 
     check_exposure(settings, host)
     settings = settings.model_copy(update={"url": None})  # the server is never a client
-    facade = await HiveMind.open(settings)
+    facade = await HiveMind.open_host(settings)
     worker: HostWorker | None = None
 
-    async def facade_of() -> Any:
+    async def facade_of() -> HostFacade:
         return facade
 
     runtime = facade.runtime  # a gateway (sharded, issue #17) has none: it holds no mind
@@ -155,7 +156,7 @@ def bound_port(server: uvicorn.Server) -> int:
 
 
 @contextlib.contextmanager
-def _quiet_signals() -> Iterator[None]:
+def quiet_signals() -> Iterator[None]:
     """uvicorn re-raises the signal that stopped it once ``serve()`` returns; with the default
     handlers that would kill the process before the facade closes. Absorb it instead."""
     def note(signum: int, frame: object) -> None:
@@ -171,7 +172,7 @@ def _quiet_signals() -> Iterator[None]:
 
 def run_serve(settings: Settings, host: str = "127.0.0.1", port: int = 8765) -> None:
     """Blocking entry point of ``hive-mind serve``."""
-    with _quiet_signals():
+    with quiet_signals():
         asyncio.run(serve(settings, host, port))
 
 

@@ -18,10 +18,11 @@ import ipaddress
 import re
 import tempfile
 from pathlib import Path
-from typing import Any
 
+from hive_mind.contract import HostFacade, MindFacade
 from hive_mind.harvest import detect_text_type
-from mind.errors import HiveMindError
+from hive_mind.shapes import JsonObject
+from mind.errors import ConfigurationError, HiveMindError
 
 _PATHISH = re.compile(r"^(?:~|/|\\|\.\.?[/\\]|[A-Za-z]:[/\\]|file:)", re.I)
 _URLISH = re.compile(r"^[a-z][a-z0-9+.-]*://", re.I)
@@ -72,7 +73,9 @@ def text_only_kind(content: str, type_hint: str) -> str:
     return type_hint if type_hint in ("markdown", "plaintext") else detect_text_type(text)
 
 
-async def ingest_text(hm: Any, content: str, type_hint: str, **options: Any) -> dict[str, Any]:
+async def ingest_text(hm: HostFacade, content: str, type_hint: str, *,
+                      importance: str = "normal", tags: list[str] | None = None,
+                      workspace: str | None = None, wait: bool = True) -> JsonObject:
     """Ingest ``content`` as the document's text only (see :func:`text_only_kind`), through a
     private temp file named by the text's digest (document adapters key items by file name:
     the same text twice is one document, two texts are two); the result reports the detected
@@ -85,15 +88,22 @@ async def ingest_text(hm: Any, content: str, type_hint: str, **options: Any) -> 
         await asyncio.to_thread(target.write_text, content, "utf-8")
         # shown as "inline:text", never as the temp path (and never re-read by auto-sync)
         summary = await hm.run_ingest(str(target), type_hint=kind, label="inline:text",
-                                      **options)
+                                      importance=importance, tags=tags, workspace=workspace,
+                                      wait=wait)
     return dict(summary.as_dict())
 
 
-async def ingest(hm: Any, content: str, type_hint: str, *, server_reads: bool,
-                 **options: Any) -> dict[str, Any]:
+async def ingest(hm: MindFacade, content: str, type_hint: str, *, server_reads: bool,
+                 importance: str = "normal", tags: list[str] | None = None,
+                 workspace: str | None = None, wait: bool = True) -> JsonObject:
     """A client's ingest: as the facade does it where server reads are allowed, else as text
-    only (:func:`ingest_text`). The REST route and the MCP tool both call this."""
-    if not server_reads:
-        return await ingest_text(hm, content, type_hint, **options)
-    result: dict[str, Any] = await hm.ingest(content, type_hint=type_hint, **options)
-    return result
+    only (:func:`ingest_text`, on the facade of the process that holds the minds). The REST
+    route and the MCP tool both call this."""
+    if server_reads:
+        return await hm.ingest(content, type_hint=type_hint, importance=importance, tags=tags,
+                               workspace=workspace, wait=wait)
+    if not isinstance(hm, HostFacade):
+        raise ConfigurationError("a client of another server cannot refuse server reads: "
+                                 "that server decides")
+    return await ingest_text(hm, content, type_hint, importance=importance, tags=tags,
+                             workspace=workspace, wait=wait)

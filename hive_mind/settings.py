@@ -192,7 +192,6 @@ class Settings(BaseSettings):
         description="workspaces a scope-all recall searches in full, chosen by their content "
                     "(0: every workspace)",
     )
-    idle_close_seconds: float = Field(default=60.0, ge=0, description="close minds idle this long")
 
     worker_max_jobs: int = Field(
         default=32, ge=1, description="concurrent jobs per worker (batches fill across them)",
@@ -483,7 +482,6 @@ class Settings(BaseSettings):
             actor=ActorSettings(self.actor_max_ops, self.actor_max_wait_ms / 1000,
                                 self.actor_mailbox),
             max_open_minds=self.max_open_minds,
-            idle_close_seconds=self.idle_close_seconds,
             max_tries=self.job_max_tries,
             cognify_batch=self.cognify_batch_frames,
             fence=self.fence() if host else None,

@@ -9,7 +9,10 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hive_mind.contract import MindFacade
 
 
 class SyncHiveMind:
@@ -17,7 +20,7 @@ class SyncHiveMind:
         from hive_mind.facade import HiveMind
 
         self._runner = asyncio.Runner()
-        self._hm = self._runner.run(HiveMind.open(**overrides))
+        self._hm: MindFacade | None = self._runner.run(HiveMind.open(**overrides))
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self._hm, name)

@@ -25,10 +25,14 @@ import functools
 import gc
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from vocabulary.ids import PERSONAL_MIND, WORKSPACE_PREFIX, split_mind_id
+
+if TYPE_CHECKING:
+    from hive_mind.settings import Settings
+    from workers.protocol import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +75,7 @@ class WarmUp:
         so that a probe answered in between already sees them."""
         self._pending.update(dict.fromkeys(steps))
 
-    async def step(self, name: str, work: Callable[[], Awaitable[Any]]) -> None:
+    async def step(self, name: str, work: Callable[[], Awaitable[object]]) -> None:
         """Run one step; it is done (no longer pending) whatever the outcome."""
         try:
             await work()
@@ -85,13 +89,31 @@ class WarmUp:
             self._pending.pop(name, None)
 
 
+class Warmed(Protocol):
+    """What the warm-up needs of the facade it warms (:class:`hive_mind.facade.HiveMind`)."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def runtime(self) -> Runtime: ...
+
+    @property
+    def warming(self) -> WarmUp: ...
+
+    async def resume_pending(self, ident: str) -> None: ...
+
+    async def recall(self, query: str, *, workspace: str | None = None,
+                     touch: bool = True) -> Sequence[object]: ...
+
+
 def minds_to_warm(mind_ids: list[str], cap: int) -> list[str]:
     """The personal mind first, then the workspaces, at most ``cap``."""
     ordered = sorted(mind_ids, key=lambda m: m != PERSONAL_MIND)
     return ordered[:max(cap, 0)]
 
 
-async def warm_mind(facade: Any, ident: str) -> None:
+async def warm_mind(facade: Warmed, ident: str) -> None:
     """Open the mind's reader (the outbox swept, as on any first use), load its vector index
     and build its keyword index (a mind big enough for one), as its first recall would."""
     started = time.perf_counter()
@@ -104,14 +126,14 @@ async def warm_mind(facade: Any, ident: str) -> None:
     log.info("warm-up: mind %s ready in %.1f s", ident, time.perf_counter() - started)
 
 
-async def first_recall(facade: Any, ident: str) -> None:
+async def first_recall(facade: Warmed, ident: str) -> None:
     """One recall of a warmed mind, its hits not counted: what a process does once on its
     first recall (regular expressions compiled, code paths' first runs) is done here."""
     _, workspace = split_mind_id(ident)
     await facade.recall("warm-up", workspace=workspace, touch=False)
 
 
-def start(facade: Any) -> asyncio.Future[None]:
+def start(facade: Warmed) -> asyncio.Future[None]:
     """Mark the warm-up's steps pending and start it as a task of the running loop."""
     warming: WarmUp = facade.warming
     present = facade.runtime.list_minds()
@@ -123,7 +145,7 @@ def start(facade: Any) -> asyncio.Future[None]:
     return asyncio.ensure_future(_run(facade, warming, minds, workspaces if routing else []))
 
 
-async def _run(facade: Any, warming: WarmUp, minds: list[str], routed: list[str]) -> None:
+async def _run(facade: Warmed, warming: WarmUp, minds: list[str], routed: list[str]) -> None:
     """The model loads beside the minds (it runs mostly outside the GIL); the routing
     summaries come last (they read every workspace's file)."""
     started = time.perf_counter()

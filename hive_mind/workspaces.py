@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from actors.constants import WORKSPACE_FILE, WORKSPACE_META, WORKSPACES_DIR
+from actors.constants import WORKSPACE_META, WORKSPACES_DIR
 from mind.bounds import name_text
 from mind.errors import (
     ConflictError,
@@ -209,9 +209,6 @@ class WorkspaceManager:
         if self.default() == workspace_id:
             self._write_index({"defaultWorkspace": None})
         return True
-
-    def mind_file(self, workspace_id: str) -> Path:
-        return self._dir(workspace_id) / WORKSPACE_FILE
 
     # -- default workspace ------------------------------------------------------------------
 

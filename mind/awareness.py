@@ -5,7 +5,7 @@ Decisions:
 - **Liveness.** An item is live while ``expires_at IS NULL OR expires_at > now``; both sides are
   house-format strings (``expires_at`` is normalized on write), so the comparison is a time
   comparison. Reads never return expired items. Expired items are deleted lazily, at the start of
-  every write (``add``, ``update``, ``update_metadata``, ``remove``, ``clear*``), so writing to an
+  every write (``add``, ``update``, ``remove``, ``clear*``), so writing to an
   item that has expired behaves as if it were gone (``NotFoundError`` / ``False``).
 - **The cap is enforced on write**, not only on reads. After ``add`` there are at
   most :data:`AWARENESS_MAX_ITEMS` live items: if the new item would make it 11, the
@@ -26,7 +26,7 @@ Decisions:
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
 from mind.bounds import bounded_int, bounded_json, bounded_text, row_id
@@ -68,21 +68,8 @@ class AwarenessItem:
     created_at: str = ""
     expires_at: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 parse_metadata = load_object
-
-
-def render_awareness(items: list[AwarenessItem]) -> str:
-    """The awareness block of a system prompt, sections in a fixed order."""
-    sections: list[str] = []
-    for category, title in _SECTIONS:
-        lines = [f"- {item.content}" for item in items if item.category == category]
-        if lines:
-            sections.append("\n".join([title, *lines]))
-    return "\n\n".join(sections) if sections else _EMPTY_CONTEXT
 
 
 def _check_category(category: object) -> AwarenessCategory:
@@ -188,19 +175,6 @@ class AwarenessLayer:
             )
             return await self._require(item_id, live_only=False)
 
-    async def update_metadata(self, item_id: int, patch: dict[str, Any]) -> AwarenessItem:
-        """Shallow-merge ``patch`` into the item's metadata."""
-        if not isinstance(patch, dict):
-            raise ValidationError("awareness metadata patch must be a dict")
-        async with self._db.transaction():
-            await self._purge_expired()
-            current = await self._require(item_id)
-            merged = _dump_metadata({**current.metadata, **patch})
-            await self._db.execute(
-                "UPDATE awareness SET metadata = ? WHERE id = ?", (merged, item_id)
-            )
-            return await self._require(item_id, live_only=False)
-
     async def remove(self, item_id: int) -> bool:
         item_id = row_id(item_id, "awareness item id")
         async with self._db.transaction():
@@ -242,17 +216,6 @@ class AwarenessLayer:
     async def get(self, item_id: int) -> AwarenessItem | None:
         """The live item ``item_id``, or ``None`` when unknown or expired."""
         return await self._fetch(item_id, live_only=True)
-
-    async def get_by_status(self, status: str) -> list[AwarenessItem]:
-        """Every live item whose ``metadata.status`` equals ``status`` (no cap)."""
-        rows = await self._db.fetchall(
-            f"SELECT {_COLUMNS} FROM awareness WHERE {_LIVE} {_ORDER}", (now_iso(),)
-        )
-        items = [_from_row(row) for row in rows]
-        return [item for item in items if item.metadata.get("status") == status]
-
-    async def to_context(self) -> str:
-        return render_awareness(await self.get_all())
 
     # -- internals --------------------------------------------------------------------------
 

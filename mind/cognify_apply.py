@@ -18,7 +18,7 @@ relations. The mind's owner applies them here, in the caller's transaction:
   CANDIDATES_PER_FRAME` nearest frames with cosine ≥ the loosest pair's floor among the
   :data:`NEAR_WINDOW_ROWS` most recently indexed vectors. The window bounds a frame's cost
   whatever the mind's size (a scan of the whole mind per frame made a 200,000-message import
-  quadratic; bench/link_cost.py). This search once also wrote related-frame links
+  quadratic; bench/components/link_cost.py). This search once also wrote related-frame links
   (``frame_links``); recall never read them, and used as a recall signal they lowered every
   eval (LoCoMo dev R@10 0.8083 → 0.7906 at a 0.1 share, synthetic chats R@5 0.880 → 0.827,
   SciFact nDCG@10 0.7405 → 0.7225), so migration 14 dropped them;
@@ -29,8 +29,8 @@ only committed rows whatever the order), then the batch's conversation neighbour
 trip), then the vectors, the graph, the supersession pairs and the outbox rows are written in
 **one** trip to the connection's thread (:meth:`Database.run`); with the
 fingerprint check and the pending read that is three trips a batch where it was ~20, at
-60-100 us of CPU each on top of the SQL (bench/host_replay.py). Chunks (long frames only) keep
-their own.
+60-100 us of CPU each on top of the SQL (bench/components/host_replay.py). Chunks (long frames
+only) keep their own.
 """
 
 from __future__ import annotations

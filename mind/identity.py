@@ -16,7 +16,7 @@ Decisions:
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Final
 
 from mind.bounds import bounded_text, name_text
@@ -71,21 +71,6 @@ class Identity:
     system_prompt: str
     created_at: str
     updated_at: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def render_identity(identity: Identity | None) -> str:
-    """The identity block of a system prompt: ``Name: …`` then the non-empty fields."""
-    if identity is None:
-        return ""
-    lines = [f"Name: {identity.name}"]
-    for field, label in _CONTEXT_LABELS:
-        value = getattr(identity, field)
-        if value:
-            lines.append(f"{label}: {value}")
-    return "\n".join(lines)
 
 
 def _check_fields(fields: dict[str, Any]) -> dict[str, str]:
@@ -213,5 +198,3 @@ class IdentityLayer:
                 raise ValidationError("identity name is required to create an identity")
             return await self.create(**clean)
 
-    async def to_context(self) -> str:
-        return render_identity(await self.find())

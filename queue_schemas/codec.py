@@ -55,7 +55,8 @@ def _encode(value: Any) -> Any:
         return value.model_dump(mode="json")
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         # one level: ``json`` calls back here for the dataclasses inside (``asdict`` deep-copied
-        # every leaf: a 200-frame save's result took 3.5 ms against 1.2, bench/op_codec.py)
+        # every leaf: a 200-frame save's result took 3.5 ms against 1.2,
+        # bench/components/op_codec.py)
         return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
     if isinstance(value, BaseException):
         return {"error": type(value).__name__, "message": str(value)}
@@ -72,7 +73,9 @@ def _encode(value: Any) -> Any:
     raise TypeError(f"cannot encode {type(value).__name__} as hive-mind JSON")
 
 
-def _dumps(obj: object, *, ensure_ascii: bool) -> str:
+def dumps(obj: object, *, ensure_ascii: bool) -> str:
+    """``obj`` as hive-mind JSON text (the encoding above), which :func:`serialize` writes for
+    arq's dicts."""
     return json.dumps(
         obj,
         default=_encode,
@@ -87,11 +90,11 @@ def serialize(obj: dict[str, Any]) -> bytes:
     arguments (see the module docstring)."""
     if "r" in obj and obj.get("a"):
         obj = {**obj, "a": ()}
-    text = _dumps(obj, ensure_ascii=False)
+    text = dumps(obj, ensure_ascii=False)
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates: escape them instead (still round-trips)
-        return _dumps(obj, ensure_ascii=True).encode("ascii")
+        return dumps(obj, ensure_ascii=True).encode("ascii")
 
 
 def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -6,7 +6,7 @@ Validation accepts that string, a ``Vector``, raw little-endian float32 ``bytes`
 e.g. ``numpy_array.astype("<f4").tobytes()``) or a list of numbers, and checks that the vector is
 non-empty, not longer than ``MAX_VECTOR_DIM`` and finite (no NaN/inf, also none produced by
 float32 overflow). The *declared* dimension lives in the :class:`Fingerprint` of the batch
-(``ApplyIndex`` checks every vector against it; :meth:`Vector.require_dim` does it by hand).
+(``ApplyIndex`` checks every vector against it).
 """
 
 from __future__ import annotations
@@ -34,10 +34,10 @@ _EXP_HIGH: Final = bytes(int(b & 0x7F == 0x7F) for b in range(256))
 _EXP_LOW: Final = bytes(b >> 7 for b in range(256))
 
 
-def _all_finite(blob: bytes) -> bool:
+def all_finite(blob: bytes) -> bool:
     """Whether no component of little-endian float32 ``blob`` is NaN or infinite, in C-speed
     byte operations (a 384-dim vector: 4.2 µs against 7.0 for a ``sum`` of its floats,
-    bench/op_codec.py)."""
+    bench/components/op_codec.py)."""
     high = blob[3::4].translate(_EXP_HIGH)
     low = blob[2::4].translate(_EXP_LOW)
     return not int.from_bytes(high, "little") & int.from_bytes(low, "little")
@@ -68,7 +68,7 @@ class Vector:
             raise ValueError(f"vector has {len(data)} bytes: not a whole number of float32s")
         if len(data) // 4 > MAX_VECTOR_DIM:
             raise ValueError(f"vector has {len(data) // 4} dims; the limit is {MAX_VECTOR_DIM}")
-        if not _all_finite(data):
+        if not all_finite(data):
             for i, x in enumerate(_floats(data)):
                 if not math.isfinite(x):
                     raise ValueError(f"vector component {i} is {x} (vectors must be finite)")
@@ -121,11 +121,6 @@ class Vector:
 
     def to_base64(self) -> str:
         return base64.b64encode(self._blob).decode("ascii")
-
-    def require_dim(self, dim: int) -> Vector:
-        if self.dim != dim:
-            raise ValueError(f"vector has {self.dim} dims, expected {dim}")
-        return self
 
     def __len__(self) -> int:
         return self.dim

@@ -16,6 +16,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing may download weights in 
 # (pytest-xdist's workers are given its width as COLUMNS)
 os.environ.pop("COLUMNS", None)
 
+from hive_mind.facade import HiveMind
 from mind.embeddings.inprocess import InProcessEmbedder
 from mind.storage.db import Database
 from mind.storage.migrate import migrate
@@ -29,6 +30,14 @@ async def db(tmp_path: Path) -> AsyncIterator[Database]:
     await migrate(database)
     yield database
     await database.close()
+
+
+@pytest.fixture
+async def hm(tmp_path: Path) -> AsyncIterator[HiveMind]:
+    """An embedded facade on a fresh data dir, with the test embedder."""
+    facade = await HiveMind.open(data_dir=tmp_path / "data", embedding_provider="test")
+    yield facade
+    await facade.close()
 
 
 @pytest.fixture(scope="session")
@@ -118,7 +127,7 @@ def shared_model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Non
 INTEGRATION_FIXTURES = frozenset({"redis", "real_model"})
 INTEGRATION_MODULES = frozenset({
     "test_arq_worker", "test_catchup", "test_cli", "test_cli_docs", "test_cli_startup",
-    "test_codeword_drill", "test_conversation_signals", "test_demo", "test_deploy_shards",
+    "test_codeword_drill", "test_console_browser", "test_conversation_signals", "test_demo", "test_deploy_shards",
     "test_distributed", "test_embeddings_inprocess", "test_embeddings_onnx", "test_extraction",
     "test_fair_queue", "test_harvest_resume_process", "test_http_api", "test_import_graph",
     "test_int4_blocks", "test_int8_scan", "test_jobs_admin", "test_maintenance_cron",

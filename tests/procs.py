@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,6 +54,34 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+# what points a CLI at a server, a queue or a token: never taken from the test run's environment
+CLIENT_ENV = ("HIVE_MIND_URL", "HIVE_MIND_REDIS_URL", "HIVE_MIND_API_TOKEN")
+
+
+def cli_env(data: Path | None = None, env: Mapping[str, str] | None = None, *,
+            clean: bool = False) -> dict[str, str]:
+    """The environment of a CLI run as a user's: embedded (no server, Redis or token), offline,
+    the test embedder, data dir ``data``; ``clean`` drops every other ``HIVE_MIND_*`` setting
+    too (the run's shared model cache stays), then ``env`` is laid over it."""
+    keep = ("HIVE_MIND_EMBEDDING_CACHE_DIR",)
+    base = {k: v for k, v in os.environ.items() if k not in CLIENT_ENV and not (
+        clean and k.startswith("HIVE_MIND_") and k not in keep)}
+    base.update({"HF_HUB_OFFLINE": "1", "HIVE_MIND_EMBEDDING_PROVIDER": "test",
+                 "PYTHONPATH": str(ROOT)})
+    if data is not None:
+        base["HIVE_MIND_DATA_DIR"] = str(data)
+    return {**base, **(env or {})}
+
+
+def run_cli(*args: str, data: Path | None = None, env: Mapping[str, str] | None = None,
+            clean: bool = False, cwd: Path = ROOT, timeout: float = 120
+            ) -> subprocess.CompletedProcess[str]:
+    """``python -m hive_mind ARGS`` in its own process (environment: :func:`cli_env`)."""
+    return subprocess.run([sys.executable, "-m", "hive_mind", *args], cwd=cwd,
+                          env=cli_env(data, env, clean=clean), capture_output=True, text=True,
+                          timeout=timeout)
 
 
 def run_with_terminal(args: list[str], env: dict[str, str], cwd: Path = ROOT,

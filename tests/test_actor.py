@@ -1,8 +1,8 @@
 from __future__ import annotations
 
 import asyncio
-import uuid
-from dataclasses import dataclass, field
+import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,32 +12,7 @@ from actors.actor import Duplicate, MindActor
 from actors.host import MindHost, mind_path
 from mind.errors import InvalidIdError, NotFoundError, ValidationError
 from mind.mind import Mind
-
-
-@dataclass(frozen=True)
-class Save:
-    text: str
-    gop: str = "g"
-    kind: str = "save"
-    op_id: str = field(default_factory=lambda: uuid.uuid4().hex)
-
-
-@dataclass(frozen=True)
-class Boom:
-    kind: str = "boom"
-    op_id: str = field(default_factory=lambda: uuid.uuid4().hex)
-
-
-async def save_handler(mind: Mind, op: Save) -> int:
-    return (await mind.frames.create_i_frame(op.gop, op.text)).frame.id
-
-
-async def boom_handler(mind: Mind, op: Boom) -> None:
-    await mind.frames.create_i_frame("g", "written then rolled back")
-    raise ValidationError("this op is bad")
-
-
-HANDLERS: dict[str, Any] = {"save": save_handler, "boom": boom_handler}
+from tests.support import HANDLERS, Boom, Save, save_handler
 
 
 @pytest.fixture
@@ -124,6 +99,19 @@ async def test_commit_hook_sees_committed_ops_only(tmp_path: Path) -> None:
     assert [op.kind for op, _ in seen] == ["save"]
 
 
+async def test_each_commit_is_logged_with_its_ops_for_a_trace(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    a = MindActor(await Mind.open(tmp_path / "t.mind"), HANDLERS, max_wait=0.05)
+    before = time.perf_counter()
+    with caplog.at_level(logging.DEBUG, logger="actors.actor"):
+        await asyncio.gather(*(a.submit(Save(f"note {i}")) for i in range(5)))
+    await a.stop()
+    commits = [r for r in caplog.records if hasattr(r, "ops")]
+    assert len(commits) == a.commits >= 1
+    assert sorted(op.text for r in commits for op in r.ops) == [f"note {i}" for i in range(5)]
+    assert all(before <= r.started <= time.perf_counter() for r in commits)
+
+
 @pytest.mark.parametrize(
     "bad", ["../x", "workspace:../x", "workspace:/etc", "workspace:a/b", "workspace:", "workspace:A",
             "workspace:a\x00b", "/abs/path", "personal/../x", "workspace:" + "a" * 65, ""],
@@ -133,8 +121,8 @@ def test_mind_ids_are_validated(tmp_path: Path, bad: str) -> None:
         mind_path(tmp_path, bad)
 
 
-async def test_host_opens_lru_and_sweeps(tmp_path: Path) -> None:
-    async with MindHost(tmp_path, HANDLERS, max_open=2, idle_seconds=0.0) as host:
+async def test_host_opens_lru(tmp_path: Path) -> None:
+    async with MindHost(tmp_path, HANDLERS, max_open=2) as host:
         assert mind_path(tmp_path, "workspace:alpha") == tmp_path / "workspaces" / "alpha" / "workspace.mind"
         with pytest.raises(NotFoundError):
             await host.actor("workspace:missing", create=False)
@@ -146,5 +134,3 @@ async def test_host_opens_lru_and_sweeps(tmp_path: Path) -> None:
         reader = await host.reader("workspace:alpha")
         assert (await reader.frames.get(fid)) is not None  # reopened on demand, data durable
         assert sorted(host.list_minds()) == ["personal", "workspace:alpha", "workspace:beta"]
-        await host.sweep_idle()  # idle minds close, the personal one too
-        assert host.open_ids == []

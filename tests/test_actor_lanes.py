@@ -131,11 +131,11 @@ async def test_extraction_runs_on_its_one_thread_and_gives_the_same_graphs() -> 
 
     def on_thread() -> Any:
         names.append(threading.current_thread().name)
-        return cognify._graphs(items, lambda: paused.append(1))
+        return cognify.extract_graphs(items, lambda: paused.append(1))
 
     threaded = await asyncio.get_running_loop().run_in_executor(cognify.EXTRACTION, on_thread)
     assert names[0].startswith("hm-extract")
-    assert threaded == cognify._graphs(items)  # pausing changes nothing in the result
+    assert threaded == cognify.extract_graphs(items)  # pausing changes nothing in the result
     assert len(paused) == 2 * len(items)  # once per item of each pass
     assert any(entities for entities, _ in threaded)
 

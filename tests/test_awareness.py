@@ -1,11 +1,12 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from mind.awareness import AwarenessItem, AwarenessLayer, parse_metadata, render_awareness
+from mind.awareness import AwarenessItem, AwarenessLayer, parse_metadata
 from mind.constants import AWARENESS_MAX_ITEMS
 from mind.errors import InvalidTimestampError, NotFoundError, ValidationError
 from mind.storage.db import Database
@@ -36,7 +37,7 @@ async def test_add_and_get(layer: AwarenessLayer) -> None:
     assert item.created_at.endswith("Z")
     assert await layer.get(item.id) == item
     assert await layer.get(999) is None
-    assert item.to_dict()["metadata"] == {"status": "open"}
+    assert asdict(item)["metadata"] == {"status": "open"}
 
 
 async def test_add_defaults(layer: AwarenessLayer) -> None:
@@ -191,28 +192,6 @@ async def test_update_validation_and_unknown_id(layer: AwarenessLayer) -> None:
     assert (await layer.get(item.id)) == item
 
 
-async def test_update_metadata_merges_shallowly(layer: AwarenessLayer) -> None:
-    item = await layer.add("task", "x", metadata={"status": "open", "nested": {"a": 1}, "k": 1})
-    merged = await layer.update_metadata(item.id, {"status": "done", "nested": {"b": 2}})
-    assert merged.metadata == {"status": "done", "nested": {"b": 2}, "k": 1}
-    assert (await layer.get(item.id)) == merged
-    with pytest.raises(NotFoundError, match=r"^Awareness item 777 not found$"):
-        await layer.update_metadata(777, {"x": 1})
-    with pytest.raises(ValidationError):
-        await layer.update_metadata(item.id, ["x"])  # type: ignore[arg-type]
-
-
-async def test_get_by_status(layer: AwarenessLayer, db: Database) -> None:
-    a = await layer.add("task", "a", priority=1, metadata={"status": "open"})
-    b = await layer.add("pending", "b", priority=2, metadata={"status": "open"})
-    await layer.add("task", "c", metadata={"status": "done"})
-    await layer.add("task", "d")
-    gone = await layer.add("task", "e", metadata={"status": "open"})
-    await db.execute("UPDATE awareness SET expires_at = ? WHERE id = ?", (PAST, gone.id))
-    assert [i.id for i in await layer.get_by_status("open")] == [b.id, a.id]
-    assert await layer.get_by_status("missing") == []
-
-
 async def test_tolerant_metadata_parse(layer: AwarenessLayer, db: Database) -> None:
     await db.execute(
         "INSERT INTO awareness (category, content, metadata) VALUES ('flag', 'bad', 'not json')"
@@ -221,7 +200,6 @@ async def test_tolerant_metadata_parse(layer: AwarenessLayer, db: Database) -> N
         "INSERT INTO awareness (category, content, metadata) VALUES ('flag', 'l', '[1]')"
     )
     assert [i.metadata for i in await layer.get_all()] == [{}, {}]
-    assert await layer.get_by_status("x") == []
 
 
 @pytest.mark.parametrize(
@@ -245,37 +223,6 @@ async def test_remove_and_clear(layer: AwarenessLayer) -> None:
     assert await layer.clear() == 1
     assert await layer.clear() == 0
     assert await layer.get_all() == []
-
-
-async def test_to_context_empty(layer: AwarenessLayer) -> None:
-    assert await layer.to_context() == "No active awareness items."
-    await layer.add("task", "expired", expires_at=PAST)
-    assert await layer.to_context() == "No active awareness items."
-
-
-async def test_to_context_exact(layer: AwarenessLayer) -> None:
-    await layer.add("flag", "offline mode")
-    await layer.add("action", "ran the tests", priority=1)
-    await layer.add("task", "write docs", priority=1)
-    await layer.add("task", "fix bug", priority=5)
-    await layer.add("task", "expired", expires_at=PAST)
-    assert await layer.to_context() == (
-        "Active Tasks:\n- fix bug\n- write docs\n\n"
-        "Recent Actions:\n- ran the tests\n\n"
-        "Context Flags:\n- offline mode"
-    )
-
-
-def test_render_awareness_section_order() -> None:
-    def item(i: int, category: str, content: str) -> AwarenessItem:
-        return AwarenessItem(i, category, content, 0)  # type: ignore[arg-type]
-
-    items = [item(1, "pending", "p"), item(2, "flag", "f"), item(3, "action", "a"),
-             item(4, "task", "t")]
-    assert render_awareness(items) == (
-        "Active Tasks:\n- t\n\nRecent Actions:\n- a\n\nPending Items:\n- p\n\nContext Flags:\n- f"
-    )
-    assert render_awareness([]) == "No active awareness items."
 
 
 async def test_update_rejects_unknown_columns(layer: AwarenessLayer, db: Database) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import pytest
 
 from hive_mind.cli import main
 from hive_mind.facade import HiveMind
+from mind.storage.connection import driver
 from mind.storage.fencing import Fence, read_file_fence
 from tests.procs import ROOT
 
@@ -43,20 +43,20 @@ async def _cli(*args: str) -> tuple[int, str]:
     return int(proc.returncode or 0), out.decode()
 
 
-def _integrity(path: Path) -> str:
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+def _rows(path: Path, sql: str) -> list[Any]:
+    conn = driver().connect(f"file:{path}?mode=ro", uri=True)  # the minds' own SQLite
     try:
-        return str(conn.execute("PRAGMA integrity_check").fetchone()[0])
+        return list(conn.execute(sql).fetchall())
     finally:
         conn.close()
+
+
+def _integrity(path: Path) -> str:
+    return str(_rows(path, "PRAGMA integrity_check")[0][0])
 
 
 def _contents(path: Path) -> set[str]:
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        return {r[0] for r in conn.execute("SELECT content FROM memory_frames")}
-    finally:
-        conn.close()
+    return {r[0] for r in _rows(path, "SELECT content FROM memory_frames")}
 
 
 async def _seed(data: Path, tmp: Path, frames: int) -> None:
@@ -202,15 +202,26 @@ def test_existing_minds_need_force(backed_up: tuple[Path, Path],
     assert "written after the backup" not in contents and len(contents) == 200
     assert _integrity(data / "personal.mind") == "ok"
 
+    other = data.parent / "other"  # a workspace of that id registered here already
+    assert main(["--data-dir", str(other), "workspace", "create", "Mine", "--id", "side"]) == 0
+    err = _refused(["--data-dir", str(other), "restore", str(out)], capsys)
+    assert "workspace:side" in err and not (other / "personal.mind").exists()
+    assert json.loads((other / "workspaces" / "side" / "workspace.json").read_text())[
+        "name"] == "Mine"
+
 
 def test_fencing_records_are_the_restoring_hosts(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     data, out = tmp_path / "data", tmp_path / "backup"
     asyncio.run(_seed(data, tmp_path, 20))
-    with sqlite3.connect(data / "personal.mind") as conn:  # as a shard host left it
+    conn = driver().connect(str(data / "personal.mind"))  # as a shard host left it
+    try:
         conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
                          [("fence_shard", "shard-0"), ("fence_epoch", "7")])
+        conn.commit()
+    finally:
+        conn.close()
     assert main(["--data-dir", str(data), "backup", str(out)]) == 0
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["files"][0]["fence"] == {"shard": "shard-0", "epoch": 7}

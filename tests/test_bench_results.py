@@ -1,5 +1,5 @@
-"""Benchmarks print their results and write bench/results/<bench>.json; none writes into docs/
-(bench/common.py). The current figures are kept by hand in docs/performance.md."""
+"""Benchmarks print their results and write bench/results/<group>.<name>.json; none writes into
+docs/ (bench/common.py). The current figures are kept by hand in docs/performance.md."""
 
 from __future__ import annotations
 
@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from bench import common
+
 BENCH = Path(__file__).resolve().parents[1] / "bench"
-sys.path.insert(0, str(BENCH))
 
-import common  # noqa: E402
-
-BODY = """Command: `bench/x.py --frames 10`
+BODY = """Command: `python -m bench.components.x --frames 10`
 
 | run | p50 | p95 |
 |---|---:|---:|
@@ -45,7 +44,7 @@ def test_write_section_writes_json_results_and_nothing_in_docs(
     before = {p.name: p.stat().st_mtime_ns for p in docs.iterdir()}
     monkeypatch.setattr(common, "RESULTS", tmp_path / "results")
     monkeypatch.setattr(common, "ROOT", tmp_path)
-    monkeypatch.setattr(sys, "argv", ["bench/serve_recall.py", "--frames", "10"])
+    monkeypatch.setattr(sys, "argv", ["bench/product/serve_recall.py", "--frames", "10"])
     monkeypatch.delenv("BENCH_SECTION_SUFFIX", raising=False)
 
     path = common.write_section("Recall at 10 frames", BODY)
@@ -54,14 +53,14 @@ def test_write_section_writes_json_results_and_nothing_in_docs(
     monkeypatch.setenv("BENCH_SECTION_SUFFIX", "Zen 4")
     common.write_section("Recall at 10 frames", BODY)
 
-    assert path == tmp_path / "results" / f"{common.bench_name()}.json"
+    assert path == tmp_path / "results" / "product.serve_recall.json"
     written = json.loads(path.read_text(encoding="utf-8"))
     sections = written["sections"]
     assert list(sections) == ["Recall at 10 frames", "Recall at 20 frames",
                               "Recall at 10 frames (Zen 4)"]
     entry = sections["Recall at 10 frames"]  # replaced by the later run of the same name
     assert entry["tables"][0][0]["p50"] == "11.0 ms"
-    assert entry["command"] == "bench/serve_recall.py --frames 10"
+    assert entry["command"] == "python -m bench.product.serve_recall --frames 10"
     assert "cores" in entry["machine"] and entry["load_average"]
     assert entry["text"].startswith("Command:")
     out = capsys.readouterr().out

@@ -8,9 +8,6 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +17,7 @@ import pytest
 from hive_mind.cli import main
 from tests.conftest import REDIS_URL
 from tests.explain_checks import check_explain
-from tests.procs import ROOT
+from tests.procs import ROOT, run_cli
 
 TOKEN = "super-secret-token-123"
 
@@ -63,13 +60,6 @@ class Run:
 @pytest.fixture
 def cli(capsys: pytest.CaptureFixture[str]) -> Run:
     return Run(capsys)
-
-
-def subprocess_cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    full = {k: v for k, v in os.environ.items()
-            if k not in ("HIVE_MIND_REDIS_URL", "HIVE_MIND_URL")}
-    return subprocess.run([sys.executable, "-m", "hive_mind", *args], cwd=ROOT,
-                          env={**full, **env}, capture_output=True, text=True, timeout=120)
 
 
 def frames_in(data_dir: Path) -> int:
@@ -167,13 +157,13 @@ def test_recall_explain(cli: Run) -> None:
 
 
 def test_two_processes_save_then_recall_by_vector(env: dict[str, str]) -> None:
-    saved = subprocess_cli("save", "--json", "Quarterly revenue grew in the Nordics", env=env)
+    saved = run_cli("save", "--json", "Quarterly revenue grew in the Nordics", env=env)
     assert saved.returncode == 0, saved.stderr
     assert json.loads(saved.stdout)["id"] == 1
-    status = subprocess_cli("status", "--json", "--no-probe", env=env)
+    status = run_cli("status", "--json", "--no-probe", env=env)
     mind = json.loads(status.stdout)["minds"][0]
     assert mind["pending_index"] == 0 and mind["vectors"] == 1  # indexed before exit
-    found = subprocess_cli("recall", "--json", "revenue Nordics", env=env)
+    found = run_cli("recall", "--json", "revenue Nordics", env=env)
     assert found.returncode == 0, found.stderr
     assert json.loads(found.stdout)[0]["content"] == "Quarterly revenue grew in the Nordics"
 
@@ -418,14 +408,14 @@ def test_help_everywhere(cli: Run) -> None:
 
 
 def test_subprocess_exit_codes_and_clean_errors(env: dict[str, str]) -> None:
-    bad = subprocess_cli("recall", "x", "--scope", "nowhere", env=env)
+    bad = run_cli("recall", "x", "--scope", "nowhere", env=env)
     assert bad.returncode == 2 and bad.stdout == ""
     assert bad.stderr.startswith("hive-mind: error: ") and len(bad.stderr.splitlines()) == 1
-    unknown = subprocess_cli("save", "x", "--workspace", "ghost", env=env)
+    unknown = run_cli("save", "x", "--workspace", "ghost", env=env)
     assert unknown.returncode == 2 and "ghost" in unknown.stderr
     assert "create it with `hive-mind workspace create ghost`" in unknown.stderr
     assert "Traceback" not in unknown.stderr and len(unknown.stderr.splitlines()) == 1
-    ok = subprocess_cli("workspace", "list", "--json", env=env)
+    ok = run_cli("workspace", "list", "--json", env=env)
     assert ok.returncode == 0 and json.loads(ok.stdout)["workspaces"] == []
 
 
@@ -471,7 +461,7 @@ def test_worker_check(cli: Run, redis_db: str) -> None:
 
 
 def test_worker_check_subprocess_closed_port(env: dict[str, str]) -> None:
-    done = subprocess_cli("--redis-url", "redis://127.0.0.1:1/0", "worker", "--check", env=env)
+    done = run_cli("--redis-url", "redis://127.0.0.1:1/0", "worker", "--check", env=env)
     assert done.returncode == 1 and done.stdout == ""
     assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
 
@@ -494,19 +484,19 @@ def test_client_mode_against_a_running_serve(env: dict[str, str], tmp_path: Path
     try:
         deadline = time.monotonic() + 60
         while True:
-            probe = subprocess_cli("--url", url, "workspace", "list", "--json", env=env)
+            probe = run_cli("--url", url, "workspace", "list", "--json", env=env)
             if probe.returncode == 0 or time.monotonic() > deadline:
                 break
             time.sleep(0.3)
         assert probe.returncode == 0, probe.stderr + (tmp_path / "serve.log").read_text()
-        saved = subprocess_cli("--url", url, "save", "--json", "remote memory", env=env)
+        saved = run_cli("--url", url, "save", "--json", "remote memory", env=env)
         assert saved.returncode == 0 and json.loads(saved.stdout)["id"] == 1
-        found = subprocess_cli("--url", url, "recall", "--json", "remote memory", env=env)
+        found = run_cli("--url", url, "recall", "--json", "remote memory", env=env)
         assert json.loads(found.stdout)[0]["from"] == "personal"
-        ghost = subprocess_cli("--url", url, "save", "x", "-w", "ghost", env=env)
+        ghost = run_cli("--url", url, "save", "x", "-w", "ghost", env=env)
         assert ghost.returncode == 2 and len(ghost.stderr.splitlines()) == 1
         assert "hive-mind workspace create ghost" in ghost.stderr
     finally:
         stop(server)
-    down = subprocess_cli("--url", url, "status", env=env)
+    down = run_cli("--url", url, "status", env=env)
     assert down.returncode == 1 and down.stderr.startswith("hive-mind: error: ")

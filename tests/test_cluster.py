@@ -30,10 +30,11 @@ from mind.mind import Mind
 from mind.storage.fencing import read_file_fence
 from tests.conftest import REDIS_URL
 from tests.procs import ROOT, eventually, free_port, kill9, spawn, stop
+from tests.support import CLUSTER_TOKEN, mcp_call
 
 pytestmark = pytest.mark.slow
 
-TOKEN = "cluster-test-token"
+TOKEN = CLUSTER_TOKEN
 CLUSTER_KEY = "cluster-test-deployment-key-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 SHARDS = ("shard-0", "shard-1", "shard-2")
@@ -134,22 +135,6 @@ async def file_state(path: Path) -> dict[str, Any]:
         return {"contents": {r[0]: r[1] for r in rows}, "pending": await m.outbox.count(),
                 "frames": await m.frames.count(),
                 "vectors": (await m.vectors.counts())["frame_vectors"], "fence": fence}
-
-
-async def mcp_call(url: str, tool: str, arguments: dict[str, Any],
-                   headers: dict[str, str] | None = None, ok: bool = True) -> str:
-    """One tool call with a real MCP client over streamable HTTP, with the caller's token
-    (``headers``, default the cluster's); ``ok``: the call must not be an error result."""
-    from mcp import ClientSession
-    from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
-
-    async with (create_mcp_http_client(headers=headers or AUTH) as http,
-                streamable_http_client(f"{url}/mcp", http_client=http) as streams,
-                ClientSession(streams[0], streams[1]) as session):
-        await session.initialize()
-        result = await session.call_tool(tool, arguments)
-        assert result.is_error is not ok, result.content
-        return str(result.content[0].text)  # type: ignore[union-attr]
 
 
 async def save(client: httpx.AsyncClient, gateway: str, workspace: str, text: str,

@@ -71,7 +71,7 @@ async def test_redelivery_and_stale_results_change_nothing(db: Database) -> None
     await frames.update(f.id, content="Bob approves the budget")
     stale = await apply_index(db, FP, [result])
     assert (stale.applied, stale.stale) == (0, 1)
-    assert await VectorStore(db).get_frame_vector(f.id) is None
+    assert await db.fetchval("SELECT COUNT(*) FROM memory_frames_vec WHERE rowid = ?", (f.id,)) == 0
     assert await db.fetchval("SELECT COUNT(*) FROM pending_index WHERE frame_id = ?", (f.id,)) == 1
 
 

@@ -82,3 +82,15 @@ def test_the_vendored_swagger_ui_is_listed_with_its_licence() -> None:
     assert {p.name for p in SWAGGER.iterdir()} == {
         "swagger-ui-bundle.js", "swagger-ui-bundle.js.LICENSE.txt", "swagger-ui.css",
         "favicon-32x32.png", "LICENSE", "NOTICE"}
+
+
+def test_the_docs_files_are_package_data() -> None:
+    """An installed hive-mind (a wheel, no checkout) serves the same files."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    globs = config["tool"]["setuptools"]["package-data"]["hive_mind.api"]
+    package = ROOT / "hive_mind" / "api"
+    shipped = {path for pattern in globs for path in package.glob(pattern)}
+    assert {path for path, _ in ASSETS.values()} <= shipped
+    assert {SWAGGER / "LICENSE", SWAGGER / "NOTICE"} <= shipped

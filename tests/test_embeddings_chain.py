@@ -17,10 +17,10 @@ from mind.embeddings import (
     fingerprint,
     register_provider,
 )
-from tests.test_embeddings_http import KEY, FakeServer, Handler, closed_port, protocol
+from tests.support import KEY, EmbeddingHandler, FakeServer, closed_port, protocol
 
 BOGUS_MODEL = "hive-mind/definitely-not-a-model"
-Serve = Callable[[Handler], Awaitable[FakeServer]]
+Serve = Callable[[EmbeddingHandler], Awaitable[FakeServer]]
 
 
 @pytest.fixture(autouse=True)
@@ -32,7 +32,7 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> None:
 async def serve() -> AsyncIterator[Serve]:
     servers: list[FakeServer] = []
 
-    async def start(handler: Handler) -> FakeServer:
+    async def start(handler: EmbeddingHandler) -> FakeServer:
         servers.append(await FakeServer(handler).start())
         return servers[-1]
 
@@ -189,34 +189,6 @@ async def test_a_provider_raising_foreign_errors_is_translated() -> None:
     )
     with pytest.raises(EmbeddingError, match="boom: RuntimeError: segfault-ish"):
         await chain.start()
-
-
-async def test_reprobe_finds_a_provider_that_came_up(serve: Serve) -> None:
-    state = {"up": False}
-    healthy = protocol("ollama")
-    server = await serve(lambda r: healthy(r) if state["up"] else (503, "starting"))
-    async with EmbeddingProviderChain(config(ollama_url=server.url)) as chain:
-        assert chain.provider == "mock" and chain.degraded
-        first_probe = chain.status()["probed_at"]
-        state["up"] = True
-        active = await chain.reprobe()
-        assert active.provider == "ollama" and chain.provider == "ollama"
-        assert chain.degraded is False and chain.last_error is None
-        assert chain.status()["probed_at"] >= first_probe
-
-
-async def test_reprobe_failure_keeps_the_working_provider(serve: Serve) -> None:
-    state = {"up": True}
-    healthy = protocol("ollama")
-    server = await serve(lambda r: healthy(r) if state["up"] else (500, "down"))
-    cfg = EmbeddingConfig(provider="ollama", ollama_url=server.url)
-    async with EmbeddingProviderChain(cfg) as chain:
-        state["up"] = False
-        with pytest.raises(EmbeddingError):
-            await chain.reprobe()
-        assert chain.provider == "ollama"
-        state["up"] = True
-        assert (await chain.embed_batch(["still works"])).shape == (1, 32)
 
 
 async def test_batch_failure_raises_and_records_last_error(serve: Serve) -> None:

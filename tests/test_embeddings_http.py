@@ -6,12 +6,7 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import inspect
-import json
-import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -25,140 +20,17 @@ from mind.embeddings.http import (
     OpenAIEmbedder,
     VoyageEmbedder,
 )
-
-DIM = 32
-KEY = "sk-test-123"
-
-
-@dataclass
-class Request:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: bytes
-
-    def json(self) -> Any:
-        return json.loads(self.body)
-
-
-Reply = tuple[int, Any]
-Handler = Callable[[Request], Reply | Awaitable[Reply]]
-
-
-@dataclass
-class FakeServer:
-    """A tiny HTTP/1.1 server (keep-alive, Content-Length bodies) that records every request."""
-
-    handler: Handler
-    requests: list[Request] = field(default_factory=list)
-    port: int = 0
-    _server: asyncio.Server | None = None
-    _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    async def start(self) -> FakeServer:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
-        return self
-
-    async def close(self) -> None:
-        if self._server is not None:
-            self._server.close()
-        for task in list(self._tasks):
-            task.cancel()
-        for task in list(self._tasks):
-            with contextlib.suppress(BaseException):
-                await task
-        if self._server is not None:
-            await self._server.wait_closed()
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._tasks.add(task)
-        try:
-            while line := await reader.readline():
-                method, target, _ = line.decode("latin-1").split(" ", 2)
-                headers: dict[str, str] = {}
-                while (raw := await reader.readline()) not in (b"\r\n", b"\n", b""):
-                    name, value = raw.decode("latin-1").split(":", 1)
-                    headers[name.strip().lower()] = value.strip()
-                body = await reader.readexactly(int(headers.get("content-length", "0")))
-                request = Request(method, target, headers, body)
-                self.requests.append(request)
-                reply = self.handler(request)
-                status, payload = await reply if inspect.isawaitable(reply) else reply
-                data = (
-                    payload
-                    if isinstance(payload, bytes)
-                    else (
-                        payload.encode()
-                        if isinstance(payload, str)
-                        else json.dumps(payload).encode()
-                    )
-                )
-                writer.write(
-                    f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n"
-                    f"Content-Length: {len(data)}\r\n\r\n".encode()
-                    + data
-                )
-                await writer.drain()
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass
-        finally:
-            self._tasks.discard(task)
-            writer.close()
-
-
-def wrap_rows(provider: str, rows: list[Any]) -> Any:
-    """The provider's response body for these vectors (OpenAI-style data shuffled by index)."""
-    if provider == "ollama":
-        return {"model": "nomic-embed-text", "embeddings": rows}
-    data = [{"object": "embedding", "index": i, "embedding": r} for i, r in enumerate(rows)]
-    return {"object": "list", "data": data[::-1], "model": "m", "usage": {"total_tokens": 1}}
-
-
-PATHS = {
-    "ollama": "/api/embed",
-    "openai": "/v1/embeddings",
-    "voyage": "/v1/embeddings",
-    "litellm": "/v1/embeddings",
-}
-
-
-def protocol(
-    provider: str,
-    *,
-    key: str | None = None,
-    dim: int = DIM,
-    rows: Callable[[list[list[float]]], list[Any]] | None = None,
-) -> Handler:
-    """A handler speaking ``provider``'s protocol with TestEmbedder vectors.
-
-    Wrong paths → 404, a missing/wrong Bearer key (when ``key``) → 401, a malformed body → 400.
-    ``rows`` may tamper with the vectors before they are wrapped.
-    """
-    embedder = TestEmbedder(dim)
-
-    def handle(request: Request) -> Reply:
-        if request.method != "POST" or request.path != PATHS[provider]:
-            return 404, {"error": f"no route {request.method} {request.path}"}
-        if key is not None and request.headers.get("authorization") != f"Bearer {key}":
-            return 401, {"error": {"message": "Incorrect API key provided"}}
-        body = request.json()
-        texts = body.get("input")
-        if not isinstance(texts, list) or not isinstance(body.get("model"), str):
-            return 400, {"error": "model and input[] are required"}
-        if provider == "voyage" and body.get("input_type") != "document":
-            return 400, {"error": "input_type must be document"}
-        vectors = embedder.encode(texts).tolist()
-        return 200, wrap_rows(provider, rows(vectors) if rows else vectors)
-
-    return handle
-
+from tests.support import (
+    DIM,
+    KEY,
+    EmbeddingHandler,
+    FakeServer,
+    Reply,
+    Request,
+    closed_port,
+    protocol,
+    wrap_rows,
+)
 
 CLASSES: dict[str, type[HttpEmbedder]] = {
     "ollama": OllamaEmbedder,
@@ -169,10 +41,10 @@ CLASSES: dict[str, type[HttpEmbedder]] = {
 
 
 @pytest.fixture
-async def serve() -> AsyncIterator[Callable[[Handler], Awaitable[FakeServer]]]:
+async def serve() -> AsyncIterator[Callable[[EmbeddingHandler], Awaitable[FakeServer]]]:
     servers: list[FakeServer] = []
 
-    async def start(handler: Handler) -> FakeServer:
+    async def start(handler: EmbeddingHandler) -> FakeServer:
         servers.append(await FakeServer(handler).start())
         return servers[-1]
 
@@ -184,12 +56,6 @@ async def serve() -> AsyncIterator[Callable[[Handler], Awaitable[FakeServer]]]:
 def make(provider: str, url: str, **kwargs: Any) -> HttpEmbedder:
     kwargs.setdefault("api_key", KEY if provider in ("openai", "voyage") else None)
     return CLASSES[provider](base_url=url, **kwargs)
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 # -- each protocol, happy path ------------------------------------------------------------------
@@ -311,11 +177,11 @@ async def test_wrong_key_is_an_embedding_error_with_status(serve: Any) -> None:
 # -- failures -----------------------------------------------------------------------------------
 
 
-def _status(status: int, body: str) -> Handler:
+def _status(status: int, body: str) -> EmbeddingHandler:
     return lambda request: (status, body)
 
 
-FAILURES: dict[str, tuple[Callable[[str], Handler], str, int | None]] = {
+FAILURES: dict[str, tuple[Callable[[str], EmbeddingHandler], str, int | None]] = {
     "server error": (
         lambda p: _status(500, "model exploded: out of memory"),
         r"\(500\).*model exploded",

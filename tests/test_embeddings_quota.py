@@ -27,7 +27,7 @@ from mind.embeddings.quota import UNLIMITED, provider_allowed, year_month
 from mind.errors import HiveMindError, ValidationError
 from mind.storage.db import Database
 from tests.conftest import flushed_redis
-from tests.test_embeddings_http import KEY, FakeServer, Handler, closed_port, protocol
+from tests.support import KEY, EmbeddingHandler, FakeServer, closed_port, protocol
 from workers.usage import RedisUsage, usage_key
 
 UPGRADE = "https://example.test/upgrade"
@@ -39,10 +39,10 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-async def serve() -> AsyncIterator[Callable[[Handler], Awaitable[FakeServer]]]:
+async def serve() -> AsyncIterator[Callable[[EmbeddingHandler], Awaitable[FakeServer]]]:
     servers: list[FakeServer] = []
 
-    async def start(handler: Handler) -> FakeServer:
+    async def start(handler: EmbeddingHandler) -> FakeServer:
         servers.append(await FakeServer(handler).start())
         return servers[-1]
 

@@ -10,9 +10,6 @@ from mind.knowledge.normalizer import (
     ALIAS_GROUPS,
     STOP_TOKENS,
     TECH_ALLOWLIST,
-    check_entity,
-    check_relation,
-    compile_schema,
     confidence_arg,
     count_arg,
     find_duplicates,
@@ -251,68 +248,3 @@ def test_like_pattern(query: str, pattern: str) -> None:
     assert like_pattern(query) == pattern
 
 
-SCHEMA: dict[str, Any] = {
-    "Person": {"required": ["email"], "allowed_relations": ["works_at", "knows"]},
-    "project": {"allowedRelations": []},
-    "note": {},
-}
-
-
-@pytest.mark.parametrize(
-    ("etype", "props", "error"),
-    [
-        ("person", {"email": "a@b"}, None),
-        ("PERSON", {"email": "a@b"}, None),
-        ("person", {}, "Validation failed: required property 'email' missing for type 'person'"),
-        ("person", {"email": None},
-         "Validation failed: required property 'email' missing for type 'person'"),
-        ("unknown", {}, None),
-        ("note", {}, None),
-    ],
-)
-def test_check_entity(etype: str, props: dict[str, Any], error: str | None) -> None:
-    rules = compile_schema(SCHEMA)
-    if error is None:
-        check_entity(rules, etype, props)
-    else:
-        with pytest.raises(ValidationError) as info:
-            check_entity(rules, etype, props)
-        assert str(info.value) == error
-
-
-@pytest.mark.parametrize(
-    ("etype", "rtype", "error"),
-    [
-        ("person", "works_at", None),
-        ("person", "owns", "Validation failed: relation 'owns' not allowed for type 'person'"),
-        ("project", "depends_on",
-         "Validation failed: relation 'depends_on' not allowed for type 'project'"),
-        ("note", "anything", None),
-        ("unknown", "anything", None),
-    ],
-)
-def test_check_relation(etype: str, rtype: str, error: str | None) -> None:
-    rules = compile_schema(SCHEMA)
-    if error is None:
-        check_relation(rules, etype, rtype)
-    else:
-        with pytest.raises(ValidationError) as info:
-            check_relation(rules, etype, rtype)
-        assert str(info.value) == error
-
-
-@pytest.mark.parametrize(
-    "schema",
-    [
-        ["person"],
-        {"person": ["email"]},
-        {"": {"required": []}},
-        {"person": {"required": "email"}},
-        {"person": {"required": [1]}},
-        {"person": {"allowed_relations": "knows"}},
-        {"person": {"mandatory": ["email"]}},
-    ],
-)
-def test_compile_schema_rejects(schema: Any) -> None:
-    with pytest.raises(ValidationError):
-        compile_schema(schema)

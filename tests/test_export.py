@@ -152,6 +152,8 @@ def test_refusals(env: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert main(["--data-dir", str(env), "export", "-w", "proj", "--all",
                  str(tmp_path / "z")]) != 0
     assert not (tmp_path / "y").exists() and not (tmp_path / "z").exists()
+    assert main(["--data-dir", str(env), "export", "--force", str(tmp_path)]) != 0
+    assert "is a directory" in capsys.readouterr().err
 
 
 def test_http_download_and_pages(env: Path, tmp_path: Path) -> None:

@@ -1,15 +1,14 @@
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import pytest
 
 from mind.errors import ValidationError
 from mind.knowledge.extraction import (
-    MAX_CO_OCCURRENCE_PAIRS,
     ExtractedEntity,
     ExtractedRelation,
     Extraction,
-    co_occurrence_pairs,
-    extract_entities,
     extract_relations,
     name_words,
 )
@@ -19,6 +18,12 @@ from mind.knowledge.relation_patterns import find_mentions, match_gap
 from mind.knowledge.tokens import CODE, may_hold_code
 
 P, ORG, J, C, L, T = "person", "organization", "project", "concept", "location", "technology"
+
+
+def extract_entities(text: str, *, max_chars: int = 10_000,
+                     known: Collection[str] = ()) -> list[ExtractedEntity]:
+    """One text's entities, as the cognify batch asks its :class:`Extraction`."""
+    return Extraction(text, max_chars=max_chars).entities(known)
 
 PROBE_4 = (
     "Alice Johnson approved the Budget Plan. Project Apollo depends on Data Platform. "
@@ -139,8 +144,6 @@ def test_max_chars(text: str, max_chars: int, expected: list[str]) -> None:
 def test_bad_limits_raise(bad: object) -> None:
     with pytest.raises(ValidationError):
         extract_entities("Alice", max_chars=bad)  # type: ignore[arg-type]
-    with pytest.raises(ValidationError):
-        co_occurrence_pairs([], max_pairs=bad)  # type: ignore[arg-type]
 
 
 def test_result_is_deduplicated_and_never_noise() -> None:
@@ -260,29 +263,6 @@ def _entities(*names: str) -> list[ExtractedEntity]:
     return [ExtractedEntity(name, C, 0.7) for name in names]
 
 
-@pytest.mark.parametrize(
-    ("names", "max_pairs", "expected"),
-    [
-        ((), 45, []),
-        (("A",), 45, []),
-        (("A", "B", "C"), 45, [(0, 1), (0, 2), (1, 2)]),
-        (("Postgres", "PostgreSQL", "Redis"), 45, [(0, 2)]),  # aliases are one entity
-        (("A", "a", "B", "A"), 45, [(0, 2)]),
-        (("A", "B", "C", "D"), 4, [(0, 1), (0, 2), (1, 2), (0, 3)]),
-        (("A", "B"), 0, []),
-    ],
-)
-def test_co_occurrence_pairs(names: tuple[str, ...], max_pairs: int,
-                             expected: list[tuple[int, int]]) -> None:
-    assert co_occurrence_pairs(_entities(*names), max_pairs=max_pairs) == expected
-
-
-def test_co_occurrence_cap_keeps_all_pairs_of_the_first_ten() -> None:
-    pairs = co_occurrence_pairs(_entities(*(f"E{i:02d}" for i in range(30))))
-    assert len(pairs) == MAX_CO_OCCURRENCE_PAIRS == 45
-    assert {index for pair in pairs for index in pair} == set(range(10))
-
-
 def test_vocabularies() -> None:
     assert len(TECH_TERMS) == 59  # canonically cased
     assert TECH_TERMS.keys() >= AMBIGUOUS_TECH
@@ -311,13 +291,6 @@ def test_names_known_from_the_conversation_count_at_sentence_start() -> None:
     assert [e.name for e in extract_entities(text, known=known)] == ["Biscuit"]
     assert [e.name for e in extract_entities("Walks are chaos.", known=known)] == []
     assert "python" not in name_words(extract_entities("We moved the API to Python 3.12."))
-
-
-def test_one_extraction_asked_with_other_known_words() -> None:
-    text = "Biscuit pulls on the leash. Mark the ticket. Alice met Bob in Paris."
-    extraction = Extraction(text)
-    for known in ([], ["biscuit"], ["mark", "biscuit"], []):
-        assert extraction.entities(known) == extract_entities(text, known=known)
 
 
 @pytest.mark.parametrize("text", [

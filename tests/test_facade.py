@@ -13,13 +13,6 @@ from hive_mind.workspaces import slugify
 from mind.errors import InvalidIdError, NotFoundError, ValidationError
 
 
-@pytest.fixture
-async def hm(tmp_path: Path):
-    facade = await HiveMind.open(data_dir=tmp_path / "data", embedding_provider="test")
-    yield facade
-    await facade.close()
-
-
 async def test_save_recall_forget(hm: HiveMind) -> None:
     saved = await hm.save("Maya's dog is called Biscuit", importance="important", wait=True)
     assert saved["created"] and saved["workspace"] == "personal"

@@ -11,7 +11,7 @@ import pytest
 from actors.host import MindHost, mind_path
 from mind.mind import Mind
 from mind.storage.fencing import Fence, FencedError, read_fence
-from tests.test_actor import HANDLERS, Save
+from tests.support import HANDLERS, Save
 
 
 async def fence_of(path: Path) -> Fence | None:

@@ -3,6 +3,7 @@ harvest sources table keeps timestamps whole."""
 
 from __future__ import annotations
 
+import io
 import os
 import re
 from pathlib import Path
@@ -47,3 +48,15 @@ def test_harvest_sources_keeps_timestamps_whole(tmp_path: Path, monkeypatch: pyt
     table = capsys.readouterr().out
     assert max(len(line) for line in table.splitlines()) <= 80
     assert len(re.findall(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z", table)) == 1, table
+
+
+def test_table_columns_of_timestamps_never_wrap() -> None:
+    from rich.console import Console
+
+    from hive_mind.cli.common import table
+
+    stamp = "2026-03-05T14:02:09.123Z"
+    rows = [["a" * 50, stamp, "b" * 60], ["c", None, "d"]]
+    console = Console(width=72, record=True, file=io.StringIO())
+    console.print(table("t", ["long", "when", "other"], rows))
+    assert stamp in console.export_text()

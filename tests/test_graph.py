@@ -11,7 +11,7 @@ from mind.knowledge.graph import traverse as traverse_ids
 from mind.knowledge.store import KnowledgeGraph
 from mind.storage.db import Database
 from mind.timeutil import now_iso
-from tests.test_knowledge import add_frames
+from tests.support import add_frames
 
 
 @pytest.fixture

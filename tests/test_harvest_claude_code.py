@@ -367,6 +367,20 @@ def test_summaries_of_other_sessions_do_not_name_this_one() -> None:
                       EARLIER_SESSION: "Blog deploy pipeline overview"}
 
 
+def test_a_summary_written_into_another_transcript_names_its_session(tmp_path: Path) -> None:
+    """Claude Code writes a session's summary into the transcript open at the time: the
+    earlier session, its own file holding no summary, takes the one the later file holds."""
+    root = Path(shutil.copytree(CLEARED, tmp_path / ".claude"))
+    earlier = root / EARLIER_SESSION
+    lines = earlier.read_text().splitlines(keepends=True)
+    earlier.write_text("".join(line for line in lines if '"type":"summary"' not in line))
+    titles = {i.position: i.title for i in claude_code.parse(root)}
+    assert titles == {CLEARED_SESSION: "show tools",
+                      EARLIER_SESSION: "Blog deploy pipeline overview"}
+    (alone,) = claude_code.parse(earlier)  # one file on its own: only what it holds
+    assert alone.title == "how does the blog get deployed?"
+
+
 def test_a_title_the_user_set_wins(tmp_path: Path) -> None:
     root = Path(shutil.copytree(CLEARED, tmp_path / ".claude"))
     with (root / CLEARED_SESSION).open("a") as f:

@@ -12,6 +12,7 @@ from mind.harvest import markdown, pdf, plaintext
 from mind.harvest.errors import HarvestError
 from mind.harvest.plaintext import split_parts
 from mind.harvest.types import content_ids, stable_id
+from tests.support import make_pdf
 
 DATA = Path(__file__).parent / "data" / "harvest"
 NOTES = DATA / "markdown" / "notes"
@@ -23,45 +24,6 @@ def _squash(text: str) -> str:
 
 
 # -- a real, minimal PDF writer (text content streams, computed xref offsets) -------------------
-def _pdf_string(text: str) -> str:
-    return "(" + text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)") + ")"
-
-
-def make_pdf(pages: list[list[str]], *, title: str | None = None, author: str | None = None,
-             created: str | None = None) -> bytes:
-    """PDF 1.4 bytes: one Helvetica text line per string, one page per list."""
-    page_ids = [4 + 2 * i for i in range(len(pages))]
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        f"<< /Type /Pages /Kids [{' '.join(f'{p} 0 R' for p in page_ids)}] "
-        f"/Count {len(pages)} >>".encode(),
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
-    ]
-    for page_id, lines in zip(page_ids, pages, strict=True):
-        objects.append(
-            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-            f"/Resources << /Font << /F1 3 0 R >> >> /Contents {page_id + 1} 0 R >>".encode()
-        )
-        ops = ["BT", "/F1 10 Tf", "12 TL", "40 760 Td", *(f"{_pdf_string(ln)} Tj T*" for ln in lines),
-               "ET"]
-        stream = "\n".join(ops).encode("latin-1")
-        objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream))
-    info = [f"/{key} {_pdf_string(value)}" for key, value in
-            (("Title", title), ("Author", author), ("CreationDate", created)) if value]
-    if info:
-        objects.append(("<< " + " ".join(info) + " >>").encode("latin-1"))
-    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % off for off in offsets)
-    trailer = f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R"
-    trailer += f" /Info {len(objects)} 0 R >>\n" if info else " >>\n"
-    out += trailer.encode() + b"startxref\n%d\n%%%%EOF\n" % xref
-    return bytes(out)
 
 
 # -- plaintext -----------------------------------------------------------------------------------

@@ -67,8 +67,10 @@ async def test_frames_sessions_and_provenance(runtime: EmbeddedRuntime, export: 
     assert summary.items == 5 and summary.frames_created == 15
     assert summary.pending_index == 0  # waited for cognify
     mind = await runtime.host.reader("personal")
-    frame = await mind.frames.get_by_external_id(
-        f"universal:{stable_id('test', 'conv-2')}:m2-1")
+    frame_id = await mind.db.fetchval(
+        "SELECT id FROM memory_frames WHERE external_id = ?",
+        (f"universal:{stable_id('test', 'conv-2')}:m2-1",))
+    frame = await mind.frames.get(frame_id)
     assert frame is not None
     assert frame.content == "Bot: conversation 2 message 1 about topic2"
     assert frame.created_at == "2024-03-03T10:01:00.000Z"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mind.harvest import gemini
+from mind.harvest import gemini, takeout_html
 from mind.harvest.detect import detect
 from mind.harvest.errors import HarvestError
 from mind.harvest.registry import adapter
@@ -353,3 +353,14 @@ def test_a_page_is_recognised_past_its_style_and_other_html_cheaply() -> None:
     other = io.BytesIO(b"<html><head></head><body>" + b"<p>Some article text.</p>" * 200_000)
     assert first_header(other) is None
     assert other.tell() <= 3 * CHUNK  # not the whole 5 MB
+
+
+def test_an_oversized_activity_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                ) -> None:
+    monkeypatch.setattr(takeout_html, "MAX_CARD_CHARS", 5_000)
+    page = tmp_path / "MyActivity.html"
+    page.write_text(HTML_PAGE.read_text().replace("Summarise the attached report",
+                                                  "Summarise " + "very " * 2_000))
+    with pytest.raises(HarvestError, match="one activity holds more than 5,000 characters") as err:
+        list(gemini.parse(page))
+    assert err.value.position == "activity 3"

@@ -82,3 +82,19 @@ def test_bars_at_a_terminal_show_the_indexing_row(tmp_path: Path) -> None:
     final = plain.rsplit("items parsed", 1)[1]  # the last frame drawn
     assert re.search(rf"frames indexed\W+{FRAMES} / {FRAMES} +[\d,]+/s", final), final
     assert json.loads(out)["frames_created"] == FRAMES
+
+
+@pytest.mark.integration
+def test_client_mode_says_the_server_imports_without_progress(tmp_path: Path) -> None:
+    from tests.http_server import running_server, server_settings
+
+    with running_server(server_settings(tmp_path / "server")) as url:
+        run = subprocess.run([sys.executable, "-m", "hive_mind", "--url", url, "harvest",
+                              "import", "chatgpt", str(EXPORT), "--progress", "--json"],
+                             cwd=ROOT, env=cli_env(tmp_path), capture_output=True, text=True,
+                             timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.splitlines() == [
+        f"harvest: importing at {url}: the server uploads, parses and indexes it and reports "
+        "no progress (client mode)"]
+    assert json.loads(run.stdout)["frames_created"] == FRAMES

@@ -6,9 +6,8 @@ so every test here runs with private addresses allowed (``fetch_private_addresse
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -19,77 +18,7 @@ from mind.harvest.errors import HarvestError
 from mind.harvest.fetch import fetch
 from mind.harvest.registry import adapter
 from mind.harvest.types import stable_id
-from tests.test_harvest_documents import make_pdf
-
-LONG_SECTION = "\n".join(f"<p>Paragraph {i}: " + "detail " * 60 + "</p>" for i in range(30))
-PAGE = f"""<!doctype html>
-<html><head><title>SQLite  Notes</title>
-<meta name="description" content="Notes on SQLite &amp; WAL">
-<script>window.track = "<h1>no</h1>";</script></head>
-<body><header><a href="/">Home</a></header>
-<nav><ul><li>Docs</li><li>Blog</li></ul></nav>
-<main><h1>SQLite notes</h1><p>Intro with <b>bold</b> text.</p>
-<h2>WAL mode</h2><p>Readers and a writer.</p><pre># journal_mode
-PRAGMA journal_mode=WAL;</pre>
-<h2>Long section</h2>{LONG_SECTION}
-<h3>Empty heading</h3>
-</main><footer>© 2025</footer></body></html>"""
-PLAIN = "\n\n".join(f"Plain paragraph {i}. " + "text " * 100 for i in range(10))
-MARKDOWN = "# Readme\n\nHello.\n\n## Usage\n\nRun it."
-LATIN1 = "<html><head><title>Caf\xe9</title></head><body><p>cr\xe8me br\xfbl\xe9e</p></body></html>"
-
-
-class Handler(BaseHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-    def _send(self, status: int, ctype: str, body: bytes, headers: dict[str, str] | None = None,
-              length: bool = True) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        if length:
-            self.send_header("Content-Length", str(len(body)))
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self) -> None:
-        path = self.path
-        if path == "/page.html":
-            self._send(200, "text/html; charset=utf-8", PAGE.encode(),
-                       {"Last-Modified": "Wed, 21 Oct 2015 07:28:00 GMT"})
-        elif path == "/ua":
-            self._send(200, "text/plain", f"agent: {self.headers['User-Agent']}".encode())
-        elif path == "/notes.txt":
-            self._send(200, "text/plain; charset=utf-8", PLAIN.encode())
-        elif path == "/readme.md":
-            self._send(200, "text/markdown", MARKDOWN.encode())
-        elif path == "/latin1":
-            self._send(200, "text/html; charset=iso-8859-1", LATIN1.encode("latin-1"))
-        elif path == "/paper.pdf":
-            self._send(200, "application/pdf",
-                       make_pdf([["Fetched PDF text."]], title="Remote paper"))
-        elif path == "/redirect":
-            self._send(302, "text/plain", b"", {"Location": "/page.html"})
-        elif path == "/missing":
-            self._send(404, "text/html", b"<p>nope</p>")
-        elif path == "/boom":
-            self._send(500, "text/plain", b"server error")
-        elif path == "/declared-huge":  # claims 30 MB: refused before the body is read
-            self._send(200, "text/plain", b"tiny", {"Content-Length": str(30 * 1024**2)},
-                       length=False)
-        elif path == "/stream-huge":
-            self._send(200, "text/plain", b"a" * 50_000, length=False)
-        elif path == "/binary":
-            self._send(200, "application/octet-stream", bytes(range(256)) * 10)
-        elif path == "/empty":
-            self._send(200, "text/html", b"<html><body><nav>only chrome</nav></body></html>")
-        elif path == "/slow":
-            time.sleep(2)
-            self._send(200, "text/plain", b"late")
-        else:
-            self._send(404, "text/plain", b"no route")
+from tests.support import PLAIN, PageHandler
 
 
 @pytest.fixture(autouse=True)
@@ -104,7 +33,7 @@ def allow_loopback() -> Iterator[None]:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), PageHandler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import pytest
 
 from mind.errors import ConflictError, NotFoundError, ValidationError
-from mind.identity import Identity, IdentityLayer, render_identity
+from mind.identity import Identity, IdentityLayer
 from mind.storage.db import Database
 
 
@@ -19,7 +21,6 @@ async def test_absent_identity(layer: IdentityLayer) -> None:
         await layer.get()
     with pytest.raises(NotFoundError, match="No identity configured"):
         await layer.update(role="x")
-    assert await layer.to_context() == ""
 
 
 async def test_create_and_get(layer: IdentityLayer) -> None:
@@ -31,7 +32,7 @@ async def test_create_and_get(layer: IdentityLayer) -> None:
     assert created.created_at.endswith("Z") and "T" in created.created_at
     assert await layer.exists() is True
     assert await layer.get() == created
-    assert created.to_dict()["name"] == "Ada"
+    assert asdict(created)["name"] == "Ada"
 
 
 async def test_second_create_conflicts(layer: IdentityLayer) -> None:
@@ -95,39 +96,6 @@ async def test_set_upserts(layer: IdentityLayer) -> None:
     second = await layer.set(role="Lead")
     assert (second.name, second.role) == ("Ada", "Lead")
     assert second.created_at == first.created_at
-
-
-async def test_to_context_minimal(layer: IdentityLayer) -> None:
-    await layer.create("Ada")
-    assert await layer.to_context() == "Name: Ada"
-
-
-async def test_to_context_full(layer: IdentityLayer) -> None:
-    await layer.create(
-        "Ada",
-        role="Engineer",
-        department="R&D",
-        personality="Curious",
-        capabilities="math, code",
-        system_prompt="Be concise.",
-    )
-    assert await layer.to_context() == (
-        "Name: Ada\n"
-        "Role: Engineer\n"
-        "Department: R&D\n"
-        "Personality: Curious\n"
-        "Capabilities: math, code\n"
-        "System Prompt: Be concise."
-    )
-
-
-async def test_to_context_skips_empty_fields(layer: IdentityLayer) -> None:
-    await layer.create("Ada", personality="Curious", system_prompt="Be concise.")
-    assert await layer.to_context() == "Name: Ada\nPersonality: Curious\nSystem Prompt: Be concise."
-
-
-def test_render_identity_none() -> None:
-    assert render_identity(None) == ""
 
 
 async def test_identity_survives_reopen(layer: IdentityLayer, db: Database) -> None:

@@ -1,6 +1,8 @@
-"""The package import graph keeps the layering honest (issue #13): no import circle between
-modules, nothing outside ``workers/`` reaching into ``runtime.host``, and no module that no
-production code imports (tests and bench do not count as callers).
+"""The package import graph keeps the layering honest: no import circle between modules,
+nothing outside ``workers/`` reaching into ``runtime.host`` — and everything is reachable from
+production code (tests and bench do not count as callers): every module is imported, every
+public function and method is named somewhere else, every setting is read, and every table is
+both read and written.
 
 Every import counts — module level, inside functions and under ``TYPE_CHECKING`` — because a
 lazy import that closes a circle is still a circle. Modules loaded by name are named here with
@@ -10,9 +12,12 @@ the reason: the harvest adapters (``mind.harvest.registry.MODULES``) and the ent
 from __future__ import annotations
 
 import ast
+import re
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+from hive_mind.settings import Settings
 from mind.harvest.registry import MODULES as ADAPTERS
 from tests.procs import ROOT
 
@@ -159,3 +164,141 @@ def test_mind_layers_point_one_way() -> None:
             upward += [f"{module} → {t}" for t in GRAPH[module]
                        if any(t == a or t.startswith(a + ".") for a in above)]
     assert upward == []
+
+
+# -- public functions ---------------------------------------------------------------------------
+
+# decorators that leave a function to be called by name; any other registers it with a
+# framework that calls it (routes, CLI commands, validators, MCP tools)
+PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod", "property", "abstractmethod",
+                              "cached_property", "overload"})
+# methods a standard-library base class calls (io.RawIOBase, html.parser.HTMLParser)
+CALLED_BY_BASES = frozenset({"readable", "readinto", "handle_starttag", "handle_endtag",
+                             "handle_startendtag", "handle_data"})
+# public functions no production code names, kept on purpose
+KEPT: dict[str, str] = {
+    "FrameQueries.get_gop_frames": "Mind.open(path).frames: a session's frames in order",
+    "FrameQueries.get_b_frame_references": "Mind.open(path).frames: what a B-frame references",
+    # the engine's own API, for a library user of Mind.open(path): production writes frames,
+    # entities and vectors through the actors' ops instead
+    "FrameStore.create_i_frame": "Mind.open(path).frames: save one statement",
+    "FrameStore.create_p_frame": "Mind.open(path).frames: save an update of a statement",
+    "FrameStore.create_b_frame": "Mind.open(path).frames: save a cross-reference",
+    "FrameQueries.get_recent": "Mind.open(path).frames: the newest frames",
+    "KnowledgeGraph.create_entity": "Mind.open(path).knowledge: a new entity",
+    "KnowledgeGraph.update_entity": "Mind.open(path).knowledge: rename or re-describe",
+    "KnowledgeGraph.retire_entity": "Mind.open(path).knowledge: end an entity's validity",
+    "KnowledgeGraph.link_entity_to_frame": "Mind.open(path).knowledge: the entity-frame bridge",
+    "KnowledgeGraph.get_frame_entities": "Mind.open(path).knowledge: a frame's entities",
+    "KnowledgeGraph.get_entity_frames": "Mind.open(path).knowledge: an entity's frames",
+    "VectorStore.upsert_frame_vectors": "Mind.open(path).vectors: store frame vectors",
+}
+
+
+def _decorators(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    names = set()
+    for decorator in node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        names.add(target.attr if isinstance(target, ast.Attribute)
+                  else target.id if isinstance(target, ast.Name) else "?")
+    return names
+
+
+def _public_functions() -> Iterator[tuple[str, str, str]]:
+    """(qualified name, name, where) of module-level functions and methods not starting _."""
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
+    for module, tree in TREES.items():
+        for node in tree.body:
+            members = [(node.name, node)] if isinstance(node, functions) else [
+                (f"{node.name}.{sub.name}", sub) for sub in node.body
+                if isinstance(sub, functions)] if isinstance(node, ast.ClassDef) else []
+            for qualified, fn in members:
+                if not fn.name.startswith("_") and not _decorators(fn) - PLAIN_DECORATORS:
+                    yield qualified, fn.name, f"{module}:{fn.lineno}"
+
+
+def _names_used() -> set[str]:
+    """Every name production code uses: names, attributes, imported names and identifier-like
+    strings (a registry or ``getattr`` that reaches a function by name)."""
+    used: set[str] = set()
+    for tree in TREES.values():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                used.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                used.add(node.attr)
+            elif isinstance(node, ast.alias):
+                used.add(node.name.rpartition(".")[2])
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                    and node.value.isidentifier():
+                used.add(node.value)
+    return used
+
+
+def test_every_public_function_has_a_production_caller() -> None:
+    """A public function or method no production code names is dead (or a test helper living
+    in the product): remove it, or keep it in ``KEPT`` with the reason."""
+    used = _names_used()
+    unused = sorted(f"{where} {qualified}" for qualified, name, where in _public_functions()
+                    if name not in used | CALLED_BY_BASES and qualified not in KEPT)
+    assert unused == []
+    assert not set(KEPT) - {q for q, _, _ in _public_functions()}, "KEPT names a missing one"
+
+
+# -- settings -----------------------------------------------------------------------------------
+
+
+def test_every_setting_is_read() -> None:
+    """A setting documented (docs/configuration.md) but read by no code is a promise nobody
+    keeps: each field is read as an attribute (``settings.x``, ``self.x``) somewhere."""
+    read = {node.attr for tree in TREES.values() for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load)}
+    assert sorted(set(Settings.model_fields) - read) == []
+
+
+# -- tables -------------------------------------------------------------------------------------
+
+# a mind's (and the usage file's) tables; temp.* tables are a connection's scratch space
+TABLE_RE = re.compile(r"CREATE (?:VIRTUAL )?TABLE (?:IF NOT EXISTS )?(?!temp\.)([a-z_]+)")
+READS = r"(?:FROM|JOIN)\s+{t}\b|\b{t}\s+MATCH\b"  # MATCH: a full-text search of it
+WRITES = r"(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE|DELETE\s+FROM)\s+{t}\b"
+
+
+def _production_sql() -> tuple[set[str], str]:
+    """The tables the schema and the usage file create (less those a later migration drops),
+    and every string of production code (f-strings with their ``{T_…}`` table constants filled
+    in), the CREATE statements cut."""
+    constants = {}
+    for node in TREES["mind.constants"].body:
+        if isinstance(node, ast.AnnAssign | ast.Assign) and isinstance(node.value, ast.Constant):
+            target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0]
+            if isinstance(target, ast.Name) and isinstance(node.value.value, str):
+                constants[target.id] = node.value.value
+    texts = []
+    for tree in TREES.values():
+        inside = {id(part) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr)
+                  for part in node.values}  # an f-string's pieces: read with the f-string
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                    and id(node) not in inside:
+                texts.append(node.value)
+            elif isinstance(node, ast.JoinedStr):
+                texts.append("".join(
+                    part.value if isinstance(part, ast.Constant) else
+                    constants.get(part.value.id, "?") if isinstance(part, ast.FormattedValue)
+                    and isinstance(part.value, ast.Name) else "?" for part in node.values))
+    sql = "\n".join(texts)
+    created = Counter(TABLE_RE.findall(sql))
+    created.subtract(re.findall(r"DROP TABLE (?!temp\.)([a-z_]+)", sql))  # embedding_usage: 2 - 1
+    tables = {table for table, count in created.items() if count > 0}
+    return tables, TABLE_RE.sub("CREATED", sql)
+
+
+def test_every_table_is_read_and_written() -> None:
+    """A table production code only creates (concept mastery was one) is dead weight in every
+    mind file: each table is written (INSERT, UPDATE, DELETE — a trigger counts) and read."""
+    tables, sql = _production_sql()
+    assert {"memory_frames", "embedding_usage", "meta"} <= tables
+    unread = sorted(t for t in tables if not re.search(READS.format(t=t), sql))
+    unwritten = sorted(t for t in tables if not re.search(WRITES.format(t=t), sql))
+    assert (unread, unwritten) == ([], [])

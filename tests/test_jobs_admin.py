@@ -5,12 +5,9 @@ reach a Redis key: a request naming ``*`` or another key changes nothing."""
 
 from __future__ import annotations
 
-import inspect
 import json
-import os
 import shutil
 import subprocess
-import sys
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,7 +26,7 @@ from queue_schemas import ops
 from queue_schemas.constants import COGNIFY_QUEUE, DEAD_LETTERS_KEY, host_queue
 from tests.conftest import flushed_redis, redis_db_url
 from tests.http_server import running_server, server_settings
-from tests.procs import ROOT
+from tests.procs import run_cli
 from workers.arq_worker import make_worker
 from workers.dead_letters import PAYLOAD_KEY_PREFIX, DeadLetterFile, payload_key
 from workers.distributed import enqueue_op, host_settings, worker_settings
@@ -44,14 +41,8 @@ FUTURE_JOB = {"kind": "cognify", "v": 99, "op_id": "future-job", "mind_id": "per
 
 
 def cli(data: Path, *args: str, redis: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "HIVE_MIND_DATA_DIR": str(data), "HIVE_MIND_EMBEDDING_PROVIDER": "test",
-           "HF_HUB_OFFLINE": "1"}
-    for name in ("HIVE_MIND_URL", "HIVE_MIND_REDIS_URL"):
-        env.pop(name, None)
-    if redis:
-        env.update(HIVE_MIND_REDIS_URL=redis, HIVE_MIND_HOST_ID=HOST)
-    return subprocess.run([sys.executable, "-m", "hive_mind", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return run_cli(*args, data=data,
+                   env={"HIVE_MIND_REDIS_URL": redis, "HIVE_MIND_HOST_ID": HOST} if redis else None)
 
 
 def cli_json(data: Path, *args: str, redis: str | None = None) -> Any:
@@ -162,14 +153,6 @@ async def test_embedded_failed_scheduled_task_retried(tmp_path: Path) -> None:
         assert retried["retried"][0]["status"] == "done"
         assert (await hm.jobs())["dead_letters"] == 0
     assert await applied(data, PRIVATE, op_id)
-
-
-def test_client_methods_match_the_facade() -> None:
-    for name in ("jobs", "retry_jobs", "drop_jobs", "nightly_maintenance"):
-        local = inspect.signature(getattr(HiveMind, name))
-        remote = inspect.signature(getattr(RemoteHiveMind, name))
-        assert [(p.name, p.kind, p.default) for p in remote.parameters.values()] == \
-            [(p.name, p.kind, p.default) for p in local.parameters.values()]
 
 
 def test_embedded_http_jobs_and_nightly(tmp_path: Path) -> None:

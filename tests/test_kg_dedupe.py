@@ -8,7 +8,7 @@ from mind.knowledge import dedupe as kg_dedupe
 from mind.knowledge.dedupe import dedupe_by_name, merge_properties, pick_survivor, repoint
 from mind.knowledge.store import KnowledgeGraph
 from mind.storage.db import Database
-from tests.test_knowledge import active_relation_rows, add_frames
+from tests.support import active_relation_rows, add_frames
 
 
 @pytest.fixture
@@ -97,7 +97,7 @@ async def test_alias_groups_merge(kg: KnowledgeGraph, db: Database) -> None:
     await kg.create_entity("technology", "PG")
     await kg.create_entity("concept", "PG")
     assert await dedupe_by_name(db) == {"groups": 1, "merged": 2}
-    assert [e.id for e in await kg.get_entities_by_type("technology")] == [pg.id]
+    assert [e.id for e in await kg.search_entities("", entity_type="technology")] == [pg.id]
     assert (await kg.get_entity(pg.id)).properties["aliases"] == ["Postgres", "PG"]
 
 

@@ -7,34 +7,13 @@ import pytest
 from mind.errors import InvalidTimestampError, NotFoundError, ValidationError
 from mind.knowledge.store import KnowledgeGraph
 from mind.storage.db import Database
-from mind.timeutil import days_ago_iso, is_strict_iso, now_iso
+from mind.timeutil import is_strict_iso
+from tests.support import active_relation_rows, add_frames
 
 
 @pytest.fixture
 def kg(db: Database) -> KnowledgeGraph:
     return KnowledgeGraph(db)
-
-
-async def add_frames(db: Database, count: int) -> list[int]:
-    """Insert ``count`` bare frames (and their session) directly with SQL; returns their ids."""
-    now = now_iso()
-    ids: list[int] = []
-    async with db.transaction():
-        await db.execute("INSERT OR IGNORE INTO sessions(gop_id) VALUES ('g')")
-        start = int(await db.fetchval("SELECT coalesce(max(t), -1) + 1 FROM memory_frames"))
-        for t in range(start, start + count):
-            frame_id, _ = await db.execute(
-                "INSERT INTO memory_frames (frame_type, gop_id, t, content, created_at, "
-                "recorded_at, last_accessed, content_hash) VALUES ('I', 'g', ?, ?, ?, ?, ?, ?)",
-                (t, f"frame {t}", now, now, now, f"hash-{t}"),
-            )
-            ids.append(frame_id)
-    return ids
-
-
-async def active_relation_rows(db: Database) -> int:
-    return int(await db.fetchval(
-        "SELECT COUNT(*) FROM knowledge_relations WHERE valid_to IS NULL"))
 
 
 # -- entities ----------------------------------------------------------------------------------
@@ -140,7 +119,7 @@ async def test_retire_entity_hides_it_and_retires_its_relations(kg: KnowledgeGra
     retired = await kg.retire_entity(bob.id)
     assert not retired.active and retired.valid_to is not None
     assert await kg.get_entity(bob.id) == retired  # still readable
-    assert await kg.get_entities() == [acme]
+    assert await kg.search_entities("") == [acme]
     assert await kg.get_entity_count() == 1
     assert await kg.search_entities("bob") == []
     assert await kg.find_entity_by_name("Bob") is None
@@ -151,38 +130,19 @@ async def test_retire_entity_hides_it_and_retires_its_relations(kg: KnowledgeGra
         await kg.retire_entity(999)
 
 
-async def test_erase_entity_is_a_hard_delete(db: Database, kg: KnowledgeGraph) -> None:
-    bob = await kg.create_entity("person", "Bob")
-    acme = await kg.create_entity("org", "Acme")
-    await kg.create_relation(bob.id, acme.id, "works_at")
-    await kg.create_relation(acme.id, bob.id, "employs")
-    frames = await add_frames(db, 2)
-    await kg.link_entities_to_frames([(bob.id, frames[0]), (bob.id, frames[1]),
-                                      (acme.id, frames[0])])
-    assert await kg.erase_entity(bob.id) == {"entities": 1, "relations": 2, "frame_links": 2}
-    with pytest.raises(NotFoundError):
-        await kg.get_entity(bob.id)
-    assert await db.fetchval("SELECT COUNT(*) FROM knowledge_relations") == 0
-    assert await kg.get_frame_entities(frames[0]) == [acme]
-    with pytest.raises(NotFoundError):
-        await kg.erase_entity(bob.id)
-
-
 async def test_listings(kg: KnowledgeGraph) -> None:
     names = ["Carol", "alice", "Bob", "Dave"]
     for name in names:
         await kg.create_entity("person", name)
     await kg.create_entity("Org", "Acme")
-    listed = [e.name for e in await kg.get_entities()]
+    listed = [e.name for e in await kg.search_entities("")]
     assert listed == sorted(listed)  # ordered by name
-    assert [e.name for e in await kg.get_entities(limit=2, offset=1)] == listed[1:3]
-    assert [e.name for e in await kg.get_entities_by_type("PERSON")] == sorted(names)
-    assert len(await kg.get_entities_by_type("person", limit=2)) == 2
-    assert len(await kg.get_entities_by_type("")) == 5
+    assert [e.name for e in await kg.search_entities("", entity_type="PERSON")] == sorted(names)
+    assert len(await kg.search_entities("", entity_type="person", limit=2)) == 2
     assert await kg.get_entity_type_counts() == {"person": 4, "org": 1}
     assert await kg.get_entity_count() == 5
     with pytest.raises(ValidationError):
-        await kg.get_entities(limit=-1)
+        await kg.search_entities("", limit=-1)
 
 
 async def test_search_entities(kg: KnowledgeGraph) -> None:
@@ -218,54 +178,6 @@ async def test_find_entity_by_name(kg: KnowledgeGraph) -> None:
     assert await kg.find_entity_by_name("acme", "person") is None
     assert await kg.find_entity_by_name("PostgreSQL") == pg
     assert await kg.find_entity_by_name("nobody") is None
-
-
-async def test_time_travel(kg: KnowledgeGraph) -> None:
-    old = await kg.create_entity("org", "OldCo", valid_from="2020-01-01T00:00:00Z")
-    await kg.retire_entity(old.id)  # retired now: still valid in the past
-    window = await kg.create_entity("event", "Expo", valid_from="2022-01-01T00:00:00Z",
-                                    valid_to="2023-01-01T00:00:00Z")
-    new = await kg.create_entity("org", "NewCo")
-
-    async def names_at(at: str) -> list[str]:
-        return [e.name for e in await kg.get_entities_valid_at(at)]
-
-    assert await names_at("2019-12-31T23:59:59Z") == []
-    assert await names_at("2021-06-01T00:00:00Z") == [old.name]
-    assert await names_at("2022-01-01T00:00:00Z") == [window.name, old.name]
-    assert await names_at("2022-01-01T01:00:00+02:00") == [old.name]  # 2021-12-31T23:00Z
-    assert await names_at("2023-01-01T00:00:00Z") == [old.name]  # valid_to is exclusive
-    assert await names_at(days_ago_iso(-1)) == [new.name]  # tomorrow: OldCo is retired
-    with pytest.raises(InvalidTimestampError):
-        await kg.get_entities_valid_at("2022-01-01")
-
-
-# -- validation schema -------------------------------------------------------------------------
-
-
-async def test_validation_schema(kg: KnowledgeGraph) -> None:
-    kg.set_validation_schema({
-        "Person": {"required": ["email"], "allowedRelations": ["works_at"]},
-    })
-    with pytest.raises(ValidationError) as info:
-        await kg.create_entity("person", "Bob")
-    assert str(info.value) == (
-        "Validation failed: required property 'email' missing for type 'person'")
-    bob = await kg.create_entity("person", "Bob", {"email": "bob@example.com"})
-    acme = await kg.create_entity("org", "Acme")  # types without rules pass
-    with pytest.raises(ValidationError) as info:
-        await kg.create_relation(bob.id, acme.id, "owns")
-    assert str(info.value) == "Validation failed: relation 'owns' not allowed for type 'person'"
-    await kg.create_relation(bob.id, acme.id, "works_at")
-    await kg.create_relation(acme.id, bob.id, "owns")  # rules follow the source's type
-    with pytest.raises(ValidationError, match="required property 'email'"):
-        await kg.update_entity(bob.id, properties={"phone": "1"})
-    with pytest.raises(ValidationError, match="required property 'email'"):
-        await kg.upsert_entity("person", "Carol")
-    kg.set_validation_schema(None)
-    await kg.create_entity("person", "Carol")
-    with pytest.raises(ValidationError):
-        kg.set_validation_schema({"person": {"required": "email"}})
 
 
 # -- relations ---------------------------------------------------------------------------------

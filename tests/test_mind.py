@@ -11,7 +11,7 @@ from mind.mind import Mind
 async def test_open_creates_migrates_and_reopens(tmp_path: Path) -> None:
     path = tmp_path / "nested" / "dir" / "personal.mind"
     async with await Mind.open(path) as mind:
-        session = await mind.sessions.ensure_active()
+        session = await mind.sessions.create()
         saved = await mind.frames.create_i_frame(session.gop_id, "Alice prefers tea")
         entity, created = await mind.knowledge.upsert_entity("person", "Alice")
         await mind.knowledge.link_entity_to_frame(entity.id, saved.frame.id)
@@ -24,8 +24,8 @@ async def test_open_creates_migrates_and_reopens(tmp_path: Path) -> None:
         frame = await again.frames.get(saved.frame.id)
         assert frame is not None and frame.content == "Alice prefers tea"
         assert [e.name for e in await again.knowledge.get_frame_entities(frame.id)] == ["Alice"]
-        assert "Name: Hive" in await again.identity.to_context()
-        assert "- finish the report" in await again.awareness.to_context()
+        assert (await again.identity.get()).name == "Hive"
+        assert [i.content for i in await again.awareness.get_all()] == ["finish the report"]
 
 
 async def test_reader_sees_writer_commits_and_cannot_write(tmp_path: Path) -> None:

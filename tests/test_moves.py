@@ -19,7 +19,7 @@ from hive_mind.sharded import merge_recalls
 from mind.errors import ConflictError
 from mind.mind import Mind
 from mind.storage.fencing import Fence, FencedError, read_file_fence
-from tests.test_actor import HANDLERS, Save
+from tests.support import HANDLERS, Save
 
 SHARDS = parse_shards("shard-0=http://h0:1,shard-1=http://h1:1")
 MIND = next(f"workspace:w{i}" for i in range(100) if SHARDS.owner(f"workspace:w{i}") == "shard-1")

@@ -26,7 +26,7 @@ from hive_mind.settings import Settings
 from mind.embeddings.quota import EmbeddingQuotaExceededError, UsageStore
 from tests.conftest import REDIS_URL
 from tests.http_server import running_server, server_settings
-from tests.test_cli import subprocess_cli
+from tests.procs import run_cli
 from workers.distributed import worker_settings
 from workers.host_runtime import HostRuntime
 from workers.usage import RedisUsage
@@ -55,24 +55,29 @@ async def test_every_embedded_path_counts_and_status_reports_it(tmp_path: Path) 
     notes.write_text("# Deploys\n\nWe deploy on Fridays.\n\n# Lunch\n\nLunch is at noon.\n")
     async with await HiveMind.open(data_dir=tmp_path / "data", embedding_provider="test",
                                    user_id="alice") as hm:
+
+        async def count() -> int:
+            return int((await hm.status(probe=False))["embedding_quota"]["current"])
+
         status = await hm.status(probe=False)
         assert status["embedding_quota"]["current"] == 0
         assert status["embedding_quota"]["tier"] is None
         assert status["embedding_quota"]["quota"] == -1
         await hm.save("The deploy runs on Fridays at five", wait=True)
-        after_save = await used(tmp_path / "data", "alice")
+        after_save = await count()
         assert after_save >= 1
         await hm.recall("when do we deploy", touch=False)
-        after_recall = await used(tmp_path / "data", "alice")
+        after_recall = await count()
         assert after_recall == after_save + 1  # one query encode, however many minds
         summary = await hm.harvest("markdown", notes, wait=True)
         assert summary["frames_created"] >= 1
-        after_harvest = await used(tmp_path / "data", "alice")
+        after_harvest = await count()
         assert after_harvest >= after_recall + summary["frames_created"]
         status = await hm.status(probe=False)
     assert status["embedding_quota"] == {
         "user_id": "alice", "tier": None, "month": status["embedding_quota"]["month"],
         "current": after_harvest, "quota": -1, "gated": False}
+    assert await used(tmp_path / "data", "alice") == after_harvest  # in the data dir's file
     assert await used(tmp_path / "data", "bob") == 0  # counted for the configured user only
 
 
@@ -100,20 +105,22 @@ async def test_a_used_up_tier_refuses_saves_imports_and_recalls(tmp_path: Path) 
 
 
 async def test_indexing_past_the_quota_leaves_frames_pending_not_dead(tmp_path: Path) -> None:
-    """A save admitted with one embedding left whose indexing finds the quota gone meanwhile:
-    the frame stays in the outbox (reconcile re-queues it later), no dead letter, no retry."""
+    """A save admitted with one embedding left whose indexing needs more (a long frame: the
+    frame and its chunks): the frame stays in the outbox for a later reconcile, with no dead
+    letter and no retries, and the refused reservation counts nothing."""
     data = tmp_path / "data"
     async with await HiveMind.open(data_dir=data, embedding_provider="test", tier="free",
                                    user_id="dan") as hm:
         await use_up(data, "dan", FREE - 1)
-        saved = await hm.save("admitted, then the last embedding goes elsewhere")
-        await use_up(data, "dan", 1)
+        long_text = "\n\n".join(f"Paragraph {i} of the design notes. " * 20 for i in range(8))
+        saved = await hm.save(long_text)
         assert await hm.wait_idle(30)
         status = await hm.status(probe=False)
         stats = await hm.stats()
     assert saved["id"] >= 1
     assert status["queue"]["dead_letters"] == 0
     assert stats["pending_index"] == 1 and stats["vectors"] == 0
+    assert status["embedding_quota"]["current"] == FREE - 1
 
 
 async def test_eval_mode_never_refuses(tmp_path: Path) -> None:
@@ -215,11 +222,11 @@ def test_status_cli_shows_the_quota(tmp_path: Path) -> None:
     asyncio.run(use_up(data, "ivan", 1234))
     env = {"HIVE_MIND_DATA_DIR": str(data), "HIVE_MIND_EMBEDDING_PROVIDER": "test",
            "HIVE_MIND_TIER": "pro", "HIVE_MIND_USER_ID": "ivan", "HF_HUB_OFFLINE": "1"}
-    out = subprocess_cli("status", "--no-probe", "--json", env=env)
+    out = run_cli("status", "--no-probe", "--json", env=env)
     assert out.returncode == 0, out.stderr
     quota = json.loads(out.stdout)["embedding_quota"]
     assert (quota["user_id"], quota["tier"], quota["current"], quota["quota"]) == (
         "ivan", "pro", 1234, 1_000_000)
-    table = subprocess_cli("status", "--no-probe", env={**env, "COLUMNS": "200"})
+    table = run_cli("status", "--no-probe", env={**env, "COLUMNS": "200"})
     assert table.returncode == 0, table.stderr
     assert "1234 of 1000000" in table.stdout

@@ -4,6 +4,7 @@ tour runs as written."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.procs import ROOT
+from tests.procs import ROOT, free_port
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 MAKEFILE = (ROOT / "Makefile").read_text(encoding="utf-8")
@@ -48,14 +49,31 @@ def test_the_make_targets_it_describes_do_what_it_says() -> None:
     for target, says in rows:
         recipe = _recipe(target)
         named = set(re.findall(r"\b(ruff|mypy|pytest)\b", recipe))
-        named |= set(re.findall(r"bench/\w+\.py", recipe))
+        named |= set(re.findall(r"-m (bench(?:\.\w+)+)", recipe))
         assert [tool for tool in named if tool not in says] == [], target
 
 
-def cli_tour() -> str:
-    """The README's CLI tour: the shell block under "### CLI"."""
-    section = README.split("### CLI", 1)[1]
-    return section.split("```bash\n", 1)[1].split("```", 1)[0]
+def tour_block(heading: str, language: str) -> str:
+    """The README tour's code block under ``### heading``."""
+    section = README.split(f"### {heading}\n", 1)[1]
+    return section.split(f"```{language}\n", 1)[1].split("```", 1)[0]
+
+
+def tour_env(home: Path) -> dict[str, str]:
+    """A fresh home and no hive-mind settings of the caller's (the test embedder)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_MIND_")
+           or k == "HIVE_MIND_EMBEDDING_CACHE_DIR"}
+    env.update(HOME=str(home), HIVE_MIND_EMBEDDING_PROVIDER="test", COLUMNS="200")
+    return env
+
+
+def run_shell(script: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``script`` in bash, stopping at the first failing command (traced on stderr); jobs it
+    started in the background are stopped when it ends."""
+    prologue = ("set -eo pipefail -x\n"
+                "trap 's=$?; set +e; kill $(jobs -p) 2>/dev/null; wait; exit $s' EXIT\n")
+    return subprocess.run(["bash", "-c", prologue + script], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)
 
 
 def test_the_cli_tour_runs_in_order_on_a_fresh_data_dir(tmp_path: Path) -> None:
@@ -64,6 +82,8 @@ def test_the_cli_tour_runs_in_order_on_a_fresh_data_dir(tmp_path: Path) -> None:
     ~/Downloads/chatgpt-export.zip, a Claude Code tree as ~/.claude, notes.md here."""
     if not (Path(sys.prefix) / "bin" / "activate").exists():
         pytest.skip("the tests do not run in a virtual environment to activate")
+    if shutil.which("jq") is None:
+        pytest.skip("the tour pipes into jq, which is not installed")
     home, here = tmp_path / "home", tmp_path / "here"
     (home / "Downloads").mkdir(parents=True)
     here.mkdir()
@@ -74,11 +94,36 @@ def test_the_cli_tour_runs_in_order_on_a_fresh_data_dir(tmp_path: Path) -> None:
     (here / "notes.md").write_text("# Tidewatch notes\n\nThe ingest job runs at 02:00 UTC.\n",
                                    encoding="utf-8")
     (here / ".venv").symlink_to(sys.prefix)  # what `source .venv/bin/activate` finds
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_MIND_")
-           or k == "HIVE_MIND_EMBEDDING_CACHE_DIR"}
-    env.update(HOME=str(home), HIVE_MIND_EMBEDDING_PROVIDER="test", COLUMNS="200")
-    run = subprocess.run(["bash", "-c", "set -eo pipefail -x\n" + cli_tour()], cwd=here,
-                         env=env, capture_output=True, text=True, timeout=600)
+    run = run_shell(tour_block("CLI", "bash"), here, tour_env(home))
     assert run.returncode == 0, f"{run.stdout}\n{run.stderr}"
     assert "Tidewatch" in run.stdout and "acme-website" in run.stdout
     assert (home / ".hive-mind" / "workspaces" / "acme-website" / "workspace.mind").exists()
+
+
+def test_the_http_tour_runs_as_written(tmp_path: Path) -> None:
+    """The HTTP block in one shell (on a free port instead of 8765, which may be taken): the
+    server starts, the save answers, the recall right after it finds the frame."""
+    if shutil.which("curl") is None:
+        pytest.skip("the HTTP tour calls curl, which is not installed")
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**tour_env(home), "HIVE_MIND_DATA_DIR": str(tmp_path / "data"),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    script = tour_block("HTTP", "bash").replace("8765", str(free_port()))
+    run = run_shell(script, tmp_path, env)
+    assert run.returncode == 0, f"{run.stdout}\n{run.stderr}"
+    decoder, text = json.JSONDecoder(), run.stdout.strip()
+    saved, end = decoder.raw_decode(text)  # curl prints the two answers without a newline
+    found = decoder.raw_decode(text[end:].strip())[0]
+    assert saved["content"] == "Biscuit is a beagle mix"
+    assert [hit["id"] for hit in found["results"]][:1] == [saved["id"]]
+
+
+def test_the_python_tour_runs_as_written(tmp_path: Path) -> None:
+    code = tour_block("Python", "python").replace("/tmp/hm", str(tmp_path / "hm"))
+    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=tour_env(tmp_path),
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0].endswith("Maya's dog is called Biscuit"), run.stdout
+    assert "Biscuit" in lines[-1]

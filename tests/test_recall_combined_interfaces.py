@@ -10,9 +10,7 @@ says the Acme contract was approved, the company wiki says it was rejected.
 
 from __future__ import annotations
 
-import inspect
 import json
-import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -31,7 +29,7 @@ from hive_mind.settings import Settings
 from mind.errors import ConfigurationError
 from tests.external_source import DOC, Behaviour, FakeSearchServer
 from tests.http_server import running_server, server_settings
-from tests.procs import ROOT
+from tests.procs import ROOT, run_cli
 
 QUERY = "acme vendor contract"
 WIKI = {**DOC, "id": "wiki-7", "title": "Vendors",
@@ -158,13 +156,9 @@ async def test_without_an_external_source_nothing_changes_but_the_shape(
 
 
 def cli(data: Path, wiki: FakeSearchServer, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("HIVE_MIND_REDIS_URL", "HIVE_MIND_URL", "HIVE_MIND_API_TOKEN")}
-    env.update({"HIVE_MIND_DATA_DIR": str(data), "HIVE_MIND_EMBEDDING_PROVIDER": "test",
-                "HF_HUB_OFFLINE": "1", "HIVE_MIND_EXTERNAL_URL": wiki.url,
-                "HIVE_MIND_EXTERNAL_TOKEN": TOKEN, "HIVE_MIND_EXTERNAL_NAME": NAME})
-    return subprocess.run([sys.executable, "-m", "hive_mind", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return run_cli(*args, data=data, env={
+        "HIVE_MIND_EXTERNAL_URL": wiki.url, "HIVE_MIND_EXTERNAL_TOKEN": TOKEN,
+        "HIVE_MIND_EXTERNAL_NAME": NAME})
 
 
 def test_cli_recall_json_and_human_output_show_the_conflict(
@@ -267,10 +261,3 @@ async def test_mcp_recall_memory_carries_attribution_and_conflicts(
     assert by_origin["personal"]["conflict"] is None
     assert by_origin[EXT]["id"] == "wiki-7" and by_origin[EXT]["source"] == "external"
 
-
-def test_the_client_has_the_facades_recall_signatures() -> None:
-    for name in ("recall", "recall_detail"):
-        local = inspect.signature(getattr(HiveMind, name))
-        remote = inspect.signature(getattr(RemoteHiveMind, name))
-        assert [(p.name, p.kind, p.default) for p in remote.parameters.values()] == \
-            [(p.name, p.kind, p.default) for p in local.parameters.values()]

@@ -1,4 +1,4 @@
-"""The recall eval harness (bench/recall_eval.py) on a small slice, so it cannot rot: one LoCoMo
+"""The recall eval harness (bench/evals/recall_eval.py) on a small slice, so it cannot rot: one LoCoMo
 conversation and a few questions, imported and asked through the product path with the real
 model. LoCoMo is read from the evaluation data (HIVE_MIND_SHARED_DATA; never copied into the
 repository); CI has it."""
@@ -7,17 +7,13 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
-sys.path.insert(0, str(BENCH))
-
-import recall_eval as harness  # noqa: E402
+from bench.evals import recall_eval as harness
 
 pytestmark = pytest.mark.timeout(600)
 MULTI, TEMPORAL = "multi-hop", "temporal"

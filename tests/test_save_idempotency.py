@@ -40,7 +40,7 @@ from mind.mind import Mind
 from mind.storage import idempotency
 from queue_schemas import ops
 from tests.http_server import running_server, server_settings
-from tests.procs import ROOT, kill9, spawn, stop
+from tests.procs import ROOT, kill9, run_cli, spawn, stop
 
 KEY = "retry-7f3c2a"
 AT = "2024-05-01T12:00:00+02:00"
@@ -333,13 +333,13 @@ async def test_remote_client_passes_key_and_time(tmp_path: Path) -> None:
 
 
 def test_mcp_save_memory_takes_key_and_time(tmp_path: Path) -> None:
-    from tests.test_mcp_server import _session
+    from tests.support import mcp_stdio_session
 
     async def run() -> tuple[Any, ...]:
         data = tmp_path / "data"
         data.mkdir()
         with open(tmp_path / "mcp.log", "w") as errlog:
-            async with _session(data, errlog) as session:
+            async with mcp_stdio_session(data, errlog) as session:
                 args = {"content": "The office closes Dec 24", "idempotency_key": KEY,
                         "created_at": AT}
                 first = await session.call_tool("save_memory", args)
@@ -368,10 +368,7 @@ def test_mcp_save_memory_takes_key_and_time(tmp_path: Path) -> None:
 
 
 def cli(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    from tests.test_cli import subprocess_cli
-
-    return subprocess_cli(*args, env={"HIVE_MIND_DATA_DIR": str(data), "HF_HUB_OFFLINE": "1",
-                                      "HIVE_MIND_EMBEDDING_PROVIDER": "test"})
+    return run_cli(*args, data=data)
 
 
 def test_cli_save_key_and_at_round_trip_through_recall(tmp_path: Path) -> None:

@@ -9,10 +9,7 @@ calls over the deployment stay the admin's. The admin token works as before."""
 from __future__ import annotations
 
 import json
-import os
 import stat
-import subprocess
-import sys
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -23,9 +20,8 @@ import pytest
 from actors.placement import parse_shards
 from hive_mind.tokens import TOKENS_FILE
 from tests.http_server import running_server, server_settings
-from tests.procs import ROOT
-from tests.test_cluster import mcp_call
-from tests.test_security_http import free_port, refused
+from tests.procs import free_port, run_cli
+from tests.support import mcp_call, refused
 
 ADMIN = "scoped-tokens-admin-token"
 ADMIN_AUTH = {"Authorization": f"Bearer {ADMIN}"}
@@ -36,11 +32,7 @@ def bearer(token: str) -> dict[str, str]:
 
 
 def cli(data: Path, *args: str) -> dict[str, Any]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_MIND_")}
-    env.update({"HIVE_MIND_DATA_DIR": str(data), "HIVE_MIND_EMBEDDING_PROVIDER": "test",
-                "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)})
-    done = subprocess.run([sys.executable, "-m", "hive_mind", *args, "--json"], cwd=ROOT,
-                          env=env, capture_output=True, text=True, timeout=120)
+    done = run_cli(*args, "--json", data=data, clean=True)
     assert done.returncode == 0, done.stderr
     return dict(json.loads(done.stdout))
 
@@ -88,6 +80,14 @@ def test_a_scoped_token_opens_its_workspaces_only_over_http_and_mcp(tmp_path: Pa
         refused(c.get(f"{url}/v1/workspaces/beta", headers=bearer(token)), 403, "forbidden")
         refused(c.post(f"{url}/v1/recall", headers=bearer(token), json={
             "query": "launch", "scope": "workspace", "workspace": "beta"}), 403, "forbidden")
+        exported = c.get(f"{url}/v1/export", headers=bearer(token), params={"workspace": "acme"})
+        assert exported.status_code == 200 and b"deploy" in exported.content
+        for params in ({"workspace": "beta"}, {}):  # another workspace, the personal mind
+            refused(c.get(f"{url}/v1/export", headers=bearer(token), params=params), 403,
+                    "forbidden")
+            refused(c.get(f"{url}/v1/export/page", headers=bearer(token), params=params), 403,
+                    "forbidden")
+        refused(c.get(f"{url}/v1/export", params={"workspace": "acme"}), 401, "unauthorized")
         for method, path in (("GET", "/v1/status"), ("GET", "/v1/jobs"), ("GET", "/metrics"),
                              ("GET", "/v1/tokens"), ("DELETE", "/v1/workspaces/acme"),
                              ("POST", "/v1/maintenance/compact")):
@@ -153,7 +153,15 @@ def test_a_scoped_token_across_a_gateway_and_two_shards(tmp_path: Path) -> None:
             assert c.post(f"{gw}/v1/memories", headers=bearer(token), json={
                 "content": f"through the gateway into {ws}", "workspace": ws}
             ).status_code == 201
+        for ws in mine:  # an export streamed from its owner through the gateway
+            exported = c.get(f"{gw}/v1/export", headers=bearer(token), params={
+                "workspace": ws, "format": "json"})
+            assert exported.status_code == 200, exported.text
+            assert exported.json()["mind"] == f"workspace:{ws}"
+            assert f"through the gateway into {ws}" in exported.text
         for ws in others:
+            refused(c.get(f"{gw}/v1/export", headers=bearer(token), params={"workspace": ws}),
+                    403, "forbidden")
             refused(c.post(f"{gw}/v1/memories", headers=bearer(token), json={
                 "content": "x", "workspace": ws}), 403, "forbidden")
             owner = f"http://127.0.0.1:{ports[shards.owner(f'workspace:{ws}')]}"

@@ -10,10 +10,8 @@ limit still works.
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +22,7 @@ from hive_mind.facade import HiveMind
 from mind.bounds import name_text, shown
 from mind.errors import ValidationError
 from tests.http_server import running_server, server_settings
-from tests.procs import ROOT
+from tests.procs import run_cli
 from vocabulary import limits as C
 
 HUGE = 99999999999999999999999  # the id from the issue: above 2**63
@@ -37,13 +35,6 @@ def api(tmp_path: Path) -> Iterator[httpx.Client]:
     with running_server(server_settings(tmp_path / "data")) as url, \
             httpx.Client(base_url=url, timeout=60) as client:
         yield client
-
-
-@pytest.fixture
-async def hm(tmp_path: Path) -> AsyncIterator[HiveMind]:
-    facade = await HiveMind.open(data_dir=tmp_path / "data", embedding_provider="test")
-    yield facade
-    await facade.close()
 
 
 def refused(response: httpx.Response, *statuses: int) -> str:
@@ -292,12 +283,7 @@ async def test_facade_self_relation_and_limits_that_hold(hm: HiveMind) -> None:
 # -- the CLI, as a real process ------------------------------------------------------------
 
 def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("HIVE_MIND_REDIS_URL", "HIVE_MIND_URL", "HIVE_MIND_API_TOKEN")}
-    env.update({"HIVE_MIND_DATA_DIR": str(tmp_path / "data"),
-                "HIVE_MIND_EMBEDDING_PROVIDER": "test", "HF_HUB_OFFLINE": "1"})
-    return subprocess.run([sys.executable, "-m", "hive_mind", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return run_cli(*args, data=tmp_path / "data")
 
 
 @pytest.mark.parametrize("args", [

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.procs import ROOT
+from tests.procs import ROOT, run_cli
 
 ESC_TEXT = "Bob rides the \x1b[31mLisbon\x1b[0m tram \x07 daily \u202egnp.exe"
 
@@ -50,10 +50,7 @@ def test_error_lines_escape_what_the_caller_gave(tmp_path: Path) -> None:
 
 
 def _cli_in(cwd: Path, env_extra: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_MIND_")}
-    env.update({"HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT), **env_extra})
-    return subprocess.run([sys.executable, "-m", "hive_mind", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return run_cli(*args, env=env_extra, clean=True, cwd=cwd)
 
 
 def test_a_dotenv_in_the_working_directory_is_never_configuration(tmp_path: Path) -> None:

@@ -24,8 +24,9 @@ from mind.constants import META_FENCE_EPOCH, META_FENCE_SHARD
 from mind.mind import Mind
 from mind.storage.schema import LATEST_VERSION
 from tests.http_server import running_server, server_settings
+from tests.procs import free_port
 from tests.recorder import Recorder
-from tests.test_security_http import free_port, refused
+from tests.support import refused
 
 TOKEN = "cluster-security-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

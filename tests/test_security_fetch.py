@@ -27,7 +27,7 @@ from mind.harvest.errors import HarvestError
 from mind.harvest.fetch import MAX_REDIRECTS, fetch
 from mind.harvest.netguard import Address, FetchPolicy, blocked_reason
 from tests.http_server import running_server, server_settings
-from tests.test_harvest_url import Handler as PageHandler
+from tests.support import PageHandler
 
 SECRET = "The internal admin password is hunter2."
 PUBLIC_PAGE = "Public page about the Lyra service."

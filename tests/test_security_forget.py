@@ -11,7 +11,7 @@ import os
 import stat
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -28,13 +28,6 @@ from mind.storage.migrate import migrate
 from tests.procs import ROOT
 
 SECRET = "Bob Smith is secretly married to Carol White"
-
-
-@pytest.fixture
-async def hm(tmp_path: Path) -> AsyncIterator[HiveMind]:
-    facade = await HiveMind.open(data_dir=tmp_path / "data", embedding_provider="test")
-    yield facade
-    await facade.close()
 
 
 async def _db(hm: HiveMind) -> Database:

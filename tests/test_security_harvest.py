@@ -20,9 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import subprocess
-import sys
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -44,7 +42,7 @@ from mind.redact import RedactingFilter, has_secrets, mask_text, mask_url
 from mind.storage.db import Database
 from mind.storage.migrate import migrate
 from tests.http_server import running_server, server_settings
-from tests.procs import ROOT
+from tests.procs import run_cli
 
 SECRET_TEXT = "The vault combination is Zebra-4471-Quartz."
 INTERNAL_TEXT = "Internal only: the payroll export lives at bucket Kestrel-8812."
@@ -157,11 +155,7 @@ def text_of(found: dict[str, list[dict[str, Any]]]) -> str:
 
 
 def cli(*args: str, data: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_MIND_")}
-    return subprocess.run(
-        [sys.executable, "-m", "hive_mind", *args], cwd=ROOT, capture_output=True, text=True,
-        timeout=180, env={**base, "HF_HUB_OFFLINE": "1", "HIVE_MIND_DATA_DIR": str(data),
-                          "HIVE_MIND_EMBEDDING_PROVIDER": "test", **env})
+    return run_cli(*args, data=data, env=env, clean=True, timeout=180)
 
 
 # -- item 1: a label is display-only -------------------------------------------------------

@@ -25,6 +25,7 @@ from hive_mind.settings import Settings, load_settings
 from mind.errors import ConfigurationError
 from tests.http_server import running_server, server_settings
 from tests.procs import ROOT
+from tests.support import refused
 
 TOKEN = "s3cret-Token_for.tests~"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -33,14 +34,6 @@ MCP_HEADERS = {"Accept": "application/json, text/event-stream",
 MCP_INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {},
     "clientInfo": {"name": "test", "version": "1"}}}
-
-
-def refused(response: httpx.Response, status: int, code: str) -> str:
-    assert response.status_code == status, response.text
-    body = response.json()
-    assert set(body) == {"error"} and body["error"]["code"] == code, body
-    assert "access-control-allow-origin" not in response.headers  # never any CORS
-    return str(body["error"]["message"])
 
 
 def frames(client: httpx.Client) -> int:

@@ -235,13 +235,6 @@ def test_a_bad_payload_on_the_queue_is_refused_naming_the_field(
     assert field_name in {str(err["loc"][1]) for err in caught.value.errors()}
 
 
-@pytest.fixture
-async def hm(tmp_path: Path) -> AsyncIterator[HiveMind]:
-    facade = await HiveMind.open(data_dir=tmp_path / "data", embedding_provider="test")
-    yield facade
-    await facade.close()
-
-
 def _frames_of(exc: BaseException) -> list[str]:
     return [frame.filename for frame in traceback.extract_tb(exc.__traceback__)]
 

@@ -6,6 +6,7 @@ serialized")."""
 from __future__ import annotations
 
 import asyncio
+import time
 
 import numpy as np
 import pytest
@@ -44,6 +45,24 @@ def test_a_snapshot_is_not_changed_by_later_updates_or_removals() -> None:
     assert list(now.keep[:3]) == [False, False, True]  # 1 moved to a new row, 2 removed
     assert list(now.owners[:3]) == [1, 2, 1]  # a removed row keeps its owner
     assert np.allclose(now.vectors[2], newer) and now.live == 1 + 5000
+
+
+def test_an_index_of_no_file_holds_the_vectors_given_to_it(db: Database) -> None:
+    rng = np.random.default_rng(3)
+    x, queries = _unit(rng, 500), _unit(rng, 6)
+    index = VectorIndex(None, DIM)
+    index.add(np.arange(1, 301), x[:300])
+    index.add(np.arange(301, 501), x[300:])
+    assert index.size == 500
+    for q, hits in zip(queries, index.search_many_blocking(queries, 5), strict=True):
+        best = np.argsort(-(x @ q))[:5] + 1
+        assert [f for f, _ in hits] == best.tolist()
+    window = index.search_many_blocking(queries[:1], 3, window=100)[0]
+    assert all(f > 400 for f, _ in window)
+    with pytest.raises(vector_index.VectorError, match="shape"):
+        index.add(np.arange(2), x[:3])
+    with pytest.raises(vector_index.VectorError, match="reads its vectors from the mind file"):
+        VectorIndex(db.path, DIM).add(np.arange(1, 3), x[:2])
 
 
 async def test_search_stays_exact_through_updates_and_compacts(db: Database,
@@ -201,7 +220,7 @@ async def test_many_queries_rank_as_exact_and_a_window_searches_only_the_newest_
         assert any(set(f for f, _ in w) - newest for w in whole)  # the window made a difference
         assert bool(batched) == (quantize_min_rows == 0)  # 600 rows: codes only when told
         with pytest.raises(ValueError):
-            index._search_many_sync(queries, 5, np.array(ids[:3]), 200)
+            index.search_many_blocking(queries, 5, np.array(ids[:3]), 200)
     finally:
         index.close()
 
@@ -385,7 +404,9 @@ async def test_a_block_that_fills_while_serving_is_packed_beside_the_searches(
             await store.upsert_frame_vectors(list(more.items()))
             truth |= more
             assert await recall_of_searches() >= 0.99  # the second block may be packing
-        index.wait_packed()
+        deadline = time.monotonic() + 60
+        while index.status()["blocks_4bit"] < 2 and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)  # the second block packs in the background
         assert index.status()["blocks_4bit"] == 2
         assert await recall_of_searches() >= 0.99
     finally:

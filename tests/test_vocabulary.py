@@ -405,16 +405,6 @@ def test_shared_constants_are_defined_once() -> None:
     assert {name: where[name] for name in shared if len(where[name]) > 1} == {}
 
 
-def test_every_setting_is_read() -> None:
-    """A setting documented (docs/configuration.md) but read by no code is a promise nobody keeps
-    (``link_related`` and ``outbox_grace_seconds`` were)."""
-    sources = [p.read_text(encoding="utf-8") for package in PACKAGES
-               for p in (ROOT / package).rglob("*.py")]
-    unread = [name for name in Settings.model_fields
-              if not any(re.search(rf"\.{name}\b|[\"']{name}[\"']", s) for s in sources)]
-    assert unread == []
-
-
 def _raises_value_error(check: Callable[[object], object], value: object) -> bool:
     try:
         check(value)

@@ -14,7 +14,7 @@ three round trips (WATCH, EXISTS, ZSCORE) finding out whether it can claim it â€
 job stays at the front of the queue until it finishes, so a busy worker re-checks all its own
 running jobs (and every other worker's) on each poll. With 32 jobs in flight and two workers that
 measured 2.7 CPU-seconds of Redis and ~4 of the workers per 4,000 frames: 76 % of raw encode
-throughput end to end, 95 % once polls are paced (bench/ingest.py). So: poll at
+throughput end to end, 95 % once polls are paced (bench/product/ingest.py). So: poll at
 :data:`IDLE_POLL_SECONDS` at the latest, at once when woken while nothing runs, and at most every
 :data:`BUSY_POLL_SECONDS` while jobs run (they keep the worker busy for far longer than that).
 And the ids of jobs this process is running are dropped before any round trip: it cannot

@@ -10,7 +10,7 @@ allow. Forming it first and waiting for a free slot with it left the texts that 
 the wait to trail in small batches: 105 texts a batch on average in a 4,000-frame ingest (136
 now, with the embedded runner's 8 jobs at once), and an
 ``embed_batch`` of 105 texts costs ~25 % more CPU per text than one of 512 (the lanes split it
-into few, unevenly filled forward batches; bench/ingest.py). A failed batch
+into few, unevenly filled forward batches; bench/product/ingest.py). A failed batch
 fails only its callers.
 
 Texts come with the priority of their job (:mod:`workers.fairness`). Interactive texts (a save
@@ -21,7 +21,7 @@ bulk batches' remaining forward passes instead of waiting behind them. Their slo
 (many saves or documents at once): without them every job's texts went to the encoder as a
 call of their own (~64 texts), and with them the texts that arrive while two calls encode
 join one call (~170 texts), which the encoder cuts into fuller forward passes:
-bench/ingest.py's 4,000 saved turns 469-487 → 496-512 frames/s (embedded, one run each way,
+bench/product/ingest.py's 4,000 saved turns 469-487 → 496-512 frames/s (embedded, one run each way,
 interleaved).
 """
 

@@ -11,7 +11,7 @@ process (:data:`EXTRACTION`, interactive jobs' extraction before bulk ones':
 once, and it lets go of the GIL between messages once it has held it :data:`GIL_SLICE`. Several
 CPU-bound threads starved the event loop and the writer's SQLite thread of the GIL at each of
 the dozen hand-offs a save's commit makes: a one-frame save committed in 30-120 ms while a job's
-extraction ran, 3-4 ms without (bench/ack_latency.py --trace). The pause is
+extraction ran, 3-4 ms without (bench/product/ack_latency.py --trace). The pause is
 a ``time.sleep(0)``, ~25 us of CPU on a 2-core VM: after every message (~40 us of extraction
 now) it cost more than the extraction.
 """
@@ -65,12 +65,12 @@ def _vector(row: np.ndarray) -> Vector:
     return Vector.from_bytes(np.asarray(row, dtype="<f4").tobytes())
 
 
-def _graphs(items: Sequence[jobs.CognifyItem], pause: Callable[[], None] = _no_pause
+def extract_graphs(items: Sequence[jobs.CognifyItem], pause: Callable[[], None] = _no_pause
             ) -> list[tuple[list[ops.EntityResult], list[ops.RelationResult]]]:
-    """Entities and relations of each item. Names one message uses mid-sentence count at the
-    start of a sentence in the others of the same job (mostly one conversation): "Biscuit
-    pulls on the leash" is about the dog another message named. ``pause`` runs after each
-    item of each pass."""
+    """Entities and relations of each item: the extraction half of a cognify job. Names one
+    message uses mid-sentence count at the start of a sentence in the others of the same job
+    (mostly one conversation): "Biscuit pulls on the leash" is about the dog another message
+    named. ``pause`` runs after each item of each pass."""
     passes, first = [], []
     for item in items:
         passes.append(Extraction(item.content))
@@ -129,7 +129,7 @@ async def run_index_job(
     extract = isinstance(job, jobs.CognifyJob)
 
     def graphs_of() -> list[tuple[list[ops.EntityResult], list[ops.RelationResult]]]:
-        return _graphs(items, _releases_gil()) if extract else [([], []) for _ in items]
+        return extract_graphs(items, _releases_gil()) if extract else [([], []) for _ in items]
 
     with work_priority(job.priority):
         extraction = asyncio.get_running_loop().run_in_executor(EXTRACTION, graphs_of)
@@ -139,16 +139,19 @@ async def run_index_job(
         op_id=INDEX_OP_PREFIX + job.op_id,
         mind_id=job.mind_id,
         fingerprint=fingerprint,
-        results=_results(items, plan, vectors, graphs),
+        results=index_results(items, plan, vectors, graphs),
     )
 
 
-def _results(
+def index_results(
     items: Sequence[jobs.CognifyItem],
     plan: Sequence[EmbedItem],
     vectors: np.ndarray,
     graphs: Sequence[tuple[list[ops.EntityResult], list[ops.RelationResult]]],
 ) -> list[ops.FrameIndexResult]:
+    """The ``apply_index`` results of a job's items: each frame's vector and its chunks' (the
+    rows of ``vectors``, in the order of the embedding ``plan``) with its ``graphs`` entry
+    (:func:`extract_graphs`)."""
     whole: dict[int, Vector] = {}
     chunks: dict[int, list[ops.ChunkResult]] = {}
     for p, row in zip(plan, vectors, strict=True):

@@ -7,7 +7,7 @@ from typing import Final
 # in-process jobs running at once (they share one batcher). 32 (a worker's max_jobs) made a
 # 4,000-frame ingest's embedding batches 375 texts instead of 136 and a bulk import ~16 % faster,
 # but raised save-ack p99 during the import from 115 to 158 ms in the same A/B (AVX2 EPYC,
-# bench/ack_latency.py): the ack bar wins, 8 stays
+# bench/product/ack_latency.py): the ack bar wins, 8 stays
 RUNNER_CONCURRENCY: Final = 8
 # job slots (embedded runner, each worker) that only interactive jobs may take, on top of the
 # concurrency: a save never waits for a slot a bulk import holds (workers/fairness.py)

@@ -187,14 +187,17 @@ async def harvest(
     options: HarvestOptions | None = None, progress: Progress | None = None,
     wait_idle: Callable[[float | None], Awaitable[bool]] | None = None,
     parse: Callable[[Path | str], Iterator[HarvestItem]] | None = None,
+    started: float | None = None,
 ) -> HarvestSummary:
     """Import ``target`` with the ``source`` adapter into ``mind_id``; returns a summary.
+    ``started``: the ``time.monotonic()`` the summary's ``elapsed_seconds`` count from (the
+    caller's start, before it detected the source or waited its turn; default now).
 
     A :class:`HarvestError` is raised after the batches before it were committed and the
     run was recorded as failed (its ``summary`` attribute holds the partial summary)."""
     options = options or HarvestOptions()
     parse = parse or adapter(source)
-    started = time.monotonic()
+    started = time.monotonic() if started is None else started
     naming = _Naming.of(source, target, options)
     if options.auto_sync and naming.no_sync:  # refused before anything is read
         raise ValidationError(naming.no_sync)

@@ -25,6 +25,7 @@ from mind.redact import mask_text
 from queue_schemas import jobs
 from workers.constants import OUTBOX_POLL_SECONDS
 from workers.distributed import CognifyQueue, host_hook, host_settings, sweep_all
+from workers.protocol import JobQueue
 from workers.queue import QueueConfig, connect, queue_status
 from workers.runtime import HostedRuntime, RuntimeConfig
 from workers.schedule import ScheduleConfig
@@ -48,6 +49,12 @@ class HostRuntime(HostedRuntime):
     @classmethod
     async def connect(cls, config: RuntimeConfig, queue: QueueConfig) -> HostRuntime:
         return cls(config, queue, await connect(queue.redis_url))
+
+    def job_queue(self) -> JobQueue:
+        """The deployment's queues and dead letters on Redis (:mod:`workers.jobs_redis`)."""
+        from workers.jobs_redis import RedisJobs
+
+        return RedisJobs(self, self.redis, self.queue.host_id)
 
     @classmethod
     def unconnected(cls, config: RuntimeConfig, queue: QueueConfig) -> HostRuntime:

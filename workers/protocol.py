@@ -31,6 +31,7 @@ method                 contract
                        ``check_quota`` refuses work when the quota is used up (a gated tier)
 ``queue_status``       depth, in-progress and dead letters of this runtime's job queue
 ``ready_checks``       what readiness needs beyond the facade (distributed: Redis answers)
+``job_queue``          its jobs and dead letters, to report, retry or drop (:class:`JobQueue`)
 ``consumer_settings``  the arq settings of this host's own write-op queue (``serve`` runs them);
                        ``None`` for a runtime without one
 ``close``              release everything; nothing hangs process exit
@@ -48,6 +49,7 @@ from mind.embeddings.chain import EmbeddingProviderChain
 from mind.mind import Mind
 from mind.retrieval.routing import RoutePool
 from queue_schemas.ops import OpEnvelope
+from workers.jobs_shapes import JobsReport
 from workers.schedule import ScheduleConfig
 
 
@@ -58,6 +60,18 @@ class MindAccess(Protocol):
     async def reader(self, mind_id: str, *, create: bool = True) -> Mind: ...
 
     async def submit(self, mind_id: str, op: OpEnvelope, *, create: bool = True) -> Any: ...
+
+
+class JobQueue(Protocol):
+    """The jobs of a runtime (``hive-mind jobs``, :mod:`workers.jobs_admin`): the report of
+    queued, running and failed jobs per mind, and the retry or drop of dead letters (all of
+    them for ``ids`` None)."""
+
+    async def report(self) -> JobsReport: ...
+
+    async def retry(self, ids: list[str] | None) -> list[dict[str, object]]: ...
+
+    async def drop(self, ids: list[str] | None) -> list[str]: ...
 
 
 class Runtime(MindAccess, Protocol):
@@ -102,6 +116,8 @@ class Runtime(MindAccess, Protocol):
     async def queue_status(self) -> dict[str, Any]: ...
 
     async def ready_checks(self) -> dict[str, bool]: ...
+
+    def job_queue(self) -> JobQueue: ...
 
     def consumer_settings(self, schedule: ScheduleConfig) -> type | None: ...
 

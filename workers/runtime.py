@@ -44,6 +44,7 @@ from workers.cognify import run_index_job
 from workers.constants import COGNIFY_BATCH_FRAMES, INDEX_POLL_SECONDS, RUNNER_CONCURRENCY
 from workers.dead_letters import DeadLetterFile, persist_to
 from workers.followups import followup_jobs, outbox_jobs
+from workers.protocol import JobQueue
 from workers.runner import RECENT_DEAD_LETTERS, InProcessRunner
 from workers.schedule import ScheduleConfig
 
@@ -61,7 +62,6 @@ class RuntimeConfig:
     batcher_max_wait: float = 0.02
     actor: ActorSettings = field(default_factory=ActorSettings)
     max_open_minds: int = 64
-    idle_close_seconds: float = 60.0
     concurrency: int = RUNNER_CONCURRENCY
     max_tries: int = 5
     cognify_batch: int = COGNIFY_BATCH_FRAMES
@@ -74,7 +74,7 @@ def open_host(config: RuntimeConfig, on_commit: HookFactory) -> MindHost:
     commit followed by ``on_commit`` (which queues the cognify work the commit caused)."""
     return MindHost(
         config.data_dir, HANDLERS, max_open=config.max_open_minds,
-        idle_seconds=config.idle_close_seconds, actor_settings=config.actor,
+        actor_settings=config.actor,
         on_commit=on_commit, fence=config.fence,
         owner=None if config.shards is None else config.shards.owner,
     )
@@ -304,6 +304,12 @@ class EmbeddedRuntime(HostedRuntime):
     async def wait_idle(self, timeout: float | None = None) -> bool:
         """Wait until queued jobs ran and their results were committed."""
         return await self.runner.wait_idle(timeout)
+
+    def job_queue(self) -> JobQueue:
+        """This process's runner and the data dir's dead letters (:mod:`workers.jobs_embedded`)."""
+        from workers.jobs_embedded import EmbeddedJobs
+
+        return EmbeddedJobs(self, self.runner, self.config.data_dir)
 
     async def queue_status(self) -> dict[str, Any]:
         """The runner's depth and running jobs; dead letters from the data dir's file, which

@@ -20,6 +20,7 @@ from actors.actor import Duplicate
 from actors.host import list_minds
 from workers.claims import ClaimStore
 from workers.dead_letters import DeadLetterFile, error_text
+from workers.protocol import Runtime
 from workers.schedule import (
     TASKS,
     DailyJob,
@@ -117,7 +118,7 @@ def summarize(result: Any) -> dict[str, Any]:
     return out
 
 
-def in_process(runtime: Any) -> Execute:
+def in_process(runtime: Runtime) -> Execute:
     """Execute a job through ``runtime`` (embedded or host): ops through the mind's actor (its
     commit hook queues what a reconcile re-queued), re-harvests through the harvest driver —
     the code the distributed host runs for the same jobs."""
@@ -134,7 +135,7 @@ def in_process(runtime: Any) -> Execute:
     return execute
 
 
-async def run_scheduled(runtime: Any, config: ScheduleConfig, data_dir: Path, *,
+async def run_scheduled(runtime: Runtime, config: ScheduleConfig, data_dir: Path, *,
                         day: date | None = None, on_progress: OnProgress | None = None
                         ) -> DayRun:
     """Today's jobs now, in this process (``hive-mind maintenance nightly``): what the
@@ -179,7 +180,7 @@ def parse_job_id(job_id: str) -> tuple[str, str, date] | None:
         return None
 
 
-def embedded_scheduler(runtime_of: Callable[[], Awaitable[Any]], config: ScheduleConfig,
+def embedded_scheduler(runtime_of: Callable[[], Awaitable[Runtime]], config: ScheduleConfig,
                        data_dir: Path, **loop: Any) -> Scheduler:
     """The schedule of an embedded long-running process (``serve``, ``mcp``): jobs run through
     the runtime ``runtime_of()`` returns (an ``mcp`` server opens its facade on first use, so

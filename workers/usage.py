@@ -1,7 +1,7 @@
 """The monthly embedding counter of a distributed deployment, in Redis: every host (query
 encodes) and every worker (batched cognify encodes) counts into the same key per user and
 month, ``hm:embedding-usage:<YYYY-MM>:<user id>``, so the quota holds deployment-wide. A
-reservation is one Lua script (check and count at once); keys expire a year after their last
+reservation is one Lua script (check and count at once); a key expires 400 days after its last
 write. The tiers, quotas and the SQLite counter of one data dir are :mod:`mind.embeddings.quota`.
 """
 

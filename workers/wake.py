@@ -3,7 +3,7 @@ their next poll.
 
 arq finds new jobs only by polling its queue. Polling fast (every 50 ms) cost an idle process
 16-18 ms of CPU a second on a 2-core VM (each wake-up of the event loop and its Redis round
-trip: bench/host_queue_cost.py) and still left each job waiting 25 ms on average before
+trip: bench/components/host_queue_cost.py) and still left each job waiting 25 ms on average before
 it started — at both ends of an import, where nothing else overlaps the wait. So every place
 that queues a job (:func:`notify` after ``enqueue_job``) publishes on the queue's channel, and
 each worker process subscribes to its queue's channel on a connection of its own

@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import Depends, Query, Request
 
 from hive_mind.api.codes import NotReadyError
+from hive_mind.contract import HostFacade
 from hive_mind.scopes import guarded
 
 
-def get_facade(request: Request) -> Any:
-    facade = getattr(request.app.state, "facade", None)
+def get_facade(request: Request) -> HostFacade:
+    facade: HostFacade | None = getattr(request.app.state, "facade", None)
     if facade is None:
         raise NotReadyError("the mind host is not open")
     return guarded(facade)  # as the caller's token may use it (hive_mind.scopes)
 
 
-Facade = Annotated[Any, Depends(get_facade)]
+Facade = Annotated[HostFacade, Depends(get_facade)]
 WorkspaceQuery = Annotated[
     str | None, Query(description="workspace id; empty = the personal mind")]
 

@@ -5,10 +5,11 @@ the standard ``Idempotency-Key`` header names a write; a replayed answer carries
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, TypeVar
 
 from fastapi import Header, Response
 
+from hive_mind.shapes import AwarenessAdded, SavedFrame
 from mind.errors import ValidationError
 from mind.storage.idempotency import MAX_KEY_CHARS
 
@@ -26,8 +27,11 @@ def request_key(body_key: str | None, header_key: str | None) -> str | None:
     return body_key if body_key is not None else header_key
 
 
-def mark_replay(response: Response, result: dict[str, Any]) -> dict[str, Any]:
+Keyed = TypeVar("Keyed", SavedFrame, AwarenessAdded)  # the answers of keyed writes
+
+
+def mark_replay(response: Response, result: Keyed) -> Keyed:
     """Flag a replayed answer in the response headers; returns ``result``."""
-    if result.get("replayed"):
+    if result["replayed"]:
         response.headers[REPLAYED_HEADER] = "true"
     return result

@@ -16,12 +16,12 @@ import hmac
 import logging
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
-from typing import Any
 
 from fastapi import FastAPI
 
 from hive_mind.api.codes import NotReadyError
 from hive_mind.api.exposure import api_token
+from hive_mind.contract import HostFacade
 from hive_mind.scopes import guarded
 from hive_mind.token_admin import TokenResolver
 from hive_mind.tokens import ADMIN, Scope
@@ -63,8 +63,8 @@ def mount_mcp(app: FastAPI, bind_host: str, *, server_reads: bool = False
         log.warning("MCP over HTTP disabled: %s", exc)
         return None
 
-    async def get_facade() -> Any:
-        facade = getattr(app.state, "facade", None)
+    async def get_facade() -> HostFacade:
+        facade: HostFacade | None = getattr(app.state, "facade", None)
         if facade is None:
             raise NotReadyError("the mind host is not open")
         return guarded(facade)  # the calling request's scope (bound per MCP message)

@@ -16,6 +16,7 @@ from hive_mind.limits import (
     Content,
     EntityName,
     FileName,
+    FrameRefs,
     GroupName,
     Icon,
     IdempotencyKey,
@@ -72,6 +73,11 @@ class SaveRequest(Body):
         default=None, description="names this write (or the Idempotency-Key header): a retry "
         "with the same key returns the first frame (`replayed` true) and writes nothing; the "
         "same key with a different request is a 409 conflict. Remembered 7 days, per mind")
+    updates: RowId | None = Field(default=None, description=(
+        "save a P-frame: an update of this I-frame, in its session; recall ranks the update as "
+        "current and the I-frame as outdated"))
+    refs: FrameRefs | None = Field(default=None, description=(
+        "save a B-frame: a cross-reference to these frames of the same mind"))
 
 
 class RecallRequest(Body):
@@ -198,6 +204,9 @@ class IngestRequest(Body):
 class ErrorDetail(BaseModel):
     code: str = Field(description="stable machine-readable code, e.g. not_found, invalid_id")
     message: str
+    details: dict[str, Any] | None = Field(
+        default=None, description="what some errors carry beside the message: quota_exceeded's "
+                                  "tier, quota, current, requested and upgrade_url")
 
 
 class ErrorBody(BaseModel):
@@ -210,3 +219,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
                          (404, "not found"), (409, "conflict"), (413, "request too large"),
                          (422, "request does not match the schema"), (500, "internal error"))
 }
+# the routes that embed (a save's or an import's indexing, a recall's query) under a gated tier
+QUOTA_RESPONSES: dict[int | str, dict[str, Any]] = {
+    429: {"model": ErrorBody, "description": "quota_exceeded: this month's embedding quota of "
+                                             "the configured tier is used up"}}

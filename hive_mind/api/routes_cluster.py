@@ -16,22 +16,28 @@ import re
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
-from fastapi import APIRouter, BackgroundTasks, Request
+from fastapi import BackgroundTasks, Request
 from fastapi import Path as PathParam
 from fastapi.responses import FileResponse
 from pydantic import Field
 
 from hive_mind.api.deps import Facade
 from hive_mind.api.models import ERROR_RESPONSES, Body
+from hive_mind.api.shaped import shaped_router
+from hive_mind.contract import HostFacade
+from hive_mind.shapes import JsonObject
 from mind.errors import InvalidIdError, ValidationError
 from vocabulary.ids import validate_mind_id
 from vocabulary.limits import MAX_JSON_BYTES
 
+if TYPE_CHECKING:
+    from hive_mind.sharded import ShardedHiveMind
+
 SNAPSHOT_PATH = re.compile(r"/v1/cluster/minds/[^/]+/snapshot")  # its PUT: whole mind files
 SQLITE_MAGIC = b"SQLite format 3\x00"
-router = APIRouter(prefix="/v1/cluster", tags=["cluster"], responses=ERROR_RESPONSES)
+router = shaped_router(prefix="/v1/cluster", tags=["cluster"], responses=ERROR_RESPONSES)
 MindId = Annotated[str, PathParam(max_length=80, description="personal or workspace:<slug>")]
 
 
@@ -69,21 +75,28 @@ async def receive_file(request: Request, target: Path) -> None:
         await asyncio.to_thread(out.write, bytes(pending))
 
 
-def _sharded(hm: Any, mind_id: str | None = None) -> Any:
-    if not hasattr(hm, "holdings"):
+def _sharded(hm: HostFacade, step: str, mind_id: str | None = None) -> ShardedHiveMind:
+    """The facade as a shard host's (400 elsewhere; 403 for a scoped token: moves are the
+    admin's), with ``mind_id`` validated."""
+    from hive_mind.scopes import ScopedFacade, admin_only
+    from hive_mind.sharded import ShardedHiveMind
+
+    inner = hm.inner if isinstance(hm, ScopedFacade) else hm
+    if not isinstance(inner, ShardedHiveMind):
         raise ValidationError("not a sharded deployment (HIVE_MIND_SHARDS is unset)")
+    if inner is not hm:
+        raise admin_only(step)
     if mind_id is not None:
         try:
             validate_mind_id(mind_id)
         except ValueError as exc:
             raise InvalidIdError(str(exc)) from None
-    return hm
+    return inner
 
 
 @router.get("/minds", summary="Every mind file here with its fencing record, and moves")
-async def holdings(hm: Facade) -> dict[str, Any]:
-    result: dict[str, Any] = await _sharded(hm).holdings()
-    return result
+async def holdings(hm: Facade) -> JsonObject:
+    return await _sharded(hm, "holdings").holdings()
 
 
 class ExpectRequest(Body):
@@ -95,37 +108,33 @@ class ExpectRequest(Body):
 
 @router.post("/minds/{mind_id}/expect", summary="Refuse the mind here until it arrives")
 async def expect(mind_id: MindId, hm: Facade, body: ExpectRequest | None = None
-                 ) -> dict[str, Any]:
+                 ) -> JsonObject:
     metadata = None if body is None else body.metadata
-    result: dict[str, Any] = await _sharded(hm, mind_id).expect_mind(mind_id, metadata)
-    return result
+    return await _sharded(hm, "expect_mind", mind_id).expect_mind(mind_id, metadata)
 
 
 @router.delete("/minds/{mind_id}/expect", summary="Stop awaiting the mind here")
-async def cancel_expect(mind_id: MindId, hm: Facade) -> dict[str, Any]:
-    result: dict[str, Any] = await _sharded(hm, mind_id).cancel_expect(mind_id)
-    return result
+async def cancel_expect(mind_id: MindId, hm: Facade) -> JsonObject:
+    return await _sharded(hm, "cancel_expect", mind_id).cancel_expect(mind_id)
 
 
 @router.post("/minds/{mind_id}/release",
              summary="Close the mind and hand its file to another shard")
-async def release(mind_id: MindId, body: ReleaseRequest, hm: Facade) -> dict[str, Any]:
-    result: dict[str, Any] = await _sharded(hm, mind_id).release_mind(
+async def release(mind_id: MindId, body: ReleaseRequest, hm: Facade) -> JsonObject:
+    return await _sharded(hm, "release_mind", mind_id).release_mind(
         mind_id, body.to, body.epoch, body.url, body.expires, body.signature)
-    return result
 
 
 @router.delete("/minds/{mind_id}/release",
                summary="Cancel a move away that did not complete: serve the mind here again")
-async def cancel_release(mind_id: MindId, hm: Facade) -> dict[str, Any]:
-    result: dict[str, Any] = await _sharded(hm, mind_id).cancel_release(mind_id)
-    return result
+async def cancel_release(mind_id: MindId, hm: Facade) -> JsonObject:
+    return await _sharded(hm, "cancel_release", mind_id).cancel_release(mind_id)
 
 
 @router.get("/minds/{mind_id}/snapshot", summary="A consistent copy of a released mind",
             response_class=FileResponse)
 async def snapshot(mind_id: MindId, hm: Facade, background: BackgroundTasks) -> FileResponse:
-    sharded = _sharded(hm, mind_id)
+    sharded = _sharded(hm, "snapshot_mind", mind_id)
     folder = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix="hive-mind-move-"))
     background.add_task(shutil.rmtree, folder, True)
     copy = folder / "mind.sqlite"
@@ -134,29 +143,27 @@ async def snapshot(mind_id: MindId, hm: Facade, background: BackgroundTasks) -> 
 
 
 @router.get("/minds/{mind_id}/metadata", summary="A workspace's metadata (null: personal)")
-async def metadata(mind_id: MindId, hm: Facade) -> dict[str, Any]:
-    return {"metadata": await _sharded(hm, mind_id).mind_metadata(mind_id)}
+async def metadata(mind_id: MindId, hm: Facade) -> JsonObject:
+    return {"metadata": await _sharded(hm, "mind_metadata", mind_id).mind_metadata(mind_id)}
 
 
 @router.put("/minds/{mind_id}/snapshot", summary="Admit a moved mind's copy here",
             openapi_extra={"requestBody": {"required": True, "content": {
                 "application/vnd.sqlite3": {"schema": {"type": "string",
                                                        "format": "binary"}}}}})
-async def admit(mind_id: MindId, hm: Facade, request: Request) -> dict[str, Any]:
+async def admit(mind_id: MindId, hm: Facade, request: Request) -> JsonObject:
     """The body is the mind file itself. Everything that can be checked first is (a shard
     host, the mind awaited here) before a byte is read; the file is written owner-only under
     this host's ``moves/`` and refused at its first bytes unless it is an SQLite file."""
-    sharded = _sharded(hm, mind_id)
+    sharded = _sharded(hm, "admit_mind", mind_id)
     target: Path = sharded.incoming_path(mind_id)
     try:
         await receive_file(request, target)
-        result: dict[str, Any] = await sharded.admit_mind(mind_id, target)
+        return await sharded.admit_mind(mind_id, target)
     finally:
         target.unlink(missing_ok=True)
-    return result
 
 
 @router.post("/minds/{mind_id}/retire", summary="Put a moved mind's old file aside")
-async def retire(mind_id: MindId, hm: Facade) -> dict[str, Any]:
-    result: dict[str, Any] = await _sharded(hm, mind_id).retire_mind(mind_id)
-    return result
+async def retire(mind_id: MindId, hm: Facade) -> JsonObject:
+    return await _sharded(hm, "retire_mind", mind_id).retire_mind(mind_id)

@@ -3,17 +3,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import Query
 from fastapi.responses import StreamingResponse
 
 from hive_mind.api.deps import Facade, WorkspaceQuery
 from hive_mind.api.models import ERROR_RESPONSES
+from hive_mind.api.shaped import shaped_router
 from hive_mind.export import FRAMES_HEADER, MAX_PAGE
+from hive_mind.shapes import JsonObject
 from vocabulary.enums import ExportFormat, ExportPart
 
-router = APIRouter(prefix="/v1", tags=["export"], responses=ERROR_RESPONSES)
+router = shaped_router(prefix="/v1", tags=["export"], responses=ERROR_RESPONSES)
 CURSOR_CHARS = 40
 
 
@@ -39,7 +41,5 @@ async def export_page(
         hm: Facade, workspace: WorkspaceQuery = None, part: ExportPart = "frames",
         cursor: Annotated[str | None, Query(max_length=CURSOR_CHARS,
                                             description="`next` of the page before")] = None,
-        limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100) -> dict[str, Any]:
-    result: dict[str, Any] = await hm.export_page(workspace=workspace, part=part,
-                                                  cursor=cursor, limit=limit)
-    return result
+        limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100) -> JsonObject:
+    return await hm.export_page(workspace=workspace, part=part, cursor=cursor, limit=limit)

@@ -15,9 +15,9 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
@@ -25,10 +25,13 @@ from mind.errors import ConfigurationError, ValidationError
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.progress import Progress, TaskID
     from rich.table import Table
     from rich.text import Text
 
+    from hive_mind.contract import MindFacade
     from hive_mind.settings import Settings
+    from hive_mind.shapes import JsonInput
 
 T = TypeVar("T")
 
@@ -55,7 +58,7 @@ IdempotencyKeyOpt = Annotated[str | None, typer.Option(
 class CliState:
     """What the global options collected; commands turn it into :class:`Settings`."""
 
-    overrides: dict[str, Any] = field(default_factory=dict)
+    overrides: dict[str, object] = field(default_factory=dict)
     debug: bool = False
     log_level: str | None = None
     _settings: Settings | None = None
@@ -66,7 +69,7 @@ class CliState:
         return self._settings
 
 
-def settings_from(overrides: dict[str, Any]) -> Settings:
+def settings_from(overrides: dict[str, object]) -> Settings:
     """Environment and the data dir's ``.env`` first, CLI flags on top; bad values become one
     clean error."""
     import pydantic
@@ -129,8 +132,8 @@ def configure_cli_logging(level: str | None) -> None:
     _HANDLER.setLevel(chosen)
     for name in _NOTICE_LOGGERS:
         logger = logging.getLogger(name)
-        if sys.stderr.isatty():
-            logger.setLevel(min(chosen, logging.INFO))
+        if sys.stderr.isatty() and chosen > logging.INFO:  # else the log shows them anyway
+            logger.setLevel(logging.INFO)
             if _NOTICES not in logger.handlers:
                 logger.addHandler(_NOTICES)
         else:
@@ -155,8 +158,8 @@ def starting() -> Iterator[None]:
     """A block that imports and builds what the process keeps (modules, classes, pydantic
     schemas, the command tree): hundreds of thousands of long-lived objects, which Python's
     cyclic collector would walk again and again as they pile up — a third of a one-shot
-    command's CPU (bench/cli_latency.py --importtime). In a CLI process, collection pauses for the
-    block, and what the block built is then frozen (``gc.freeze``: left out of later
+    command's CPU (bench/product/cli_latency.py --importtime). In a CLI process, collection pauses
+    for the block, and what the block built is then frozen (``gc.freeze``: left out of later
     collections, the one at exit included) before collection resumes, so a long command
     collects its own garbage as usual. A no-op when ``main()`` is called in another process
     (tests): freezing their objects would keep their cycles forever."""
@@ -180,7 +183,7 @@ def run(coro: Awaitable[T]) -> T:
     return asyncio.run(coro)  # type: ignore[arg-type]
 
 
-async def open_facade(settings: Settings) -> Any:
+async def open_facade(settings: Settings) -> MindFacade:
     from hive_mind.facade import HiveMind
 
     try:
@@ -192,7 +195,7 @@ async def open_facade(settings: Settings) -> Any:
         raise
 
 
-def with_facade(ctx: typer.Context, action: Callable[[Any], Awaitable[T]], *,
+def with_facade(ctx: typer.Context, action: Callable[[MindFacade], Awaitable[T]], *,
                 writes: bool = False, bulk: bool = False) -> T:
     """Open the facade, run ``action(hm)``, and (for writes in embedded mode) wait until the
     background indexing this process caused is applied, so a later ``recall`` finds it.
@@ -209,7 +212,7 @@ def with_facade(ctx: typer.Context, action: Callable[[Any], Awaitable[T]], *,
             hm = await open_facade(settings)
         async with hm:
             result = await action(hm)
-            if writes and hasattr(hm, "wait_idle"):
+            if writes:
                 await hm.wait_idle()
             return result
 
@@ -234,7 +237,7 @@ def err_console() -> Console:
     return Console(file=sys.stderr, highlight=False)
 
 
-def emit_json(data: Any) -> None:
+def emit_json(data: object) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
     sys.stdout.flush()
 
@@ -251,7 +254,7 @@ def printable(text: str) -> str:
         text)
 
 
-def cell(value: Any, limit: int | None = None) -> Text:
+def cell(value: object, limit: int | None = None) -> Text:
     """A table cell that never interprets markup nor emits control characters (see
     :func:`printable`); ``limit`` shortens long text."""
     from rich.text import Text
@@ -266,22 +269,35 @@ def cell(value: Any, limit: int | None = None) -> Text:
     return Text(text)
 
 
-def table(title: str | None, columns: Iterable[str], rows: Iterable[Iterable[Any]],
+_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)?")
+
+
+def table(title: str | None, columns: Iterable[str], rows: Iterable[Iterable[object]],
           *, limits: dict[str, int] | None = None, whole: Iterable[str] = ()) -> Table:
-    """``whole``: columns never wrapped (timestamps): the others fold first to make room."""
+    """Columns of timestamps, and those named in ``whole``, are never wrapped: the others
+    fold first to make room."""
     from rich.table import Table
 
     cols = list(columns)
-    keep = set(whole)
+    data = [list(row) for row in rows]
+    keep = set(whole) | {name for i, name in enumerate(cols) if _timestamps(r[i] for r in data)}
     out = Table(title=title, title_justify="left", show_lines=False)
     for name in cols:
         out.add_column(name, overflow="fold", no_wrap=name in keep)
-    for row in rows:
+    for row in data:
         out.add_row(*(cell(v, (limits or {}).get(c)) for c, v in zip(cols, row, strict=True)))
     return out
 
 
-def kv_table(title: str | None, data: dict[str, Any], *, skip: Iterable[str] = ()) -> Table:
+def _timestamps(values: Iterable[object]) -> bool:
+    """Whether a column holds timestamps (and nothing else but blanks)."""
+    present = [v for v in values if v is not None and v != ""]
+    return bool(present) and all(isinstance(v, str) and _TIMESTAMP.fullmatch(v)
+                                 for v in present)
+
+
+def kv_table(title: str | None, data: Mapping[str, object], *, skip: Iterable[str] = ()
+             ) -> Table:
     """A two-column key/value table of a flat dict."""
     from rich.table import Table
     from rich.text import Text
@@ -296,7 +312,7 @@ def kv_table(title: str | None, data: dict[str, Any], *, skip: Iterable[str] = (
     return out
 
 
-def output(as_json: bool, data: Any, human: Callable[[Console], None]) -> None:
+def output(as_json: bool, data: object, human: Callable[[Console], None]) -> None:
     """``--json`` → the data as JSON; otherwise call ``human(console)``."""
     if as_json:
         emit_json(data)
@@ -313,9 +329,9 @@ def message(text: str, *, style: str = "green") -> Callable[[Console], None]:
     return show
 
 
-def parse_properties(pairs: list[str] | None, raw_json: str | None) -> dict[str, Any]:
+def parse_properties(pairs: list[str] | None, raw_json: str | None) -> JsonInput:
     """``--property key=value`` (repeatable) merged over ``--properties '{json}'``."""
-    props: dict[str, Any] = {}
+    props: JsonInput = {}
     if raw_json:
         try:
             loaded = json.loads(raw_json)
@@ -339,8 +355,8 @@ class CountProgress:
     def __init__(self, label: str, enabled: bool) -> None:
         self.label = label
         self.enabled = enabled
-        self.progress: Any = None
-        self.task: Any = None
+        self.progress: Progress | None = None
+        self.task: TaskID | None = None
 
     def __enter__(self) -> CountProgress:
         if self.enabled:
@@ -358,4 +374,5 @@ class CountProgress:
 
     def __call__(self, done: int, total: int) -> None:
         if self.progress is not None:
+            assert self.task is not None
             self.progress.update(self.task, completed=done, total=total)

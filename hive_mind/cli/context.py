@@ -22,6 +22,9 @@ from vocabulary.limits import AWARENESS_PRIORITY_MAX, INT64_MAX, MAX_TTL_MINUTES
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from hive_mind.contract import MindFacade
+    from hive_mind.shapes import AwarenessShape
+
 identity_app = typer.Typer(help="Show or change the agent's identity.", no_args_is_help=True)
 awareness_app = typer.Typer(help="Short-lived working context: tasks, actions, pending items, "
                                  "flags.", no_args_is_help=True)
@@ -38,7 +41,7 @@ def identity_get(ctx: typer.Context, workspace: WorkspaceOpt = None,
                  as_json: JsonOpt = False) -> None:
     """Show the identity (name, role, personality, capabilities, system prompt)."""
 
-    async def act(hm: Any) -> dict[str, Any]:
+    async def act(hm: MindFacade) -> dict[str, Any]:
         return dict(await hm.get_identity(workspace=workspace))
 
     identity = with_facade(ctx, act)
@@ -71,8 +74,10 @@ def identity_set(
     if all(v is None for v in fields.values()):
         raise ValidationError("give at least one field, e.g. --name or --role")
 
-    async def act(hm: Any) -> dict[str, Any]:
-        return dict(await hm.set_identity(workspace=workspace, **fields))
+    async def act(hm: MindFacade) -> dict[str, Any]:
+        return dict(await hm.set_identity(
+            workspace=workspace, name=name, role=role, department=department,
+            personality=personality, capabilities=capabilities, system_prompt=system_prompt))
 
     result = with_facade(ctx, act, writes=True)
     output(as_json, result, lambda c: c.print(kv_table("Identity", result)))
@@ -89,8 +94,8 @@ def awareness_get(
 ) -> None:
     """List the live (unexpired) awareness items, highest priority first."""
 
-    async def act(hm: Any) -> list[dict[str, Any]]:
-        return list(await hm.get_awareness(category=category, workspace=workspace))
+    async def act(hm: MindFacade) -> list[AwarenessShape]:
+        return await hm.get_awareness(category=category, workspace=workspace)
 
     items = with_facade(ctx, act)
 
@@ -124,7 +129,7 @@ def awareness_set(
 ) -> None:
     """Add an awareness item."""
 
-    async def act(hm: Any) -> dict[str, Any]:
+    async def act(hm: MindFacade) -> dict[str, Any]:
         return dict(await hm.set_awareness(category, content, priority=priority,
                                            ttl_minutes=ttl_minutes, workspace=workspace,
                                            idempotency_key=idempotency_key))
@@ -150,7 +155,7 @@ def awareness_clear(
     if (item_id is None) == (category is None):
         raise ValidationError("give exactly one of --id or --category")
 
-    async def act(hm: Any) -> dict[str, Any]:
+    async def act(hm: MindFacade) -> dict[str, Any]:
         return dict(await hm.clear_awareness(item_id=item_id, category=category,
                                              workspace=workspace))
 

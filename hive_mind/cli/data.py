@@ -82,6 +82,9 @@ def export(
                     path / f"personal{SUFFIX[fmt]}") for name in names] if all_minds \
             else [(workspace, path)]
         for _, dest in targets:
+            if dest.is_dir():
+                raise ValidationError(f"{dest} is a directory: name a file (or give --all to "
+                                      "write one file per mind into a directory)")
             if dest.exists() and not force:
                 raise ValidationError(f"{dest} exists: give --force to replace it")
         written: list[dict[str, Any]] = []

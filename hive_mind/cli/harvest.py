@@ -21,6 +21,8 @@ from vocabulary.enums import HarvestChoice
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from hive_mind.contract import MindFacade
+
 app = typer.Typer(help="Import conversation exports and documents.", no_args_is_help=True)
 
 
@@ -53,7 +55,9 @@ def harvest_import(
     index_wait_seconds the wait for indexing after the last frame was written.
     """
     with harvest_progress(progress) as bar:
-        async def act(hm: Any) -> dict[str, Any]:
+        async def act(hm: MindFacade) -> dict[str, Any]:
+            if getattr(hm, "mode", None) == "client":
+                bar.remote(str(getattr(hm, "url", "")))
             return dict(await hm.harvest(source, path, workspace=workspace, progress=bar,
                                          auto_sync=auto_sync,
                                          sync_interval_hours=interval_hours))
@@ -87,7 +91,7 @@ def harvest_sources(
 ) -> None:
     """List the export formats and the sources already imported into a mind."""
 
-    async def act(hm: Any) -> list[dict[str, Any]]:
+    async def act(hm: MindFacade) -> list[dict[str, Any]]:
         return list(await hm.harvest_sources(workspace=workspace))
 
     registered = with_facade(ctx, act)
@@ -104,7 +108,7 @@ def harvest_sources(
                       ([r.get("source"), r.get("last_synced_at"), r.get("items_imported"),
                         r.get("frames_created"), r.get("auto_sync"), r.get("display_name"),
                         r.get("source_path")]
-                       for r in registered), whole=("source", "last synced")))
+                       for r in registered), whole=("source",)))
 
     output(as_json, data, human)
 

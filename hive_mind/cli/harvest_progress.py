@@ -11,6 +11,8 @@ its rate and the time it still needs.
 - :class:`HarvestLines` (``--progress`` without a terminal): one line every
   :data:`LINE_SECONDS` and one when a phase starts or ends, e.g. ``harvest: index 1,200/3,000
   frames, 75/s, eta 0:00:24``.
+
+In client mode the server reports no progress: both say so (``remote``) and wait.
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ class HarvestBars:
             """Frames (items) per second since the start; the ETA on the rows that have one."""
 
             def render(self, task: Task) -> Text:
-                elapsed = task.elapsed or 0.0
+                elapsed = (task.finished_time if task.finished else task.elapsed) or 0.0
                 speed = task.completed / elapsed if elapsed > 0 else 0.0
                 if not speed:
                     return Text("")
@@ -91,22 +93,40 @@ class HarvestBars:
         self.progress.start()
         for key, label in (("items", "items parsed"), ("written", "frames written"),
                            ("indexed", "frames indexed")):
+            # the indexing row's clock (and rate) starts with the first frame written
             self.tasks[key] = self.progress.add_task(label, total=None, of="",
-                                                     eta=key == "indexed")
+                                                     eta=key == "indexed",
+                                                     start=key != "indexed")
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self.progress is not None:
             self.progress.stop()
 
-    def __call__(self, event: ProgressEvent) -> None:
+    def remote(self, url: str) -> None:
+        """Client mode: the server reports no progress; one row says where the import runs."""
         if self.progress is None:
+            return
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        for task in self.tasks.values():
+            self.progress.update(task, visible=False)
+        self.progress.stop()
+        self.progress = Progress(SpinnerColumn(), TextColumn("{task.description}"),
+                                 TimeElapsedColumn(), console=self.progress.console)
+        self.progress.start()
+        self.progress.add_task(f"importing at {url}: uploading, parsing, indexing")
+        self.tasks = {}
+
+    def __call__(self, event: ProgressEvent) -> None:
+        if self.progress is None or not self.tasks:
             return
         now = Counts.of(event)
         p, t, parsing = self.progress, self.tasks, now.phase == "parse"
         p.update(t["items"], completed=now.items, total=None if parsing else now.items)
         p.update(t["written"], completed=now.written, total=None if parsing else now.written)
         if now.written:  # a bar over what is written so far; fixed once parsing is done
+            p.start_task(t["indexed"])  # once: a started task keeps its start time
             p.update(t["indexed"], completed=min(now.indexed, now.written), total=now.written,
                      of=f" / {now.written:,}")
 
@@ -125,6 +145,11 @@ class HarvestLines:
 
     def __exit__(self, *exc: object) -> None:
         pass
+
+    def remote(self, url: str) -> None:
+        self.stream.write(f"harvest: importing at {url}: the server uploads, parses and "
+                          "indexes it and reports no progress (client mode)\n")
+        self.stream.flush()
 
     def __call__(self, event: ProgressEvent) -> None:
         at, now = time.monotonic(), Counts.of(event)
@@ -163,6 +188,9 @@ class NoProgress:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        pass
+
+    def remote(self, url: str) -> None:
         pass
 
     def __call__(self, event: ProgressEvent) -> None:

@@ -12,6 +12,8 @@ from hive_mind.cli.common import JsonOpt, kv_table, output, table, with_facade
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from hive_mind.contract import MindFacade
+
 HELP = """Queued, running and failed jobs per mind; retry or drop dead letters.
 
 Embedded, a CLI process has no queue of its own: `jobs` shows what each mind still has to
@@ -35,7 +37,7 @@ def jobs(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     if ctx.invoked_subcommand is not None:
         return
 
-    async def act(hm: Any) -> dict[str, Any]:
+    async def act(hm: MindFacade) -> dict[str, Any]:
         return dict(await hm.jobs())
 
     report = with_facade(ctx, act)
@@ -66,8 +68,10 @@ def render(c: Console, report: dict[str, Any]) -> None:
 
 def _act(ctx: typer.Context, method: str, dead_letter_id: str | None, every: bool,
          as_json: bool) -> None:
-    async def act(hm: Any) -> dict[str, Any]:
-        return dict(await getattr(hm, method)(dead_letter_id, all_failed=every))
+    async def act(hm: MindFacade) -> dict[str, Any]:
+        if method == "retry_jobs":
+            return dict(await hm.retry_jobs(dead_letter_id, all_failed=every))
+        return dict(await hm.drop_jobs(dead_letter_id, all_failed=every))
 
     result = with_facade(ctx, act, writes=method == "retry_jobs")
     key = "retried" if method == "retry_jobs" else "dropped"

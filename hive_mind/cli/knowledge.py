@@ -21,6 +21,9 @@ from vocabulary.limits import INT64_MAX
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from hive_mind.contract import MindFacade
+    from hive_mind.shapes import EntityView
+
 app = typer.Typer(help="Search and edit the knowledge graph (entities and relations).",
                   no_args_is_help=True)
 
@@ -44,9 +47,9 @@ def search(
 ) -> None:
     """Find entities by name, with their active relations."""
 
-    async def act(hm: Any) -> list[dict[str, Any]]:
-        return list(await hm.search_entities(query, entity_type=entity_type, limit=limit,
-                                             workspace=workspace))
+    async def act(hm: MindFacade) -> list[EntityView]:
+        return await hm.search_entities(query, entity_type=entity_type, limit=limit,
+                                        workspace=workspace)
 
     found = with_facade(ctx, act)
 
@@ -87,7 +90,7 @@ def save(
     """Create an entity, or merge properties into the one with the same type and name."""
     props = parse_properties(prop, properties)
 
-    async def act(hm: Any) -> dict[str, Any]:
+    async def act(hm: MindFacade) -> dict[str, Any]:
         return dict(await hm.save_entity(entity_type, name, properties=props,
                                          workspace=workspace))
 
@@ -114,7 +117,7 @@ def relate(
     """Create a relation SOURCE_ID -[RELATION]-> TARGET_ID between two entities."""
     props = parse_properties(prop, properties)
 
-    async def act(hm: Any) -> dict[str, Any]:
+    async def act(hm: MindFacade) -> dict[str, Any]:
         return dict(await hm.create_relation(source_id, target_id, relation_type,
                                              confidence=confidence, properties=props,
                                              workspace=workspace))

@@ -15,6 +15,8 @@ from vocabulary.enums import MaintenanceKind
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from hive_mind.contract import MindFacade
+
 app = typer.Typer(help="Run maintenance on one mind (--workspace ID, default personal) or on "
                        "every mind (--all).", no_args_is_help=True)
 
@@ -35,7 +37,7 @@ def _run(ctx: typer.Context, kind: str, workspace: str | None, all_minds: bool,
     if all_minds and workspace:
         raise ValidationError("give either --workspace or --all, not both")
 
-    async def act(hm: Any) -> dict[str, Any]:
+    async def act(hm: MindFacade) -> dict[str, Any]:
         return dict(await hm.maintenance(kind, workspace=workspace, all_minds=all_minds))
 
     result = with_facade(ctx, act, writes=True, bulk=True)
@@ -78,7 +80,7 @@ def nightly(ctx: typer.Context, as_json: JsonOpt = False, spread: Annotated[bool
     HIVE_MIND_MAINTENANCE_SKIP_WORKSPACES), skipping what a process on this data dir already
     ran today: for a systemd timer or cron when no `serve` or `mcp` runs the schedule."""
 
-    async def act(hm: Any) -> dict[str, Any]:
+    async def act(hm: MindFacade) -> dict[str, Any]:
         with CountProgress("minds maintained", not as_json and sys.stderr.isatty()) as progress:
             return dict(await hm.nightly_maintenance(spread=spread, on_progress=progress))
 

@@ -13,6 +13,8 @@ from mind.errors import ValidationError
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from hive_mind.contract import MindFacade
+
 app = typer.Typer(help="Create, list and delete workspaces (one mind file each).",
                   no_args_is_help=True)
 
@@ -36,7 +38,7 @@ def create(
 ) -> None:
     """Create a workspace and its mind file."""
 
-    async def act(hm: Any) -> dict[str, Any]:
+    async def act(hm: MindFacade) -> dict[str, Any]:
         return dict(await hm.create_workspace(name, group=group or "general", icon=icon,
                                               model=model, workspace_id=workspace_id))
 
@@ -48,7 +50,7 @@ def create(
 def list_(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     """List workspaces with their frame and entity counts (and the personal mind's)."""
 
-    async def act(hm: Any) -> dict[str, Any]:
+    async def act(hm: MindFacade) -> dict[str, Any]:
         return dict(await hm.list_workspaces())
 
     data = with_facade(ctx, act)
@@ -76,7 +78,7 @@ def list_(ctx: typer.Context, as_json: JsonOpt = False) -> None:
 def get(ctx: typer.Context, workspace_id: IdArg, as_json: JsonOpt = False) -> None:
     """Show one workspace with its statistics."""
 
-    async def act(hm: Any) -> dict[str, Any]:
+    async def act(hm: MindFacade) -> dict[str, Any]:
         return dict(await hm.get_workspace(workspace_id))
 
     data = with_facade(ctx, act)
@@ -100,8 +102,9 @@ def update(
     if not fields:
         raise ValidationError("give at least one of --name, --group, --icon, --model")
 
-    async def act(hm: Any) -> dict[str, Any]:
-        return dict(await hm.update_workspace(workspace_id, **fields))
+    async def act(hm: MindFacade) -> dict[str, Any]:
+        return dict(await hm.update_workspace(workspace_id, name=name, group=group, icon=icon,
+                                              model=model))
 
     meta = with_facade(ctx, act, writes=True)
     output(as_json, meta, lambda c: c.print(kv_table(f"Workspace {workspace_id}", meta)))
@@ -123,7 +126,7 @@ def delete(
         typer.confirm(f"Delete workspace {workspace_id!r} and all its memories?", abort=True,
                       err=True)
 
-    async def act(hm: Any) -> dict[str, Any]:
+    async def act(hm: MindFacade) -> dict[str, Any]:
         return dict(await hm.delete_workspace(workspace_id))
 
     result = with_facade(ctx, act)
@@ -143,7 +146,7 @@ def default(
     if clear and workspace_id:
         raise ValidationError("give either an ID or --clear, not both")
 
-    async def act(hm: Any) -> dict[str, Any]:
+    async def act(hm: MindFacade) -> dict[str, Any]:
         if clear:
             return dict(await hm.set_default_workspace(None))
         if workspace_id:

@@ -5,8 +5,8 @@ mixed lengths pays for tokens that do not exist. Sorting by *characters* (what
 sentence-transformers does) only approximates token counts, and a cognify micro-batch of ~64
 chat turns cut into two batches of 32 pads each to its longest: one int8 lane encoded the
 ingest bench's chat turns in 64-text calls at 217 texts/s that way, at 297 with batches of
-near-equal token counts (whole-corpus calls: 267 → 330;
-bench/encoder_batches.py).
+near-equal token counts (whole-corpus calls: 267 → 330; the lane thread's CPU a text, onnx-int8,
+one thread, interleaved repetitions).
 
 :func:`plan_batches` partitions texts, sorted by token count, into consecutive groups that
 minimize the estimated cost of the passes — a fixed cost per call (``session.run`` of a tiny

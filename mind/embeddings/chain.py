@@ -56,7 +56,9 @@ class EmbeddingProviderChain:
     It is an :class:`Embedder` itself, describing the active provider. With a usage counter
     (:mod:`mind.embeddings.quota`) every embedded text is counted for the configured
     ``user_id``; with a tier (and not ``eval_mode``) providers are tier-gated and the monthly
-    quota is reserved before each call. The chain owns the counter: :meth:`close` closes it.
+    quota is reserved before each call. Without gating the count is written after the call, off
+    the caller's path (a recall does not wait for it; :meth:`quota_status` and :meth:`close`
+    do). The chain owns the counter: :meth:`close` closes it.
     """
 
     def __init__(
@@ -75,6 +77,7 @@ class EmbeddingProviderChain:
         self._probed_at: str | None = None
         self._lock = asyncio.Lock()
         self._closed = False
+        self._counting: set[asyncio.Future[None]] = set()  # counts being written
 
     @property
     def active(self) -> Embedder | None:
@@ -105,7 +108,7 @@ class EmbeddingProviderChain:
         if not texts:
             return empty_matrix(active.dimensions)
         capped = cap_texts(texts, active.model_id)
-        counted = await self._count(len(capped))
+        counted = await self._reserve(len(capped))
         try:
             out = await active.embed_batch(capped)
             if out.shape != (len(capped), active.dimensions):
@@ -131,6 +134,8 @@ class EmbeddingProviderChain:
                 "embedding %d texts with %s failed: %s", len(capped), active.provider, error
             )
             raise error from (None if error is exc else exc)
+        if not counted:
+            self._count_later(len(capped))
         return out
 
     async def embed(self, text: str) -> np.ndarray:
@@ -153,24 +158,13 @@ class EmbeddingProviderChain:
             assert self._active is not None
             return self._active
 
-    async def reprobe(self) -> Embedder:
-        """Probe again (e.g. after a fallback to the mock); keeps the old provider on failure."""
-        async with self._lock:
-            if self._closed:
-                raise EmbeddingError("the embedding provider chain is closed")
-            old = self._active
-            self._activate(await self._select())
-            if old is not None and old is not self._active:
-                await aclose(old)
-            assert self._active is not None
-            return self._active
-
     async def close(self) -> None:
         self._closed = True
         active, self._active = self._active, None
         if active is not None:
             await aclose(active)
         if self._usage is not None:
+            await self._counted()
             await self._usage.close()
 
     async def __aenter__(self) -> EmbeddingProviderChain:
@@ -204,6 +198,7 @@ class EmbeddingProviderChain:
         """This month's count, the tier and its quota (None: nothing is counted here)."""
         if self._usage is None:
             return None
+        await self._counted()
         return {**await self._usage.status(self.config.user_id, self.config.tier),
                 "gated": self.config.gated}
 
@@ -295,16 +290,33 @@ class EmbeddingProviderChain:
             return TargetDimEmbedder(embedder, target)
         return embedder
 
-    async def _count(self, n: int) -> bool:
-        """Count ``n`` embeddings (and enforce the quota when gated); True when counted."""
-        if self._usage is None:
-            return False
+    async def _reserve(self, n: int) -> bool:
+        """Check and count ``n`` embeddings when gated (raises when the quota is used up);
+        True when counted."""
         cfg = self.config
-        if cfg.gated:
-            await self._usage.reserve(cfg.user_id, cfg.tier or "", n, upgrade_url=cfg.upgrade_url)
-        else:
-            await self._usage.add(cfg.user_id, n)
+        if self._usage is None or not cfg.gated:
+            return False
+        await self._usage.reserve(cfg.user_id, cfg.tier or "", n, upgrade_url=cfg.upgrade_url)
         return True
+
+    def _count_later(self, n: int) -> None:
+        """Count ``n`` embeddings without a gate, in the background."""
+        if self._usage is None:
+            return
+        task = asyncio.ensure_future(self._add(self._usage, n))
+        self._counting.add(task)
+        task.add_done_callback(self._counting.discard)
+
+    async def _add(self, usage: UsageCounter, n: int) -> None:
+        try:
+            await usage.add(self.config.user_id, n)
+        except Exception:  # a count lost is no reason to fail the embedding it counts
+            log.exception("could not count %d embeddings", n)
+
+    async def _counted(self) -> None:
+        """Wait for the counts still being written."""
+        while self._counting:
+            await asyncio.gather(*list(self._counting))
 
     async def _refund(self, n: int) -> None:
         if self._usage is None:

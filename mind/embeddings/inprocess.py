@@ -11,7 +11,7 @@ the lanes by text length and encoded in parallel, each lane with ``threads // la
 :mod:`mind.embeddings.batching`, the passes dealt so that the lanes finish together).
 On a CPU, one single-threaded encoder per core beats one encoder using every core: no barrier
 waits, and work that steals a core (the writer, the event loop, another process) slows one
-lane instead of stalling all of them (bench/ingest.py: ~10 % more texts/s on 2
+lane instead of stalling all of them (bench/product/ingest.py: ~10 % more texts/s on 2
 cores).
 
 A query (one text, interactive priority; ONNX, whose session is thread-safe) runs on a thread

@@ -106,7 +106,8 @@ class OnnxEncoder:
         return session, tokenizer
 
     def session_options(self, ort: Any) -> Any:
-        """The session's options (bench/encoder_ops.py adds profiling to them)."""
+        """The session's options: the lane's intra-op threads, one inter-op thread, warnings
+        off, and no spinning between operators when a lane has more than one thread."""
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.lane_threads
         options.inter_op_num_threads = 1

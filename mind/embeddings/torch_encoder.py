@@ -47,14 +47,14 @@ class TorchEncoder:
         # OpenMP threads that spin at barriers burn the cores the writer, the event loop and
         # (distributed) the host need; sleeping waiters measured 41-46 % → 85-87 % of raw
         # encode throughput end to end on 2 cores with one 2-thread encoder (bench/
-        # ingest.py). Read once, when torch loads; an explicit value wins.
+        # product/ingest.py). Read once, when torch loads; an explicit value wins.
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         try:
             import torch
         except ImportError:  # pragma: no cover - a declared dependency; load() reports it
             return
         # Always set it on this thread: even at the same count, an explicit call here measured
-        # ~6 % faster encodes than the inherited default (bench/ingest.py).
+        # ~6 % faster encodes than the inherited default (bench/product/ingest.py).
         torch.set_num_threads(self.lane_threads)
 
     def load(self) -> int:

@@ -86,10 +86,3 @@ class Outbox:
                 [(now, fid) for fid in frame_ids],
             )
 
-    async def mark_failed(self, frame_id: int, error: str) -> None:
-        async with self._db.transaction():
-            await self._db.execute(
-                "UPDATE pending_index SET attempts = attempts + 1, last_error = ? "
-                "WHERE frame_id = ?",
-                (error[:2000], frame_id),
-            )

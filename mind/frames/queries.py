@@ -39,10 +39,6 @@ class FrameQueries:
             return {}
         return await self._db.run(lambda db: frames_by_id(db, frame_ids))
 
-    async def get_by_external_id(self, external_id: str) -> Frame | None:
-        rows = await self._frames(f"{_SELECT} WHERE external_id = ?", (external_id,))
-        return rows[0] if rows else None
-
     async def get_latest_i_frame(self, gop_id: str) -> Frame | None:
         rows = await self._frames(
             f"{_SELECT} WHERE gop_id = ? AND frame_type = 'I' ORDER BY t DESC LIMIT 1", (gop_id,)
@@ -67,15 +63,26 @@ class FrameQueries:
     async def get_recent(self, limit: int = 50) -> list[Frame]:
         return await self._frames(f"{_SELECT} ORDER BY id DESC LIMIT ?", (limit,))
 
-    async def get_recent_filtered(
-        self, limit: int = 50, since: str | None = None, until: str | None = None
-    ) -> list[Frame]:
-        """Newest frames whose ``created_at`` lies in [since, until] (date-only = whole day)."""
-        clauses, params = time_window_clause(since, until)
-        where = f" WHERE {clauses}" if clauses else ""
-        return await self._frames(
-            f"{_SELECT}{where} ORDER BY created_at DESC, id DESC LIMIT ?", (*params, limit)
-        )
+    async def session_page(self, offset: int, limit: int) -> list[dict[str, Any]]:
+        """Sessions by their newest frame, newest first: ``gop_id``, ``frames``, ``first`` and
+        ``last`` (source times), ``summary`` (its sessions row's, if any)."""
+        rows = await self._db.fetchall(
+            "SELECT f.gop_id, f.frames, f.first, f.last, s.summary FROM ("
+            "SELECT gop_id, COUNT(*) AS frames, MIN(created_at) AS first, "
+            "MAX(created_at) AS last, MAX(id) AS newest FROM memory_frames GROUP BY gop_id "
+            "ORDER BY newest DESC LIMIT ? OFFSET ?) AS f "
+            "LEFT JOIN sessions AS s ON s.gop_id = f.gop_id ORDER BY f.newest DESC",
+            (limit, offset))
+        return [dict(row) for row in rows]
+
+    async def in_session(self, gop_id: str, before: int | None, limit: int) -> list[Frame]:
+        """A session's frames, newest (highest position) first, those before position
+        ``before`` when given."""
+        if before is None:
+            return await self._frames(
+                f"{_SELECT} WHERE gop_id = ? ORDER BY t DESC LIMIT ?", (gop_id, limit))
+        return await self._frames(f"{_SELECT} WHERE gop_id = ? AND t < ? ORDER BY t DESC "
+                                  "LIMIT ?", (gop_id, before, limit))
 
     async def get_b_frame_references(self, frame_id: int) -> list[int]:
         rows = await self._db.fetchall(

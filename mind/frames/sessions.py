@@ -1,31 +1,24 @@
 """Sessions (GOPs): the buckets every memory frame belongs to.
 
 A frame's ``gop_id`` is a foreign key to ``sessions.gop_id``, so a session must exist before
-any frame is written into it. ``ensure``/``ensure_many`` create caller-named sessions
-idempotently (``harvest:<source>``, ``mcp:YYYY-MM-DD``, one per imported conversation);
-``ensure_active`` finds-or-creates the current working session in one ``BEGIN IMMEDIATE``
-transaction, so concurrent callers — tasks sharing a connection, or separate connections and
-processes on the same file — never create twin sessions.
+any frame is written into it: the frame writer creates a named session (``save:YYYY-MM-DD``,
+one per imported conversation) idempotently in the same transaction.
 
 Decisions:
 
 - gop ids and project ids are non-blank strings of at most 200 characters without control
   characters (:class:`InvalidIdError`, a :class:`ValidationError`).
-- ``ensure`` never modifies an existing session (status, project and summary are kept).
 - ``close`` keeps an existing summary when none is given, keeps the first ``ended_at`` when the
   session is already closed, and leaves an archived session archived. ``archive`` leaves
   ``ended_at`` untouched.
-- ``get_active`` returns all active sessions, newest first; ``ensure_active(None)`` picks the
-  newest active session of any project.
-- ``ensure_many`` returns how many sessions it newly created.
 """
 
 from __future__ import annotations
 
 import builtins
 import secrets
-from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Final, cast
 
 from mind.errors import ConflictError, NotFoundError, ValidationError
@@ -49,9 +42,6 @@ class Session:
     started_at: str
     ended_at: str | None
     summary: str | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def new_gop_id(now: str | None = None) -> str:
@@ -95,45 +85,6 @@ class SessionStore:
         async with self._db.transaction():
             return await self._insert_new(project)
 
-    async def ensure_active(self, project_id: str | None = None) -> Session:
-        """The newest active session (of ``project_id`` when given), created if none exists."""
-        project = _check_project(project_id)
-        async with self._db.transaction():  # BEGIN IMMEDIATE: find-or-create is atomic
-            existing = await self._newest_active(project)
-            return existing if existing is not None else await self._insert_new(project)
-
-    async def ensure(
-        self, gop_id: str, project_id: str | None = None, summary: str | None = None
-    ) -> Session:
-        """Create the named session if it does not exist; return it either way."""
-        gop = validate_id(gop_id)
-        project = _check_project(project_id)
-        text = _check_summary(summary)
-        async with self._db.transaction():
-            await self._db.execute(
-                "INSERT OR IGNORE INTO sessions (gop_id, project_id, status, started_at, summary) "
-                "VALUES (?, ?, 'active', ?, ?)",
-                (gop, project, now_iso(), text),
-            )
-            return await self._require(gop)
-
-    async def ensure_many(self, gop_ids: Iterable[str], project_id: str | None = None) -> int:
-        """Bulk :meth:`ensure` in one transaction; returns the number of sessions created."""
-        gops = list(dict.fromkeys(validate_id(gop) for gop in gop_ids))
-        project = _check_project(project_id)
-        if not gops:
-            return 0
-        now = now_iso()
-        async with self._db.transaction():
-            before = int(await self._db.fetchval("SELECT total_changes()", default=0))
-            await self._db.executemany(
-                "INSERT OR IGNORE INTO sessions (gop_id, project_id, status, started_at) "
-                "VALUES (?, ?, 'active', ?)",
-                [(gop, project, now) for gop in gops],
-            )
-            after = int(await self._db.fetchval("SELECT total_changes()", default=0))
-        return after - before
-
     async def title_untitled(self, titles: Mapping[str, str]) -> None:
         """Give each named session its summary unless it has one (conversation titles of a
         harvest: a re-import never overwrites a summary)."""
@@ -175,26 +126,6 @@ class SessionStore:
         )
         return None if row is None else _from_row(row)
 
-    async def get_active(self, project_id: str | None = None) -> builtins.list[Session]:
-        """All active sessions (of ``project_id`` when given), newest first."""
-        if project_id is None:
-            rows = await self._db.fetchall(
-                f"SELECT {_COLUMNS} FROM sessions WHERE status = 'active' {_NEWEST}"
-            )
-        else:
-            rows = await self._db.fetchall(
-                f"SELECT {_COLUMNS} FROM sessions WHERE status = 'active' AND project_id = ? "
-                f"{_NEWEST}",
-                (project_id,),
-            )
-        return [_from_row(row) for row in rows]
-
-    async def get_by_project(self, project_id: str) -> builtins.list[Session]:
-        rows = await self._db.fetchall(
-            f"SELECT {_COLUMNS} FROM sessions WHERE project_id = ? {_NEWEST}", (project_id,)
-        )
-        return [_from_row(row) for row in rows]
-
     async def list(
         self, limit: int = 50, status: str | None = None
     ) -> builtins.list[Session]:
@@ -217,19 +148,6 @@ class SessionStore:
         return [_from_row(row) for row in rows]
 
     # -- internals --------------------------------------------------------------------------
-
-    async def _newest_active(self, project_id: str | None) -> Session | None:
-        if project_id is None:
-            row = await self._db.fetchone(
-                f"SELECT {_COLUMNS} FROM sessions WHERE status = 'active' {_NEWEST} LIMIT 1"
-            )
-        else:
-            row = await self._db.fetchone(
-                f"SELECT {_COLUMNS} FROM sessions WHERE status = 'active' AND project_id = ? "
-                f"{_NEWEST} LIMIT 1",
-                (project_id,),
-            )
-        return None if row is None else _from_row(row)
 
     async def _insert_new(self, project_id: str | None) -> Session:
         for _ in range(5):  # a suffix collision within one millisecond is ~1 in 2 billion

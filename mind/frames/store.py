@@ -25,10 +25,10 @@ from mind.ids import validate_id
 from mind.storage.db import SyncDb
 from mind.storage.jsonfields import dump_object
 from mind.storage.search_context import CONTEXT_CHARS, frame_context
-from mind.storage.sqlutil import chunked, delete_in, placeholders
+from mind.storage.sqlutil import chunked, placeholders
 from mind.timeutil import normalize_ts, now_iso
 from vocabulary.enums import FRAME_SOURCES, FRAME_TYPES, IMPORTANCES, FrameSource, Importance
-from vocabulary.limits import frame_text
+from vocabulary.limits import MAX_FRAME_REFERENCES, frame_text
 
 _INSERT = (
     "INSERT INTO memory_frames(id, frame_type, gop_id, t, base_frame_id, content, importance, "
@@ -38,7 +38,8 @@ _INSERT = (
 
 
 _INSERT_FTS = "INSERT INTO memory_frames_fts(rowid, content, search_context) VALUES (?, ?, ?)"
-"""New frames' FTS rows, from the values the writer has (no insert trigger: bench/bulk_write.py)."""
+"""New frames' FTS rows, from the values the writer has (no insert trigger: see
+``python -m bench.components.bulk_write``)."""
 
 
 def validate_content(content: object) -> str:
@@ -58,8 +59,14 @@ def _validate(item: NewFrame) -> None:
         raise ValidationError(f"importance must be one of {IMPORTANCES}, got {item.importance!r}")
     if item.source not in FRAME_SOURCES:
         raise ValidationError(f"source must be one of {FRAME_SOURCES}, got {item.source!r}")
-    if item.frame_type == "B" and item.base_frame_id is None:
-        raise ValidationError("a B-frame needs a base_frame_id")
+    if item.frame_type == "B" and (item.base_frame_id is None or not item.references):
+        raise ValidationError("a B-frame needs a base_frame_id and the frames it references")
+    if item.references and item.frame_type != "B":
+        raise ValidationError("only a B-frame references other frames")
+    if len(item.references or ()) > MAX_FRAME_REFERENCES:
+        raise ValidationError(f"a B-frame references at most {MAX_FRAME_REFERENCES} frames")
+    if item.frame_type == "I" and item.base_frame_id is not None:
+        raise ValidationError("an I-frame has no base frame")
     if item.external_id is not None and not (0 < len(item.external_id) <= 512):
         raise ValidationError("external_id must be 1..512 characters")
 
@@ -165,21 +172,6 @@ class FrameStore(FrameQueries):
         async with self._db.transaction():
             _, count = await self._db.execute("DELETE FROM memory_frames WHERE id = ?", (frame_id,))
         return count > 0
-
-    async def delete_many(self, frame_ids: Sequence[int]) -> int:
-        async with self._db.transaction():
-            return await delete_in(self._db, "memory_frames", "id", frame_ids)
-
-    async def delete_by_content_prefix(self, prefix: str) -> int:
-        """Delete frames whose content starts with ``prefix`` (exact, case-sensitive)."""
-        if not prefix:
-            raise ValidationError("prefix must not be empty")
-        async with self._db.transaction():
-            _, n = await self._db.execute(
-                "DELETE FROM memory_frames WHERE substr(content, 1, ?) = ?", (len(prefix), prefix)
-            )
-        return n
-
 
 class _BatchWriter:
     """One bulk insert inside an open transaction, in the connection's thread (one round trip:
@@ -327,21 +319,44 @@ class _BatchWriter:
         return int(max(seq, top)) + 1
 
     def _check_bases(self, rows: list[tuple[Any, ...]]) -> None:
-        new_ids = {r[0] for r in rows}
-        wanted = sorted({r[4] for r in rows if r[4] is not None and r[4] not in new_ids})
-        self._require_frames(wanted, "base frame")
+        """Each base is an earlier frame (no frame is its own base: the links point back in
+        time, so they form no cycle); a P-frame's base is an I-frame of its own session."""
+        new = {r[0]: (r[1], r[2]) for r in rows}
+        wanted = sorted({r[4] for r in rows if r[4] is not None and r[4] not in new})
+        stored = self._require_frames(wanted, "base frame")
+        kinds = {**{fid: (f.frame_type, f.gop_id) for fid, f in stored.items()}, **new}
+        for fid, ftype, gop, base in ((r[0], r[1], r[2], r[4]) for r in rows):
+            if base is None:
+                continue
+            if base >= fid:
+                raise ValidationError(f"base frame {base} is not an earlier frame")
+            if ftype != "P":
+                continue
+            base_type, base_gop = kinds[base]
+            if base_type != "I":
+                raise ValidationError(
+                    f"frame {base} is a {base_type}-frame: a P-frame updates an I-frame")
+            if base_gop != gop:
+                raise ValidationError(f"frame {base} is in session {base_gop!r}, not {gop!r}: "
+                                      "a P-frame updates an I-frame of its own session")
 
     def _check_refs(self, refs: list[tuple[int, int, int]]) -> None:
+        """Each reference is an earlier frame (none refers to itself or a later one: no
+        cycle)."""
         new_ids = {r[0] for r in refs}
         self._require_frames(sorted({r[1] for r in refs if r[1] not in new_ids}), "reference")
+        for fid, ref, _ in refs:
+            if ref >= fid:
+                raise ValidationError(f"reference {ref} is not an earlier frame")
 
-    def _require_frames(self, ids: list[int], what: str) -> None:
+    def _require_frames(self, ids: list[int], what: str) -> dict[int, Frame]:
         if not ids:
-            return
-        found = set(frames_by_id(self.db, ids))
+            return {}
+        found = frames_by_id(self.db, ids)
         missing = [i for i in ids if i not in found]
         if missing:
             raise NotFoundError(f"{what} {missing[0]} not found")
+        return found
 
     def _resolve(
         self, results: list[SaveResult | int], hits: dict[int, list[Importance]]

@@ -14,7 +14,9 @@ Transcripts are streamed line by line into turns as :mod:`mind.harvest.transcrip
 thinking, meta lines (``isMeta``), sub-agent lines (``isSidechain``) and local command output
 are skipped; broken lines are skipped and counted in the item's ``skipped_lines``. A session's
 title is the one the user set (``custom-title``), else a ``summary`` whose ``leafUuid`` is an
-event of this transcript (summaries naming other sessions are ignored), else its first prompt.
+event of this transcript (found in any transcript of its project: Claude Code writes summaries
+into the transcript open at the time; summaries naming other sessions never name this one),
+else its first prompt.
 
 Ids: documents from their relative paths; a session from its transcript's ``sessionId`` (the
 file name when absent) and its turns from event ``uuid`` values, so a moved or re-exported
@@ -25,6 +27,7 @@ and the writer re-keys a frame stored under it instead of storing the turn again
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import replace
@@ -63,6 +66,7 @@ MEMORY_KINDS: Final[dict[str, ItemKind]] = {
 _FRONTMATTER = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)(.*)\Z", re.S)
 _COMMAND = re.compile(
     r"<command-name>(.*?)</command-name>.*?(?:<command-args>(.*?)</command-args>|\Z)", re.S)
+_SUMMARY_LINE = re.compile(rb'\s*\{\s*"type"\s*:\s*"summary"')
 _NOISE = ("<local-command-stdout>", "<local-command-stderr>", "[Request interrupted by user")
 
 
@@ -100,9 +104,34 @@ def _project(root: Path, project: Path) -> Iterator[HarvestItem]:
     for path in sorted((project / "memory").glob("*.md")):
         if path.is_file() and (item := _memory(root, path, name)) is not None:
             yield item
-    for path in sorted(project.glob("*.jsonl")):
-        if path.is_file() and (item := _session(root, path, name)) is not None:
+    sessions = sorted(p for p in project.glob("*.jsonl") if p.is_file())
+    elsewhere = _summaries(sessions)
+    for path in sessions:
+        if (item := _session(root, path, name, elsewhere)) is not None:
             yield item
+
+
+def _summaries(paths: list[Path]) -> dict[str, str]:
+    """``leafUuid`` → summary over a project's transcripts: Claude Code writes a session's
+    summary into whichever transcript is open then, mostly another session's. Only the lines
+    that start as a summary record are parsed; a later one for the same leaf wins."""
+    found: dict[str, str] = {}
+    for path in paths:
+        try:
+            with path.open("rb") as lines:
+                for line in lines:
+                    if not _SUMMARY_LINE.match(line):
+                        continue
+                    try:
+                        record = as_dict(json.loads(line))
+                    except ValueError:
+                        continue
+                    leaf, text = first_str(record, "leafUuid"), first_str(record, "summary")
+                    if leaf and text.strip():
+                        found[leaf] = text.strip()
+        except OSError:
+            continue  # the session pass reports an unreadable file
+    return found
 
 
 def _document(root: Path, path: Path, kind: ItemKind, title: str, metadata: dict[str, Any],
@@ -198,14 +227,19 @@ class _Names:
         if uuid := first_str(event, "uuid"):
             self.uuids.add(uuid)
 
-    def title(self, session_id: str) -> str:
+    def title(self, session_id: str, elsewhere: dict[str, str]) -> str:
+        """``elsewhere``: the project's summaries by leaf, for one written into another
+        transcript."""
         named = [text for owner, text in self.custom if owner in ("", session_id)]
         if named:
             return named[-1]
-        return next((text for leaf, text in reversed(self.summaries) if leaf in self.uuids), "")
+        return (next((text for leaf, text in reversed(self.summaries) if leaf in self.uuids), "")
+                or next((text for leaf, text in reversed(elsewhere.items())
+                         if leaf in self.uuids), ""))
 
 
-def _session(root: Path, path: Path, project: str) -> HarvestItem | None:
+def _session(root: Path, path: Path, project: str,
+             elsewhere: dict[str, str] | None = None) -> HarvestItem | None:
     rel = path.relative_to(root).as_posix()
     src = file_source(path)
     session = Transcript(SOURCE, path.stem, str(path), "Claude")
@@ -248,7 +282,7 @@ def _session(root: Path, path: Path, project: str) -> HarvestItem | None:
     if not session.turns:
         return None
     first_user = next((t.text for t in session.turns if t.role == "user"), "")
-    title = (names.title(session.key) or first_user.strip().split("\n", 1)[0][:80]
+    title = (names.title(session.key, elsewhere or {}) or first_user.strip().split("\n", 1)[0][:80]
              or f"Session {path.stem}")
     metadata: dict[str, Any] = {"project": project, "file_path": rel, "skipped_lines": skipped,
                                 "session_id": session.key,

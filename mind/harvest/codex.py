@@ -38,10 +38,11 @@ a moved ``~/.codex`` writes nothing and a continued session adds only its new tu
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from mind.harvest.codex_forms import Echoes, message_form
+from mind.harvest.codex_forms import Echoes, Form, Record, message_form
 from mind.harvest.errors import HarvestError
 from mind.harvest.jsonstream import (
     JsonSource,
@@ -145,23 +146,35 @@ def _assistant_pieces(item: dict[str, Any]) -> list[str]:
     return []  # tool outputs, reasoning, snapshots, encrypted compactions
 
 
-def _records(src: JsonSource, info: dict[str, Any]) -> Iterator[tuple[int, str, dict[str, Any],
-                                                                      str | None]]:
-    """``(line, kind, payload, timestamp)`` of both layouts; broken lines are counted."""
+def _records(src: JsonSource, info: dict[str, Any]) -> Iterator[Record]:
+    """``(line, kind, payload, raw timestamp)`` of both layouts (the timestamp is turned into
+    the house format only where a turn needs it); broken lines are counted."""
     for line in iter_jsonl(src):
         record = as_dict(line.value)
         if line.error or not record:
             info["skipped"] += 1
             continue
-        ts = ts_from_iso(record.get("timestamp"))
+        raw_ts = record.get("timestamp")
         if "payload" in record and isinstance(record.get("type"), str):
-            yield line.number, str(record["type"]), as_dict(record["payload"]), ts
+            yield line.number, str(record["type"]), as_dict(record["payload"]), raw_ts
         elif "record_type" in record:
             continue
         elif not record.get("type") and "id" in record:
-            yield line.number, "session_meta", record, ts
+            yield line.number, "session_meta", record, raw_ts
         else:
             yield line.number, "response_item", record, None
+
+
+@dataclass(frozen=True, slots=True)
+class _Piece:
+    """What one record adds to the transcript, kept until every message form was counted."""
+
+    number: int  # its line
+    role: str  # user, system (a compaction summary) or assistant
+    texts: list[str]
+    raw_ts: Any
+    model: str | None
+    form: Form | None  # a message (checked for echoes), or None (a tool call, a summary)
 
 
 def _title(first_user: str) -> str:
@@ -173,37 +186,42 @@ def _rollout(root: Path, path: Path) -> HarvestItem | None:
     src = file_source(path)
     transcript = Transcript(SOURCE, path.name, str(path), "Codex")
     info: dict[str, Any] = {"skipped": 0}
-    echoes = Echoes(_records(src, {"skipped": 0}))
+    echoes = Echoes()
+    pieces: list[_Piece] = []
     model: str | None = None
-    for number, kind, payload, ts in _records(src, info):
-        position = f"{src.name}: line {number}"
-        piece_id = stable_id(SOURCE, path.name, number)
+    for number, kind, payload, raw_ts in _records(src, info):
         form = message_form(kind, payload)
         if form is not None:
-            tier, role, text = form
-            if not text or (tier and echoes.repeated(form)):
-                continue
-            if role == "user":
-                transcript.add(Turn(piece_id, "user", "User",
-                                    check_turn(text, str(path), position), ts))
-            elif tier:
-                transcript.add_assistant(piece_id, ts, model, [text], position)
-            else:
-                transcript.add_assistant(piece_id, ts, model, _assistant_pieces(payload),
-                                         position)
+            if form[2]:
+                echoes.count(form)
+                texts = (_assistant_pieces(payload) if form[:2] == (0, "assistant")
+                         else [form[2]])
+                pieces.append(_Piece(number, form[1], texts, raw_ts, model, form))
         elif kind == "session_meta" and "session_id" not in info:
             info["session_id"] = first_str(payload, "id")
-            info["started"] = ts_from_iso(payload.get("timestamp")) or ts
+            info["started"] = ts_from_iso(payload.get("timestamp")) or ts_from_iso(raw_ts)
             info["cwd"] = first_str(payload, "cwd") or None
             info["git_branch"] = first_str(as_dict(payload.get("git")), "branch") or None
             info["cli_version"] = first_str(payload, "cli_version") or None
         elif kind == "turn_context":
             model = first_str(payload, "model") or model
         elif kind == "compacted" and (text := as_str(payload.get("message")).strip()):
-            transcript.add(Turn(piece_id, "system", "Codex (summary)",
-                                check_turn(text, str(path), position), ts))
-        elif kind == "response_item" and payload.get("role") in (None, "assistant"):
-            transcript.add_assistant(piece_id, ts, model, _assistant_pieces(payload), position)
+            pieces.append(_Piece(number, "system", [text], raw_ts, model, None))
+        elif kind == "response_item" and payload.get("role") in (None, "assistant") and (
+                calls := _assistant_pieces(payload)):
+            pieces.append(_Piece(number, "assistant", calls, raw_ts, model, None))
+    for piece in pieces:
+        if piece.form is not None and piece.form[0] and echoes.repeated(piece.form):
+            continue
+        position = f"{src.name}: line {piece.number}"
+        piece_id = stable_id(SOURCE, path.name, piece.number)
+        ts = ts_from_iso(piece.raw_ts)
+        if piece.role == "assistant":
+            transcript.add_assistant(piece_id, ts, piece.model, piece.texts, position)
+            continue
+        text = check_turn(piece.texts[0], str(path), position)
+        transcript.add(Turn(piece_id, "user", "User", text, ts) if piece.role == "user" else
+                       Turn(piece_id, "system", "Codex (summary)", text, ts))
     transcript.flush()
     turns = transcript.turns
     if not turns:

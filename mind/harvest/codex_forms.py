@@ -14,21 +14,18 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Iterable
 from typing import Any, Final
 
 from mind.harvest.jsonstream import as_dict, as_list, as_str
 
 Form = tuple[int, str, str]  # (tier, role, text)
-Record = tuple[int, str, dict[str, Any], str | None]  # (line, kind, payload, timestamp)
+Record = tuple[int, str, dict[str, Any], Any]  # (line, kind, payload, raw timestamp)
 # blocks Codex injects as "user" messages: context, not what the user typed
 INJECTED: Final = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
                    "<INSTRUCTIONS>", "<user_shell_command>", "<turn_aborted>", "<image",
                    "</image>", "<skill>")
 IMAGE: Final = "[Shared image]"
 _ITEM_ROLES: Final = {"UserMessage": "user", "AgentMessage": "assistant"}
-
-
 def user_text(content: Any) -> str:
     """A user ``message`` item's prompt: its text blocks, one ``[Shared image]`` per image, the
     blocks Codex injects left out."""
@@ -87,19 +84,22 @@ def _key(role: str, text: str) -> bytes:
 
 
 class Echoes:
-    """Built from one pass over a rollout's records; :meth:`repeated` is then asked once per
-    event form, in file order."""
+    """Every message form of a rollout is :meth:`count`-ed first; :meth:`repeated` is then
+    asked once per event form, in file order."""
 
-    def __init__(self, records: Iterable[Record]) -> None:
-        counts: list[Counter[bytes]] = [Counter(), Counter()]
-        for _, kind, payload, _ in records:
-            form = message_form(kind, payload)
-            if form is not None and form[0] < 2 and form[2]:
-                counts[form[0]][_key(form[1], form[2])] += 1
-        self._left = {(1, 0): counts[0], (2, 0): counts[0].copy(), (2, 1): counts[1]}
+    def __init__(self) -> None:
+        self._counts: list[Counter[bytes]] = [Counter(), Counter()]
+        self._left: dict[tuple[int, int], Counter[bytes]] | None = None
+
+    def count(self, form: Form) -> None:
+        if form[0] < 2:
+            self._counts[form[0]][_key(form[1], form[2])] += 1
 
     def repeated(self, form: Form) -> bool:
         """Whether this event form repeats a message of a lower tier (which it then uses up)."""
+        if self._left is None:
+            items, events = self._counts
+            self._left = {(1, 0): items, (2, 0): items.copy(), (2, 1): events}
         key = _key(form[1], form[2])
         for lower in range(form[0]):
             left = self._left[(form[0], lower)]

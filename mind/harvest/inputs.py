@@ -193,12 +193,6 @@ class Archive:
         self._zip.close()
 
 
-def zip_members(path: Path) -> list[str]:
-    archive = Archive(path)
-    archive.close()
-    return archive.names
-
-
 def find_member(names: list[str], wanted: str) -> str | None:
     """The member whose base name is ``wanted`` (shallowest first), or ``None``."""
     hits = [n for n in names if n.rsplit("/", 1)[-1] == wanted]

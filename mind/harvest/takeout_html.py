@@ -38,7 +38,7 @@ from vocabulary.limits import MAX_FRAME_CHARS
 
 CHUNK: Final = 1 << 16
 HEAD_BYTES: Final = 1 << 20  # the page's <style> comes before its first card
-MAX_CARD_CHARS: Final = 4 * MAX_FRAME_CHARS  # the markup of one card's answer
+MAX_CARD_CHARS: Final = 4 * MAX_FRAME_CHARS  # one card's text and answer markup
 _BLOCKS: Final = frozenset({
     "p", "div", "ul", "ol", "dl", "pre", "table", "blockquote", "hr", "img", "figure",
     "section", "h1", "h2", "h3", "h4", "h5", "h6",
@@ -65,6 +65,7 @@ class _Cards(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.name = name
         self.done: list[Card] = []
+        self.closed = 0  # cards closed so far
         self._divs = 0
         self._card: Card | None = None
         self._card_at = 0
@@ -117,6 +118,7 @@ class _Cards(HTMLParser):
                 return
             if self._card is not None and self._cell is None and self._divs == self._card_at:
                 self.done.append(self._card)
+                self.closed += 1
                 self._card = None
                 self._divs -= 1
                 return
@@ -129,11 +131,13 @@ class _Cards(HTMLParser):
 
     def handle_data(self, data: str) -> None:
         if self._cell == "header":
+            self._charge(len(data))
             self._header.append(data)
         elif self._cell == "body":
             if self._answer is not None:
                 self._add(html.escape(data, quote=False))
             else:
+                self._charge(len(data))
                 self._line.append(data)
 
     def _close_cell(self) -> None:
@@ -177,11 +181,15 @@ class _Cards(HTMLParser):
 
     def _add(self, markup: str) -> None:
         assert self._answer is not None
-        self._size += len(markup)
-        if self._size > MAX_CARD_CHARS:
-            raise HarvestError(f"one activity holds more than {MAX_CARD_CHARS:,} characters of "
-                               "markup", path=self.name, position=f"card {len(self.done) + 1}")
+        self._charge(len(markup))
         self._answer.append(markup)
+
+    def _charge(self, chars: int) -> None:
+        """Count what the open card holds: more than :data:`MAX_CARD_CHARS` is an error."""
+        self._size += chars
+        if self._size > MAX_CARD_CHARS:
+            raise HarvestError(f"one activity holds more than {MAX_CARD_CHARS:,} characters",
+                               path=self.name, position=f"activity {self.closed + 1}")
 
     def take(self) -> list[Card]:
         out, self.done = self.done, []

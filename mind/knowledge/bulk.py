@@ -104,16 +104,10 @@ DerivedRelation = tuple[int, int, str, float, Mapping[str, Any], int]
 """``(source id, target id, type, confidence, properties, supporting frame id)``."""
 
 
-async def put_relations(db: Database, relations: Sequence[DerivedRelation]) -> int:
-    """Insert derived relations, folding each into an identical active one (confidence = max),
-    and record the frames that support them; returns how many distinct relations."""
-    if not relations:
-        return 0
-    return await db.run(lambda sync: put_relations_sync(sync, relations))
-
-
 def put_relations_sync(db: SyncDb, relations: Sequence[DerivedRelation]) -> int:
-    """:func:`put_relations` on the connection's thread."""
+    """Insert derived relations (on the connection's thread), folding each into an identical
+    active one (confidence = max), and record the frames that support them; returns how many
+    distinct relations."""
     unique: dict[tuple[int, int, str], tuple[float, Mapping[str, Any]]] = {}
     sources: set[tuple[int, int, int, str]] = set()
     for src, tgt, rtype, conf, props, frame_id in relations:

@@ -30,9 +30,7 @@ The word lists live in :mod:`mind.knowledge.lexicon`, a text's words (code spans
 name-shaped words) come from :mod:`mind.knowledge.tokens`.
 
 :func:`extract_relations` reads the verb phrase between two adjacent mentions of the given
-entities (table in :mod:`mind.knowledge.relation_patterns`); :func:`co_occurrence_pairs` pairs
-distinct
-entities for ``co_occurs_with`` edges, capped at 45 pairs.
+entities (table in :mod:`mind.knowledge.relation_patterns`).
 """
 
 from __future__ import annotations
@@ -101,7 +99,6 @@ _ACRONYMS = re.compile(r"[A-Z]{2,6}s")  # "APIs", "LLMs"
 _PIECES = re.compile(r"[.\-]")  # "node.js", "rest-api"
 
 MAX_NAME_WORDS: Final = 6  # longer Capitalized runs are headings or shouting, not names
-MAX_CO_OCCURRENCE_PAIRS: Final = 45  # all pairs of the first ten distinct entities
 
 
 class _Extractor:
@@ -352,19 +349,9 @@ def _fold_partial_names(found: list[tuple[int, ExtractedEntity]]) -> list[Extrac
             if e.entity_type == "technology" or " " in e.name or e.name.casefold() not in parts]
 
 
-def extract_entities(text: str, *, max_chars: int = 10_000,
-                     known: Collection[str] = ()) -> list[ExtractedEntity]:
-    """Entities named in the first ``max_chars`` characters of ``text``, in first-seen order.
-
-    ``known``: lowercase words already seen as names elsewhere (the other messages of the same
-    conversation batch): a sentence-initial word among them counts as a name, as it would if
-    this text itself used it mid-sentence ("Biscuit pulls on the leash" after "we adopted
-    Biscuit")."""
-    return Extraction(text, max_chars=max_chars).entities(known)
-
-
 class Extraction:
-    """:func:`extract_entities` of one text, to be asked again with other ``known`` words (the
+    """The entities named in the first ``max_chars`` characters of one text, in first-seen order,
+    to be asked again with other ``known`` words (the
     second pass over a cognify batch, :mod:`workers.cognify`): what does not depend on them
     (tokens, technologies, name runs) is found once."""
 
@@ -374,7 +361,10 @@ class Extraction:
         self._technologies = self._extractor.technologies()
 
     def entities(self, known: Collection[str] = ()) -> list[ExtractedEntity]:
-        """See :func:`extract_entities`."""
+        """``known``: lowercase words already seen as names elsewhere (the other messages of
+        the same conversation batch): a sentence-initial word among them counts as a name, as it
+        would if this text itself used it mid-sentence ("Biscuit pulls on the leash" after "we
+        adopted Biscuit")."""
         found = sorted(self._technologies + self._extractor.proper_nouns(frozenset(known)),
                        key=lambda p: p[0])
         seen: set[tuple[str, str]] = set()
@@ -390,7 +380,7 @@ class Extraction:
 
 def name_words(entities: Sequence[ExtractedEntity]) -> set[str]:
     """Lowercase single-word names of ``entities`` (technologies aside): what
-    :func:`extract_entities` takes as ``known`` for the texts around them."""
+    :meth:`Extraction.entities` takes as ``known`` for the texts around them."""
     return {e.name.casefold() for e in entities
             if " " not in e.name and e.entity_type != "technology"}
 
@@ -398,7 +388,7 @@ def name_words(entities: Sequence[ExtractedEntity]) -> set[str]:
 def _surface_names(entities: Sequence[ExtractedEntity]) -> tuple[list[str], list[int]]:
     """Names to look for and the entity each one means: every entity name, plus the lone first
     or last name of a multi-word person when no other entity claims that word ("Alice" →
-    "Alice Johnson", mirroring the folding of partial names in :func:`extract_entities`)."""
+    "Alice Johnson", mirroring the folding of partial names in :meth:`Extraction.entities`)."""
     names = [e.name for e in entities]
     owners = list(range(len(entities)))
     taken = {normalize_entity_name(e.name) for e in entities}
@@ -450,27 +440,3 @@ def extract_relations(
     return out
 
 
-def co_occurrence_pairs(
-    entities: Sequence[ExtractedEntity], *, max_pairs: int = MAX_CO_OCCURRENCE_PAIRS
-) -> list[tuple[int, int]]:
-    """Unordered index pairs ``(i, j)``, ``i < j``, of entities with distinct normalized names.
-
-    Repeats of a name are represented by their first index. Pairs come in the order
-    (0,1), (0,2), (1,2), (0,3), … so the cap of ``max_pairs`` (default 45) keeps exactly all
-    pairs among the first ten distinct entities instead of one entity's pairs with everything.
-    """
-    count_arg(max_pairs, "max_pairs")
-    firsts: list[int] = []
-    seen: set[str] = set()
-    for index, entity in enumerate(entities):
-        key = normalize_entity_name(entity.name)
-        if key not in seen:
-            seen.add(key)
-            firsts.append(index)
-    pairs: list[tuple[int, int]] = []
-    for jj, j in enumerate(firsts):
-        for i in firsts[:jj]:
-            if len(pairs) >= max_pairs:
-                return pairs
-            pairs.append((i, j))
-    return pairs

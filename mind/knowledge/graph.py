@@ -24,14 +24,12 @@ Unknown start entities are not an error here: they simply reach nothing.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from mind.errors import ConflictError, NotFoundError, ValidationError
 from mind.knowledge.normalizer import (
     Props,
-    Rule,
-    check_relation,
     confidence_arg,
     dump_props,
     load_props,
@@ -65,9 +63,6 @@ class Relation:
     @property
     def active(self) -> bool:
         return self.valid_to is None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
     @classmethod
     def from_row(cls, row: Row) -> Relation:
@@ -123,7 +118,7 @@ async def copy_sources(db: Database, from_relation: int, to_relation: int) -> No
 
 
 async def create_relation(
-    db: Database, rules: Mapping[str, Rule], source_id: int, target_id: int,
+    db: Database, source_id: int, target_id: int,
     relation_type: str, confidence: float = 1.0, properties: Mapping[str, Any] | None = None,
 ) -> Relation:
     """A validated relation between two active entities (:class:`NotFoundError` otherwise),
@@ -140,7 +135,6 @@ async def create_relation(
                 raise NotFoundError(f"entity {entity_id} not found")
             if found[entity_id]["valid_to"] is not None:
                 raise NotFoundError(f"entity {entity_id} is retired")
-        check_relation(rules, found[source_id]["entity_type"], rtype)
         return await put_relation(db, source_id, target_id, rtype, conf, props)
 
 
@@ -155,6 +149,15 @@ async def get_relations(
     rows = await db.fetchall(
         f"SELECT {_R} FROM knowledge_relations WHERE {clause} AND valid_to IS NULL "
         "AND (?2 IS NULL OR relation_type = ?2) ORDER BY id", (entity_id, relation_type))
+    return [Relation.from_row(row) for row in rows]
+
+
+async def relation_history(db: Database, entity_id: int, limit: int) -> list[Relation]:
+    """Every relation touching an entity, retired ones too, the latest valid first."""
+    rows = await db.fetchall(
+        f"SELECT {_R} FROM knowledge_relations WHERE source_id = ?1 "
+        f"UNION SELECT {_R} FROM knowledge_relations WHERE target_id = ?1 "
+        "ORDER BY valid_from DESC, id DESC LIMIT ?2", (entity_id, limit))
     return [Relation.from_row(row) for row in rows]
 
 

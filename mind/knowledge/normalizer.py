@@ -1,5 +1,5 @@
 """Pure rules of the knowledge graph: entity names (normalization, aliases, noise filter,
-word-boundary mentions) and input checks (arguments, properties, the validation schema).
+word-boundary mentions) and input checks (arguments, properties).
 
 Pure functions only; :mod:`mind.knowledge.store`, :mod:`mind.knowledge.graph` and
 :mod:`mind.knowledge.dedupe` apply
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from mind.errors import ValidationError
@@ -28,7 +28,6 @@ from mind.storage.jsonfields import dump_object, load_object
 from mind.storage.sqlutil import escape_like
 
 Props = dict[str, Any]
-Rule = tuple[tuple[str, ...], frozenset[str] | None]  # (required props, allowed relations | None)
 
 ALIAS_GROUPS: Final[tuple[tuple[str, ...], ...]] = (
     ("postgresql", "postgres", "pg"),
@@ -190,49 +189,5 @@ def like_pattern(query: str) -> str:
 
 # -- validation schema -------------------------------------------------------------------------
 
-_RULE_KEYS = frozenset({"required", "allowed_relations", "allowedRelations"})
 
 
-def _strings(value: object) -> bool:
-    return (isinstance(value, Iterable) and not isinstance(value, str | bytes)
-            and all(isinstance(x, str) for x in value))
-
-
-def compile_schema(schema: Mapping[str, Mapping[str, Any]]) -> dict[str, Rule]:
-    """``{type: {"required": [...], "allowed_relations": [...]}}`` → rules keyed by folded type.
-
-    ``allowedRelations`` (the camel-case spelling) is accepted too. Without an allowed-relations
-    list a type may have any relation; an empty list allows none.
-    """
-    if not isinstance(schema, Mapping):
-        raise ValidationError("validation schema must map entity types to rules")
-    rules: dict[str, Rule] = {}
-    for etype, rule in schema.items():
-        if not isinstance(etype, str) or not etype.strip() or not isinstance(rule, Mapping):
-            raise ValidationError(f"invalid validation rule for type {etype!r}")
-        unknown = set(rule) - _RULE_KEYS
-        if unknown:
-            raise ValidationError(f"unknown validation keys for type '{etype}': {sorted(unknown)}")
-        required = rule.get("required", [])
-        allowed = rule.get("allowed_relations", rule.get("allowedRelations"))
-        if not _strings(required) or (allowed is not None and not _strings(allowed)):
-            raise ValidationError(f"validation rule lists for type '{etype}' must hold strings")
-        rules[normalize_entity_type(etype)] = (
-            tuple(required), None if allowed is None else frozenset(allowed))
-    return rules
-
-
-def check_entity(rules: Mapping[str, Rule], entity_type: str, props: Mapping[str, Any]) -> None:
-    """Raise if a required property of the type is missing (absent or null)."""
-    for prop in rules.get(normalize_entity_type(entity_type), ((), None))[0]:
-        if props.get(prop) is None:
-            raise ValidationError(
-                f"Validation failed: required property '{prop}' missing for type '{entity_type}'")
-
-
-def check_relation(rules: Mapping[str, Rule], entity_type: str, relation_type: str) -> None:
-    """Raise if the source entity's type restricts its relations and this one is not allowed."""
-    allowed = rules.get(normalize_entity_type(entity_type), ((), None))[1]
-    if allowed is not None and relation_type not in allowed:
-        raise ValidationError(
-            f"Validation failed: relation '{relation_type}' not allowed for type '{entity_type}'")

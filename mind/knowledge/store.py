@@ -1,7 +1,8 @@
 """The bitemporal knowledge graph of one mind: entities, relations and the entity↔frame bridge.
 
 "Active" means ``valid_to IS NULL``; retiring sets ``valid_to`` (and retires the entity's active
-relations with it); :meth:`KnowledgeGraph.erase_entity` is the only hard delete. Entity identity
+relations with it); entities are deleted only with what they came from (forgetting a frame
+removes the entities nothing else mentions) or by the entity cleanup modes. Entity identity
 is ``normalize_entity_name(name)`` + the folded type, so "Acme"/"ACME" and "Postgres"/"pg" are one
 entity for :meth:`~KnowledgeGraph.upsert_entity`, lookups and dedupe. Types are stored folded.
 Active relations are unique per ``(source, target, type)``: re-creating one returns it.
@@ -11,7 +12,7 @@ All SQL is fixed text with ``?`` parameters; nothing from a caller becomes SQL.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from mind.bounds import entity_input, name_text, relation_input
@@ -20,9 +21,6 @@ from mind.knowledge import graph
 from mind.knowledge.graph import Direction, Relation
 from mind.knowledge.normalizer import (
     Props,
-    Rule,
-    check_entity,
-    compile_schema,
     count_arg,
     dump_props,
     fold,
@@ -63,9 +61,6 @@ class Entity:
     def active(self) -> bool:
         return self.valid_to is None
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
     @classmethod
     def from_row(cls, row: Row) -> Entity:
         return cls(row["id"], row["entity_type"], row["name"], row["normalized_name"],
@@ -78,21 +73,15 @@ class KnowledgeGraph:
 
     def __init__(self, db: Database) -> None:
         self._db = db
-        self._rules: dict[str, Rule] = {}
 
     @property
     def db(self) -> Database:
         return self._db
 
-    def set_validation_schema(self, schema: Mapping[str, Mapping[str, Any]] | None) -> None:
-        """Install (or with ``None`` remove) required properties / allowed relations per type."""
-        self._rules = {} if schema is None else compile_schema(schema)
-
     # -- entities ------------------------------------------------------------------------------
 
     async def _insert(self, etype: str, name: str, props: Props, start: str, end: str | None
                       ) -> Entity:
-        check_entity(self._rules, etype, props)
         row = await self._db.fetchone(
             "INSERT INTO knowledge_entities (entity_type, name, normalized_name, properties, "
             f"valid_from, valid_to, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING {_E}",
@@ -134,7 +123,6 @@ class KnowledgeGraph:
             if found is None:
                 return await self._insert(etype, clean, props, now_iso(), None), True
             merged = {**found.properties, **props, "seen_count": seen_count(found.properties) + 1}
-            check_entity(self._rules, etype, merged)
             return await self._save_props(found.id, merged), False
 
     async def get_entity(self, entity_id: int) -> Entity:
@@ -154,7 +142,6 @@ class KnowledgeGraph:
         async with self._db.transaction():
             entity = await self.get_entity(entity_id)
             props = entity.properties if properties is None else props_arg(properties)
-            check_entity(self._rules, entity.entity_type, props)
             return await self._save_props(entity_id, props, clean)
 
     async def retire_entity(self, entity_id: int) -> Entity:
@@ -169,31 +156,9 @@ class KnowledgeGraph:
                     "AND (source_id = ? OR target_id = ?)", (now, entity_id, entity_id))
             return await self.get_entity(entity_id)
 
-    async def erase_entity(self, entity_id: int) -> dict[str, int]:
-        """Hard delete: the entity, all its relations and its bridge rows."""
-        async with self._db.transaction():
-            await self.get_entity(entity_id)
-            _, rels = await self._db.execute(
-                "DELETE FROM knowledge_relations WHERE source_id = ? OR target_id = ?",
-                (entity_id, entity_id))
-            _, links = await self._db.execute(
-                "DELETE FROM kg_entity_frames WHERE entity_id = ?", (entity_id,))
-            await self._db.execute("DELETE FROM knowledge_entities WHERE id = ?", (entity_id,))
-        return {"entities": 1, "relations": rels, "frame_links": links}
-
     async def _entities(self, where: str, params: tuple[Any, ...]) -> list[Entity]:
         rows = await self._db.fetchall(f"SELECT {_E} {_ACTIVE} {where}", params)
         return [Entity.from_row(row) for row in rows]
-
-    async def get_entities(self, limit: int = 200, offset: int = 0) -> list[Entity]:
-        return await self._entities("ORDER BY name, id LIMIT ? OFFSET ?",
-                                    (count_arg(limit, "limit"), count_arg(offset, "offset")))
-
-    async def get_entities_by_type(self, entity_type: str, limit: int = 500) -> list[Entity]:
-        if not entity_type.strip():
-            return await self.get_entities(limit)
-        return await self._entities("AND entity_type = ? ORDER BY name, id LIMIT ?",
-                                    (normalize_entity_type(entity_type), count_arg(limit, "limit")))
 
     async def search_entities(self, query: str, limit: int = 100,
                               entity_type: str | None = None) -> list[Entity]:
@@ -226,15 +191,6 @@ class KnowledgeGraph:
     async def get_entity_count(self) -> int:
         return int(await self._db.fetchval(f"SELECT COUNT(*) {_ACTIVE}", default=0))
 
-    async def get_entities_valid_at(self, at: str, limit: int = 500) -> list[Entity]:
-        """Time travel: entities (retired ones included) whose validity covers instant ``at``."""
-        t = normalize_ts(at)
-        rows = await self._db.fetchall(
-            f"SELECT {_E} FROM knowledge_entities WHERE valid_from <= ? "
-            "AND (valid_to IS NULL OR valid_to > ?) ORDER BY name, id LIMIT ?",
-            (t, t, count_arg(limit, "limit")))
-        return [Entity.from_row(row) for row in rows]
-
     async def find_entities_in_text(self, text: str, limit: int = 12) -> list[Entity]:
         """Active entities named in ``text`` as whole words (≥ 2 chars), longest name first."""
         folded, limit = fold(text), count_arg(limit, "limit")
@@ -266,7 +222,7 @@ class KnowledgeGraph:
         (confidence raised to the max, new properties merged in). Never from an entity to
         itself (:func:`mind.bounds.relation_input`)."""
         relation_input(source_id, target_id, relation_type, confidence, properties)
-        return await graph.create_relation(self._db, self._rules, source_id, target_id,
+        return await graph.create_relation(self._db, source_id, target_id,
                                            relation_type, confidence, properties)
 
     async def get_relations_from(self, entity_id: int, relation_type: str | None = None
@@ -276,6 +232,14 @@ class KnowledgeGraph:
     async def get_relations_to(self, entity_id: int, relation_type: str | None = None
                                ) -> list[Relation]:
         return await graph.get_relations(self._db, entity_id, relation_type, "in")
+
+    async def relation_history(self, entity_id: int, limit: int = 200) -> list[Relation]:
+        """Every relation touching the entity, retired ones too, the latest valid first."""
+        return await graph.relation_history(self._db, entity_id, limit)
+
+    async def get_entities(self, ids: list[int]) -> list[Entity]:
+        """These entities (active or retired; missing ids left out), in the order given."""
+        return await self._many(ids)
 
     async def retire_relation(self, relation_id: int) -> Relation:
         return await graph.retire_relation(self._db, relation_id)

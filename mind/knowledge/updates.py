@@ -61,9 +61,9 @@ Auth0 for login") are about different things, and the nearest is the likeliest t
 What it cannot see: an update worded without any cue ("Biscuit: 13.5 kg."), a value kind it does
 not parse (sizes, colours, free-text answers), two facts of one kind about one entity in one turn
 (the whole turn is superseded), a fact stated only by an assistant, and two things of one entity
-named in other words and alike enough to pass :data:`TOPIC_COSINE` (``bench/supersession_pairs.py``:
-on synthetic chats of project decisions, 3 in 4 pairs between statements about projects are
-right).
+named in other words and alike enough to pass :data:`TOPIC_COSINE`
+(``bench/evals/supersession_pairs.py``: on synthetic chats of project decisions, 3 in 4 pairs
+between statements about projects are right).
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ The strengths live in :class:`Signals`; :data:`DEFAULT_SIGNALS` is what recall u
 
 The daily bucket of loose saves (``save:<date>``) is not a conversation: it takes part in none
 of the session or neighbour signals. Each figure was chosen on the development half of LoCoMo and
-checked not to lower SciFact or the synthetic chats (bench/recall_eval.py --steps;
+checked not to lower SciFact or the synthetic chats (bench/evals/recall_eval.py --steps;
 docs/performance.md, "Retrieval quality").
 """
 
@@ -55,7 +55,7 @@ class Signals:
     speaker_boost: float = 0.4
     time_boost: float = 1.0
     rescore: bool = True  # recency / importance / graph proximity (:mod:`mind.retrieval.scoring`)
-    # lane-level choices, here so the eval can measure each (bench/recall_eval.py --steps)
+    # lane-level choices, here so the eval can measure each (bench/evals/recall_eval.py --steps)
     context_weight: float = CONTEXT_WEIGHT  # BM25 weight of the keyword context column
     complete: bool = True  # give every candidate both lanes' scores before fusing
     # rank a later statement above the one it supersedes (mind.knowledge.supersession)

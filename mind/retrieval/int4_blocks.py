@@ -11,8 +11,8 @@ as 4 bits a dimension, in groups of :data:`GROUP` dimensions that share one floa
 weights) takes such a block as a constant, packs it once when the session is made, and at
 accuracy level 4 multiplies in int8 (the query quantized per group): 1,000,000 rows in
 11.4 ms against 20-24 ms for the int8 blocks, same machine, same pool of two threads
-(``bench/vector_scale.py``). Its estimate of ``x · q`` is coarser, yet re-scoring the same
-best 4 × k rows exactly (:data:`~mind.retrieval.int8_scan.CANDIDATES_PER_ROW`) keeps
+(``bench/components/vector_scale.py``). Its estimate of ``x · q`` is coarser, yet re-scoring the
+same best 4 × k rows exactly (:data:`~mind.retrieval.int8_scan.CANDIDATES_PER_ROW`) keeps
 recall@10 1.000 of exact on random and clustered vectors (2 × k: 0.95-0.99).
 
 The estimate is in the units of ``x · q`` (the scales are applied), so it is compared as is
@@ -120,7 +120,8 @@ _FLOAT, _UINT8 = 1, 2
 @cache
 def model_bytes(dim: int, rows: int = BLOCK_ROWS) -> bytes:
     """``Y = MatMulNBits(A, B, scales)``: A float32 ``(1, dim)``, B the block's codes, Y float32
-    ``(1, rows)``; opset 17 + ``com.microsoft`` 1, IR 8 (what :func:`model_proto` builds)."""
+    ``(1, rows)``; opset 17 + ``com.microsoft`` 1, IR 8 (what ``onnx.helper`` builds, a test
+    checks)."""
     attributes = [("K", dim), ("N", rows), ("accuracy_level", ACCURACY), ("bits", 4),
                   ("block_size", GROUP)]
     node = (_field(1, "A") + _field(1, "B") + _field(1, "scales") + _field(2, "Y")
@@ -136,24 +137,6 @@ def model_bytes(dim: int, rows: int = BLOCK_ROWS) -> bytes:
     opsets = _field(8, _field(1, "") + _field(2, 17)) + _field(8, _field(1, "com.microsoft")
                                                             + _field(2, 1))
     return _field(1, 8) + _field(2, "hive-mind") + _field(7, graph) + opsets
-
-
-def model_proto(dim: int, rows: int = BLOCK_ROWS) -> Any:
-    """:func:`model_bytes`' model built with ``onnx.helper`` (for the test that compares them)."""
-    from onnx import TensorProto, helper, numpy_helper
-
-    node = helper.make_node("MatMulNBits", ["A", "B", "scales"], ["Y"], domain="com.microsoft",
-                            K=dim, N=rows, accuracy_level=ACCURACY, bits=4, block_size=GROUP)
-    graph = helper.make_graph(
-        [node], "int4_blocks",
-        [helper.make_tensor_value_info("A", TensorProto.FLOAT, [1, dim])],
-        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, rows])],
-        initializer=[numpy_helper.from_array(np.zeros((1, 1, 1), np.uint8), "B"),
-                     numpy_helper.from_array(np.zeros(1, np.float32), "scales")])
-    model = helper.make_model(graph, producer_name="hive-mind", opset_imports=[
-        helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
-    model.ir_version = 8
-    return model
 
 
 def session_options() -> Any:

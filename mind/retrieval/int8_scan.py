@@ -101,27 +101,12 @@ def query_codes(query: np.ndarray, scale: np.ndarray) -> tuple[np.ndarray, float
 
 
 # ``Y = MatMulInteger(A, B)``: A uint8 (rows, dim), B int8 (dim, queries), Y int32, opset 17,
-# IR 8 — the bytes of ``model_proto()`` (a test checks they are equal), kept here so that a
+# IR 8 — the bytes onnx.helper builds (tests/test_int8_scan.py checks they are equal), so that a
 # search does not import ``onnx`` (0.6 s) to build it
 MODEL = bytes.fromhex(
     "08081209686976652d6d696e643a580a180a01410a0142120159220d4d61744d756c496e74656765721209"
     "696e74385f7363616e5a0f0a0141120a0a08080212040a000a005a0f0a0142120a0a08080312040a000a00"
     "620f0a0159120a0a08080612040a000a0042040a001011")
-
-
-def model_proto() -> Any:
-    """The scan's model built with ``onnx.helper`` (what :data:`MODEL` holds)."""
-    from onnx import TensorProto, helper
-
-    a = helper.make_tensor_value_info("A", TensorProto.UINT8, [None, None])
-    b = helper.make_tensor_value_info("B", TensorProto.INT8, [None, None])
-    y = helper.make_tensor_value_info("Y", TensorProto.INT32, [None, None])
-    node = helper.make_node("MatMulInteger", ["A", "B"], ["Y"])
-    graph = helper.make_graph([node], "int8_scan", [a, b], [y])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
-                              producer_name="hive-mind")
-    model.ir_version = 8
-    return model
 
 
 def _matmul() -> Any:
@@ -168,7 +153,7 @@ def quantized(vectors: np.ndarray, codes: np.ndarray, scale: np.ndarray, keep: n
     product having streamed the block's codes through the caches), so one selection a run
     instead of one a block, and fewer tasks for the pool, took a 1,000,000-row search from
     p50 37.3 to 31.1 ms (first-generation Zen, pool of two threads; on a Zen 3 both are
-    ~18 ms; bench/vector_scale.py --run-blocks). A smaller
+    ~18 ms; bench/components/vector_scale.py --run-blocks). A smaller
     matrix keeps shorter runs, down to one block, so that the pool still gets
     :data:`MIN_TASKS` tasks to share (100,000 rows: four blocks, four tasks, as before)."""
     q = np.asarray(query, dtype=np.float32).reshape(1, -1)

@@ -17,7 +17,8 @@ and minds instead, from two pieces of evidence recall already has:
 "Relevant" means a match rather than noise: the three numbers were fitted by logistic regression
 on the synthetic chats the project ships (``bench/data/conv``: evidence turns against the
 results of unrelated questions), never on LoCoMo or SciFact, which measure it
-(``bench/relevance_calibration.py``; figures in docs/architecture.md, "What the numbers mean").
+(``bench/evals/relevance_calibration.py``; figures in docs/architecture.md, "What the numbers
+mean").
 BM25 was tried as the keyword evidence and dropped: its scale is the mind's (SciFact's long
 abstracts put every unrelated question's top result above 0.9). Without a vector lane
 (degraded embedder) only coverage speaks.

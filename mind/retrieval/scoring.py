@@ -31,7 +31,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -97,7 +97,8 @@ def fuse(lanes: Sequence[Sequence[tuple[int, float]]], k: int = RRF_K,
     normalized score and its reciprocal rank (K = 10, 0-based ranks), so first place in every
     lane is worth 1/k per lane, like RRF. Ranks alone throw away how much better the first
     hit is than the tenth; scores alone let one lane's flat tail swamp the other. Measured on
-    SciFact, LoCoMo and the synthetic chats, the mix beats either (bench/recall_eval.py --steps).
+    SciFact, LoCoMo and the synthetic chats, the mix beats either
+    (bench/evals/recall_eval.py --steps).
     ``min_spreads[i]`` keeps lane i's near-equal scores from being stretched into the full
     range (a vector lane whose candidates all lie within a few hundredths of cosine has no
     score evidence to give). Insertion order: first lane's order, then new ids of later lanes.
@@ -188,5 +189,3 @@ def age_days(timestamp: str, now: datetime) -> float:
     return max(0.0, (now - parse_stored(timestamp)).total_seconds() / 86400)
 
 
-def graph_distance_for(frame_id: int, distances: Mapping[int, int] | None) -> int | None:
-    return None if distances is None else distances.get(frame_id)

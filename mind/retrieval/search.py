@@ -100,7 +100,7 @@ RERANK_POOL = 30
 # ``limit=k`` are the first k of ``limit=70`` (issue #11: a small limit used to cut each lane
 # to 2 × limit before fusion, and an exact match lost its other lane's contribution). 70, not
 # the 100 of #11: every candidate is read, fused and re-scored, and a served recall at 100,000
-# frames spends ~1/3 of its time there; product path with limit 10 (bench/recall_eval.py),
+# frames spends ~1/3 of its time there; product path with limit 10 (bench/evals/recall_eval.py),
 # 100 / 70 / 50 / 30 gave LoCoMo dev R@10 0.8083 / 0.8087 / 0.8052 / 0.7967 and conv R@5
 # 0.8933 / 0.8933 / 0.8867 / 0.9000 (docs/performance.md, "Retrieval quality")
 CANDIDATES = 70

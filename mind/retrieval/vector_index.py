@@ -2,10 +2,11 @@
 
 sqlite-vec (0.1.9, no SIMD in the PyPI wheel) scans 100,000 × 384 float vectors in ~55 ms
 here, and random access to single vectors reads whole 1,024-vector chunks, so neither a flat
-KNN nor a quantized pass with float re-scoring inside it meets the latency target
-(bench/vec_quantized_probe.py). The vec0 tables stay the durable store; this index mirrors them in a
-NumPy matrix (float32) plus, from :data:`QUANTIZE_MIN_ROWS` rows on, one byte per dimension
-(:mod:`mind.retrieval.int8_scan`).
+KNN nor a quantized pass with float re-scoring inside it meets the latency target: over
+100,000 random vectors its flat KNN took 66 ms, a ``bit`` KNN of 200 candidates re-scored from
+vec0's floats 96 ms at recall@20 0.35, the exact NumPy product 8 ms. The vec0 tables stay
+the durable store; this index mirrors them in a NumPy matrix (float32) plus, from
+:data:`QUANTIZE_MIN_ROWS` rows on, one byte per dimension (:mod:`mind.retrieval.int8_scan`).
 
 Search: below :data:`QUANTIZE_MIN_ROWS` rows, exact (one matrix-vector product in blocks).
 From there on, quantized rows are scored first (ONNX Runtime's integer products) and a few
@@ -24,7 +25,7 @@ them (:func:`~mind.retrieval.int8_scan.quantized_many`, the best candidates of e
 re-scored exactly; 64 queries over one block of 32,768 rows: ~15 ms against ~38 ms for the
 float32 product, 2-core Xeon), else exact. One query at a time through the quantized pass was
 slower than either: 64 queries over 100,000 rows took 146 ms exact against 764 ms that way
-(2-core AMD EPYC, bench/link_cost.py). ``window`` limits a search to the most recently
+(2-core AMD EPYC, bench/components/link_cost.py). ``window`` limits a search to the most recently
 written rows (the link search's bound). A filter (``allowed`` frames) masks rows inside the
 scan; a filter keeping few rows gathers just those rows.
 
@@ -32,7 +33,9 @@ Threads: the scans run in row blocks on one pool per process (:data:`SCAN_THREAD
 core), so one search uses every core and concurrent searches share them block by block
 instead of oversubscribing. For that the process's BLAS is set to one thread per call
 (threadpoolctl) when the first index is created: OpenBLAS's own threads made a matrix-vector
-product slower, not faster, whenever another thread was busy (bench/vector_concurrency.py).
+product slower, not faster, whenever another thread was busy (two concurrent searches of
+100,000 rows on 2 cores: 0.79× the throughput of the same searches serialized with BLAS's
+default threads, 1.60× with one BLAS thread a product).
 
 Freshness: every vector change is appended to ``vector_log`` in the same transaction
 (:mod:`mind.retrieval.vectors`). Before a search the index reads the log past its last
@@ -105,8 +108,9 @@ def _scan_pool() -> ThreadPoolExecutor | None:
         return _pool
 
 
-def _run_blocks(tasks: list[Callable[[], object]]) -> list[object]:
-    """Run a scan's blocks on the scan pool (inline when there is one block)."""
+def run_blocks(tasks: list[Callable[[], object]]) -> list[object]:
+    """Run a scan's blocks on the process's scan pool (inline when there is one block): the
+    runner every scan of :mod:`mind.retrieval.vector_scan` and :mod:`int8_scan` takes."""
     pool = _scan_pool()
     if pool is None or len(tasks) < 2:
         return [task() for task in tasks]
@@ -197,7 +201,7 @@ class _Matrix:
             int8_scan.encode(self.vectors[:self.size], self.scale, codes[:self.size])
             self.codes = codes
         if pack:
-            self.packed = int8_scan.pack(self.vectors, self.size, self.packed, _run_blocks)
+            self.packed = int8_scan.pack(self.vectors, self.size, self.packed, run_blocks)
 
     def blocks_due(self) -> bool:
         """A block filled since the last packing."""
@@ -256,19 +260,22 @@ def _scan(snap: _Snapshot, queries: np.ndarray, take: int, allowed: np.ndarray |
     if snap.codes is not None and snap.scale is not None:
         if len(queries) >= MANY_QUERIES:
             return int8_scan.quantized_many(snap.vectors, snap.codes, snap.scale, keep, queries,
-                                            take, _run_blocks)
+                                            take, run_blocks)
         if live >= quantize_min_rows:
             return [int8_scan.quantized(snap.vectors, snap.codes, snap.scale, keep, q, take,
-                                        _run_blocks, snap.packed) for q in queries]
-    return scan.exact(snap.vectors, keep, queries, take, _run_blocks, floor)
+                                        run_blocks, snap.packed) for q in queries]
+    return scan.exact(snap.vectors, keep, queries, take, run_blocks, floor)
 
 
 class VectorIndex:
     """Cosine search over normalized vectors; results are (frame_id, similarity)."""
 
-    def __init__(self, path: str | Path, dim: int, *,
+    def __init__(self, path: str | Path | None, dim: int, *,
                  quantize_min_rows: int | None = None) -> None:
-        self.path = str(path)
+        """The index of the mind file at ``path``; with ``None`` an index of no file, holding
+        only the frame vectors given to :meth:`add` (the index measured by itself)."""
+        self.path = "" if path is None else str(path)
+        self.detached = path is None
         self.dim = dim
         self.quantize_min_rows = (QUANTIZE_MIN_ROWS if quantize_min_rows is None
                                   else quantize_min_rows)
@@ -313,6 +320,8 @@ class VectorIndex:
     # -- freshness --------------------------------------------------------------------------
 
     def _refresh_sync(self) -> None:
+        if self.detached:
+            return
         conn = self._connection()
         top = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM vector_log").fetchone()[0]
         if top == self._seq:
@@ -372,6 +381,19 @@ class VectorIndex:
         vectors = np.frombuffer(blob, dtype="<f4").reshape(len(batch), self.dim)
         matrix.put_many(ids, owners, vectors)
 
+    def add(self, frame_ids: np.ndarray, vectors: np.ndarray) -> None:
+        """Put frames' vectors (normalized float32 rows, one per id) into an index of no file;
+        a mind's index reads its vectors from the mind file instead (:class:`VectorError`)."""
+        if not self.detached:
+            raise VectorError(f"the index of {self.path} reads its vectors from the mind file")
+        ids = np.asarray(frame_ids, dtype=np.int64)
+        rows = np.asarray(vectors, dtype=np.float32)
+        if rows.shape != (len(ids), self.dim):
+            raise VectorError(f"{len(ids)} ids and vectors of shape {rows.shape}: expected "
+                              f"({len(ids)}, {self.dim})")
+        with self._lock:
+            self._frames.put_many(ids, ids, rows)
+
     def handoff(self, first_seq: int, rows: list[tuple[int, bytes]]) -> None:
         """Frame vectors a **committed** write logged at seqs ``first_seq``, ``first_seq + 1``,
         ... (in ``rows``' order, ``(frame id, float32 blob)``): the next refresh takes them from
@@ -428,7 +450,7 @@ class VectorIndex:
         if q.shape[0] != self.dim:
             raise VectorError(f"query vector has dimension {q.shape[0]}, the index has {self.dim}")
         allowed = None if allowed_frames is None else np.asarray(allowed_frames, dtype=np.int64)
-        return (await asyncio.to_thread(self._search_many_sync, q[None, :], k, allowed))[0]
+        return (await asyncio.to_thread(self.search_many_blocking, q[None, :], k, allowed))[0]
 
     def _snapshots(self, frame_ids: np.ndarray | None = None, window: int | None = None
                    ) -> tuple[_Snapshot, _Snapshot, np.ndarray | None]:
@@ -442,10 +464,14 @@ class VectorIndex:
                 frame_ids) else None
             return frames.snapshot(window), self._chunks.snapshot(window), rows
 
-    def _search_many_sync(
+    def search_many_blocking(
         self, queries: np.ndarray, k: int, allowed: np.ndarray | None = None,
         window: int | None = None, floor: float | None = None,
     ) -> list[list[tuple[int, float]]]:
+        """:meth:`search_many` in the calling thread, which it blocks for the whole scan
+        (``queries``: float32 rows of the index's dimension; ``allowed``: frame ids a search
+        is restricted to). :meth:`search` and :meth:`search_many` run it on a worker thread;
+        a caller that is a worker thread already, or times the scan alone, calls it."""
         if allowed is not None and window is not None:
             raise ValueError("a search takes either allowed frames or a window, not both")
         frames, chunks, frame_rows = self._snapshots(allowed, window)
@@ -526,7 +552,7 @@ class VectorIndex:
             raise VectorError(f"queries have shape {q.shape}, the index has {self.dim} dims")
         if len(q) == 0:
             return []
-        return await asyncio.to_thread(self._search_many_sync, q, k, None, window, floor)
+        return await asyncio.to_thread(self.search_many_blocking, q, k, None, window, floor)
 
     def _update_sync(self) -> None:
         """Refresh, then build the int8 codes and pack the full blocks a search will use: all
@@ -561,12 +587,6 @@ class VectorIndex:
 
         self._packing = threading.Thread(target=run, name="vector-blocks", daemon=True)
         self._packing.start()
-
-    def wait_packed(self) -> None:
-        """Wait for blocks being packed in the background (blocking)."""
-        packing = self._packing
-        if packing is not None:
-            packing.join()
 
     async def refresh(self) -> None:
         """Read the changes since the last look, and prepare the codes a search needs."""

@@ -13,7 +13,7 @@ in-memory indexes (:mod:`mind.retrieval.vector_index`) can refresh incrementally
 An upsert of whole-frame vectors — every cognify result a mind's owner applies — runs its
 statements (the fingerprint, the tables, which frames still exist, the deletes, the inserts,
 the log) in one round trip to the connection's thread (:meth:`Database.run`): they were six,
-at 60-100 us of CPU each on top of their SQL (bench/host_replay.py).
+at 60-100 us of CPU each on top of their SQL (bench/components/host_replay.py).
 """
 
 from __future__ import annotations
@@ -159,10 +159,6 @@ def to_blob(vector: Sequence[float] | np.ndarray, dim: int) -> bytes:
     return arr.tobytes()
 
 
-def from_blob(blob: bytes) -> np.ndarray:
-    return np.frombuffer(blob, dtype="<f4")
-
-
 class VectorStore:
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -279,22 +275,6 @@ class VectorStore:
                 )
                 await self._log("chunk", [chunk_id])
         return len(chunks)
-
-    async def delete_frame_vectors(self, frame_ids: Sequence[int]) -> int:
-        if not await self.tables_exist():
-            return 0
-        async with self._db.transaction():
-            total = await self._db.run(lambda db: _delete_rows(db, T_FRAMES_VEC, frame_ids))
-            await self._log("frame", list(frame_ids))
-        return total
-
-    async def get_frame_vector(self, frame_id: int) -> np.ndarray | None:
-        if not await self.tables_exist():
-            return None
-        blob = await self._db.fetchval(
-            f"SELECT embedding FROM {T_FRAMES_VEC} WHERE rowid = ?", (frame_id,)
-        )
-        return None if blob is None else from_blob(blob)
 
     async def counts(self) -> dict[str, int]:
         if not await self.tables_exist():

@@ -15,8 +15,8 @@ and ``RELEASE`` are held (:attr:`Database._held`) and run in the trip of the nex
 in order, so the SQL the connection sees is the same; a savepoint no statement ran inside is
 never opened, and a transaction that ran none never begins. An index result's commit nests four
 levels (the group, the op, the handler, a store's own) and ran ~10 of its ~30 trips for them
-(bench/host_replay.py). ``COMMIT`` and the rollbacks run at once (the commit is the durability
-point; a failure path stays plain). An error of a held statement (the write lock busy at
+(bench/components/host_replay.py). ``COMMIT`` and the rollbacks run at once (the commit is the
+durability point; a failure path stays plain). An error of a held statement (the write lock busy at
 ``BEGIN IMMEDIATE``) is raised by the statement whose trip ran it, inside the block, which
 rolls the transaction back as before.
 """

@@ -12,7 +12,7 @@ its topic nor its date. The FTS index therefore has a second column, ``search_co
 The keyword lane weighs this column :data:`CONTEXT_WEIGHT` against the frame's own text (FTS5
 ``bm25(…, 1.0, 0.3)``): context helps a turn be found, it never outranks a turn that says it.
 Measured on LoCoMo dev: keyword lane alone recall@10 0.613 → 0.702, the default recall 0.768 →
-0.793 (bench/recall_eval.py --steps); nothing is embedded twice.
+0.793 (bench/evals/recall_eval.py --steps); nothing is embedded twice.
 
 The value is computed by SQLite from one expression (:func:`context_sql`), used by the migration
 that back-fills existing files and by the triggers that keep it true when a turn is edited or

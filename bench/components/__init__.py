@@ -1,0 +1,1 @@
+"""Component benchmarks: one part of the engine measured alone (shortcuts, labelled as such)."""
