@@ -533,7 +533,7 @@ def test_ingest_text_and_upload(api: httpx.Client) -> None:
 
 def test_bearer_auth(data: Path) -> None:
     settings = server_settings(data, api_token="s3cret-token")
-    with running_server(settings) as url, httpx.Client(base_url=url) as client:
+    with running_server(settings) as url, httpx.Client(base_url=url, timeout=30) as client:
         assert client.get("/healthz").status_code == 200
         assert client.get("/readyz").status_code == 200
         for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "s3cret-token"},
