@@ -69,8 +69,29 @@ NOV_9 = (D(2022, 11, 9), D(2022, 11, 10), None)
         # two phrases, two windows
         ("in May 2023 and in June",
          [(D(2023, 5, 1), D(2023, 6, 1), None), (None, None, 6)]),
-        ("between 2022-11-09 and 2022-11-12",
+        ("on 2022-11-09 and on 2022-11-12",
          [NOV_9, (D(2022, 11, 12), D(2022, 11, 13), None)]),
+        # between two dates: one window over both, the end day included
+        ("between 2022-11-09 and 2022-11-12", [(D(2022, 11, 9), D(2022, 11, 13), None)]),
+        ("Where was John between August 11 and August 15 2023?",
+         [(D(2023, 8, 11), D(2023, 8, 16), None)]),
+        ("between 11 and 15 August 2023", [(D(2023, 8, 11), D(2023, 8, 16), None)]),
+        ("from 28 December to 2 January 2024", [(D(2023, 12, 28), D(2024, 1, 3), None)]),
+        ("from May 2023 to July 2023", [(D(2023, 5, 1), D(2023, 8, 1), None)]),
+        # a span before / after a date reaches that far, the date itself included
+        ("Where was Tim in the week before 16 November 2023?",
+         [(D(2023, 11, 9), D(2023, 11, 17), None)]),
+        ("the weekend after 2023-05-05", [(D(2023, 5, 5), D(2023, 5, 13), None)]),
+        ("a month before May 2023", [(D(2023, 3, 31), D(2023, 6, 1), None)]),
+        # before / after / since / as of: open on one side
+        ("what had we picked as of 3 May 2023", [(None, D(2023, 5, 4), None)]),
+        ("what had we picked by 3 May 2023", [(None, D(2023, 5, 4), None)]),
+        ("plans made before 3 May 2023", [(None, D(2023, 5, 3), None)]),
+        ("plans made prior to May 2023", [(None, D(2023, 5, 1), None)]),
+        ("what changed after 3 May 2023", [(D(2023, 5, 4), None, None)]),
+        ("what changed since 3 May 2023", [(D(2023, 5, 3), None, None)]),
+        ("everything since 2022", [(D(2022, 1, 1), None, None)]),
+        ("everything before 2022", [(None, D(2022, 1, 1), None)]),
         # negatives: no time named
         ("the 2023 budget", []),  # a bare number is never a year
         ("May I ask what the plan is?", []),
@@ -179,3 +200,19 @@ def test_in_windows_any_of_several() -> None:
     assert in_windows(windows, "2023-05-31T23:59:59Z")
     assert in_windows(windows, "2022-11-09T08:00:00Z")
     assert not in_windows(windows, "2023-06-01T00:00:00Z")
+
+
+def test_open_windows_hold_everything_on_their_side() -> None:
+    """"as of" a date is the state then: everything up to the end of that day, nothing after."""
+    (as_of,) = time_windows("which database had we chosen as of 3 May 2023?", NOW)
+    assert in_windows([as_of], "2021-01-01T00:00:00Z")
+    assert in_windows([as_of], "2023-05-03T23:59:59Z")
+    assert not in_windows([as_of], "2023-05-04T00:00:00Z")
+    (since,) = time_windows("what has Sam cooked since June 2023?", NOW)
+    assert not in_windows([since], "2023-05-31T23:59:59Z")
+    assert in_windows([since], "2023-06-01T00:00:00Z") and in_windows([since], "2031-01-01T00:00:00Z")
+
+
+def test_a_month_of_any_year_keeps_its_window_after_a_relation_word() -> None:
+    assert spans("since March") == [(None, None, 3)]
+    assert spans("before June") == [(None, None, 6)]

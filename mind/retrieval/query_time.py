@@ -12,6 +12,14 @@ year (``May 2023``), a month after a preposition (``in June``: that month of any
 after a preposition (``in 2023``), ``today``, ``yesterday``, ``this/last week|month|year``,
 ``last <weekday>`` / ``on <weekday>`` (the most recent one before today), ``N days|weeks|months|
 years ago`` (a window around that moment). A bare number is never a year ("2023 budget" is text).
+
+A dated phrase's relation words shape its window: ``between 11 and 15 August 2023`` /
+``between August 11 and August 15, 2023`` / ``from 2022-11-09 to 2022-11-12`` span both ends;
+``the week (day, weekend, month, year) before|after <date>`` reaches that far from it (the date
+itself included: people tell of an event the day after); ``before`` / ``prior to`` a date is
+everything earlier, ``until`` / ``till`` / ``by`` / ``as of`` / ``up to`` everything up to its end
+(the state then), ``after`` everything from its end on, ``since`` everything from its start on.
+A month without a year ("since March") keeps its month-of-any-year window.
 """
 
 from __future__ import annotations
@@ -32,12 +40,21 @@ _MON: Final = (r"(january|february|march|april|may|june|july|august|september|oc
                r"|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?")
 _DAY: Final = r"(\d{1,2})(?:st|nd|rd|th)?"
 _YEAR: Final = r"((?:19|20)\d{2})"
-_UNITS: Final = {"day": 1, "week": 7, "month": 30, "year": 365}
+_UNITS: Final = {"day": 1, "week": 7, "weekend": 7, "fortnight": 14, "month": 31, "year": 366}
 _NUMBERS: Final = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
                    "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "couple of": 2,
                    "few": 3}
 
+_RANGE_MD: Final = rf"{_MON}\s+{_DAY}"
+_RANGE_DM: Final = rf"{_DAY}\s+(?:of\s+)?{_MON}"
 _PATTERNS: Final = [
+    # a range whose first end borrows the second's year: "between August 11 and August 15 2023"
+    ("rmd", re.compile(rf"\b(?:between|from)\s+{_RANGE_MD}\s+(?:and|to|until|till)\s+"
+                       rf"{_RANGE_MD},?\s+{_YEAR}\b", re.I)),
+    ("rdm", re.compile(rf"\b(?:between|from)\s+{_RANGE_DM}\s+(?:and|to|until|till)\s+"
+                       rf"{_RANGE_DM},?\s+{_YEAR}\b", re.I)),
+    ("rd", re.compile(rf"\b(?:between|from)\s+{_DAY}\s+(?:and|to|until|till|-)\s+{_DAY}\s+"
+                      rf"(?:of\s+)?{_MON},?\s+{_YEAR}\b", re.I)),
     ("dmy", re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MON},?\s+{_YEAR}\b", re.I)),
     ("mdy", re.compile(rf"\b{_MON}\s+{_DAY},?\s+{_YEAR}\b", re.I)),
     ("iso", re.compile(r"\b((?:19|20)\d{2})-(\d{2})-(\d{2})\b")),
@@ -56,7 +73,8 @@ _PATTERNS: Final = [
 
 @dataclass(frozen=True, slots=True)
 class TimeWindow:
-    """``[start, end)`` in UTC, or (``month`` set) that month of any year."""
+    """``[start, end)`` in UTC (``None``: open on that side — "before", "since"), or
+    (``month`` set) that month of any year."""
 
     label: str
     start: date | None = None
@@ -66,8 +84,8 @@ class TimeWindow:
     def contains(self, moment: date) -> bool:
         if self.month is not None:
             return moment.month == self.month
-        assert self.start is not None and self.end is not None
-        return self.start <= moment < self.end
+        return ((self.start is None or self.start <= moment)
+                and (self.end is None or moment < self.end))
 
 
 def _month(name: str) -> int:
@@ -112,6 +130,17 @@ def _ago(count: str, unit: str, today: date, label: str) -> TimeWindow:
 
 def _window(kind: str, m: re.Match[str], today: date) -> TimeWindow:
     g, label = m.groups(), m.group(0)
+    if kind in ("rmd", "rdm", "rd"):  # a range: both ends in the closing year
+        year = int(g[4] if kind != "rd" else g[3])
+        if kind == "rd":
+            first, last = date(year, _month(g[2]), int(g[0])), date(year, _month(g[2]), int(g[1]))
+        elif kind == "rmd":
+            first, last = date(year, _month(g[0]), int(g[1])), date(year, _month(g[2]), int(g[3]))
+        else:
+            first, last = date(year, _month(g[1]), int(g[0])), date(year, _month(g[3]), int(g[2]))
+        if first > last:  # "from 28 December to 2 January 2024": the first end a year earlier
+            first = first.replace(year=year - 1)
+        return TimeWindow(label, first, last + timedelta(days=1))
     if kind == "dmy":
         start = date(int(g[2]), _month(g[1]), int(g[0]))
     elif kind == "mdy":
@@ -134,10 +163,46 @@ def _window(kind: str, m: re.Match[str], today: date) -> TimeWindow:
     return TimeWindow(label, start, start + timedelta(days=1))
 
 
+# what comes right before a dated phrase and changes its window ("the week before 9 June 2023")
+_RELATION: Final = re.compile(
+    r"\b(?:(the|a|an|one|that|\d{1,3}|two|three|four|five|six|seven|eight|nine|ten|couple\s+of"
+    r"|few)\s+)?(?:(day|week|weekend|fortnight|month|year)s?\s+)?"
+    r"(before|after|until|till|by|as\s+of|prior\s+to|since|up\s+to)\s+(?:the\s+)?$", re.I)
+# "between <date> and <date>", "from <date> to <date>": what joins two dated phrases into one
+_BETWEEN: Final = re.compile(r"\b(?:between|from)\s+(?:the\s+)?$", re.I)
+_JOIN: Final = re.compile(r"^\s*(?:and|to|until|till|-)\s*(?:the\s+)?$", re.I)
+
+
+def _related(window: TimeWindow, before_text: str, phrase: str) -> TimeWindow:
+    """``window`` (named by ``phrase``) as the words just before it shape it
+    (:data:`_RELATION`)."""
+    m = _RELATION.search(before_text)
+    if m is None or window.start is None or window.end is None:
+        return window
+    count, unit, word = m.group(1), m.group(2), " ".join(m.group(3).lower().split())
+    label = f"{m.group(0)}{phrase}"
+    if unit:
+        times = (1 if count is None or count.lower() in ("the", "that")
+                 else int(count) if count.isdigit() else _NUMBERS[" ".join(count.lower().split())])
+        reach = timedelta(days=_UNITS[unit.lower()] * times)
+        if word in ("after", "since"):
+            return TimeWindow(label, window.start, window.end + reach)
+        return TimeWindow(label, window.start - reach, window.end)
+    if word in ("before", "prior to"):
+        return TimeWindow(label, None, window.start)
+    if word == "after":
+        return TimeWindow(label, window.end, None)
+    if word == "since":
+        return TimeWindow(label, window.start, None)
+    return TimeWindow(label, None, window.end)  # until, till, by, as of, up to
+
+
 def time_windows(query: str, now: datetime | None = None) -> list[TimeWindow]:
-    """Every time window the query names (overlapping phrases: the most specific wins)."""
+    """Every time window the query names (overlapping phrases: the most specific wins), each
+    shaped by the relation words before it; two dated phrases joined by "between … and …" are
+    one window."""
     today = (now or datetime.now(UTC)).astimezone(UTC).date()
-    found: list[TimeWindow] = []
+    found: list[tuple[int, int, TimeWindow]] = []
     taken: list[tuple[int, int]] = []
     for kind, pattern in _PATTERNS:
         for m in pattern.finditer(query):
@@ -145,10 +210,28 @@ def time_windows(query: str, now: datetime | None = None) -> list[TimeWindow]:
                 continue
             taken.append((m.start(), m.end()))
             try:
-                found.append(_window(kind, m, today))
+                # a year's own preposition ("since 2022") is a relation word too
+                at = m.start(1) if kind == "y" else m.start()
+                found.append((at, m.end(), _window(kind, m, today)))
             except (ValueError, KeyError):  # "31 February 2023": not a date, just text
                 continue
-    return found
+    found.sort(key=lambda f: f[0])
+    out: list[TimeWindow] = []
+    i = 0
+    while i < len(found):
+        start, end, window = found[i]
+        if i + 1 < len(found):
+            nxt_start, nxt_end, nxt = found[i + 1]
+            between = _BETWEEN.search(query[:start])
+            if (between and _JOIN.match(query[end:nxt_start])
+                    and window.start is not None and nxt.end is not None
+                    and window.start < nxt.end):
+                out.append(TimeWindow(query[between.start():nxt_end], window.start, nxt.end))
+                i += 2
+                continue
+        out.append(_related(window, query[:start], query[start:end]))
+        i += 1
+    return out
 
 
 def in_windows(windows: list[TimeWindow], created_at: str) -> bool:
