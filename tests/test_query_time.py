@@ -9,7 +9,13 @@ from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 
-from mind.retrieval.query_time import TimeWindow, in_windows, time_windows
+from mind.retrieval.query_time import (
+    TimeWindow,
+    in_windows,
+    time_windows,
+    told_days,
+    told_in_windows,
+)
 
 NOW = datetime(2024, 3, 14, 15, 0, tzinfo=UTC)  # a Thursday
 D = date
@@ -83,6 +89,11 @@ NOV_9 = (D(2022, 11, 9), D(2022, 11, 10), None)
          [(D(2023, 11, 9), D(2023, 11, 17), None)]),
         ("the weekend after 2023-05-05", [(D(2023, 5, 5), D(2023, 5, 13), None)]),
         ("a month before May 2023", [(D(2023, 3, 31), D(2023, 6, 1), None)]),
+        # a part of a month
+        ("the first half of September 2022", [(D(2022, 9, 1), D(2022, 9, 16), None)]),
+        ("the second week of November 2023", [(D(2023, 11, 8), D(2023, 11, 15), None)]),
+        ("the last week of February 2024", [(D(2024, 2, 23), D(2024, 3, 1), None)]),
+        ("the second week of November", [(None, None, 11)]),
         # before / after / since / as of: open on one side
         ("what had we picked as of 3 May 2023", [(None, D(2023, 5, 4), None)]),
         ("what had we picked by 3 May 2023", [(None, D(2023, 5, 4), None)]),
@@ -216,3 +227,29 @@ def test_open_windows_hold_everything_on_their_side() -> None:
 def test_a_month_of_any_year_keeps_its_window_after_a_relation_word() -> None:
     assert spans("since March") == [(None, None, 3)]
     assert spans("before June") == [(None, None, 6)]
+
+
+def test_a_part_of_a_month_of_any_year_holds_only_its_days() -> None:
+    (week,) = time_windows("Which country was Tim visiting in the second week of November?", NOW)
+    assert week.contains(D(2019, 11, 8)) and week.contains(D(2031, 11, 14))
+    assert not week.contains(D(2023, 11, 7)) and not week.contains(D(2023, 11, 15))
+    assert not week.contains(D(2023, 10, 10))
+
+
+def test_a_frame_tells_of_the_days_its_own_words_name() -> None:
+    """Resolved against the frame's source time, never against today."""
+    said = "2023-11-16T15:59:00Z"  # a Thursday
+    assert told_days("I went to a castle in the UK last Friday!", said) == [D(2023, 11, 10)]
+    assert told_days("We got back yesterday.", said) == [D(2023, 11, 15)]
+    assert told_days("Three days ago I ran 10 km", said) == [D(2023, 11, 12), D(2023, 11, 13),
+                                                            D(2023, 11, 14)]
+    assert told_days("my trip on 3 May 2023", said) == [D(2023, 5, 3)]
+    # too wide, open or of any year: no day
+    assert told_days("We went camping last year.", said) == []
+    assert told_days("Ever since 2019 I paint.", said) == []
+    assert told_days("We always go in June.", said) == []
+    assert told_days("Just a plain sentence.", said) == []
+    week = time_windows("in the second week of November", NOW)
+    assert told_in_windows(week, "I went to a castle in the UK last Friday!", said)
+    assert not told_in_windows(week, "I went to a castle in the UK yesterday!", said)
+    assert not told_in_windows([], "I went to a castle last Friday!", said)

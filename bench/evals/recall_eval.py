@@ -134,6 +134,7 @@ GRID_AXES: dict[str, tuple[Any, ...]] = {
     "spread": around("spread"),
     "parts": around("parts"),
     "anchor_time": (False,),
+    "told_time": (False,),
 }
 
 

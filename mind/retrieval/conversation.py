@@ -23,7 +23,8 @@ homemade desserts" that answer a question only together with their conversation.
 * **time** — a frame whose source time (``created_at``) lies in a window the query names
   (:mod:`mind.retrieval.query_time`: "on 9 November 2022", "in May 2023", "last week") is
   multiplied by
-  ``1 + time_boost``.
+  ``1 + time_boost``; so is a frame whose own words tell of a day in such a window ("last
+  Friday", said on 16 November, for "the second week of November"; ``told_time``).
 
 The strengths live in :class:`Signals`; :data:`DEFAULT_SIGNALS` is what recall uses.
 
@@ -75,13 +76,17 @@ class Signals:
     # "… after / before <event>": turns on that side of the event's source time (its best
     # turn's ``created_at``) count as in the question's time
     anchor_time: bool = True
+    # a turn whose own words tell of a day in the question's time ("last Friday", said on 16
+    # November, for "the second week of November") matches it as its source time would
+    # (:func:`mind.retrieval.query_time.told_days`)
+    told_time: bool = True
 
 
 DEFAULT_SIGNALS = Signals()
 # the lanes fused and nothing else (evaluation baselines)
 LANES_ONLY = Signals(session_weight=0.0, neighbour_share=0.0, speaker_boost=0.0,
                      time_boost=0.0, rescore=False, supersede=False, spread=0.0, parts=0.0,
-                     anchor_time=False)
+                     anchor_time=False, told_time=False)
 
 
 def is_conversation(session_id: str) -> bool:

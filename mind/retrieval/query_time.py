@@ -19,7 +19,13 @@ A dated phrase's relation words shape its window: ``between 11 and 15 August 202
 itself included: people tell of an event the day after); ``before`` / ``prior to`` a date is
 everything earlier, ``until`` / ``till`` / ``by`` / ``as of`` / ``up to`` everything up to its end
 (the state then), ``after`` everything from its end on, ``since`` everything from its start on.
-A month without a year ("since March") keeps its month-of-any-year window.
+A month without a year ("since March") keeps its month-of-any-year window. ``the first | second |
+third | fourth | last week of <month> [year]`` and ``the first | second half of <month> [year]``
+are those days.
+
+A turn often tells of a time other than its own: "I went to a castle last Friday", said on 16
+November. :func:`told_days` resolves a frame's own time phrases against its source time, so a
+question about "the second week of November" finds it too.
 """
 
 from __future__ import annotations
@@ -55,6 +61,9 @@ _PATTERNS: Final = [
                        rf"{_RANGE_DM},?\s+{_YEAR}\b", re.I)),
     ("rd", re.compile(rf"\b(?:between|from)\s+{_DAY}\s+(?:and|to|until|till|-)\s+{_DAY}\s+"
                       rf"(?:of\s+)?{_MON},?\s+{_YEAR}\b", re.I)),
+    # "the second week of November (2023)", "the first half of September 2022"
+    ("part", re.compile(rf"\b(first|second|third|fourth|last)\s+(week|half)\s+of\s+{_MON}"
+                        rf"(?:,?\s+{_YEAR})?\b", re.I)),
     ("dmy", re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MON},?\s+{_YEAR}\b", re.I)),
     ("mdy", re.compile(rf"\b{_MON}\s+{_DAY},?\s+{_YEAR}\b", re.I)),
     ("iso", re.compile(r"\b((?:19|20)\d{2})-(\d{2})-(\d{2})\b")),
@@ -80,10 +89,11 @@ class TimeWindow:
     start: date | None = None
     end: date | None = None
     month: int | None = None
+    days: tuple[int, int] = (1, 31)  # of a month of any year: these days only
 
     def contains(self, moment: date) -> bool:
         if self.month is not None:
-            return moment.month == self.month
+            return moment.month == self.month and self.days[0] <= moment.day <= self.days[1]
         return ((self.start is None or self.start <= moment)
                 and (self.end is None or moment < self.end))
 
@@ -95,6 +105,24 @@ def _month(name: str) -> int:
 def _month_window(year: int, month: int, label: str) -> TimeWindow:
     end = date(year + 1, 1, 1) if month == 12 else date(year, month + 1, 1)
     return TimeWindow(label, date(year, month, 1), end)
+
+
+_PARTS: Final = {("first", "week"): (1, 7), ("second", "week"): (8, 14),
+                  ("third", "week"): (15, 21), ("fourth", "week"): (22, 28),
+                  ("last", "week"): (25, 31), ("first", "half"): (1, 15),
+                  ("second", "half"): (16, 31), ("last", "half"): (16, 31)}
+
+
+def _month_part(which: str, part: str, month: int, year: int | None, label: str) -> TimeWindow:
+    """"the second week of November": days 8–14 (of that month of any year without one)."""
+    first, last = _PARTS[(which, part)]
+    if year is None:
+        return TimeWindow(label, month=month, days=(first, last))
+    length = calendar.monthrange(year, month)[1]
+    if which == "last":
+        first = length - (6 if part == "week" else length // 2 - 1)
+    return TimeWindow(label, date(year, month, first),
+                      date(year, month, min(last, length)) + timedelta(days=1))
 
 
 def _relative(phrase: str, today: date) -> TimeWindow:
@@ -130,6 +158,9 @@ def _ago(count: str, unit: str, today: date, label: str) -> TimeWindow:
 
 def _window(kind: str, m: re.Match[str], today: date) -> TimeWindow:
     g, label = m.groups(), m.group(0)
+    if kind == "part":
+        return _month_part(g[0].lower(), g[1].lower(), _month(g[2]),
+                           int(g[3]) if g[3] else None, label)
     if kind in ("rmd", "rdm", "rd"):  # a range: both ends in the closing year
         year = int(g[4] if kind != "rd" else g[3])
         if kind == "rd":
@@ -232,6 +263,32 @@ def time_windows(query: str, now: datetime | None = None) -> list[TimeWindow]:
         out.append(_related(window, query[:start], query[start:end]))
         i += 1
     return out
+
+
+TOLD_SPAN: Final = 31  # a frame's own time phrase counts when it names at most this many days
+
+
+def told_days(content: str, created_at: str) -> list[date]:
+    """The days a frame's own words place what it tells, resolved against its source time:
+    "I went to a castle last Friday" said on Thursday 16 November 2023 tells of 10 November;
+    "yesterday", "last week", "two days ago", "on 3 May 2023" alike. Only phrases of at most
+    :data:`TOLD_SPAN` days count ("last year" places nothing), and no open or any-year one."""
+    now = parse_stored(created_at).astimezone(UTC)
+    out: list[date] = []
+    for w in time_windows(content, now):
+        if w.month is not None or w.start is None or w.end is None:
+            continue
+        span = (w.end - w.start).days
+        if 0 < span <= TOLD_SPAN:
+            out.extend(w.start + timedelta(days=i) for i in range(span))
+    return out
+
+
+def told_in_windows(windows: list[TimeWindow], content: str, created_at: str) -> bool:
+    """Whether a day the frame's words tell of (:func:`told_days`) lies in a window."""
+    if not windows:
+        return False
+    return any(w.contains(day) for day in told_days(content, created_at) for w in windows)
 
 
 def in_windows(windows: list[TimeWindow], created_at: str) -> bool:

@@ -71,7 +71,7 @@ from mind.retrieval.conversation import (
 from mind.retrieval.keyword_index import KeywordIndex
 from mind.retrieval.lifts import absolute, decisions_first, supersede
 from mind.retrieval.query_parts import EventParts, event_parts
-from mind.retrieval.query_time import TimeWindow, in_windows, time_windows
+from mind.retrieval.query_time import TimeWindow, in_windows, time_windows, told_in_windows
 from mind.retrieval.scoring import (
     NO_RESCORE,
     PROFILES,
@@ -374,7 +374,9 @@ class HybridSearch:
                                ) if signals.speaker_boost else set()
         for fid, conv in out.items():
             conv.speaker = bool(named) and speaker_of(frames[fid]) in named
-            conv.time = in_windows(windows, frames[fid].created_at)
+            frame = frames[fid]
+            conv.time = in_windows(windows, frame.created_at) or (
+                signals.told_time and told_in_windows(windows, frame.content, frame.created_at))
             conv.match = ((1 + signals.speaker_boost * conv.speaker)
                           * (1 + signals.time_boost * conv.time))
         return out
