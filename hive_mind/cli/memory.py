@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from hive_mind.contract import MindFacade
-    from hive_mind.shapes import SessionState
 
 
 def save(
@@ -103,8 +102,8 @@ def session_state(
 ) -> None:
     """A session's current state: its latest I-frame and the P-frames (updates) after it."""
 
-    async def act(hm: MindFacade) -> SessionState:
-        return await hm.session_state(session, workspace=workspace)
+    async def act(hm: MindFacade) -> dict[str, Any]:
+        return dict(await hm.session_state(session, workspace=workspace))
 
     state = with_facade(ctx, act)
 
