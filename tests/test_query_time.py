@@ -67,6 +67,14 @@ NOV_9 = (D(2022, 11, 9), D(2022, 11, 10), None)
         ("bills last month", [(D(2024, 2, 1), D(2024, 3, 1), None)]),
         ("goals this year", [(D(2024, 1, 1), D(2025, 1, 1), None)]),
         ("goals last year", [(D(2023, 1, 1), D(2024, 1, 1), None)]),
+        ("what did we watch last night", [(D(2024, 3, 13), D(2024, 3, 14), None)]),
+        ("what is on tonight", [(D(2024, 3, 14), D(2024, 3, 15), None)]),
+        ("what did I say this morning", [(D(2024, 3, 14), D(2024, 3, 15), None)]),
+        ("plans for tomorrow", [(D(2024, 3, 15), D(2024, 3, 16), None)]),
+        ("plans for next week", [(D(2024, 3, 18), D(2024, 3, 25), None)]),
+        ("plans for next weekend", [(D(2024, 3, 23), D(2024, 3, 25), None)]),
+        ("bills next month", [(D(2024, 4, 1), D(2024, 5, 1), None)]),
+        ("goals next year", [(D(2025, 1, 1), D(2026, 1, 1), None)]),
         # weekdays: the most recent one strictly before today
         ("what did Alex say last Tuesday", [(D(2024, 3, 12), D(2024, 3, 13), None)]),
         ("what did Alex say on Monday", [(D(2024, 3, 11), D(2024, 3, 12), None)]),
@@ -241,6 +249,7 @@ def test_a_frame_tells_of_the_days_its_own_words_name() -> None:
     said = "2023-11-16T15:59:00Z"  # a Thursday
     assert told_days("I went to a castle in the UK last Friday!", said) == [D(2023, 11, 10)]
     assert told_days("We got back yesterday.", said) == [D(2023, 11, 15)]
+    assert told_days("I watched the trilogy last night!", said) == [D(2023, 11, 15)]
     assert told_days("Three days ago I ran 10 km", said) == [D(2023, 11, 12), D(2023, 11, 13),
                                                             D(2023, 11, 14)]
     assert told_days("my trip on 3 May 2023", said) == [D(2023, 5, 3)]

@@ -9,7 +9,8 @@ Pure functions; relative phrases resolve against ``now`` (UTC).
 
 Understood: full dates (``9 November 2022``, ``November 9th, 2022``, ``2022-11-09``), month and
 year (``May 2023``), a month after a preposition (``in June``: that month of any year), a year
-after a preposition (``in 2023``), ``today``, ``yesterday``, ``this/last week|month|year``,
+after a preposition (``in 2023``), ``today`` / ``tonight`` / ``this morning``, ``yesterday`` /
+``last night``, ``tomorrow``, ``this/last/next week|weekend|month|year``,
 ``last <weekday>`` / ``on <weekday>`` (the most recent one before today), ``N days|weeks|months|
 years ago`` (a window around that moment). A bare number is never a year ("2023 budget" is text).
 
@@ -73,7 +74,8 @@ _PATTERNS: Final = [
     ("y", re.compile(rf"\b(?:in|during|of|since|until|before|after)\s+{_YEAR}\b", re.I)),
     ("ago", re.compile(r"\b(\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten"
                        r"|couple of|few)\s+(day|week|month|year)s?\s+ago\b", re.I)),
-    ("rel", re.compile(r"\b(today|yesterday|(?:this|last|past|previous)\s+"
+    ("rel", re.compile(r"\b(today|tonight|this\s+(?:morning|afternoon|evening)|yesterday"
+                       r"|last\s+night|tomorrow|(?:this|last|past|previous|next)\s+"
                        r"(?:week|weekend|month|year))\b", re.I)),
     ("wd", re.compile(r"\b(?:last|on|this past)\s+(monday|tuesday|wednesday|thursday|friday"
                       r"|saturday|sunday)\b", re.I)),
@@ -127,24 +129,25 @@ def _month_part(which: str, part: str, month: int, year: int | None, label: str)
 
 def _relative(phrase: str, today: date) -> TimeWindow:
     words = phrase.lower().split()
-    if words[0] == "today":
+    if words[0] in ("today", "tonight") or words[-1] in ("morning", "afternoon", "evening"):
         return TimeWindow(phrase, today, today + timedelta(days=1))
-    if words[0] == "yesterday":
+    if words[0] == "yesterday" or words == ["last", "night"]:
         return TimeWindow(phrase, today - timedelta(days=1), today)
+    if words[0] == "tomorrow":
+        return TimeWindow(phrase, today + timedelta(days=1), today + timedelta(days=2))
     this, unit = words[0] == "this", words[-1]
+    step = 1 if words[0] == "next" else 0 if this else -1  # next / this / last
     if unit in ("week", "weekend"):
         monday = today - timedelta(days=today.weekday())
-        start = monday if this else monday - timedelta(days=7)
+        start = monday + timedelta(days=7 * step)
         if unit == "weekend":
             start += timedelta(days=5)
             return TimeWindow(phrase, start, start + timedelta(days=2))
         return TimeWindow(phrase, start, start + timedelta(days=7))
     if unit == "month":
-        first = today.replace(day=1)
-        if not this:
-            first = (first - timedelta(days=1)).replace(day=1)
-        return _month_window(first.year, first.month, phrase)
-    year = today.year if this else today.year - 1
+        index = today.year * 12 + today.month - 1 + step
+        return _month_window(index // 12, index % 12 + 1, phrase)
+    year = today.year + step
     return TimeWindow(phrase, date(year, 1, 1), date(year + 1, 1, 1))
 
 

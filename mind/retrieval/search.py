@@ -11,6 +11,8 @@ computed".
 * each lane draws :data:`CANDIDATES` whatever the limit; every candidate then gets the other
   lane's score too, and the lanes are fused by rank and score (:func:`mind.retrieval.scoring.fuse`);
 * session and time-window filters apply inside both lanes, before truncation;
+* a two-event question ("how long between A and B") runs both lanes for each event too
+  (:mod:`mind.retrieval.query_parts`), each event's fused lanes adding to the candidates;
 * conversation signals (:mod:`mind.retrieval.conversation`) and the bounded re-score
   (:mod:`mind.retrieval.scoring`) follow; each result has ``rrf`` (the fused lanes), ``relevance``,
   ``final`` (the sort key), ``factors`` (every signal, for ``explain``) and a normalized
@@ -250,9 +252,7 @@ class HybridSearch:
         await lanes_done
         if signals.complete:
             await self._complete(query, ran)
-        best_bm25 = max((score for _, score in ran.keyword_hits), default=0.0)
-        lane_rrf = fuse([ran.keyword_hits, list(ran.similarity.items())],
-                        min_spreads=(KEYWORD_MIN_SPREAD * best_bm25, VECTOR_MIN_SPREAD))
+        lane_rrf = _fused(ran)
         part_scores = [_fused(run) for run in part_runs]
         part_gain: dict[int, float] = {}
         for scores in part_scores:
@@ -571,7 +571,8 @@ def _discard_unread_error(future: asyncio.Future[Any]) -> None:
 
 
 def _fused(run: LaneRun) -> dict[int, float]:
-    """One lane run's keyword and vector hits fused as the question's own are."""
+    """A lane run's keyword and vector hits fused (:func:`mind.retrieval.scoring.fuse`): the
+    question's own, and each event's of a two-event question."""
     best = max((score for _, score in run.keyword_hits), default=0.0)
     return fuse([run.keyword_hits, list(run.similarity.items())],
                 min_spreads=(KEYWORD_MIN_SPREAD * best, VECTOR_MIN_SPREAD))
