@@ -146,23 +146,24 @@ def _rounded(value: float | None) -> float | None:
 
 
 def explain_dict(result: SearchResult) -> JsonObject:
-    """Why a result ranked where it did (``recall --explain``): each lane's 1-based rank (null
-    when that lane did not find it), the cosine ``similarity`` of the vector lane, ``lanes``
-    (the lanes' fused score), the conversation signals added to it (``session``,
-    ``neighbour``, and ``update``: what lifts a later statement just above the earlier one it
-    supersedes) giving ``fused``, the ``match`` multiplier (speaker × time × ``spread``: a
-    gathering question's share for a turn with better turns of its own conversation), the re-score
-    factors combined into ``relevance``, and ``final`` = fused × match × relevance, the sort
-    key; ``score`` is ``final`` normalized to [0, 1]. ``popularity`` only breaks ties. Floats
-    are rounded to 6 digits. A catch-up result has no lanes or factors (nulls) and names its
-    ``reason`` instead; a result a cross-encoder re-ranked carries ``reranked: true`` and its
-    ``final`` is the reranker's logit. ``superseded_by`` / ``supersedes``: the ids of the
-    later statements that replace this one / the earlier ones it replaces
-    (:mod:`mind.knowledge.supersession`), empty for none. ``path``: what ran — ``lanes``,
-    ``briefing`` (a catch-up without a topic: no lanes, the factors are null) or ``catch-up
-    about '<topic>': lanes, decisions first``. ``absolute_relevance`` and its evidence:
-    ``above_background`` (cosine minus the query's mean cosine to this mind's frames; null
-    without a vector) and ``coverage`` (share of the query's words the frame holds),
+    """Why a result ranked where it did (``recall --explain``): each lane's 1-based rank (null when
+    that lane did not find it), the cosine ``similarity`` of the vector lane, ``lanes`` (the
+    lanes' fused score), the conversation signals added to it (``session``, ``neighbour``,
+    ``part``: what a two-event question's events, each asked alone, add
+    (:mod:`mind.retrieval.query_parts`), and ``update``: what lifts a later statement just above
+    the earlier one it supersedes) giving ``fused``, the ``match`` multiplier (speaker × time ×
+    ``spread``: a gathering question's share for a turn with better turns of its own
+    conversation), the re-score factors combined into ``relevance``, and ``final`` = fused ×
+    match × relevance, the sort key; ``score`` is ``final`` normalized to [0, 1]. ``popularity``
+    only breaks ties. Floats are rounded to 6 digits. A catch-up result has no lanes or factors
+    (nulls) and names its ``reason`` instead; a result a cross-encoder re-ranked carries
+    ``reranked: true`` and its ``final`` is the reranker's logit. ``superseded_by`` /
+    ``supersedes``: the ids of the later statements that replace this one / the earlier ones it
+    replaces (:mod:`mind.knowledge.supersession`), empty for none. ``path``: what ran —
+    ``lanes``, ``briefing`` (a catch-up without a topic: no lanes, the factors are null) or
+    ``catch-up about '<topic>': lanes, decisions first``. ``absolute_relevance`` and its
+    evidence: ``above_background`` (cosine minus the query's mean cosine to this mind's frames;
+    null without a vector) and ``coverage`` (share of the query's words the frame holds),
     :mod:`mind.retrieval.relevance`. ``decision`` (a factor of ``match``): 1.5 for a turn that
     states a decision about a catch-up's topic, else 1 (:mod:`mind.retrieval.catchup`)."""
     factors = result.factors
@@ -177,6 +178,7 @@ def explain_dict(result: SearchResult) -> JsonObject:
         "lanes": _rounded(result.rrf),
         "session": factor("session"),
         "neighbour": factor("neighbour"),
+        "part": factor("part"),
         "update": factor("update"),
         "fused": factor("fused"),
         "speaker_match": bool(factors.get("speaker")),

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 EXPLAIN_KEYS = {
-    "keyword_rank", "vector_rank", "similarity", "lanes", "session", "neighbour", "update",
+    "keyword_rank", "vector_rank", "similarity", "lanes", "session", "neighbour", "part", "update",
     "fused", "superseded_by", "supersedes", "spread", "decision", "path", "above_background", "coverage",
     "absolute_relevance",
     "speaker_match", "time_match", "match", "recency", "importance", "proximity", "popularity",
@@ -37,8 +37,8 @@ def check_explain(hit: dict[str, Any], *, keyword: bool | None = None,
                                 "above_background"}:
         assert isinstance(e[name], float | int) and not isinstance(e[name], bool), name
     assert all(type(i) is int for i in e["superseded_by"] + e["supersedes"])
-    assert e["fused"] == pytest.approx(e["lanes"] + e["session"] + e["neighbour"] + e["update"],
-                                       abs=2e-6)
+    assert e["fused"] == pytest.approx(
+        e["lanes"] + e["session"] + e["neighbour"] + e["part"] + e["update"], abs=2e-6)
     assert e["final"] == pytest.approx(e["fused"] * e["match"] * e["relevance"],
                                        rel=1e-4, abs=1e-6)
     assert e["score"] == hit["score"]

@@ -389,3 +389,23 @@ async def test_a_gathering_question_reaches_past_one_conversation(
     on = order(await ranked(db, real_model, query))[:5]
     off = order(await ranked(db, real_model, query, replace(DEFAULT_SIGNALS, spread=0.0)))[:5]
     assert other[0] in on and other[0] not in off
+
+
+async def test_a_turn_that_tells_of_the_asked_time_later_matches_it(
+    db: Database, real_model: InProcessEmbedder
+) -> None:
+    """"Last Friday", said on Thursday 16 November, tells of 10 November: the second week of
+    November. The same words said in October or at the end of November tell of other days."""
+    trips = [("2023-10-19T15:00:00Z", "Spain"), ("2023-11-16T15:00:00Z", "the UK"),
+             ("2023-11-30T15:00:00Z", "Italy")]
+    ids = []
+    for i, (ts, country) in enumerate(trips):
+        (turn,) = await add(db, real_model, f"chat:trip-{i}", [
+            ("Tim", f"I visited a castle on my trip to {country} last Friday!", ts)])
+        ids.append(turn)
+    query = "Which country was Tim visiting in the second week of November?"
+    results = await ranked(db, real_model, query)
+    assert results[0].frame.id == ids[1]
+    assert [r.factors["time"] for r in results] == [1.0, 0.0, 0.0]
+    plain = await ranked(db, real_model, query, replace(DEFAULT_SIGNALS, told_time=False))
+    assert all(r.factors["time"] == 0.0 for r in plain)

@@ -9,7 +9,13 @@ from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 
-from mind.retrieval.query_time import TimeWindow, in_windows, time_windows
+from mind.retrieval.query_time import (
+    TimeWindow,
+    in_windows,
+    time_windows,
+    told_days,
+    told_in_windows,
+)
 
 NOW = datetime(2024, 3, 14, 15, 0, tzinfo=UTC)  # a Thursday
 D = date
@@ -61,6 +67,14 @@ NOV_9 = (D(2022, 11, 9), D(2022, 11, 10), None)
         ("bills last month", [(D(2024, 2, 1), D(2024, 3, 1), None)]),
         ("goals this year", [(D(2024, 1, 1), D(2025, 1, 1), None)]),
         ("goals last year", [(D(2023, 1, 1), D(2024, 1, 1), None)]),
+        ("what did we watch last night", [(D(2024, 3, 13), D(2024, 3, 14), None)]),
+        ("what is on tonight", [(D(2024, 3, 14), D(2024, 3, 15), None)]),
+        ("what did I say this morning", [(D(2024, 3, 14), D(2024, 3, 15), None)]),
+        ("plans for tomorrow", [(D(2024, 3, 15), D(2024, 3, 16), None)]),
+        ("plans for next week", [(D(2024, 3, 18), D(2024, 3, 25), None)]),
+        ("plans for next weekend", [(D(2024, 3, 23), D(2024, 3, 25), None)]),
+        ("bills next month", [(D(2024, 4, 1), D(2024, 5, 1), None)]),
+        ("goals next year", [(D(2025, 1, 1), D(2026, 1, 1), None)]),
         # weekdays: the most recent one strictly before today
         ("what did Alex say last Tuesday", [(D(2024, 3, 12), D(2024, 3, 13), None)]),
         ("what did Alex say on Monday", [(D(2024, 3, 11), D(2024, 3, 12), None)]),
@@ -69,8 +83,34 @@ NOV_9 = (D(2022, 11, 9), D(2022, 11, 10), None)
         # two phrases, two windows
         ("in May 2023 and in June",
          [(D(2023, 5, 1), D(2023, 6, 1), None), (None, None, 6)]),
-        ("between 2022-11-09 and 2022-11-12",
+        ("on 2022-11-09 and on 2022-11-12",
          [NOV_9, (D(2022, 11, 12), D(2022, 11, 13), None)]),
+        # between two dates: one window over both, the end day included
+        ("between 2022-11-09 and 2022-11-12", [(D(2022, 11, 9), D(2022, 11, 13), None)]),
+        ("Where was John between August 11 and August 15 2023?",
+         [(D(2023, 8, 11), D(2023, 8, 16), None)]),
+        ("between 11 and 15 August 2023", [(D(2023, 8, 11), D(2023, 8, 16), None)]),
+        ("from 28 December to 2 January 2024", [(D(2023, 12, 28), D(2024, 1, 3), None)]),
+        ("from May 2023 to July 2023", [(D(2023, 5, 1), D(2023, 8, 1), None)]),
+        # a span before / after a date reaches that far, the date itself included
+        ("Where was Tim in the week before 16 November 2023?",
+         [(D(2023, 11, 9), D(2023, 11, 17), None)]),
+        ("the weekend after 2023-05-05", [(D(2023, 5, 5), D(2023, 5, 13), None)]),
+        ("a month before May 2023", [(D(2023, 3, 31), D(2023, 6, 1), None)]),
+        # a part of a month
+        ("the first half of September 2022", [(D(2022, 9, 1), D(2022, 9, 16), None)]),
+        ("the second week of November 2023", [(D(2023, 11, 8), D(2023, 11, 15), None)]),
+        ("the last week of February 2024", [(D(2024, 2, 23), D(2024, 3, 1), None)]),
+        ("the second week of November", [(None, None, 11)]),
+        # before / after / since / as of: open on one side
+        ("what had we picked as of 3 May 2023", [(None, D(2023, 5, 4), None)]),
+        ("what had we picked by 3 May 2023", [(None, D(2023, 5, 4), None)]),
+        ("plans made before 3 May 2023", [(None, D(2023, 5, 3), None)]),
+        ("plans made prior to May 2023", [(None, D(2023, 5, 1), None)]),
+        ("what changed after 3 May 2023", [(D(2023, 5, 4), None, None)]),
+        ("what changed since 3 May 2023", [(D(2023, 5, 3), None, None)]),
+        ("everything since 2022", [(D(2022, 1, 1), None, None)]),
+        ("everything before 2022", [(None, D(2022, 1, 1), None)]),
         # negatives: no time named
         ("the 2023 budget", []),  # a bare number is never a year
         ("May I ask what the plan is?", []),
@@ -179,3 +219,46 @@ def test_in_windows_any_of_several() -> None:
     assert in_windows(windows, "2023-05-31T23:59:59Z")
     assert in_windows(windows, "2022-11-09T08:00:00Z")
     assert not in_windows(windows, "2023-06-01T00:00:00Z")
+
+
+def test_open_windows_hold_everything_on_their_side() -> None:
+    """"as of" a date is the state then: everything up to the end of that day, nothing after."""
+    (as_of,) = time_windows("which database had we chosen as of 3 May 2023?", NOW)
+    assert in_windows([as_of], "2021-01-01T00:00:00Z")
+    assert in_windows([as_of], "2023-05-03T23:59:59Z")
+    assert not in_windows([as_of], "2023-05-04T00:00:00Z")
+    (since,) = time_windows("what has Sam cooked since June 2023?", NOW)
+    assert not in_windows([since], "2023-05-31T23:59:59Z")
+    assert in_windows([since], "2023-06-01T00:00:00Z") and in_windows([since], "2031-01-01T00:00:00Z")
+
+
+def test_a_month_of_any_year_keeps_its_window_after_a_relation_word() -> None:
+    assert spans("since March") == [(None, None, 3)]
+    assert spans("before June") == [(None, None, 6)]
+
+
+def test_a_part_of_a_month_of_any_year_holds_only_its_days() -> None:
+    (week,) = time_windows("Which country was Tim visiting in the second week of November?", NOW)
+    assert week.contains(D(2019, 11, 8)) and week.contains(D(2031, 11, 14))
+    assert not week.contains(D(2023, 11, 7)) and not week.contains(D(2023, 11, 15))
+    assert not week.contains(D(2023, 10, 10))
+
+
+def test_a_frame_tells_of_the_days_its_own_words_name() -> None:
+    """Resolved against the frame's source time, never against today."""
+    said = "2023-11-16T15:59:00Z"  # a Thursday
+    assert told_days("I went to a castle in the UK last Friday!", said) == [D(2023, 11, 10)]
+    assert told_days("We got back yesterday.", said) == [D(2023, 11, 15)]
+    assert told_days("I watched the trilogy last night!", said) == [D(2023, 11, 15)]
+    assert told_days("Three days ago I ran 10 km", said) == [D(2023, 11, 12), D(2023, 11, 13),
+                                                            D(2023, 11, 14)]
+    assert told_days("my trip on 3 May 2023", said) == [D(2023, 5, 3)]
+    # too wide, open or of any year: no day
+    assert told_days("We went camping last year.", said) == []
+    assert told_days("Ever since 2019 I paint.", said) == []
+    assert told_days("We always go in June.", said) == []
+    assert told_days("Just a plain sentence.", said) == []
+    week = time_windows("in the second week of November", NOW)
+    assert told_in_windows(week, "I went to a castle in the UK last Friday!", said)
+    assert not told_in_windows(week, "I went to a castle in the UK yesterday!", said)
+    assert not told_in_windows([], "I went to a castle last Friday!", said)

@@ -106,6 +106,18 @@ async def test_a_history_question_is_not_lifted(world: World) -> None:
 
 
 @pytest.mark.asyncio(loop_scope="module")
+async def test_as_of_a_date_asks_for_the_state_then(world: World) -> None:
+    """"As of <date>" is the state on that day: before the rent went up, the old rent is the
+    answer and the later update is not lifted above it; after it, the update is."""
+    old, new = _id(world, "is $1,450."), _id(world, "now $1,600")
+    then = await _ask(world, "As of 1 March 2025, how much was the rent for the Elm Street flat?")
+    assert then[0]["id"] == old, [h["content"] for h in then]
+    assert all(h["explain"]["update"] == 0.0 for h in then if h["id"] == new)
+    later = await _ask(world, "As of 1 August 2025, how much was the rent for the Elm Street flat?")
+    assert later[0]["id"] == new, [h["content"] for h in later]
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_an_unrelated_later_change_supersedes_nothing(world: World) -> None:
     standup = _id(world, "weekly standup")
     hits = await _ask(world, "When is our weekly standup?", limit=10)

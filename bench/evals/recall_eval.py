@@ -132,6 +132,9 @@ GRID_AXES: dict[str, tuple[Any, ...]] = {
     "rescore": (False,),
     "supersede": (False,),
     "spread": around("spread"),
+    "parts": around("parts"),
+    "anchor_time": (False,),
+    "told_time": (False,),
 }
 
 

@@ -49,6 +49,7 @@ class Conv:
     rrf: float
     session: float
     neighbour: float = 0.0
+    part: float = 0.0  # a two-event question's parts, each asked alone (mind.retrieval.query_parts)
     speaker: bool = False
     time: bool = False
     match: float = 1.0
@@ -58,10 +59,11 @@ class Conv:
 
     @property
     def fused(self) -> float:
-        return self.rrf + self.session + self.neighbour + self.update
+        return self.rrf + self.session + self.neighbour + self.part + self.update
 
     def explain(self) -> dict[str, float]:
-        return {"session": self.session, "neighbour": self.neighbour, "update": self.update,
+        return {"session": self.session, "neighbour": self.neighbour, "part": self.part,
+                "update": self.update,
                 "speaker": float(self.speaker), "time": float(self.time), "fused": self.fused,
                 "match": self.match, "spread": self.spread, "decision": self.decision}
 

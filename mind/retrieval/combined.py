@@ -197,15 +197,16 @@ def rescore_across(per_mind: Sequence[Sequence[CombinedResult]]) -> None:
     nDCG@10 0.28 against 0.73 in one mind. Here the normalized score is recomputed with the
     ranks a result has among *all* the minds' results: the vector lane's by cosine similarity
     (one model, comparable across minds), the keyword lane's by its BM25 score; the other
-    factors (neighbour gain, speaker/time match, relevance) stay. Each mind's list stays in its
-    order (its scores floored from below, as in one mind); catch-up results keep theirs."""
+    factors (neighbour, event-part and update gains, speaker/time match, relevance) stay.
+    Each mind's list stays in its order (its scores floored from below, as in one mind);
+    catch-up results keep theirs."""
     rows = [r for rows in per_mind for r in rows if r.hit is not None and r.hit.reason is None]
     by_vector = _global_ranks(rows, lambda h: h.similarity)
     by_keyword = _global_ranks(rows, lambda h: h.keyword_score)
     for r in rows:
         hit = r.hit
         assert hit is not None
-        neighbour = hit.factors.get("neighbour", 0.0) + hit.factors.get("update", 0.0)
+        neighbour = sum(hit.factors.get(gain, 0.0) for gain in ("neighbour", "part", "update"))
         local = rank_part(hit.keyword_rank) + rank_part(hit.vector_rank) + neighbour
         if local > 0:
             merged = rank_part(by_keyword.get(id(r))) + rank_part(by_vector.get(id(r)))

@@ -16,10 +16,15 @@ homemade desserts" that answer a question only together with their conversation.
 * **speaker** — a query that names a conversation's speaker ("What recipes has Nate made?")
   multiplies that speaker's turns by ``1 + speaker_boost``; names stay ordinary words for the
   keyword lane, so they cannot swamp it.
+* **event parts** — a two-event question (:mod:`mind.retrieval.query_parts`) runs both lanes
+  for each event too; a candidate gains ``parts`` × each part's fused lane score, and a part's
+  best turns become candidates this way. "… after / before <event>" (``anchor_time``) opens a
+  time window from that event's best turn's source time on (or up to it).
 * **time** — a frame whose source time (``created_at``) lies in a window the query names
   (:mod:`mind.retrieval.query_time`: "on 9 November 2022", "in May 2023", "last week") is
   multiplied by
-  ``1 + time_boost``.
+  ``1 + time_boost``; so is a frame whose own words tell of a day in such a window ("last
+  Friday", said on 16 November, for "the second week of November"; ``told_time``).
 
 The strengths live in :class:`Signals`; :data:`DEFAULT_SIGNALS` is what recall uses.
 
@@ -64,12 +69,24 @@ class Signals:
     # results over conversations: a turn's match × (1 − spread) per better turn of its own
     # conversation among the candidates (:func:`spread_factors`)
     spread: float = 0.2
+    # a two-event question ("how long between A and B", "which came first, A or B"): each
+    # event's own lanes, fused, add this share of their score to the question's candidates
+    # (:mod:`mind.retrieval.query_parts`)
+    parts: float = 0.5
+    # "… after / before <event>": turns on that side of the event's source time (its best
+    # turn's ``created_at``) count as in the question's time
+    anchor_time: bool = True
+    # a turn whose own words tell of a day in the question's time ("last Friday", said on 16
+    # November, for "the second week of November") matches it as its source time would
+    # (:func:`mind.retrieval.query_time.told_days`)
+    told_time: bool = True
 
 
 DEFAULT_SIGNALS = Signals()
 # the lanes fused and nothing else (evaluation baselines)
 LANES_ONLY = Signals(session_weight=0.0, neighbour_share=0.0, speaker_boost=0.0,
-                     time_boost=0.0, rescore=False, supersede=False, spread=0.0)
+                     time_boost=0.0, rescore=False, supersede=False, spread=0.0, parts=0.0,
+                     anchor_time=False, told_time=False)
 
 
 def is_conversation(session_id: str) -> bool:

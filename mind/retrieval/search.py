@@ -11,6 +11,8 @@ computed".
 * each lane draws :data:`CANDIDATES` whatever the limit; every candidate then gets the other
   lane's score too, and the lanes are fused by rank and score (:func:`mind.retrieval.scoring.fuse`);
 * session and time-window filters apply inside both lanes, before truncation;
+* a two-event question ("how long between A and B") runs both lanes for each event too
+  (:mod:`mind.retrieval.query_parts`), each event's fused lanes adding to the candidates;
 * conversation signals (:mod:`mind.retrieval.conversation`) and the bounded re-score
   (:mod:`mind.retrieval.scoring`) follow; each result has ``rrf`` (the fused lanes), ``relevance``,
   ``final`` (the sort key), ``factors`` (every signal, for ``explain``) and a normalized
@@ -34,7 +36,7 @@ import asyncio
 import logging
 import math
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 import numpy as np
@@ -70,7 +72,8 @@ from mind.retrieval.conversation import (
 )
 from mind.retrieval.keyword_index import KeywordIndex
 from mind.retrieval.lifts import absolute, decisions_first, supersede
-from mind.retrieval.query_time import in_windows, time_windows
+from mind.retrieval.query_parts import EventParts, event_parts
+from mind.retrieval.query_time import TimeWindow, in_windows, time_windows, told_in_windows
 from mind.retrieval.scoring import (
     NO_RESCORE,
     PROFILES,
@@ -88,6 +91,7 @@ from mind.retrieval.vector_index import VectorIndex
 from mind.retrieval.vectors import Fingerprint, VectorStore
 from mind.storage.db import Database
 from mind.storage.sqlutil import escape_like
+from mind.timeutil import parse_stored
 from vocabulary.enums import RecallLanes, RecallProfile
 
 log = logging.getLogger(__name__)
@@ -210,6 +214,18 @@ class HybridSearch:
         ran = LaneRun(bm25=_bm25(signals.context_weight), context_weight=signals.context_weight)
 
         prefetched: dict[int, Frame] = {}
+        # a two-event question: each event's own lanes too (mind.retrieval.query_parts)
+        split = event_parts(words) if signals.parts and not topic else None
+        part_runs = [LaneRun(bm25=ran.bm25, context_weight=ran.context_weight)
+                     for _ in (split.parts if split else ())]
+
+        async def part_lanes(text: str, run: LaneRun) -> None:
+            async def keyword_part() -> None:
+                run.keyword_hits = await self._keyword_lane(text, n, where, params, run)
+
+            await asyncio.gather(
+                *([self._vector_lane(text, n, where, params, run)] if lanes != "keyword" else []),
+                *([keyword_part()] if lanes != "vector" else []))
 
         async def keyword() -> None:
             hits = await self._keyword_lane(words, n * KEYWORD_RESERVE, where, params, ran)
@@ -225,7 +241,9 @@ class HybridSearch:
         # product runs, off the recall's critical path
         lanes_done = asyncio.gather(
             *([self._vector_lane(query, n, where, params, ran)] if lanes != "keyword" else []),
-            *([keyword()] if lanes != "vector" else []))
+            *([keyword()] if lanes != "vector" else []),
+            *(part_lanes(text, run) for text, run in zip(
+                split.parts if split else (), part_runs, strict=True)))
         graph = None
         if graph_distances is None and signals.rescore:
             graph = asyncio.ensure_future(self._graph_distances(
@@ -234,19 +252,26 @@ class HybridSearch:
         await lanes_done
         if signals.complete:
             await self._complete(query, ran)
-        best_bm25 = max((score for _, score in ran.keyword_hits), default=0.0)
-        lane_rrf = fuse([ran.keyword_hits, list(ran.similarity.items())],
-                        min_spreads=(KEYWORD_MIN_SPREAD * best_bm25, VECTOR_MIN_SPREAD))
-        missing = [fid for fid in lane_rrf if fid not in prefetched]
-        candidates_ = list(lane_rrf)
+        lane_rrf = _fused(ran)
+        part_scores = [_fused(run) for run in part_runs]
+        part_gain: dict[int, float] = {}
+        for scores in part_scores:
+            for fid, value in scores.items():
+                part_gain[fid] = part_gain.get(fid, 0.0) + signals.parts * value
+        candidates_ = list(dict.fromkeys([*lane_rrf, *part_gain]))
+        missing = [fid for fid in candidates_ if fid not in prefetched]
         # the candidates' frames and their supersession pairs in one trip (a recall at 100,000
         # frames spent ~0.4 ms on a trip of the pairs' own)
         fetched, pairs = await self._db.run(lambda db: (
             frames_by_id(db, missing) if missing else {}, pairs_sync(db, candidates_)))
-        frames = {fid: frame for fid in lane_rrf
+        frames = {fid: frame for fid in candidates_
                   if (frame := prefetched.get(fid) or fetched.get(fid)) is not None}
         lane_rrf = {fid: v for fid, v in lane_rrf.items() if fid in frames}
-        scored = await self._conversation(query, lane_rrf, frames, where, params, signals)
+        part_gain = {fid: v for fid, v in part_gain.items() if fid in frames}
+        anchor = (_anchor_window(split, part_scores[1], frames)
+                  if split is not None and signals.anchor_time else None)
+        scored = await self._conversation(query, lane_rrf, frames, where, params, signals,
+                                          part_gain, [anchor] if anchor else [])
         if topic:  # a catch-up about a topic: its decisions first (mind.retrieval.catchup)
             await decisions_first(self._index, words, scored, frames, ran)
         if graph is not None:
@@ -274,7 +299,7 @@ class HybridSearch:
             final = conv.fused * conv.match * rel
             score = normalized_score(
                 (rank_part(k_rank.get(fid)) + rank_part(v_rank.get(fid)) + conv.neighbour
-                 + conv.update) * conv.match * rel, weights, lanes_on)
+                 + conv.part + conv.update) * conv.match * rel, weights, lanes_on)
             return (sort_key(final, prior.popularity), score, fid, conv, prior, rel, final)
 
         # every candidate is scored; only those that can be returned (the limit, or the
@@ -318,13 +343,20 @@ class HybridSearch:
 
     async def _conversation(
         self, query: str, lane_rrf: dict[int, float], frames: dict[int, Frame], where: str,
-        params: list[Any], signals: Signals,
+        params: list[Any], signals: Signals, part_gain: dict[int, float],
+        extra_windows: list[TimeWindow],
     ) -> dict[int, Conv]:
-        """Session lane, neighbour expansion, speaker and time (:mod:`mind.retrieval.conversation`);
-        neighbours the lanes missed are added to ``frames`` (inside the same filters)."""
+        """Session lane, neighbour expansion, event parts, speaker and time
+        (:mod:`mind.retrieval.conversation`); neighbours the lanes missed are added to
+        ``frames`` (inside the same filters). ``part_gain``: what each candidate gains from a
+        two-event question's parts; ``extra_windows``: time windows besides the query's own
+        (after / before an event's time)."""
         session_of = {fid: f.gop_id for fid, f in frames.items()}
-        bonus = session_bonus(lane_rrf, session_of, RRF_K, signals)
-        out = {fid: Conv(v, bonus.get(fid, 0.0)) for fid, v in lane_rrf.items()}
+        base = {fid: lane_rrf.get(fid, 0.0) + part_gain.get(fid, 0.0)
+                for fid in dict.fromkeys([*lane_rrf, *part_gain])}
+        bonus = session_bonus(base, session_of, RRF_K, signals)
+        out = {fid: Conv(lane_rrf.get(fid, 0.0), bonus.get(fid, 0.0),
+                         part=part_gain.get(fid, 0.0)) for fid in base}
         strongest = sorted(out.items(), key=lambda kv: -kv[1].fused)
         gains = neighbour_gains([(frames[fid], c.fused) for fid, c in strongest], signals)
         if gains:
@@ -337,12 +369,14 @@ class HybridSearch:
             for slot, gain in gains.items():
                 if slot in at:
                     out[at[slot]].neighbour = gain
-        windows = time_windows(query) if signals.time_boost else []
+        windows = [*time_windows(query), *extra_windows] if signals.time_boost else []
         named = named_speakers(query, filter(None, (speaker_of(f) for f in frames.values()))
                                ) if signals.speaker_boost else set()
         for fid, conv in out.items():
             conv.speaker = bool(named) and speaker_of(frames[fid]) in named
-            conv.time = in_windows(windows, frames[fid].created_at)
+            frame = frames[fid]
+            conv.time = in_windows(windows, frame.created_at) or (
+                signals.told_time and told_in_windows(windows, frame.content, frame.created_at))
             conv.match = ((1 + signals.speaker_boost * conv.speaker)
                           * (1 + signals.time_boost * conv.time))
         return out
@@ -534,6 +568,31 @@ def _discard_unread_error(future: asyncio.Future[Any]) -> None:
     asyncio does not log it as never retrieved."""
     if not future.cancelled():
         future.exception()
+
+
+def _fused(run: LaneRun) -> dict[int, float]:
+    """A lane run's keyword and vector hits fused (:func:`mind.retrieval.scoring.fuse`): the
+    question's own, and each event's of a two-event question."""
+    best = max((score for _, score in run.keyword_hits), default=0.0)
+    return fuse([run.keyword_hits, list(run.similarity.items())],
+                min_spreads=(KEYWORD_MIN_SPREAD * best, VECTOR_MIN_SPREAD))
+
+
+def _anchor_window(split: EventParts, anchor_scores: dict[int, float],
+                   frames: dict[int, Frame]) -> TimeWindow | None:
+    """"… after / before <event>": from the source day of the event's best turn on, or up
+    to and including it (a day's turns are not ordered within it)."""
+    if split.relation is None:
+        return None
+    found = [fid for fid in anchor_scores if fid in frames]
+    if not found:
+        return None
+    best = max(found, key=lambda fid: anchor_scores[fid])
+    day = parse_stored(frames[best].created_at).astimezone(UTC).date()
+    label = f"{split.relation} {split.parts[1]}"
+    if split.relation == "after":
+        return TimeWindow(label, day, None)
+    return TimeWindow(label, None, day + timedelta(days=1))
 
 
 def _monotone(scores: list[float]) -> list[float]:
