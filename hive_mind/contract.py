@@ -88,6 +88,9 @@ class MindFacade(Protocol):
     async def get_frame(self, frame_id: int, *, workspace: str | None = None
                         ) -> FrameShape: ...
 
+    async def set_importance(self, frame_id: int, importance: Importance, *,
+                             workspace: str | None = None) -> FrameShape: ...
+
     async def forget(self, frame_id: int, *, workspace: str | None = None) -> Forgotten: ...
 
     async def recall(

@@ -75,6 +75,11 @@ class PerMind(ABC):
         return await self._mind(READ, "get_frame", workspace,
             lambda f: f.get_frame(frame_id, workspace=workspace))
 
+    async def set_importance(self, frame_id: int, importance: Importance, *,
+                             workspace: str | None = None) -> FrameShape:
+        return await self._mind(WRITE, "set_importance", workspace,
+            lambda f: f.set_importance(frame_id, importance, workspace=workspace))
+
     async def forget(self, frame_id: int, *, workspace: str | None = None) -> Forgotten:
         return await self._mind(WRITE, "forget", workspace,
             lambda f: f.forget(frame_id, workspace=workspace))

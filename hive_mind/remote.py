@@ -234,6 +234,13 @@ class RemoteHiveMind:
             "GET", f"/v1/memories/{_segment(frame_id)}", params={"workspace": workspace})
         return result
 
+    async def set_importance(self, frame_id: int, importance: Importance, *,
+                             workspace: str | None = None) -> FrameShape:
+        result: FrameShape = await self._call(
+            "PATCH", f"/v1/memories/{_segment(frame_id)}", params={"workspace": workspace},
+            json={"importance": importance})
+        return result
+
     async def forget(self, frame_id: int, *, workspace: str | None = None) -> Forgotten:
         result: Forgotten = await self._call(
             "DELETE", f"/v1/memories/{_segment(frame_id)}", params={"workspace": workspace})

@@ -294,13 +294,24 @@ def test_forget_a_memory_and_it_is_gone_from_search(served: str, browser: WebDri
     assert FORGET not in browser.find_element(By.TAG_NAME, "main").text
 
 
-def test_a_memory_shows_where_it_came_from(served: str, browser: WebDriver) -> None:
+def test_a_memory_shows_where_it_came_from_and_its_importance_changes(
+        served: str, browser: WebDriver) -> None:
+    from selenium.webdriver.support.ui import Select
+
     sign_in(browser, served)
     search(browser, served, "Orion blue-green deploy")
     wait_for(browser, "li.result .meta a").click()
     card = wait_for(browser, "dl.props")
-    assert "important" in card.text and "session" in card.text
+    assert "session" in card.text
+    choice = Select(browser.find_element(By.ID, "importance"))
+    assert choice.first_selected_option.text == "important"
+    choice.select_by_value("critical")
+    browser.find_element(By.ID, "importance-save").click()
+    WebDriverWait(browser, 10).until(lambda d: Select(d.find_element(
+        By.ID, "importance")).first_selected_option.text == "critical")
     shot(browser, "memory")
+    search(browser, served, "Orion blue-green deploy")
+    assert "critical" in wait_for(browser, "li.result .importance").text
 
 
 # -- knowledge graph ------------------------------------------------------------------------

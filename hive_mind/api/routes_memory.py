@@ -14,6 +14,7 @@ from hive_mind.api.models import (
     ERROR_RESPONSES,
     QUOTA_RESPONSES,
     EntityRequest,
+    ImportanceRequest,
     RecallRequest,
     RelationRequest,
     SaveRequest,
@@ -54,6 +55,13 @@ async def save_memory(body: SaveRequest, hm: Facade, response: Response,
 async def get_memory(frame_id: FrameId, hm: Facade,
                      workspace: WorkspaceQuery = None) -> FrameShape:
     return await hm.get_frame(frame_id, workspace=workspace)
+
+
+@router.patch("/memories/{frame_id}", tags=["memories"],
+              summary="Change a frame's importance (its content and index stay)")
+async def set_importance(frame_id: FrameId, body: ImportanceRequest, hm: Facade,
+                         workspace: WorkspaceQuery = None) -> FrameShape:
+    return await hm.set_importance(frame_id, body.importance, workspace=workspace)
 
 
 @router.delete("/memories/{frame_id}", tags=["memories"],
