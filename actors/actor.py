@@ -22,10 +22,16 @@ import, docs/performance.md), and at a quarter of it while interactive ops arriv
 fewer commits, for an import no one is saving beside). Each lane is FIFO; the bulk lane keeps
 the order of imports and of index results relative to the ops they follow.
 
-An unkeyed bulk write bigger than a part (``part_frames`` new frames: an import's batch;
-the bulk weight of the moment in index results: a cognify job's) is applied in parts, one
-commit each, so interactive ops go between them (:mod:`actors.parts`: what that keeps —
-exactly-once, order — and gives up: all-or-nothing).
+New frames (imports, big saves) are weighed apart from index results: a frame costs a
+fraction of an index result to write, and a commit's fixed cost (its round trips, the FTS5
+segment it flushes, the WAL pages it rewrites) is paid per commit, so bulk groups of new frames
+hold up to ``bulk_frames`` of them (an import no one saves beside: 1,024, a fifth of the
+frames' cost of parts of 128) and one part of ``part_frames`` while interactive ops arrive.
+
+An unkeyed bulk write bigger than a part (the bulk limit of the moment: new frames of an
+import's batch, index results of a cognify job) is applied in parts, one commit each, so
+interactive ops go between them (:mod:`actors.parts`: what that keeps — exactly-once, order —
+and gives up: all-or-nothing).
 
 Tracing: each group commit is logged at DEBUG on this module's logger, the record carrying
 ``ops`` (the group's ops, in order) and ``started`` (``time.perf_counter()`` at its ``BEGIN``;
@@ -44,6 +50,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from actors.constants import (
+    DEFAULT_BULK_FRAMES,
     DEFAULT_BULK_WEIGHT,
     DEFAULT_MAILBOX,
     DEFAULT_MAX_OPS,
@@ -60,8 +67,13 @@ from actors.parts import Parted, merge, split
 from mind.errors import HiveMindError, StorageError
 from mind.mind import Mind
 from mind.storage import idempotency
+from mind.storage.writer_locks import NOTICE_AFTER, WriterLocks
 
 log = logging.getLogger(__name__)
+
+FRAME_KINDS = frozenset({"save_frames", "harvest_batch"})
+"""Op kinds whose weight is new frames (bulk groups of ``bulk_frames``); the others' is index
+results or one (groups of ``bulk_weight``)."""
 
 
 SCRUBS_WAL = frozenset({"erase", "compact", "wipe_frames"})
@@ -125,6 +137,7 @@ class MindActor:
         mailbox: int = DEFAULT_MAILBOX,
         max_weight: int = DEFAULT_MAX_WEIGHT,
         bulk_weight: int = DEFAULT_BULK_WEIGHT,
+        bulk_frames: int = DEFAULT_BULK_FRAMES,
         part_frames: int = DEFAULT_PART_FRAMES,
         urgent_weight: int = URGENT_MAX_WEIGHT,
         on_commit: CommitHook | None = None,
@@ -137,6 +150,7 @@ class MindActor:
         self._max_wait = max_wait
         self._max_weight = max_weight
         self._bulk_weight = bulk_weight
+        self._bulk_frames = bulk_frames
         self._part_frames = part_frames
         self._urgent_weight = urgent_weight
         self._last_interactive = float("-inf")  # monotonic time of the last urgent op
@@ -145,6 +159,7 @@ class MindActor:
         self._wake = asyncio.Event()  # set after every put into either lane
         self._held: _Pending | None = None  # bulk op that did not fit the last group: next
         self._on_commit = on_commit
+        self.locks = WriterLocks.for_mind(mind.path)  # other processes' writers: their turn
         self._task: asyncio.Task[None] | None = None
         self._closing = False
         self.last_used = time.monotonic()
@@ -167,6 +182,8 @@ class MindActor:
             self._wake.set()
             await self._task
         await self.mind.close()
+        if self.locks is not None:
+            self.locks.close()
 
     @property
     def queued(self) -> int:
@@ -176,10 +193,14 @@ class MindActor:
         """Whether ``op`` goes ahead of queued bulk work (module docstring)."""
         return op.kind in URGENT_KINDS and op_weight(op) <= self._urgent_weight
 
-    def bulk_limit(self) -> int:
-        """Frames of bulk work per commit now: ``bulk_weight``, a quarter of it while
-        interactive ops arrive (module docstring)."""
-        if time.monotonic() - self._last_interactive < INTERACTIVE_WINDOW:
+    def bulk_limit(self, kind: str = "") -> int:
+        """Frames of bulk work per commit now (module docstring): of new frames (``kind`` one of
+        :data:`FRAME_KINDS`) ``bulk_frames``, one part while interactive ops arrive; of index
+        results ``bulk_weight``, a quarter of it while interactive ops arrive."""
+        interactive = time.monotonic() - self._last_interactive < INTERACTIVE_WINDOW
+        if kind in FRAME_KINDS:
+            return self._part_frames if interactive else max(self._part_frames, self._bulk_frames)
+        if interactive:
             return max(1, self._bulk_weight // INTERACTIVE_BULK_DIVISOR)
         return self._bulk_weight
 
@@ -196,7 +217,7 @@ class MindActor:
         urgent = self.urgent(op)
         if urgent:
             self._last_interactive = self.last_used
-        parts = split(op, frames=self._part_frames, results=self.bulk_limit())
+        parts = split(op, frames=self.bulk_limit(op.kind), results=self.bulk_limit())
         if parts is not None:
             return await self._submit_parts(op, parts)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
@@ -230,7 +251,8 @@ class MindActor:
                 break
             batch = [first]
             stopping = await self._fill(batch, lane)
-            await self._apply(batch)
+            small = sum(op_weight(p.op) for p in batch) <= self._urgent_weight
+            await self._apply_in_turn(batch, interactive=lane is self._urgent or small)
 
     async def _next(self) -> tuple[asyncio.Queue[Any], _Pending | None]:
         """The next op, urgent lane first (None: stop), and the lane it came from."""
@@ -250,7 +272,8 @@ class MindActor:
         bulk op that would take the group past :meth:`bulk_limit` starts the next one."""
         deadline = time.monotonic() + self._max_wait
         weight = op_weight(batch[0].op)
-        limit = self._max_weight if lane is self._urgent else self.bulk_limit()
+        kind = batch[0].op.kind in FRAME_KINDS
+        limit = self._max_weight if lane is self._urgent else self.bulk_limit(batch[0].op.kind)
         while len(batch) < self._max_ops and weight < limit:
             try:
                 item = lane.get_nowait()
@@ -264,12 +287,33 @@ class MindActor:
                     return False
             if item is None:
                 return True
-            if lane is self._queue and weight + op_weight(item.op) > limit:
+            if lane is self._queue and (weight + op_weight(item.op) > limit
+                                        or (item.op.kind in FRAME_KINDS) != kind):
                 self._held = item
                 return False
             batch.append(item)
             weight += op_weight(item.op)
         return False
+
+    async def _apply_in_turn(self, batch: list[_Pending], *, interactive: bool) -> None:
+        """Apply a group in its turn among the mind's writers in other processes
+        (:mod:`mind.storage.writer_locks`): an interactive group (a save, or any group as small
+        as one: a CLI's own index result) holds the turn through its commit, a bulk group
+        first lets another process's interactive commit go."""
+        if self.locks is None:
+            await self._apply(batch)
+        elif interactive:
+            notice = asyncio.get_running_loop().call_later(
+                NOTICE_AFTER, log.warning, "mind %s: waiting for the mind file's write lock (held "
+                "by another process) for %.0f s so far", self.name, NOTICE_AFTER)
+            try:
+                async with self.locks.interactive(f"mind {self.name}"):
+                    await self._apply(batch)
+            finally:
+                notice.cancel()
+        else:
+            await self.locks.bulk_turn(f"mind {self.name}")
+            await self._apply(batch)
 
     async def _apply(self, batch: list[_Pending]) -> None:
         db = self.mind.db

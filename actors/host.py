@@ -23,6 +23,7 @@ from typing import Any
 
 from actors.actor import CommitHook, Handler, MindActor
 from actors.constants import (
+    DEFAULT_BULK_FRAMES,
     DEFAULT_BULK_WEIGHT,
     DEFAULT_MAILBOX,
     DEFAULT_MAX_OPEN,
@@ -50,6 +51,7 @@ from mind.storage import fencing
 from mind.storage.fencing import Fence
 from mind.storage.migrate import needs_migration
 from mind.storage.private_files import make_private_dir, write_private_text
+from mind.storage.writer_locks import others_writing
 from vocabulary.ids import PERSONAL_MIND, WORKSPACE_PREFIX, split_mind_id
 
 log = logging.getLogger(__name__)
@@ -86,7 +88,8 @@ class ActorSettings:
     max_wait: float = DEFAULT_MAX_WAIT
     mailbox: int = DEFAULT_MAILBOX
     bulk_weight: int = DEFAULT_BULK_WEIGHT  # frames per group commit of bulk work
-    part_frames: int = DEFAULT_PART_FRAMES  # new frames per commit of a big import batch
+    bulk_frames: int = DEFAULT_BULK_FRAMES  # new frames per commit of an import
+    part_frames: int = DEFAULT_PART_FRAMES  # ... while interactive ops arrive
     urgent_weight: int = URGENT_MAX_WEIGHT  # 0: no urgent lane (one FIFO)
 
 
@@ -258,7 +261,8 @@ class MindHost:
         actor = MindActor(
             writer, self._handlers, max_ops=self._settings.max_ops,
             max_wait=self._settings.max_wait, mailbox=self._settings.mailbox,
-            bulk_weight=self._settings.bulk_weight, part_frames=self._settings.part_frames,
+            bulk_weight=self._settings.bulk_weight, bulk_frames=self._settings.bulk_frames,
+            part_frames=self._settings.part_frames,
             urgent_weight=self._settings.urgent_weight,
             on_commit=hook, name=mind_id,
         )
@@ -267,6 +271,14 @@ class MindHost:
             return _Open(mind_id, actor, reader)
         entry.actor = actor
         return entry
+
+    def others_writing(self, mind_id: str) -> bool:
+        """Whether a writer in another process has the mind open
+        (:mod:`mind.storage.writer_locks`)."""
+        entry = self._open.get(mind_id)
+        if entry is not None and entry.actor is not None and entry.actor.locks is not None:
+            return entry.actor.locks.others_present()
+        return others_writing(self.path(mind_id))
 
     async def actor(self, mind_id: str, *, create: bool = True) -> MindActor:
         actor = (await self._get(mind_id, create)).actor

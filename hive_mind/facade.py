@@ -41,6 +41,7 @@ from hive_mind.results import (
     entity_dict,
     frame_dict,
     identity_saved,
+    linked_frame,
     recall_response,
     relation_shape,
     saved_entity,
@@ -54,11 +55,15 @@ from hive_mind.shapes import (
     AwarenessAdded,
     AwarenessCleared,
     AwarenessShape,
+    Dropped,
     EntityView,
     Forgotten,
     FrameShape,
+    HarvestReport,
     IdentitySaved,
     IdentityView,
+    IngestReport,
+    JobsReport,
     JsonInput,
     JsonObject,
     MaintenanceRun,
@@ -66,8 +71,11 @@ from hive_mind.shapes import (
     RecallDetail,
     RecallResult,
     RelationShape,
+    Retried,
     SavedEntity,
     SavedFrame,
+    SessionState,
+    StatusReport,
     WorkspaceDefault,
     WorkspaceDeleted,
     WorkspaceList,
@@ -84,6 +92,7 @@ from mind.bounds import (
     bounded_int,
     bounded_json,
     bounded_text,
+    frame_refs,
     row_id,
     source_time,
     tags_input,
@@ -115,7 +124,11 @@ from vocabulary.enums import (
     ExportFormat,
     ExportPart,
     FrameSource,
+    FrameType,
     Importance,
+    RecallLanes,
+    RecallProfile,
+    Scope,
 )
 from vocabulary.ids import PERSONAL_MIND
 from vocabulary.limits import (
@@ -316,8 +329,12 @@ class HiveMind:
         workspace: str | None = None, session: str | None = None,
         metadata: JsonInput | None = None, wait: bool = False,
         created_at: str | None = None, idempotency_key: str | None = None,
+        updates: int | None = None, refs: list[int] | None = None,
     ) -> SavedFrame:
-        """Save one memory (an I-frame; identical content is deduplicated). ``wait`` blocks until
+        """Save one memory: an I-frame (a statement; identical content is deduplicated), or with
+        ``updates`` a P-frame (an update of that I-frame, stored in its session: recall ranks it
+        as current and the base as outdated), or with ``refs`` a B-frame (a cross-reference to
+        those frames of the same mind). ``wait`` blocks until
         it is indexed (vector + entities), e.g. for a CLI that recalls right after; indexing
         other minds' bulk imports does not hold it up.
         ``created_at``: when it happened (strict ISO-8601 with a zone, 1900 … now + 1 day;
@@ -331,12 +348,18 @@ class HiveMind:
         bounded_text(content, "content", MAX_FRAME_CHARS)
         bounded_json(metadata, "metadata", MAX_JSON_BYTES)
         at = None if created_at is None else source_time(created_at)
+        kind, base, references = await self._frame_links(workspace, updates, refs)
         gop = validate_id(session, "session") if session else \
-            f"{DAILY_SAVE_SESSION_PREFIX}{_today()}"
+            base.gop_id if kind == "P" and base else f"{DAILY_SAVE_SESSION_PREFIX}{_today()}"
         frame = ops.NewFrameOp(gop_id=gop, content=content, importance=importance,
-                               source=source, metadata=metadata or {}, created_at=at)
-        request = {"content": content, "importance": importance, "source": source,
-                   "metadata": metadata or {}, "created_at": at}
+                               source=source, metadata=metadata or {}, created_at=at,
+                               frame_type=kind, base_frame_id=base.id if base else None,
+                               references=references)
+        request: dict[str, Any] = {"content": content, "importance": importance,
+                                   "source": source, "metadata": metadata or {},
+                                   "created_at": at}
+        if kind != "I":  # a plain save's key keeps the request it always had
+            request.update(updates=updates, refs=references)
         await self.runtime.check_quota()  # refused now rather than never indexed
         with answering():  # background builds step aside meanwhile (mind/foreground.py)
             result, replayed = await self._write(
@@ -350,8 +373,46 @@ class HiveMind:
             stored = await reader.frames.get(saved.id)
         if stored is None:  # forgotten since (a replay of an old save, or a racing forget)
             raise NotFoundError(f"frame {saved.id} was saved but has since been forgotten")
-        return {**frame_dict(stored), "created": saved.created,
+        return {**linked_frame(stored, references), "created": saved.created,
                 "workspace": workspace or PERSONAL_MIND, "replayed": replayed}
+
+    async def _frame_links(self, workspace: str | None, updates: int | None,
+                           refs: list[int] | None) -> tuple[FrameType, Frame | None, list[int]]:
+        """What a save links to: ``("I", None, [])``; ``("P", base, [])`` for an update of the
+        I-frame ``updates``; ``("B", first reference, refs)`` for a cross-reference. An id
+        that is no frame of this mind (another workspace's, say) is a NotFoundError."""
+        if updates is not None and refs is not None:
+            raise ValidationError("a save either updates a frame or references frames, not both")
+        if updates is None and refs is None:
+            return "I", None, []
+        ids = [row_id(updates, "updates")] if updates is not None else frame_refs(refs)
+        async with self.reading(workspace) as reader:
+            found = await reader.frames.get_many(ids)
+        if missing := [i for i in ids if i not in found]:
+            where = f"workspace {workspace!r}" if workspace else "the personal mind"
+            raise NotFoundError(f"frame {missing[0]} not found in {where}")
+        first = found[ids[0]]
+        if updates is None:
+            return "B", first, ids
+        if first.frame_type != "I":
+            raise ValidationError(f"frame {first.id} is a {first.frame_type}-frame: an update "
+                                  f"names the I-frame it updates (frame {first.base_frame_id})"
+                                  if first.frame_type == "P" else
+                                  f"frame {first.id} is a B-frame: an update names an I-frame")
+        return "P", first, []
+
+    async def session_state(self, session: str, *, workspace: str | None = None
+                            ) -> SessionState:
+        """A session's current state: its latest I-frame and the P-frames after it (an unknown
+        session is a NotFoundError)."""
+        gop = validate_id(session, "session")
+        async with self.reading(workspace) as reader:
+            if await reader.sessions.get_by_gop_id(gop) is None:
+                raise NotFoundError(f"session {gop!r} not found")
+            iframe, pframes = await reader.frames.reconstruct_state(gop)
+        return {"session": gop, "workspace": workspace or PERSONAL_MIND,
+                "i_frame": None if iframe is None else linked_frame(iframe, []),
+                "p_frames": [linked_frame(p, []) for p in pframes]}
 
     async def _write(self, workspace: str | None, op_factory: Callable[[str], ops.OpEnvelope],
                      key: str | None, operation: str, request: Mapping[str, object]
@@ -501,9 +562,9 @@ class HiveMind:
                             keyword_index=reader.keyword_index())
 
     async def recall(
-        self, query: str, *, limit: int = 10, scope: str | None = None,
-        workspace: str | None = None, profile: str = "balanced", since: str | None = None,
-        until: str | None = None, catch_up: bool | None = None, lanes: str = "hybrid",
+        self, query: str, *, limit: int = 10, scope: Scope | None = None,
+        workspace: str | None = None, profile: RecallProfile = "balanced", since: str | None = None,
+        until: str | None = None, catch_up: bool | None = None, lanes: RecallLanes = "hybrid",
         touch: bool = True, explain: bool = False, min_relevance: float | None = None,
     ) -> list[RecallResult]:
         """Hybrid search over the chosen minds, merged by normalized score without
@@ -517,9 +578,9 @@ class HiveMind:
         return detail["results"]
 
     async def recall_detail(
-        self, query: str, *, limit: int = 10, scope: str | None = None,
-        workspace: str | None = None, profile: str = "balanced", since: str | None = None,
-        until: str | None = None, catch_up: bool | None = None, lanes: str = "hybrid",
+        self, query: str, *, limit: int = 10, scope: Scope | None = None,
+        workspace: str | None = None, profile: RecallProfile = "balanced", since: str | None = None,
+        until: str | None = None, catch_up: bool | None = None, lanes: RecallLanes = "hybrid",
         touch: bool = True, explain: bool = False, min_relevance: float | None = None,
     ) -> RecallDetail:
         """A recall through :class:`mind.retrieval.combined.CombinedRetrieval`, answered as ``POST
@@ -551,8 +612,8 @@ class HiveMind:
                 minds = [*self._personal_here(), *routed]
             searchers = [("personal" if ws is None else f"workspace:{ws}",
                           self._searcher(ws, embedder)) for ws in minds]
-            options = SearchOptions(profile=profile, since=since, until=until,  # type: ignore[arg-type]
-                                    catch_up=catch_up, lanes=lanes, touch=touch,  # type: ignore[arg-type]
+            options = SearchOptions(profile=profile, since=since, until=until,
+                                    catch_up=catch_up, lanes=lanes, touch=touch,
                                     candidates=ROUTED_CANDIDATES if routing else CANDIDATES,
                                     min_relevance=min_relevance)
             combined = await CombinedRetrieval(searchers, self.external).search(
@@ -795,7 +856,7 @@ class HiveMind:
     async def harvest(self, source: str, path: str | Path, *, workspace: str | None = None,
                       progress: Progress | None = None, auto_sync: bool | None = None,
                       sync_interval_hours: int | None = None, wait: bool = True,
-                      label: str | None = None) -> JsonObject:
+                      label: str | None = None) -> HarvestReport:
         """Import an export (chat history, documents) into a mind; see :mod:`hive_mind.harvest`.
         ``progress`` receives :class:`~workers.harvest_summary.ProgressEvent` values."""
         summary = await self.run_harvest(
@@ -856,7 +917,7 @@ class HiveMind:
 
     async def ingest(self, content: str, *, type_hint: str = "auto", importance: str = "normal",
                      tags: list[str] | None = None, workspace: str | None = None,
-                     wait: bool = True) -> JsonObject:
+                     wait: bool = True) -> IngestReport:
         """Ingest a file path, a URL or raw text (markdown, plaintext, pdf, url)."""
         summary = await self.run_ingest(content, type_hint=type_hint, importance=importance,
                                         tags=tags, workspace=workspace, wait=wait)
@@ -877,21 +938,21 @@ class HiveMind:
 
     # -- jobs -------------------------------------------------------------------------------
 
-    async def jobs(self) -> JsonObject:
+    async def jobs(self) -> JobsReport:
         """Queued, running and failed (dead-lettered) jobs, per mind (:mod:`workers.jobs_admin`)."""
         from workers.jobs_admin import jobs_report
 
         return await jobs_report(self.runtime)
 
     async def retry_jobs(self, dead_letter_id: str | None = None, *,
-                         all_failed: bool = False) -> JsonObject:
+                         all_failed: bool = False) -> Retried:
         """Run one dead letter again, or every one (``all_failed``)."""
         from workers.jobs_admin import retry
 
         return await retry(self.runtime, dead_letter_id, all_failed=all_failed)
 
     async def drop_jobs(self, dead_letter_id: str | None = None, *,
-                        all_failed: bool = False) -> JsonObject:
+                        all_failed: bool = False) -> Dropped:
         """Forget one dead letter, or every one (``all_failed``)."""
         from workers.jobs_admin import drop
 
@@ -916,7 +977,7 @@ class HiveMind:
 
     # -- status -----------------------------------------------------------------------------
 
-    async def status(self, *, probe: bool = True) -> JsonObject:
+    async def status(self, *, probe: bool = True) -> StatusReport:
         from hive_mind.status import collect
 
         return await collect(self.settings, self.runtime, probe=probe)

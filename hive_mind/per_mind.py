@@ -24,8 +24,10 @@ from hive_mind.shapes import (
     EntityView,
     Forgotten,
     FrameShape,
+    HarvestReport,
     IdentitySaved,
     IdentityView,
+    IngestReport,
     JsonInput,
     JsonObject,
     MindStats,
@@ -34,10 +36,19 @@ from hive_mind.shapes import (
     RelationShape,
     SavedEntity,
     SavedFrame,
+    SessionState,
     WorkspaceMeta,
     WorkspaceView,
 )
-from vocabulary.enums import ExportFormat, ExportPart, FrameSource, Importance
+from vocabulary.enums import (
+    ExportFormat,
+    ExportPart,
+    FrameSource,
+    Importance,
+    RecallLanes,
+    RecallProfile,
+    Scope,
+)
 
 if TYPE_CHECKING:
     from hive_mind.export import Export
@@ -65,11 +76,12 @@ class PerMind(ABC):
         source: FrameSource = "agent_inferred", workspace: str | None = None,
         session: str | None = None, metadata: JsonInput | None = None, wait: bool = False,
         created_at: str | None = None, idempotency_key: str | None = None,
+        updates: int | None = None, refs: list[int] | None = None,
     ) -> SavedFrame:
         return await self._mind(WRITE, "save", workspace, lambda f: f.save(
             content, importance=importance, source=source, workspace=workspace,
             session=session, metadata=metadata, wait=wait, created_at=created_at,
-            idempotency_key=idempotency_key))
+            idempotency_key=idempotency_key, updates=updates, refs=refs))
 
     async def get_frame(self, frame_id: int, *, workspace: str | None = None) -> FrameShape:
         return await self._mind(READ, "get_frame", workspace,
@@ -80,6 +92,11 @@ class PerMind(ABC):
         return await self._mind(WRITE, "set_importance", workspace,
             lambda f: f.set_importance(frame_id, importance, workspace=workspace))
 
+    async def session_state(self, session: str, *, workspace: str | None = None
+                            ) -> SessionState:
+        return await self._mind(READ, "session_state", workspace,
+            lambda f: f.session_state(session, workspace=workspace))
+
     async def forget(self, frame_id: int, *, workspace: str | None = None) -> Forgotten:
         return await self._mind(WRITE, "forget", workspace,
             lambda f: f.forget(frame_id, workspace=workspace))
@@ -87,9 +104,9 @@ class PerMind(ABC):
     # -- recall -----------------------------------------------------------------------------
 
     async def recall(
-        self, query: str, *, limit: int = 10, scope: str | None = None,
-        workspace: str | None = None, profile: str = "balanced", since: str | None = None,
-        until: str | None = None, catch_up: bool | None = None, lanes: str = "hybrid",
+        self, query: str, *, limit: int = 10, scope: Scope | None = None,
+        workspace: str | None = None, profile: RecallProfile = "balanced", since: str | None = None,
+        until: str | None = None, catch_up: bool | None = None, lanes: RecallLanes = "hybrid",
         touch: bool = True, explain: bool = False, min_relevance: float | None = None,
     ) -> list[RecallResult]:
         detail = await self.recall_detail(
@@ -100,9 +117,9 @@ class PerMind(ABC):
 
     @abstractmethod
     async def recall_detail(
-        self, query: str, *, limit: int = 10, scope: str | None = None,
-        workspace: str | None = None, profile: str = "balanced", since: str | None = None,
-        until: str | None = None, catch_up: bool | None = None, lanes: str = "hybrid",
+        self, query: str, *, limit: int = 10, scope: Scope | None = None,
+        workspace: str | None = None, profile: RecallProfile = "balanced", since: str | None = None,
+        until: str | None = None, catch_up: bool | None = None, lanes: RecallLanes = "hybrid",
         touch: bool = True, explain: bool = False, min_relevance: float | None = None,
     ) -> RecallDetail: ...
 
@@ -193,7 +210,7 @@ class PerMind(ABC):
     async def harvest(self, source: str, path: str | Path, *, workspace: str | None = None,
                       progress: Progress | None = None, auto_sync: bool | None = None,
                       sync_interval_hours: int | None = None, wait: bool = True,
-                      label: str | None = None) -> JsonObject:
+                      label: str | None = None) -> HarvestReport:
         return await self._mind(WRITE, "harvest", workspace, lambda f: f.harvest(
             source, path, workspace=workspace, progress=progress, auto_sync=auto_sync,
             sync_interval_hours=sync_interval_hours, wait=wait, label=label))
@@ -224,7 +241,7 @@ class PerMind(ABC):
 
     async def ingest(self, content: str, *, type_hint: str = "auto", importance: str = "normal",
                      tags: list[str] | None = None, workspace: str | None = None,
-                     wait: bool = True) -> JsonObject:
+                     wait: bool = True) -> IngestReport:
         return await self._mind(WRITE, "ingest", workspace, lambda f: f.ingest(
             content, type_hint=type_hint, importance=importance, tags=tags,
             workspace=workspace, wait=wait))

@@ -39,11 +39,15 @@ from hive_mind.shapes import (
     AwarenessAdded,
     AwarenessCleared,
     AwarenessShape,
+    Dropped,
     EntityView,
     Forgotten,
     FrameShape,
+    HarvestReport,
     IdentitySaved,
     IdentityView,
+    IngestReport,
+    JobsReport,
     JsonInput,
     JsonObject,
     MaintenanceRun,
@@ -51,8 +55,11 @@ from hive_mind.shapes import (
     RecallDetail,
     RecallResult,
     RelationShape,
+    Retried,
     SavedEntity,
     SavedFrame,
+    SessionState,
+    StatusReport,
     WorkspaceDefault,
     WorkspaceDeleted,
     WorkspaceList,
@@ -61,7 +68,15 @@ from hive_mind.shapes import (
 )
 from mind.bounds import bounded_float
 from mind.errors import ConfigurationError, ValidationError
-from vocabulary.enums import ExportFormat, ExportPart, FrameSource, Importance
+from vocabulary.enums import (
+    ExportFormat,
+    ExportPart,
+    FrameSource,
+    Importance,
+    RecallLanes,
+    RecallProfile,
+    Scope,
+)
 
 if TYPE_CHECKING:
     from hive_mind.export import Export
@@ -213,11 +228,15 @@ class RemoteHiveMind:
                    source: FrameSource = "agent_inferred", workspace: str | None = None,
                    session: str | None = None, metadata: JsonInput | None = None,
                    wait: bool = False, created_at: str | None = None,
-                   idempotency_key: str | None = None) -> SavedFrame:
-        saved: SavedFrame = await self._keyed_post("/v1/memories", {
+                   idempotency_key: str | None = None, updates: int | None = None,
+                   refs: list[int] | None = None) -> SavedFrame:
+        body: dict[str, object] = {
             "content": content, "importance": importance, "source": source,
             "workspace": workspace, "session": session, "metadata": metadata, "wait": wait,
-            "created_at": created_at}, idempotency_key)
+            "created_at": created_at}
+        if updates is not None or refs is not None:  # a plain save sends what it always did
+            body.update(updates=updates, refs=refs)
+        saved: SavedFrame = await self._keyed_post("/v1/memories", body, idempotency_key)
         return saved
 
     async def _keyed_post(self, path: str, body: dict[str, object], key: str | None
@@ -241,15 +260,21 @@ class RemoteHiveMind:
             json={"importance": importance})
         return result
 
+    async def session_state(self, session: str, *, workspace: str | None = None
+                            ) -> SessionState:
+        result: SessionState = await self._call(
+            "GET", f"/v1/sessions/{_segment(session)}/state", params={"workspace": workspace})
+        return result
+
     async def forget(self, frame_id: int, *, workspace: str | None = None) -> Forgotten:
         result: Forgotten = await self._call(
             "DELETE", f"/v1/memories/{_segment(frame_id)}", params={"workspace": workspace})
         return result
 
-    async def recall(self, query: str, *, limit: int = 10, scope: str | None = None,
-                     workspace: str | None = None, profile: str = "balanced",
+    async def recall(self, query: str, *, limit: int = 10, scope: Scope | None = None,
+                     workspace: str | None = None, profile: RecallProfile = "balanced",
                      since: str | None = None, until: str | None = None,
-                     catch_up: bool | None = None, lanes: str = "hybrid",
+                     catch_up: bool | None = None, lanes: RecallLanes = "hybrid",
                      touch: bool = True, explain: bool = False,
                      min_relevance: float | None = None) -> list[RecallResult]:
         detail = await self.recall_detail(
@@ -258,10 +283,10 @@ class RemoteHiveMind:
             min_relevance=min_relevance)
         return detail["results"]
 
-    async def recall_detail(self, query: str, *, limit: int = 10, scope: str | None = None,
-                            workspace: str | None = None, profile: str = "balanced",
+    async def recall_detail(self, query: str, *, limit: int = 10, scope: Scope | None = None,
+                            workspace: str | None = None, profile: RecallProfile = "balanced",
                             since: str | None = None, until: str | None = None,
-                            catch_up: bool | None = None, lanes: str = "hybrid",
+                            catch_up: bool | None = None, lanes: RecallLanes = "hybrid",
                             touch: bool = True, explain: bool = False,
                             min_relevance: float | None = None) -> RecallDetail:
         if min_relevance is not None:  # checked here too: JSON has no NaN to send
@@ -455,7 +480,7 @@ class RemoteHiveMind:
 
     # -- harvest and ingest -----------------------------------------------------------------
 
-    async def _upload(self, path: str, local: Path, fields: dict[str, Any]) -> JsonObject:
+    async def _upload(self, path: str, local: Path, fields: dict[str, Any]) -> Any:
         with tempfile.TemporaryDirectory(prefix="hive-mind-client-") as tmp:
             if local.is_dir():  # directories (claude-code projects) travel as a zip
                 archive = Path(tmp) / f"{local.name or 'upload'}.zip"
@@ -465,7 +490,7 @@ class RemoteHiveMind:
                             zf.write(item, item.relative_to(local).as_posix())
                 local = archive
             with local.open("rb") as handle:
-                result: JsonObject = await self._call(
+                result = await self._call(
                     "POST", path, data=_form(fields),
                     files={"file": (local.name, handle, "application/octet-stream")})
         return result
@@ -473,7 +498,7 @@ class RemoteHiveMind:
     async def harvest(self, source: str, path: str | Path, *, workspace: str | None = None,
                       progress: Progress | None = None, auto_sync: bool | None = None,
                       sync_interval_hours: int | None = None, wait: bool = True,
-                      label: str | None = None) -> JsonObject:
+                      label: str | None = None) -> HarvestReport:
         """Import an export: a file or directory on this machine is uploaded (recorded under
         its local path unless ``label`` says otherwise); anything else (a URL, a path on the
         server) is passed to the server as is. ``progress`` is not reported in client mode."""
@@ -482,8 +507,9 @@ class RemoteHiveMind:
         local = None if source == "url" else _local_file(path)
         if local is not None:
             fields["label"] = label or str(local.resolve())
-            return await self._upload("/v1/harvest/upload", local, fields)
-        result: JsonObject = await self._call("POST", "/v1/harvest",
+            uploaded: HarvestReport = await self._upload("/v1/harvest/upload", local, fields)
+            return uploaded
+        result: HarvestReport = await self._call("POST", "/v1/harvest",
                                                   json={**fields, "path": str(path)})
         return result
 
@@ -520,43 +546,47 @@ class RemoteHiveMind:
 
     async def ingest(self, content: str, *, type_hint: str = "auto", importance: str = "normal",
                      tags: list[str] | None = None, workspace: str | None = None,
-                     wait: bool = True) -> JsonObject:
+                     wait: bool = True) -> IngestReport:
         """Ingest a file on this machine (uploaded), a URL or raw text."""
         fields = {"type_hint": type_hint, "importance": importance, "tags": tags,
                   "workspace": workspace, "wait": wait}
         local = _local_file(content.strip()) if isinstance(content, str) else None
         if local is not None and local.is_file():
-            return await self._upload("/v1/ingest/upload", local, fields)
-        result: JsonObject = await self._call("POST", "/v1/ingest",
+            uploaded: IngestReport = await self._upload("/v1/ingest/upload", local, fields)
+            return uploaded
+        result: IngestReport = await self._call("POST", "/v1/ingest",
                                                   json={**fields, "content": content})
         return result
 
     # -- jobs -------------------------------------------------------------------------------
 
-    async def jobs(self) -> JsonObject:
-        result: JsonObject = await self._call("GET", "/v1/jobs")
+    async def jobs(self) -> JobsReport:
+        result: JobsReport = await self._call("GET", "/v1/jobs")
         return result
 
-    async def _dead_letters(self, method: str, dead_letter_id: str | None, all_failed: bool,
-                            one: str, every: str) -> JsonObject:
+    @staticmethod
+    def _dead_letters(dead_letter_id: str | None, all_failed: bool, one: str, every: str
+                      ) -> tuple[str, dict[str, str] | None]:
+        """The path (and query) naming one dead letter or every one."""
         if (dead_letter_id is None) == (not all_failed):
             raise ValidationError("give one dead letter id or all_failed=True, not both")
         if dead_letter_id is not None:
-            path = one.format(_segment(dead_letter_id))
-            result: JsonObject = await self._call(method, path)
-        else:
-            result = await self._call(method, every, params={"all": "true"})
-        return result
+            return one.format(_segment(dead_letter_id)), None
+        return every, {"all": "true"}
 
     async def retry_jobs(self, dead_letter_id: str | None = None, *,
-                         all_failed: bool = False) -> JsonObject:
-        return await self._dead_letters("POST", dead_letter_id, all_failed,
-                                        "/v1/jobs/{}/retry", "/v1/jobs/retry")
+                         all_failed: bool = False) -> Retried:
+        path, params = self._dead_letters(dead_letter_id, all_failed, "/v1/jobs/{}/retry",
+                                          "/v1/jobs/retry")
+        result: Retried = await self._call("POST", path, params=params)
+        return result
 
     async def drop_jobs(self, dead_letter_id: str | None = None, *,
-                        all_failed: bool = False) -> JsonObject:
-        return await self._dead_letters("DELETE", dead_letter_id, all_failed,
-                                        "/v1/jobs/{}", "/v1/jobs")
+                        all_failed: bool = False) -> Dropped:
+        path, params = self._dead_letters(dead_letter_id, all_failed, "/v1/jobs/{}",
+                                          "/v1/jobs")
+        result: Dropped = await self._call("DELETE", path, params=params)
+        return result
 
     async def nightly_maintenance(self, *, spread: bool = False,
                                   on_progress: Callable[[int, int], None] | None = None
@@ -567,7 +597,7 @@ class RemoteHiveMind:
 
     # -- status -----------------------------------------------------------------------------
 
-    async def status(self, *, probe: bool = True) -> JsonObject:
-        result: JsonObject = await self._call("GET", "/v1/status",
-                                                  params={"probe": probe})
+    async def status(self, *, probe: bool = True) -> StatusReport:
+        result: StatusReport = await self._call("GET", "/v1/status",
+                                                    params={"probe": probe})
         return result

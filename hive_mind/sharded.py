@@ -29,7 +29,7 @@ import itertools
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, TypeVar
+from typing import TYPE_CHECKING, Final, Generic, TypeVar
 
 from actors.placement import ShardMap
 from hive_mind.api.codes import ServerUnavailableError
@@ -40,9 +40,15 @@ from hive_mind.per_mind import PerMind
 from hive_mind.remote import RemoteHiveMind, WriteOutcomeUnknownError
 from hive_mind.settings import Settings
 from hive_mind.shapes import (
+    Dropped,
+    HarvestReport,
+    IngestReport,
+    JobsReport,
     JsonObject,
     MaintenanceRun,
     RecallDetail,
+    Retried,
+    StatusReport,
     WorkspaceDefault,
     WorkspaceDeleted,
     WorkspaceList,
@@ -55,6 +61,7 @@ from hive_mind.workspaces import candidate_ids, slugify
 from hive_mind.workspaces import mind_id as workspace_mind
 from mind.errors import ConflictError, NotFoundError, ValidationError
 from mind.storage.fencing import FencedError
+from vocabulary.enums import RecallLanes, RecallProfile, Scope
 from vocabulary.ids import PERSONAL_MIND
 
 if TYPE_CHECKING:
@@ -71,6 +78,8 @@ FORWARD_TIMEOUT_SECONDS: Final = 600.0  # harvests with wait=True answer when in
 RETRY_AFTER_SECONDS: Final = 5
 
 T = TypeVar("T")
+E = TypeVar("E")
+R = TypeVar("R")
 
 
 class ShardUnavailableError(ServerUnavailableError):
@@ -81,13 +90,13 @@ class ShardUnavailableError(ServerUnavailableError):
     retry_after = 5
 
 
-class _Summary:
+class _Summary(Generic[R]):
     """What ``run_harvest`` / ``run_ingest`` return for a forwarded call: the owner's summary."""
 
-    def __init__(self, data: JsonObject) -> None:
+    def __init__(self, data: R) -> None:
         self._data = data
 
-    def as_dict(self) -> JsonObject:
+    def as_dict(self) -> R:
         return self._data
 
 
@@ -244,9 +253,9 @@ class ShardedHiveMind(PerMind, MindMoves):
     # -- recall -----------------------------------------------------------------------------
 
     async def recall_detail(
-        self, query: str, *, limit: int = 10, scope: str | None = None,
-        workspace: str | None = None, profile: str = "balanced", since: str | None = None,
-        until: str | None = None, catch_up: bool | None = None, lanes: str = "hybrid",
+        self, query: str, *, limit: int = 10, scope: Scope | None = None,
+        workspace: str | None = None, profile: RecallProfile = "balanced", since: str | None = None,
+        until: str | None = None, catch_up: bool | None = None, lanes: RecallLanes = "hybrid",
         touch: bool = True, explain: bool = False, min_relevance: float | None = None,
     ) -> RecallDetail:
         """One mind: its owner answers. Scope ``all``: every shard searches its own minds and
@@ -325,7 +334,7 @@ class ShardedHiveMind(PerMind, MindMoves):
         progress: Progress | None = None, auto_sync: bool | None = None,
         sync_interval_hours: int | None = None, wait: bool = True, importance: str = "normal",
         tags: list[str] | None = None, label: str | None = None, rereadable: bool | None = None,
-    ) -> Summary:
+    ) -> Summary[HarvestReport]:
         """Here: the typed run. On another shard: its ``harvest`` (the client sends no
         ``progress``, and the owner decides what it may read again)."""
         shard, url = self._route(workspace)
@@ -341,7 +350,7 @@ class ShardedHiveMind(PerMind, MindMoves):
     async def run_ingest(self, content: str, *, type_hint: str = "auto",
                          importance: str = "normal", tags: list[str] | None = None,
                          workspace: str | None = None, wait: bool = True,
-                         label: str | None = None) -> Summary:
+                         label: str | None = None) -> Summary[IngestReport]:
         shard, url = self._route(workspace)
         if shard == self.shard_id and self.local is not None:
             return await self.local.run_ingest(
@@ -353,26 +362,38 @@ class ShardedHiveMind(PerMind, MindMoves):
 
     # -- jobs, maintenance, status ----------------------------------------------------------
 
-    async def jobs(self) -> JsonObject:
+    async def jobs(self) -> JobsReport:
         answers, down = await self._fan_out(lambda f: f.jobs())
-        return {**merge_jobs(answers), **unreached(down)}
+        report = merge_jobs(answers)
+        if down:
+            report["unreachable"] = down
+        return report
 
     async def retry_jobs(self, dead_letter_id: str | None = None, *,
-                         all_failed: bool = False) -> JsonObject:
-        return await self._dead_letters(lambda f: f.retry_jobs(
-            dead_letter_id, all_failed=all_failed), "retried", dead_letter_id)
+                         all_failed: bool = False) -> Retried:
+        done, down = await self._dead_letters(lambda f: f.retry_jobs(
+            dead_letter_id, all_failed=all_failed), lambda a: a["retried"], dead_letter_id)
+        retried: Retried = {"retried": done}  # no count: the shards' own are per shard
+        if down:
+            retried["unreachable"] = down
+        return retried
 
     async def drop_jobs(self, dead_letter_id: str | None = None, *,
-                        all_failed: bool = False) -> JsonObject:
-        return await self._dead_letters(lambda f: f.drop_jobs(
-            dead_letter_id, all_failed=all_failed), "dropped", dead_letter_id)
+                        all_failed: bool = False) -> Dropped:
+        done, down = await self._dead_letters(lambda f: f.drop_jobs(
+            dead_letter_id, all_failed=all_failed), lambda a: a["dropped"], dead_letter_id)
+        dropped: Dropped = {"dropped": done}
+        if down:
+            dropped["unreachable"] = down
+        return dropped
 
-    async def _dead_letters(self, call: Callable[[MindFacade], Awaitable[JsonObject]],
-                            key: str, dead_letter_id: str | None) -> JsonObject:
+    async def _dead_letters(self, call: Callable[[MindFacade], Awaitable[T]],
+                            listed: Callable[[T], list[E]], dead_letter_id: str | None
+                            ) -> tuple[list[E], dict[str, str]]:
         """Dead letters live with each host (its file) or in the deployment's one Redis: the
         shards are asked one after another — never two at once on a shared list — and one id
         stops at the shard that knows it (the others say not found)."""
-        done: list[object] = []
+        done: list[E] = []
         down: dict[str, str] = {}
         missing: NotFoundError | None = None
         for shard in self._fan_shards():
@@ -384,14 +405,13 @@ class ShardedHiveMind(PerMind, MindMoves):
             except NotFoundError as exc:
                 missing = exc
                 continue
-            listed = answer.get(key)
-            done.extend(listed if isinstance(listed, list) else [])
+            done.extend(listed(answer))
             if dead_letter_id is not None:
                 break
         else:
             if dead_letter_id is not None and missing is not None and not down:
                 raise missing
-        return {key: done, **unreached(down)}
+        return done, down
 
     async def nightly_maintenance(self, *, spread: bool = False,
                                   on_progress: Callable[[int, int], None] | None = None
@@ -399,13 +419,13 @@ class ShardedHiveMind(PerMind, MindMoves):
         answers, down = await self._fan_out(lambda f: f.nightly_maintenance(spread=spread))
         return {"shards": answers, **unreached(down)}
 
-    async def status(self, *, probe: bool = True) -> JsonObject:
+    async def status(self, *, probe: bool = True) -> StatusReport:
         """This host's own status (a gateway's: its role only) and, unless another host
         asked, the cluster's shards (:func:`hive_mind.cluster.cluster_status`)."""
         from hive_mind.cluster import cluster_status
 
-        own: JsonObject = ({"mode": "gateway"} if self.local is None
-                           else dict(await self.local.status(probe=probe)))
+        own: StatusReport = ({"mode": "gateway"} if self.local is None
+                             else await self.local.status(probe=probe))
         own["shard"] = self.shard_id
         if not forwarded():
             own["cluster"] = await cluster_status(self.settings, self.shards)

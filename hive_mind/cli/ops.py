@@ -56,7 +56,7 @@ def status(
             raise
         from hive_mind.status import unreachable_queue_report
 
-        report = run(unreachable_queue_report(settings, probe=not no_probe))
+        report = dict(run(unreachable_queue_report(settings, probe=not no_probe)))
     output(as_json, report, lambda c: render_status(c, report))
 
 

@@ -36,7 +36,7 @@ async def operations(request: Request, hm: Facade) -> Response:
     jobs = await hm.jobs()
     status = await hm.status(probe=False)
     return page(request, "operations.html", active="operations", jobs=jobs,
-                busiest=_busiest(jobs.get("minds")), minds=len(jobs.get("minds") or []),  # type: ignore[arg-type]
+                busiest=_busiest(jobs.get("minds")), minds=len(jobs.get("minds") or []),
                 schedule=status.get("schedule"), cluster=status.get("cluster"),
                 queue=status.get("queue"))
 

@@ -12,7 +12,7 @@ All SQL is fixed text with ``?`` parameters; nothing from a caller becomes SQL.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from mind.bounds import entity_input, name_text, relation_input
@@ -60,9 +60,6 @@ class Entity:
     @property
     def active(self) -> bool:
         return self.valid_to is None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
     @classmethod
     def from_row(cls, row: Row) -> Entity:
