@@ -48,8 +48,8 @@ DEFAULT_BULK_FRAMES: Final = 1_024
 # them pipelined behind bulk ops it expects applied first (harvest batches, re-embeds are not).
 URGENT_MAX_WEIGHT: Final = 16
 URGENT_KINDS: Final = frozenset({
-    "save_frames", "touch", "erase", "set_identity", "add_awareness", "remove_awareness",
-    "clear_awareness", "save_entity", "create_relation",
+    "save_frames", "touch", "erase", "set_importance", "set_identity", "add_awareness",
+    "remove_awareness", "clear_awareness", "save_entity", "create_relation",
 })
 DEFAULT_MAX_OPEN: Final = 64  # open minds per host (LRU)
 CATALOG_THREADS: Final = 2  # blocking reads of minds' counts and routing summaries at once

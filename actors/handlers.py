@@ -31,7 +31,7 @@ from mind.cognify_apply import ApplyStats, FrameIndex, apply_index
 from mind.errors import HiveMindError
 from mind.frames.compaction import CompactResult
 from mind.frames.forget import Erasure
-from mind.frames.model import NewFrame
+from mind.frames.model import Frame, NewFrame
 from mind.harvest.store import HarvestStore
 from mind.knowledge import supersession
 from mind.knowledge.dedupe import dedupe_by_name
@@ -107,6 +107,11 @@ async def erase(mind: Mind, op: ops.Erase) -> Erasure:
     return await mind.erase_frame(op.frame_id)
 
 
+async def set_importance(mind: Mind, op: ops.SetImportance) -> Frame:
+    """Change a frame's importance (its content, and so its index, stay)."""
+    return await mind.frames.update(op.frame_id, importance=op.importance)
+
+
 async def compact(mind: Mind, op: ops.Compact) -> CompactResult:
     result = await mind.compact(op.max_temp_age_days, op.max_deprecated_age_days)
     await idempotency.forget_old(mind.db)
@@ -147,6 +152,7 @@ HANDLERS: dict[str, Handler] = dict([
     _on(ops.ApplyIndex, apply_index_op),
     _on(ops.Touch, touch),
     _on(ops.Erase, erase),
+    _on(ops.SetImportance, set_importance),
     _on(ops.Compact, compact),
     _on(ops.Reconcile, reconcile),
     _on(ops.Reembed, reembed),

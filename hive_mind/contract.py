@@ -107,6 +107,9 @@ class MindFacade(Protocol):
     async def get_frame(self, frame_id: int, *, workspace: str | None = None
                         ) -> FrameShape: ...
 
+    async def set_importance(self, frame_id: int, importance: Importance, *,
+                             workspace: str | None = None) -> FrameShape: ...
+
     async def session_state(self, session: str, *, workspace: str | None = None
                             ) -> SessionState: ...
 

@@ -118,6 +118,7 @@ from queue_schemas import ops
 from vocabulary.enums import (
     ENTITY_TYPES,
     FRAME_CLEANUP_MODES,
+    IMPORTANCES,
     MAINTENANCE_KINDS,
     SCOPES,
     ExportFormat,
@@ -438,6 +439,17 @@ class HiveMind:
         frame = await (await self.reader(workspace)).frames.get(frame_id)
         if frame is None:
             raise NotFoundError(f"frame {frame_id} not found")
+        return frame_dict(frame)
+
+    async def set_importance(self, frame_id: int, importance: Importance, *,
+                             workspace: str | None = None) -> FrameShape:
+        """Change a frame's importance (recall weighs it; compaction ages ``temporary`` and
+        ``deprecated`` frames out); its content and index stay. Returns the frame."""
+        row_id(frame_id, "frame id")
+        if importance not in IMPORTANCES:
+            raise ValidationError(f"importance must be one of {list(IMPORTANCES)}")
+        frame = expect(await self.submit(workspace, lambda ident: ops.SetImportance(
+            mind_id=ident, frame_id=frame_id, importance=importance)), Frame)
         return frame_dict(frame)
 
     async def forget(self, frame_id: int, *, workspace: str | None = None) -> Forgotten:

@@ -87,6 +87,11 @@ class PerMind(ABC):
         return await self._mind(READ, "get_frame", workspace,
             lambda f: f.get_frame(frame_id, workspace=workspace))
 
+    async def set_importance(self, frame_id: int, importance: Importance, *,
+                             workspace: str | None = None) -> FrameShape:
+        return await self._mind(WRITE, "set_importance", workspace,
+            lambda f: f.set_importance(frame_id, importance, workspace=workspace))
+
     async def session_state(self, session: str, *, workspace: str | None = None
                             ) -> SessionState:
         return await self._mind(READ, "session_state", workspace,

@@ -253,6 +253,13 @@ class RemoteHiveMind:
             "GET", f"/v1/memories/{_segment(frame_id)}", params={"workspace": workspace})
         return result
 
+    async def set_importance(self, frame_id: int, importance: Importance, *,
+                             workspace: str | None = None) -> FrameShape:
+        result: FrameShape = await self._call(
+            "PATCH", f"/v1/memories/{_segment(frame_id)}", params={"workspace": workspace},
+            json={"importance": importance})
+        return result
+
     async def session_state(self, session: str, *, workspace: str | None = None
                             ) -> SessionState:
         result: SessionState = await self._call(

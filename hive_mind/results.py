@@ -390,6 +390,11 @@ def _index_applied(result: ApplyStats) -> JsonObject:
 
 
 @write_dict.register
+def _frame(result: Frame) -> JsonObject:
+    return dict(frame_dict(result))
+
+
+@write_dict.register
 def _touched(result: Touched) -> JsonObject:
     return {"touched": result.touched}
 

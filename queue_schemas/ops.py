@@ -16,6 +16,7 @@ kind               meaning
 ``touch``          record that frames were recalled (access count, last accessed)
 ``harvest_batch``  one batch of a bulk import (frames with stable external ids + resume cursor)
 ``erase``          delete one frame and everything derived from it
+``set_importance`` change one frame's importance
 ``set_identity``   create or update the mind's identity (only the fields given)
 ``add_awareness``  add one awareness item (category, content, priority, expiry)
 ``remove_awareness``  remove one awareness item by id
@@ -215,6 +216,12 @@ class Erase(OpEnvelope):
     frame_id: FrameId
 
 
+class SetImportance(OpEnvelope):
+    kind: Literal["set_importance"] = "set_importance"
+    frame_id: FrameId
+    importance: Importance
+
+
 # -- index results ---------------------------------------------------------------------------
 class ChunkResult(FrozenModel):
     chunk_idx: int = Field(ge=0)
@@ -403,16 +410,16 @@ class FinishHarvest(OpEnvelope):
 # -- union -----------------------------------------------------------------------------------
 OpModel = (
     SaveFrames | ApplyIndex | Compact | Reconcile | Reembed | Dedupe | Touch | HarvestBatch
-    | Erase | SetIdentity | AddAwareness | RemoveAwareness | ClearAwareness | SaveEntity
-    | CreateRelation | CleanupEntities | WipeFrames | FinishHarvest
+    | Erase | SetImportance | SetIdentity | AddAwareness | RemoveAwareness | ClearAwareness
+    | SaveEntity | CreateRelation | CleanupEntities | WipeFrames | FinishHarvest
 )
 """The plain union of write-op models (for annotations)."""
 AnyOp = Annotated[OpModel, Field(discriminator="kind")]
 """The discriminated union (for pydantic validation)."""
 OP_MODELS: tuple[type[OpEnvelope], ...] = (
     SaveFrames, ApplyIndex, Compact, Reconcile, Reembed, Dedupe, Touch, HarvestBatch, Erase,
-    SetIdentity, AddAwareness, RemoveAwareness, ClearAwareness, SaveEntity, CreateRelation,
-    CleanupEntities, WipeFrames, FinishHarvest,
+    SetImportance, SetIdentity, AddAwareness, RemoveAwareness, ClearAwareness, SaveEntity,
+    CreateRelation, CleanupEntities, WipeFrames, FinishHarvest,
 )
 OP_KINDS = kind_registry(*OP_MODELS)
 _OP_ADAPTER: TypeAdapter[OpModel] = TypeAdapter(AnyOp)

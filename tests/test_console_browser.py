@@ -253,6 +253,16 @@ def test_memory_text_is_shown_as_text_and_csp_blocks_inline_script(
     assert "⟨U+202E⟩evil⟨U+202C⟩" in shown and "⟨U+2066⟩isolated⟨U+2069⟩" in shown
     no_injection(browser)
     shot(browser, "search-xss")
+    # the same texts on the memories pages: the session they were saved in, one of them
+    browser.get(f"{served}/ui/memories")
+    wait_for(browser, "table.sessions a[href*='save']").click()
+    cards = wait_for(browser, "ul.cards").text
+    assert "<script>window.__xss = 1; document.title = 'owned'</script>" in cards
+    assert "⟨U+202E⟩evil⟨U+202C⟩" in cards
+    no_injection(browser)
+    browser.find_element(By.XPATH, "//li[contains(., 'onerror')]//a[.='open']").click()
+    assert '"><img src=x onerror="window.__xss = 2">' in wait_for(browser, "p.content").text
+    no_injection(browser)
     # an inline script that got into the page anyway is refused by the CSP
     browser.execute_script("""
         window.__violations = [];
@@ -294,13 +304,24 @@ def test_forget_a_memory_and_it_is_gone_from_search(served: str, browser: WebDri
     assert FORGET not in browser.find_element(By.TAG_NAME, "main").text
 
 
-def test_a_memory_shows_where_it_came_from(served: str, browser: WebDriver) -> None:
+def test_a_memory_shows_where_it_came_from_and_its_importance_changes(
+        served: str, browser: WebDriver) -> None:
+    from selenium.webdriver.support.ui import Select
+
     sign_in(browser, served)
     search(browser, served, "Orion blue-green deploy")
     wait_for(browser, "li.result .meta a").click()
     card = wait_for(browser, "dl.props")
-    assert "important" in card.text and "session" in card.text
+    assert "session" in card.text
+    choice = Select(browser.find_element(By.ID, "importance"))
+    assert choice.first_selected_option.text == "important"
+    choice.select_by_value("critical")
+    browser.find_element(By.ID, "importance-save").click()
+    WebDriverWait(browser, 10).until(lambda d: Select(d.find_element(
+        By.ID, "importance")).first_selected_option.text == "critical")
     shot(browser, "memory")
+    search(browser, served, "Orion blue-green deploy")
+    assert "critical" in wait_for(browser, "li.result .importance").text
 
 
 # -- knowledge graph ------------------------------------------------------------------------
@@ -405,3 +426,36 @@ def test_ui_command_serves_the_console_on_loopback_and_prints_its_url(tmp_path: 
         assert login.status_code == 200 and 'name="token"' in login.text
     finally:
         stop(proc)  # type: ignore[arg-type]
+
+
+# -- a scoped token -------------------------------------------------------------------------
+
+def _console_client(url: str, token: str) -> httpx.Client:
+    client = httpx.Client(base_url=url, timeout=30)
+    login = client.get("/ui/login")
+    nonce = re.search(r'name="csrf" value="([^"]+)"', login.text)
+    assert nonce is not None
+    signed = client.post("/ui/login", data={"csrf": nonce.group(1), "token": token})
+    assert signed.status_code == 303, signed.text
+    return client
+
+
+def test_a_scoped_token_sees_its_workspace_only_and_stops_when_revoked(served: str) -> None:
+    admin = {"Authorization": f"Bearer {TOKEN}"}
+    made = httpx.post(f"{served}/v1/tokens", json={"workspaces": ["team-orion"]},
+                      headers=admin, timeout=30).json()
+    client = _console_client(served, made["token"])
+    try:
+        assert client.get("/ui/memories?workspace=team-orion").status_code == 200
+        personal = client.get("/ui/memories")
+        assert personal.status_code == 403 and "may not" in personal.text
+        assert client.get("/ui/operations").status_code == 403  # the admin's
+        listed = client.get("/ui/workspaces").text
+        assert "team-orion" in listed and "research" not in listed
+        httpx.delete(f"{served}/v1/tokens/{made['id']}", headers=admin, timeout=30)
+        revoked = client.get("/ui/memories?workspace=team-orion", follow_redirects=False)
+        assert revoked.status_code == 303 and revoked.headers["location"].endswith("/ui/login")
+        again = client.get("/ui/memories?workspace=team-orion", follow_redirects=False)
+        assert again.status_code == 303  # the session ended with the token
+    finally:
+        client.close()

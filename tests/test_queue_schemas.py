@@ -150,6 +150,7 @@ def sample_ops() -> list[Envelope]:
 def sample_small_writes() -> list[Envelope]:
     """One op of each of the facade's small writes."""
     return [
+        ops.SetImportance(mind_id="personal", frame_id=7, importance="critical"),
         ops.SetIdentity(mind_id="personal", name="Ada", role="engineer"),
         ops.AddAwareness(mind_id="personal", category="task", content="ship it", priority=3,
                          expires_at="2030-01-01T00:00:00+01:00"),
@@ -452,7 +453,7 @@ def test_kinds_are_registered_and_disjoint() -> None:
     assert set(JOB_KINDS) == {"cognify", "reembed"}
     assert set(OP_KINDS) == {"save_frames", "apply_index", "compact", "reconcile",
                              "reembed_mind", "dedupe", "touch", "harvest_batch", "erase",
-                             "set_identity", "add_awareness", "remove_awareness",
+                             "set_importance", "set_identity", "add_awareness", "remove_awareness",
                              "clear_awareness", "save_entity", "create_relation",
                              "cleanup_entities", "wipe_frames", "finish_harvest"}
     # the module docstring's op table names every kind

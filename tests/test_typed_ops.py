@@ -42,6 +42,7 @@ from mind.cognify_apply import ApplyStats
 from mind.errors import ValidationError
 from mind.frames.compaction import CompactResult
 from mind.frames.forget import Erasure
+from mind.frames.model import Frame
 from mind.knowledge.graph import Relation
 from queue_schemas import deserialize, ops, parse_op, serialize
 from queue_schemas.ops import OP_KINDS
@@ -112,6 +113,8 @@ STEPS: list[Step] = [
     (lambda s: ops.FinishHarvest(mind_id=MIND, run_id="run-typed", source="chatgpt",
                                  status="completed", path="export.zip", items=1, frames=1),
      HarvestFinished),
+    (lambda s: ops.SetImportance(mind_id=MIND, frame_id=s.frames[0], importance="critical"),
+     Frame),
     (lambda s: ops.Erase(mind_id=MIND, frame_id=s.frames[1]), Erasure),
     (lambda s: ops.WipeFrames(mind_id=MIND, mode="wipe_imports"), FramesWiped),
     (lambda s: ops.Reembed(mind_id=MIND, provider="test", model="typed-4", dim=4), Reembedded),

@@ -55,6 +55,10 @@ class Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class ImportanceRequest(Body):
+    importance: Importance = Field(description="the frame's new importance")
+
+
 class SaveRequest(Body):
     content: Content = Field(description="the memory text")
     importance: Importance = "normal"

@@ -14,6 +14,7 @@ from hive_mind.api.models import (
     ERROR_RESPONSES,
     QUOTA_RESPONSES,
     EntityRequest,
+    ImportanceRequest,
     RecallRequest,
     RelationRequest,
     SaveRequest,
@@ -58,6 +59,12 @@ async def get_memory(frame_id: FrameId, hm: Facade,
                      workspace: WorkspaceQuery = None) -> FrameShape:
     return await hm.get_frame(frame_id, workspace=workspace)
 
+
+@router.patch("/memories/{frame_id}", tags=["memories"],
+              summary="Change a frame's importance (its content and index stay)")
+async def set_importance(frame_id: FrameId, body: ImportanceRequest, hm: Facade,
+                         workspace: WorkspaceQuery = None) -> FrameShape:
+    return await hm.set_importance(frame_id, body.importance, workspace=workspace)
 
 @router.get("/sessions/{session:path}/state", tags=["memories"],
             summary="A session's current state: its latest I-frame and the P-frames after it")

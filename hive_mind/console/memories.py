@@ -1,17 +1,20 @@
 """The Memories page: a mind's sessions newest first, a session's frames page by page, one
-frame with where it came from, and forget — shown what it removes, confirmed, then done."""
+frame with where it came from and its importance (changed here), and forget — shown what it
+removes, confirmed, then done."""
 
 from __future__ import annotations
 
 from typing import Annotated, Final
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Form, Query, Request
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 
 from hive_mind.api.deps import Facade
 from hive_mind.browse import MAX_PAGE_NUMBER
 from hive_mind.console.render import page
 from hive_mind.console.sessions import PREFIX, check_csrf
+from vocabulary.enums import IMPORTANCES, Importance
 from vocabulary.limits import INT64_MAX, MAX_ID_CHARS
 
 router = APIRouter(include_in_schema=False)
@@ -51,7 +54,18 @@ async def frame(request: Request, hm: Facade, id: FrameId, workspace: Workspace 
     provenance = [(k, metadata[k]) for k in SOURCE_KEYS
                   if isinstance(metadata, dict) and metadata.get(k) not in (None, "", [])]
     return page(request, "frame.html", active="memories", workspace=workspace, frame=shown,
-                provenance=provenance)
+                provenance=provenance, importances=IMPORTANCES)
+
+
+@router.post(PREFIX + "/memories/importance")
+async def importance(request: Request, hm: Facade, csrf: Annotated[str, Form(max_length=100)],
+                     id: Annotated[int, Form(ge=1, le=INT64_MAX)],
+                     importance: Annotated[Importance, Form()],
+                     workspace: Annotated[str, Form(max_length=64)] = "") -> Response:
+    check_csrf(request, csrf)
+    await hm.set_importance(id, importance, workspace=workspace or None)
+    return RedirectResponse(f"{request.scope.get('root_path', '')}{PREFIX}/memories/frame?"
+                            f"{urlencode({'id': id, 'workspace': workspace})}", status_code=303)
 
 
 @router.get(PREFIX + "/memories/forget")

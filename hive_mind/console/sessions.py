@@ -31,7 +31,7 @@ from typing import Final
 from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hive_mind.tokens import ForbiddenError
 
@@ -137,7 +137,20 @@ class ConsoleMiddleware:
         if session.token is not None:
             headers.append((b"authorization", f"Bearer {session.token}".encode("latin-1")))
         state = {**scope.get("state", {}), "console": session}
-        await self.app({**scope, "headers": headers, "state": state}, receive, send)
+        refused = False
+
+        async def send_or_sign_in(message: Message) -> None:
+            """A token refused since the sign-in (revoked, expired): the session ends and the
+            browser goes to the sign-in page instead of seeing the API's 401."""
+            nonlocal refused
+            if message["type"] == "http.response.start" and message["status"] == 401:
+                refused = True
+                self.sessions.close(cookies.get(SESSION_COOKIE))
+                await self._sign_in_first(scope, receive, send)
+            elif not refused:
+                await send(message)
+
+        await self.app({**scope, "headers": headers, "state": state}, receive, send_or_sign_in)
 
     async def _sign_in_first(self, scope: Scope, receive: Receive, send: Send) -> None:
         method = scope.get("method", "GET")
