@@ -1,7 +1,7 @@
 """A CLI ``save`` from another process while a bulk import writes into the same mind.
 
 One process runs ``hive-mind harvest import chatgpt`` of a synthetic export (the generator of
-bench/harvest_bench.py) into a data dir; meanwhile another runs ``--saves`` CLI saves into the
+bench/product/harvest_bench.py) into a data dir; meanwhile another runs ``--saves`` CLI saves into the
 same mind, one after the other, each a fresh ``hive-mind save … --json`` process, and the wall
 time of each (process start to exit: what a user or an agent's shell waits) is recorded. Before
 the import starts, ``--idle`` saves into the same data dir give the figure of the machine
@@ -13,7 +13,7 @@ bench counts them in the mind afterwards. What a waiting save printed on stderr 
 it writes; ``mock``: indexing off, the import writes as fast as it can). The saves always use
 the product default, as ``hive-mind save`` runs.
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/save_during_import.py [--conversations 2000]
+    HF_HUB_OFFLINE=1 .venv/bin/python -m bench.product.save_during_import [--conversations 2000]
         [--saves 50] [--idle 10] [--provider default]
 """
 
@@ -30,8 +30,8 @@ import time
 from contextlib import closing
 from pathlib import Path
 
-from common import ROOT, machine
-from harvest_bench import generate
+from bench.common import ROOT, machine
+from bench.product.harvest_bench import generate
 
 
 def pct(values: list[float], p: float) -> float:
