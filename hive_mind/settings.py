@@ -4,6 +4,12 @@ Nothing reads the environment at import time: call :func:`load_settings` (or con
 ``Settings(...)`` with explicit values, which reads no file). ``redacted()`` gives the effective
 configuration with secrets masked, for ``hive-mind status``.
 
+Beyond the data dir and the mode (``redis_url``, ``url``), settings sit in groups
+(:mod:`hive_mind.settings_groups`): ``settings.embedding.provider`` is read from
+``HIVE_MIND_EMBEDDING_PROVIDER``, the name it always had. Explicit values (``Settings(...)``,
+:func:`load_settings`, :meth:`Settings.replace`) name a setting by its flat name, the variable
+without ``HIVE_MIND_`` in lower case (``embedding_provider=...``); ``redacted()`` uses the same.
+
 The ``.env`` file read is the data dir's (``<data dir>/.env``, the data dir from the overrides,
 ``HIVE_MIND_DATA_DIR`` or the default) or the one named explicitly (``--env-file``,
 ``HIVE_MIND_ENV_FILE``) — never one in the working directory: a cloned repository's ``.env``
