@@ -14,7 +14,7 @@ export HIVE_MIND_TEST_REDIS_URL := $(TEST_REDIS_URL)
 # fast run's time otherwise)
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: install test test-fast lint typecheck bench run redis clean
+.PHONY: install test test-fast lint typecheck bench run redis browser clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,9 +28,13 @@ install: $(STAMP)
 redis: install
 	@deploy/ensure-redis.sh "$(TEST_REDIS_URL)" "$(PY)"
 
+# headless Chromium for the web console's browser tests (installed when missing)
+browser:
+	@deploy/ensure-browser.sh
+
 # two workers, a test file each at a time: most tests wait on processes, servers and Redis
 # (each worker has its own Redis dbs: tests/conftest.py)
-test: install redis
+test: install redis browser
 	$(VENV)/bin/pytest -q -n 2 --dist loadfile $(PYTEST_ARGS)
 
 # the unit tier: in-process tests on real SQLite files, no Redis, model or processes

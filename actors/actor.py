@@ -22,10 +22,16 @@ import, docs/performance.md), and at a quarter of it while interactive ops arriv
 fewer commits, for an import no one is saving beside). Each lane is FIFO; the bulk lane keeps
 the order of imports and of index results relative to the ops they follow.
 
-An unkeyed bulk write bigger than a part (``part_frames`` new frames: an import's batch;
-the bulk weight of the moment in index results: a cognify job's) is applied in parts, one
-commit each, so interactive ops go between them (:mod:`actors.parts`: what that keeps —
-exactly-once, order — and gives up: all-or-nothing).
+New frames (imports, big saves) are weighed apart from index results: a frame costs a
+fraction of an index result to write, and a commit's fixed cost (its round trips, the FTS5
+segment it flushes, the WAL pages it rewrites) is paid per commit, so bulk groups of new frames
+hold up to ``bulk_frames`` of them (an import no one saves beside: 1,024, a fifth of the
+frames' cost of parts of 128) and one part of ``part_frames`` while interactive ops arrive.
+
+An unkeyed bulk write bigger than a part (the bulk limit of the moment: new frames of an
+import's batch, index results of a cognify job) is applied in parts, one commit each, so
+interactive ops go between them (:mod:`actors.parts`: what that keeps — exactly-once, order —
+and gives up: all-or-nothing).
 
 Tracing: each group commit is logged at DEBUG on this module's logger, the record carrying
 ``ops`` (the group's ops, in order) and ``started`` (``time.perf_counter()`` at its ``BEGIN``;
@@ -44,6 +50,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from actors.constants import (
+    DEFAULT_BULK_FRAMES,
     DEFAULT_BULK_WEIGHT,
     DEFAULT_MAILBOX,
     DEFAULT_MAX_OPS,
@@ -62,6 +69,10 @@ from mind.mind import Mind
 from mind.storage import idempotency
 
 log = logging.getLogger(__name__)
+
+FRAME_KINDS = frozenset({"save_frames", "harvest_batch"})
+"""Op kinds whose weight is new frames (bulk groups of ``bulk_frames``); the others' is index
+results or one (groups of ``bulk_weight``)."""
 
 
 SCRUBS_WAL = frozenset({"erase", "compact", "wipe_frames"})
@@ -125,6 +136,7 @@ class MindActor:
         mailbox: int = DEFAULT_MAILBOX,
         max_weight: int = DEFAULT_MAX_WEIGHT,
         bulk_weight: int = DEFAULT_BULK_WEIGHT,
+        bulk_frames: int = DEFAULT_BULK_FRAMES,
         part_frames: int = DEFAULT_PART_FRAMES,
         urgent_weight: int = URGENT_MAX_WEIGHT,
         on_commit: CommitHook | None = None,
@@ -137,6 +149,7 @@ class MindActor:
         self._max_wait = max_wait
         self._max_weight = max_weight
         self._bulk_weight = bulk_weight
+        self._bulk_frames = bulk_frames
         self._part_frames = part_frames
         self._urgent_weight = urgent_weight
         self._last_interactive = float("-inf")  # monotonic time of the last urgent op
@@ -176,10 +189,14 @@ class MindActor:
         """Whether ``op`` goes ahead of queued bulk work (module docstring)."""
         return op.kind in URGENT_KINDS and op_weight(op) <= self._urgent_weight
 
-    def bulk_limit(self) -> int:
-        """Frames of bulk work per commit now: ``bulk_weight``, a quarter of it while
-        interactive ops arrive (module docstring)."""
-        if time.monotonic() - self._last_interactive < INTERACTIVE_WINDOW:
+    def bulk_limit(self, kind: str = "") -> int:
+        """Frames of bulk work per commit now (module docstring): of new frames (``kind`` one of
+        :data:`FRAME_KINDS`) ``bulk_frames``, one part while interactive ops arrive; of index
+        results ``bulk_weight``, a quarter of it while interactive ops arrive."""
+        interactive = time.monotonic() - self._last_interactive < INTERACTIVE_WINDOW
+        if kind in FRAME_KINDS:
+            return self._part_frames if interactive else max(self._part_frames, self._bulk_frames)
+        if interactive:
             return max(1, self._bulk_weight // INTERACTIVE_BULK_DIVISOR)
         return self._bulk_weight
 
@@ -196,7 +213,7 @@ class MindActor:
         urgent = self.urgent(op)
         if urgent:
             self._last_interactive = self.last_used
-        parts = split(op, frames=self._part_frames, results=self.bulk_limit())
+        parts = split(op, frames=self.bulk_limit(op.kind), results=self.bulk_limit())
         if parts is not None:
             return await self._submit_parts(op, parts)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
@@ -250,7 +267,8 @@ class MindActor:
         bulk op that would take the group past :meth:`bulk_limit` starts the next one."""
         deadline = time.monotonic() + self._max_wait
         weight = op_weight(batch[0].op)
-        limit = self._max_weight if lane is self._urgent else self.bulk_limit()
+        kind = batch[0].op.kind in FRAME_KINDS
+        limit = self._max_weight if lane is self._urgent else self.bulk_limit(batch[0].op.kind)
         while len(batch) < self._max_ops and weight < limit:
             try:
                 item = lane.get_nowait()
@@ -264,7 +282,8 @@ class MindActor:
                     return False
             if item is None:
                 return True
-            if lane is self._queue and weight + op_weight(item.op) > limit:
+            if lane is self._queue and (weight + op_weight(item.op) > limit
+                                        or (item.op.kind in FRAME_KINDS) != kind):
                 self._held = item
                 return False
             batch.append(item)

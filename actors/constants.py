@@ -34,10 +34,14 @@ DEFAULT_BULK_WEIGHT: Final = 64
 # (docs/performance.md, "Save acknowledgement during an import")
 INTERACTIVE_BULK_DIVISOR: Final = 4
 INTERACTIVE_WINDOW: Final = 2.0
-# New frames of a bigger op (an import's batch) are written in parts of this many frames, one
-# commit each: a commit's fixed cost (~7 ms on that machine) made parts of 32 frames halve an
-# import's write rate (actors/parts.py).
+# New frames of a bigger op (an import's batch) are written in parts, one commit each: of
+# DEFAULT_BULK_FRAMES frames, and of DEFAULT_PART_FRAMES while interactive ops arrive (a save waits
+# for the commit already running). A commit's fixed cost (its round trips, the FTS5 segment it
+# flushes, the WAL pages it rewrites) made parts of 32 frames halve an import's write rate, and
+# parts of 128 took ~25 % more CPU than parts of 1,024 for the write through the actor of
+# `python -m bench.components.bulk_write` (actors/parts.py).
 DEFAULT_PART_FRAMES: Final = 128
+DEFAULT_BULK_FRAMES: Final = 1_024
 # Small interactive ops (a save, a touch, an erase, ...) are committed ahead of queued bulk work
 # (imports, index results), in groups of their own: a save waits for at most the one bulk commit
 # already running (actors/actor.py). Kinds listed here are safe to reorder: no submitter sends

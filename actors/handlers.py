@@ -33,6 +33,7 @@ from mind.frames.compaction import CompactResult
 from mind.frames.forget import Erasure
 from mind.frames.model import NewFrame
 from mind.harvest.store import HarvestStore
+from mind.knowledge import supersession
 from mind.knowledge.dedupe import dedupe_by_name
 from mind.mind import Mind
 from mind.retrieval.chunker import MIN_CHUNK_CHARS
@@ -68,6 +69,9 @@ async def save_frames(mind: Mind, op: ops.SaveFrames | ops.HarvestBatch) -> Fram
     if isinstance(op, ops.HarvestBatch):  # turns stored under an adapter's older keys
         frames = await HarvestStore(mind.db).adopt_previous_keys(frames)
     results = await mind.frames.insert_many(frames)
+    await supersession.record_updates(mind.db, [
+        (r.frame.base_frame_id, r.frame.id, r.frame.created_at) for r in results
+        if r.created and r.frame.frame_type == "P" and r.frame.base_frame_id is not None])
     if isinstance(op, ops.HarvestBatch):
         await harvest_progress(mind, op, results)
     return FramesSaved.of(results)

@@ -23,6 +23,7 @@ from typing import Any
 
 from actors.actor import CommitHook, Handler, MindActor
 from actors.constants import (
+    DEFAULT_BULK_FRAMES,
     DEFAULT_BULK_WEIGHT,
     DEFAULT_MAILBOX,
     DEFAULT_MAX_OPEN,
@@ -86,7 +87,8 @@ class ActorSettings:
     max_wait: float = DEFAULT_MAX_WAIT
     mailbox: int = DEFAULT_MAILBOX
     bulk_weight: int = DEFAULT_BULK_WEIGHT  # frames per group commit of bulk work
-    part_frames: int = DEFAULT_PART_FRAMES  # new frames per commit of a big import batch
+    bulk_frames: int = DEFAULT_BULK_FRAMES  # new frames per commit of an import
+    part_frames: int = DEFAULT_PART_FRAMES  # ... while interactive ops arrive
     urgent_weight: int = URGENT_MAX_WEIGHT  # 0: no urgent lane (one FIFO)
 
 
@@ -258,7 +260,8 @@ class MindHost:
         actor = MindActor(
             writer, self._handlers, max_ops=self._settings.max_ops,
             max_wait=self._settings.max_wait, mailbox=self._settings.mailbox,
-            bulk_weight=self._settings.bulk_weight, part_frames=self._settings.part_frames,
+            bulk_weight=self._settings.bulk_weight, bulk_frames=self._settings.bulk_frames,
+            part_frames=self._settings.part_frames,
             urgent_weight=self._settings.urgent_weight,
             on_commit=hook, name=mind_id,
         )

@@ -7,8 +7,10 @@ commit is a save's worst case. An import's ops are big (a harvest batch is up to
 ``apply_index`` heavier than its part size into consecutive parts of the bulk lane, each
 committed on its own (docs/performance.md, "Save acknowledgement during an import"). New
 frames go in bigger parts than index results: a commit has a fixed cost (~7 ms on that machine: its
-statements' round trips to the SQLite thread, the WAL pages it rewrites), which parts of 32
-frames made half an import's write rate.
+statements' round trips to the SQLite thread, the FTS5 segment it flushes, the WAL pages it
+rewrites), which parts of 32 frames made half an import's write rate. The part size is the
+actor's bulk limit of the moment (:meth:`actors.actor.MindActor.bulk_limit`): parts of 1,024
+new frames for an import no one saves beside, 128 while saves arrive.
 
 What an op applied in parts keeps and gives up:
 

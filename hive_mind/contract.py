@@ -24,11 +24,13 @@ from hive_mind.shapes import (
     AwarenessAdded,
     AwarenessCleared,
     AwarenessShape,
+    Dropped,
     EntityView,
     Forgotten,
     FrameShape,
     IdentitySaved,
     IdentityView,
+    JobsReport,
     JsonInput,
     JsonObject,
     MaintenanceRun,
@@ -36,8 +38,11 @@ from hive_mind.shapes import (
     RecallDetail,
     RecallResult,
     RelationShape,
+    Retried,
     SavedEntity,
     SavedFrame,
+    SessionState,
+    StatusReport,
     WorkspaceDefault,
     WorkspaceDeleted,
     WorkspaceList,
@@ -83,10 +88,14 @@ class MindFacade(Protocol):
         source: FrameSource = "agent_inferred", workspace: str | None = None,
         session: str | None = None, metadata: JsonInput | None = None, wait: bool = False,
         created_at: str | None = None, idempotency_key: str | None = None,
+        updates: int | None = None, refs: list[int] | None = None,
     ) -> SavedFrame: ...
 
     async def get_frame(self, frame_id: int, *, workspace: str | None = None
                         ) -> FrameShape: ...
+
+    async def session_state(self, session: str, *, workspace: str | None = None
+                            ) -> SessionState: ...
 
     async def forget(self, frame_id: int, *, workspace: str | None = None) -> Forgotten: ...
 
@@ -183,6 +192,18 @@ class MindFacade(Protocol):
 
     async def harvest_sources(self, *, workspace: str | None = None) -> list[JsonObject]: ...
 
+    async def list_sessions(self, *, workspace: str | None = None, page: int = 1,
+                            limit: int = 50) -> JsonObject: ...
+
+    async def session_frames(self, session: str, *, workspace: str | None = None,
+                             before: int | None = None, limit: int = 50) -> JsonObject: ...
+
+    async def entity_graph(self, entity_id: int, *, workspace: str | None = None,
+                           limit: int = 100) -> JsonObject: ...
+
+    async def harvest_runs(self, *, workspace: str | None = None, limit: int = 50
+                           ) -> list[JsonObject]: ...
+
     async def export_mind(self, *, workspace: str | None = None,
                           fmt: ExportFormat = "universal") -> Export: ...
 
@@ -195,19 +216,19 @@ class MindFacade(Protocol):
 
     # -- jobs and status ----------------------------------------------------------------------
 
-    async def jobs(self) -> JsonObject: ...
+    async def jobs(self) -> JobsReport: ...
 
     async def retry_jobs(self, dead_letter_id: str | None = None, *,
-                         all_failed: bool = False) -> JsonObject: ...
+                         all_failed: bool = False) -> Retried: ...
 
     async def drop_jobs(self, dead_letter_id: str | None = None, *,
-                        all_failed: bool = False) -> JsonObject: ...
+                        all_failed: bool = False) -> Dropped: ...
 
     async def nightly_maintenance(self, *, spread: bool = False,
                                   on_progress: Callable[[int, int], None] | None = None
                                   ) -> JsonObject: ...
 
-    async def status(self, *, probe: bool = True) -> JsonObject: ...
+    async def status(self, *, probe: bool = True) -> StatusReport: ...
 
 
 @runtime_checkable

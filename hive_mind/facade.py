@@ -32,7 +32,7 @@ from actors.results import (
     Reconciled,
     expect,
 )
-from hive_mind import warmup
+from hive_mind import browse, warmup
 from hive_mind.contract import HostFacade, MindFacade
 from hive_mind.results import (
     awareness_cleared,
@@ -41,6 +41,7 @@ from hive_mind.results import (
     entity_dict,
     frame_dict,
     identity_saved,
+    linked_frame,
     recall_response,
     relation_shape,
     saved_entity,
@@ -54,11 +55,13 @@ from hive_mind.shapes import (
     AwarenessAdded,
     AwarenessCleared,
     AwarenessShape,
+    Dropped,
     EntityView,
     Forgotten,
     FrameShape,
     IdentitySaved,
     IdentityView,
+    JobsReport,
     JsonInput,
     JsonObject,
     MaintenanceRun,
@@ -66,8 +69,11 @@ from hive_mind.shapes import (
     RecallDetail,
     RecallResult,
     RelationShape,
+    Retried,
     SavedEntity,
     SavedFrame,
+    SessionState,
+    StatusReport,
     WorkspaceDefault,
     WorkspaceDeleted,
     WorkspaceList,
@@ -84,6 +90,7 @@ from mind.bounds import (
     bounded_int,
     bounded_json,
     bounded_text,
+    frame_refs,
     row_id,
     source_time,
     tags_input,
@@ -94,6 +101,7 @@ from mind.embeddings.memo import QueryMemo
 from mind.errors import ConflictError, HiveMindError, NotFoundError, ValidationError
 from mind.foreground import answering
 from mind.frames.forget import Erasure
+from mind.frames.model import Frame
 from mind.ids import validate_id
 from mind.knowledge.graph import Relation
 from mind.mind import Mind
@@ -113,6 +121,7 @@ from vocabulary.enums import (
     ExportFormat,
     ExportPart,
     FrameSource,
+    FrameType,
     Importance,
 )
 from vocabulary.ids import PERSONAL_MIND
@@ -160,6 +169,11 @@ def _stored(result: object) -> dict[str, Any]:
     if not isinstance(result, dict):
         raise HiveMindError(f"a replayed write answered a {type(result).__name__}")
     return result
+
+
+def _stamp_time(ns: int) -> str | None:
+    """A file's modification time (ns) in the house format, None for none."""
+    return format_ts(datetime.fromtimestamp(ns / 1e9, UTC)) if ns > 0 else None
 
 
 def _today() -> str:
@@ -309,8 +323,12 @@ class HiveMind:
         workspace: str | None = None, session: str | None = None,
         metadata: JsonInput | None = None, wait: bool = False,
         created_at: str | None = None, idempotency_key: str | None = None,
+        updates: int | None = None, refs: list[int] | None = None,
     ) -> SavedFrame:
-        """Save one memory (an I-frame; identical content is deduplicated). ``wait`` blocks until
+        """Save one memory: an I-frame (a statement; identical content is deduplicated), or with
+        ``updates`` a P-frame (an update of that I-frame, stored in its session: recall ranks it
+        as current and the base as outdated), or with ``refs`` a B-frame (a cross-reference to
+        those frames of the same mind). ``wait`` blocks until
         it is indexed (vector + entities), e.g. for a CLI that recalls right after; indexing
         other minds' bulk imports does not hold it up.
         ``created_at``: when it happened (strict ISO-8601 with a zone, 1900 … now + 1 day;
@@ -324,12 +342,18 @@ class HiveMind:
         bounded_text(content, "content", MAX_FRAME_CHARS)
         bounded_json(metadata, "metadata", MAX_JSON_BYTES)
         at = None if created_at is None else source_time(created_at)
+        kind, base, references = await self._frame_links(workspace, updates, refs)
         gop = validate_id(session, "session") if session else \
-            f"{DAILY_SAVE_SESSION_PREFIX}{_today()}"
+            base.gop_id if kind == "P" and base else f"{DAILY_SAVE_SESSION_PREFIX}{_today()}"
         frame = ops.NewFrameOp(gop_id=gop, content=content, importance=importance,
-                               source=source, metadata=metadata or {}, created_at=at)
-        request = {"content": content, "importance": importance, "source": source,
-                   "metadata": metadata or {}, "created_at": at}
+                               source=source, metadata=metadata or {}, created_at=at,
+                               frame_type=kind, base_frame_id=base.id if base else None,
+                               references=references)
+        request: dict[str, Any] = {"content": content, "importance": importance,
+                                   "source": source, "metadata": metadata or {},
+                                   "created_at": at}
+        if kind != "I":  # a plain save's key keeps the request it always had
+            request.update(updates=updates, refs=references)
         await self.runtime.check_quota()  # refused now rather than never indexed
         with answering():  # background builds step aside meanwhile (mind/foreground.py)
             result, replayed = await self._write(
@@ -343,8 +367,46 @@ class HiveMind:
             stored = await reader.frames.get(saved.id)
         if stored is None:  # forgotten since (a replay of an old save, or a racing forget)
             raise NotFoundError(f"frame {saved.id} was saved but has since been forgotten")
-        return {**frame_dict(stored), "created": saved.created,
+        return {**linked_frame(stored, references), "created": saved.created,
                 "workspace": workspace or PERSONAL_MIND, "replayed": replayed}
+
+    async def _frame_links(self, workspace: str | None, updates: int | None,
+                           refs: list[int] | None) -> tuple[FrameType, Frame | None, list[int]]:
+        """What a save links to: ``("I", None, [])``; ``("P", base, [])`` for an update of the
+        I-frame ``updates``; ``("B", first reference, refs)`` for a cross-reference. An id
+        that is no frame of this mind (another workspace's, say) is a NotFoundError."""
+        if updates is not None and refs is not None:
+            raise ValidationError("a save either updates a frame or references frames, not both")
+        if updates is None and refs is None:
+            return "I", None, []
+        ids = [row_id(updates, "updates")] if updates is not None else frame_refs(refs)
+        async with self.reading(workspace) as reader:
+            found = await reader.frames.get_many(ids)
+        if missing := [i for i in ids if i not in found]:
+            where = f"workspace {workspace!r}" if workspace else "the personal mind"
+            raise NotFoundError(f"frame {missing[0]} not found in {where}")
+        first = found[ids[0]]
+        if updates is None:
+            return "B", first, ids
+        if first.frame_type != "I":
+            raise ValidationError(f"frame {first.id} is a {first.frame_type}-frame: an update "
+                                  f"names the I-frame it updates (frame {first.base_frame_id})"
+                                  if first.frame_type == "P" else
+                                  f"frame {first.id} is a B-frame: an update names an I-frame")
+        return "P", first, []
+
+    async def session_state(self, session: str, *, workspace: str | None = None
+                            ) -> SessionState:
+        """A session's current state: its latest I-frame and the P-frames after it (an unknown
+        session is a NotFoundError)."""
+        gop = validate_id(session, "session")
+        async with self.reading(workspace) as reader:
+            if await reader.sessions.get_by_gop_id(gop) is None:
+                raise NotFoundError(f"session {gop!r} not found")
+            iframe, pframes = await reader.frames.reconstruct_state(gop)
+        return {"session": gop, "workspace": workspace or PERSONAL_MIND,
+                "i_frame": None if iframe is None else linked_frame(iframe, []),
+                "p_frames": [linked_frame(p, []) for p in pframes]}
 
     async def _write(self, workspace: str | None, op_factory: Callable[[str], ops.OpEnvelope],
                      key: str | None, operation: str, request: Mapping[str, object]
@@ -663,7 +725,9 @@ class HiveMind:
         for ws in listed:
             known = counts.get(mind_id(ws["id"]))
             rows.append({**workspace_meta(ws), "frames": known.frames if known else 0,
-                         "entities": known.entities if known else 0})
+                         "entities": known.entities if known else 0,
+                         "pending_index": known.pending_index if known else 0,
+                         "last_write": _stamp_time(known.modified_ns) if known else None})
         personal = await self.stats() if self.owns(PERSONAL_MIND) else None  # sharded: its owner's
         return {"personal": personal, "workspaces": rows,
                 "default_workspace": self.workspaces.default()}
@@ -807,6 +871,34 @@ class HiveMind:
 
         return await HarvestStore((await self.reader(workspace)).db).sources()
 
+    # -- browsing ---------------------------------------------------------------------------
+
+    async def list_sessions(self, *, workspace: str | None = None, page: int = 1,
+                            limit: int = 50) -> JsonObject:
+        """The mind's sessions, newest first (by their newest frame), a page at a time, with
+        their frame counts and time spans (:mod:`hive_mind.browse`)."""
+        async with self.reading(workspace) as reader:
+            return await browse.sessions_page(reader, page, limit)
+
+    async def session_frames(self, session: str, *, workspace: str | None = None,
+                             before: int | None = None, limit: int = 50) -> JsonObject:
+        """A session's frames, newest first; ``next`` continues with ``before``."""
+        async with self.reading(workspace) as reader:
+            return await browse.session_frames(reader, session, before, limit)
+
+    async def entity_graph(self, entity_id: int, *, workspace: str | None = None,
+                           limit: int = 100) -> JsonObject:
+        """An entity with its neighbours and every relation touching it, retired ones with
+        their validity interval."""
+        async with self.reading(workspace) as reader:
+            return await browse.entity_graph(reader, entity_id, limit)
+
+    async def harvest_runs(self, *, workspace: str | None = None, limit: int = 50
+                           ) -> list[JsonObject]:
+        """The latest harvest runs into the mind (source, items done, status, error)."""
+        async with self.reading(workspace) as reader:
+            return await browse.harvest_runs(reader, limit)
+
     async def ingest(self, content: str, *, type_hint: str = "auto", importance: str = "normal",
                      tags: list[str] | None = None, workspace: str | None = None,
                      wait: bool = True) -> JsonObject:
@@ -830,21 +922,21 @@ class HiveMind:
 
     # -- jobs -------------------------------------------------------------------------------
 
-    async def jobs(self) -> JsonObject:
+    async def jobs(self) -> JobsReport:
         """Queued, running and failed (dead-lettered) jobs, per mind (:mod:`workers.jobs_admin`)."""
         from workers.jobs_admin import jobs_report
 
         return await jobs_report(self.runtime)
 
     async def retry_jobs(self, dead_letter_id: str | None = None, *,
-                         all_failed: bool = False) -> JsonObject:
+                         all_failed: bool = False) -> Retried:
         """Run one dead letter again, or every one (``all_failed``)."""
         from workers.jobs_admin import retry
 
         return await retry(self.runtime, dead_letter_id, all_failed=all_failed)
 
     async def drop_jobs(self, dead_letter_id: str | None = None, *,
-                        all_failed: bool = False) -> JsonObject:
+                        all_failed: bool = False) -> Dropped:
         """Forget one dead letter, or every one (``all_failed``)."""
         from workers.jobs_admin import drop
 
@@ -869,7 +961,7 @@ class HiveMind:
 
     # -- status -----------------------------------------------------------------------------
 
-    async def status(self, *, probe: bool = True) -> JsonObject:
+    async def status(self, *, probe: bool = True) -> StatusReport:
         from hive_mind.status import collect
 
         return await collect(self.settings, self.runtime, probe=probe)

@@ -17,6 +17,7 @@ from vocabulary.limits import (
     MAX_AGE_DAYS,
     MAX_AWARENESS_CHARS,
     MAX_FRAME_CHARS,
+    MAX_FRAME_REFERENCES,
     MAX_GROUP_CHARS,
     MAX_ICON_CHARS,
     MAX_ID_CHARS,
@@ -37,6 +38,7 @@ MAX_FILENAME_CHARS: Final = 255
 MAX_TIMESTAMP_CHARS: Final = 64
 
 RowId = Annotated[int, Field(ge=1, le=INT64_MAX)]
+FrameRefs = Annotated[list[RowId], Field(min_length=1, max_length=MAX_FRAME_REFERENCES)]
 """A frame, entity or awareness item id: an SQLite INTEGER (``1 … 2**63-1``)."""
 TtlMinutes = Annotated[int, Field(ge=1, le=MAX_TTL_MINUTES)]
 AgeDays = Annotated[int, Field(ge=1, le=MAX_AGE_DAYS)]

@@ -1,6 +1,6 @@
 """The hive-mind MCP server (official MCP Python SDK, ``MCPServer``).
 
-- :func:`build_server` — the server with the 19 tools (:mod:`hive_mind.mcp_tools`) and the
+- :func:`build_server` — the server with the 20 tools (:mod:`hive_mind.mcp_tools`) and the
   resources ``memory://personal/stats``, ``memory://identity``, ``memory://awareness`` and the
   template ``memory://workspace/{id}`` (all ``application/json``).
 - :func:`run_stdio` — blocking entry point of ``hive-mind mcp`` / ``python -m

@@ -33,6 +33,7 @@ from hive_mind.limits import (
     Content,
     EntityName,
     EntityQuery,
+    FrameRefs,
     GroupName,
     Icon,
     IdempotencyKey,
@@ -40,6 +41,7 @@ from hive_mind.limits import (
     ProfileText,
     Query,
     RowId,
+    SessionId,
     ShortName,
     SystemPrompt,
     Tags,
@@ -85,7 +87,7 @@ TOOL_NAMES = (
     "save_memory", "recall_memory", "search_entities", "save_entity", "create_relation",
     "get_identity", "set_identity", "get_awareness", "set_awareness", "clear_awareness",
     "list_workspaces", "create_workspace", "harvest_import", "harvest_sources", "ingest_source",
-    "cleanup_frames", "cleanup_entities", "forget_memory", "export_memories",
+    "cleanup_frames", "cleanup_entities", "forget_memory", "export_memories", "session_state",
 )
 _RECALL_FIELDS = ("id", "content", "importance", "source", "score", "absolute_relevance",
                   "created_at", "from", "conflict")
@@ -185,7 +187,7 @@ DESTROY = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_worl
 
 def register_tools(server: MCPServer, get_facade: GetFacade, *,
                    server_reads: bool = True) -> None:
-    """Register the 19 hive-mind tools on ``server``; each call awaits ``get_facade()``.
+    """Register the 20 hive-mind tools on ``server``; each call awaits ``get_facade()``.
     ``server_reads`` False: file paths and URLs are refused (:mod:`hive_mind.server_reads`)."""
 
     def tool(annotations: ToolAnnotations, description: str) -> Callable[[Tool], Tool]:
@@ -206,7 +208,11 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
         stored; replayed=true: this idempotency_key's save was already applied, nothing new
         written). recall_memory finds it by its words at once, by meaning a moment later (once
         indexed). After an error that says the save may have been applied, call again with the
-        same idempotency_key.""")
+        same idempotency_key. When the fact changes an earlier memory, pass updates=<its id>:
+        the new memory is stored as its update (recall then ranks it as current, the earlier
+        one as outdated; the answer adds base_frame_id and session, for session_state).
+        refs=[ids] stores a cross-reference between earlier memories instead (the answer adds
+        base_frame_id, references and session).""")
     async def save_memory(
         content: Annotated[Content, Field(description="The memory text, self-contained.")],
         importance: Annotated[AgentImportance, Field(
@@ -220,13 +226,24 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
             description="When it happened, if not now: ISO-8601 with a zone, e.g. "
                         "2024-05-01T12:00:00Z (recall's since/until filter on it).")] = None,
         idempotency_key: Key = None,
+        updates: Annotated[RowId | None, Field(
+            description="The id of the memory this one updates (it must be a statement, not "
+                        "itself an update); the update joins that memory's session.")] = None,
+        refs: Annotated[FrameRefs | None, Field(
+            description="Ids of earlier memories this one cross-references.")] = None,
     ) -> str:
         mind = await get_facade()
         saved = await mind.save(content, importance=importance, source=source,
-                                workspace=workspace or None, session=f"mcp:{_today()}",
-                                created_at=created_at, idempotency_key=idempotency_key)
+                                workspace=workspace or None,
+                                session=None if updates is not None else f"mcp:{_today()}",
+                                created_at=created_at, idempotency_key=idempotency_key,
+                                updates=updates, refs=refs)
         out = _pick(saved, ("id", "content", "importance", "source", "created_at"))
-        return dumps({**out, "workspace": workspace or "personal",
+        links: dict[str, object] = {
+            k: saved[k] for k in ("base_frame_id", "references") if k in saved}
+        if links:
+            links["session"] = saved["gop_id"]
+        return dumps({**out, **links, "workspace": workspace or "personal",
                       "created": saved.get("created"), "replayed": saved.get("replayed", False)})
 
     @tool(READ, """Search long-term memory (keyword + semantic hybrid search) before answering
@@ -294,6 +311,17 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
     ) -> str:
         mind = await get_facade()
         return dumps(await mind.forget(id, workspace=workspace or None))
+
+    @tool(READ, """The current state of a session (the group a memory was saved in: the
+        session save_memory returns with updates): its latest statement (I-frame) and the
+        updates saved after it (P-frames), in order. Returns JSON {session, workspace, i_frame,
+        p_frames} (i_frame null when the session holds no statement).""")
+    async def session_state(
+        session: Annotated[SessionId, Field(description="The session id.")],
+        workspace: Workspace = None,
+    ) -> str:
+        mind = await get_facade()
+        return dumps(await mind.session_state(session, workspace=workspace or None))
 
     # -- knowledge graph ---------------------------------------------------------------------
 

@@ -34,6 +34,7 @@ from hive_mind.shapes import (
     RelationShape,
     SavedEntity,
     SavedFrame,
+    SessionState,
     WorkspaceMeta,
     WorkspaceView,
 )
@@ -65,15 +66,21 @@ class PerMind(ABC):
         source: FrameSource = "agent_inferred", workspace: str | None = None,
         session: str | None = None, metadata: JsonInput | None = None, wait: bool = False,
         created_at: str | None = None, idempotency_key: str | None = None,
+        updates: int | None = None, refs: list[int] | None = None,
     ) -> SavedFrame:
         return await self._mind(WRITE, "save", workspace, lambda f: f.save(
             content, importance=importance, source=source, workspace=workspace,
             session=session, metadata=metadata, wait=wait, created_at=created_at,
-            idempotency_key=idempotency_key))
+            idempotency_key=idempotency_key, updates=updates, refs=refs))
 
     async def get_frame(self, frame_id: int, *, workspace: str | None = None) -> FrameShape:
         return await self._mind(READ, "get_frame", workspace,
             lambda f: f.get_frame(frame_id, workspace=workspace))
+
+    async def session_state(self, session: str, *, workspace: str | None = None
+                            ) -> SessionState:
+        return await self._mind(READ, "session_state", workspace,
+            lambda f: f.session_state(session, workspace=workspace))
 
     async def forget(self, frame_id: int, *, workspace: str | None = None) -> Forgotten:
         return await self._mind(WRITE, "forget", workspace,
@@ -196,6 +203,26 @@ class PerMind(ABC):
     async def harvest_sources(self, *, workspace: str | None = None) -> list[JsonObject]:
         return await self._mind(READ, "harvest_sources", workspace,
             lambda f: f.harvest_sources(workspace=workspace))
+
+    async def list_sessions(self, *, workspace: str | None = None, page: int = 1,
+                            limit: int = 50) -> JsonObject:
+        return await self._mind(READ, "list_sessions", workspace,
+            lambda f: f.list_sessions(workspace=workspace, page=page, limit=limit))
+
+    async def session_frames(self, session: str, *, workspace: str | None = None,
+                             before: int | None = None, limit: int = 50) -> JsonObject:
+        return await self._mind(READ, "session_frames", workspace,
+            lambda f: f.session_frames(session, workspace=workspace, before=before, limit=limit))
+
+    async def entity_graph(self, entity_id: int, *, workspace: str | None = None,
+                           limit: int = 100) -> JsonObject:
+        return await self._mind(READ, "entity_graph", workspace,
+            lambda f: f.entity_graph(entity_id, workspace=workspace, limit=limit))
+
+    async def harvest_runs(self, *, workspace: str | None = None, limit: int = 50
+                           ) -> list[JsonObject]:
+        return await self._mind(READ, "harvest_runs", workspace,
+            lambda f: f.harvest_runs(workspace=workspace, limit=limit))
 
     async def ingest(self, content: str, *, type_hint: str = "auto", importance: str = "normal",
                      tags: list[str] | None = None, workspace: str | None = None,

@@ -39,11 +39,13 @@ from hive_mind.shapes import (
     AwarenessAdded,
     AwarenessCleared,
     AwarenessShape,
+    Dropped,
     EntityView,
     Forgotten,
     FrameShape,
     IdentitySaved,
     IdentityView,
+    JobsReport,
     JsonInput,
     JsonObject,
     MaintenanceRun,
@@ -51,8 +53,11 @@ from hive_mind.shapes import (
     RecallDetail,
     RecallResult,
     RelationShape,
+    Retried,
     SavedEntity,
     SavedFrame,
+    SessionState,
+    StatusReport,
     WorkspaceDefault,
     WorkspaceDeleted,
     WorkspaceList,
@@ -213,11 +218,15 @@ class RemoteHiveMind:
                    source: FrameSource = "agent_inferred", workspace: str | None = None,
                    session: str | None = None, metadata: JsonInput | None = None,
                    wait: bool = False, created_at: str | None = None,
-                   idempotency_key: str | None = None) -> SavedFrame:
-        saved: SavedFrame = await self._keyed_post("/v1/memories", {
+                   idempotency_key: str | None = None, updates: int | None = None,
+                   refs: list[int] | None = None) -> SavedFrame:
+        body: dict[str, object] = {
             "content": content, "importance": importance, "source": source,
             "workspace": workspace, "session": session, "metadata": metadata, "wait": wait,
-            "created_at": created_at}, idempotency_key)
+            "created_at": created_at}
+        if updates is not None or refs is not None:  # a plain save sends what it always did
+            body.update(updates=updates, refs=refs)
+        saved: SavedFrame = await self._keyed_post("/v1/memories", body, idempotency_key)
         return saved
 
     async def _keyed_post(self, path: str, body: dict[str, object], key: str | None
@@ -232,6 +241,12 @@ class RemoteHiveMind:
                         ) -> FrameShape:
         result: FrameShape = await self._call(
             "GET", f"/v1/memories/{_segment(frame_id)}", params={"workspace": workspace})
+        return result
+
+    async def session_state(self, session: str, *, workspace: str | None = None
+                            ) -> SessionState:
+        result: SessionState = await self._call(
+            "GET", f"/v1/sessions/{_segment(session)}/state", params={"workspace": workspace})
         return result
 
     async def forget(self, frame_id: int, *, workspace: str | None = None) -> Forgotten:
@@ -485,6 +500,32 @@ class RemoteHiveMind:
         sources: list[JsonObject] = out["sources"]
         return sources
 
+    async def list_sessions(self, *, workspace: str | None = None, page: int = 1,
+                            limit: int = 50) -> JsonObject:
+        result: JsonObject = await self._call("GET", "/v1/sessions", params={
+            "workspace": workspace, "page": page, "limit": limit})
+        return result
+
+    async def session_frames(self, session: str, *, workspace: str | None = None,
+                             before: int | None = None, limit: int = 50) -> JsonObject:
+        result: JsonObject = await self._call("GET", "/v1/sessions/frames", params={
+            "session": session, "workspace": workspace, "before": before, "limit": limit})
+        return result
+
+    async def entity_graph(self, entity_id: int, *, workspace: str | None = None,
+                           limit: int = 100) -> JsonObject:
+        result: JsonObject = await self._call(
+            "GET", f"/v1/entities/{_segment(entity_id)}/graph",
+            params={"workspace": workspace, "limit": limit})
+        return result
+
+    async def harvest_runs(self, *, workspace: str | None = None, limit: int = 50
+                           ) -> list[JsonObject]:
+        out = await self._call("GET", "/v1/harvest/runs",
+                               params={"workspace": workspace, "limit": limit})
+        runs: list[JsonObject] = out["runs"]
+        return runs
+
     async def ingest(self, content: str, *, type_hint: str = "auto", importance: str = "normal",
                      tags: list[str] | None = None, workspace: str | None = None,
                      wait: bool = True) -> JsonObject:
@@ -500,30 +541,33 @@ class RemoteHiveMind:
 
     # -- jobs -------------------------------------------------------------------------------
 
-    async def jobs(self) -> JsonObject:
-        result: JsonObject = await self._call("GET", "/v1/jobs")
+    async def jobs(self) -> JobsReport:
+        result: JobsReport = await self._call("GET", "/v1/jobs")
         return result
 
-    async def _dead_letters(self, method: str, dead_letter_id: str | None, all_failed: bool,
-                            one: str, every: str) -> JsonObject:
+    @staticmethod
+    def _dead_letters(dead_letter_id: str | None, all_failed: bool, one: str, every: str
+                      ) -> tuple[str, dict[str, str] | None]:
+        """The path (and query) naming one dead letter or every one."""
         if (dead_letter_id is None) == (not all_failed):
             raise ValidationError("give one dead letter id or all_failed=True, not both")
         if dead_letter_id is not None:
-            path = one.format(_segment(dead_letter_id))
-            result: JsonObject = await self._call(method, path)
-        else:
-            result = await self._call(method, every, params={"all": "true"})
-        return result
+            return one.format(_segment(dead_letter_id)), None
+        return every, {"all": "true"}
 
     async def retry_jobs(self, dead_letter_id: str | None = None, *,
-                         all_failed: bool = False) -> JsonObject:
-        return await self._dead_letters("POST", dead_letter_id, all_failed,
-                                        "/v1/jobs/{}/retry", "/v1/jobs/retry")
+                         all_failed: bool = False) -> Retried:
+        path, params = self._dead_letters(dead_letter_id, all_failed, "/v1/jobs/{}/retry",
+                                          "/v1/jobs/retry")
+        result: Retried = await self._call("POST", path, params=params)
+        return result
 
     async def drop_jobs(self, dead_letter_id: str | None = None, *,
-                        all_failed: bool = False) -> JsonObject:
-        return await self._dead_letters("DELETE", dead_letter_id, all_failed,
-                                        "/v1/jobs/{}", "/v1/jobs")
+                        all_failed: bool = False) -> Dropped:
+        path, params = self._dead_letters(dead_letter_id, all_failed, "/v1/jobs/{}",
+                                          "/v1/jobs")
+        result: Dropped = await self._call("DELETE", path, params=params)
+        return result
 
     async def nightly_maintenance(self, *, spread: bool = False,
                                   on_progress: Callable[[int, int], None] | None = None
@@ -534,7 +578,7 @@ class RemoteHiveMind:
 
     # -- status -----------------------------------------------------------------------------
 
-    async def status(self, *, probe: bool = True) -> JsonObject:
-        result: JsonObject = await self._call("GET", "/v1/status",
-                                                  params={"probe": probe})
+    async def status(self, *, probe: bool = True) -> StatusReport:
+        result: StatusReport = await self._call("GET", "/v1/status",
+                                                    params={"probe": probe})
         return result

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import singledispatch
-from typing import Any
+from typing import Any, cast
 
 from actors.results import AwarenessCleared as AwarenessClearedResult
 from actors.results import (
@@ -27,6 +27,7 @@ from hive_mind.shapes import (
     FrameShape,
     IdentitySaved,
     JsonObject,
+    LinkedFrame,
     RecallDetail,
     RecallHit,
     RecallResult,
@@ -57,6 +58,17 @@ def frame_dict(frame: Frame) -> FrameShape:
             "t": frame.t, "content": frame.content, "importance": frame.importance,
             "source": frame.source, "created_at": frame.created_at,
             "recorded_at": frame.recorded_at, "metadata": frame.metadata}
+
+
+def linked_frame(frame: Frame, references: list[int]) -> LinkedFrame:
+    """The frame and what a P- or B-frame links to: ``base_frame_id`` (a P-frame's I-frame, a
+    B-frame's first reference) and a B-frame's ``references``; an I-frame has neither key."""
+    out = cast(LinkedFrame, frame_dict(frame))
+    if frame.frame_type != "I":
+        out["base_frame_id"] = frame.base_frame_id
+    if frame.frame_type == "B":
+        out["references"] = references
+    return out
 
 
 def recall_dict(result: SearchResult, origin: str, *, explain: bool = False,

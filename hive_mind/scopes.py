@@ -29,9 +29,13 @@ from hive_mind.contract import HostFacade, MindFacade, Summary
 from hive_mind.per_mind import WRITE, PerMind
 from hive_mind.settings import Settings
 from hive_mind.shapes import (
+    Dropped,
+    JobsReport,
     JsonObject,
     MaintenanceRun,
     RecallDetail,
+    Retried,
+    StatusReport,
     WorkspaceDefault,
     WorkspaceDeleted,
     WorkspaceList,
@@ -214,15 +218,15 @@ class ScopedFacade(PerMind):
     async def set_default_workspace(self, workspace: str | None) -> WorkspaceDefault:
         raise admin_only("set_default_workspace")
 
-    async def jobs(self) -> JsonObject:
+    async def jobs(self) -> JobsReport:
         raise admin_only("jobs")
 
     async def retry_jobs(self, dead_letter_id: str | None = None, *,
-                         all_failed: bool = False) -> JsonObject:
+                         all_failed: bool = False) -> Retried:
         raise admin_only("retry_jobs")
 
     async def drop_jobs(self, dead_letter_id: str | None = None, *,
-                        all_failed: bool = False) -> JsonObject:
+                        all_failed: bool = False) -> Dropped:
         raise admin_only("drop_jobs")
 
     async def nightly_maintenance(self, *, spread: bool = False,
@@ -230,7 +234,7 @@ class ScopedFacade(PerMind):
                                   ) -> JsonObject:
         raise admin_only("nightly_maintenance")
 
-    async def status(self, *, probe: bool = True) -> JsonObject:
+    async def status(self, *, probe: bool = True) -> StatusReport:
         raise admin_only("status")
 
 

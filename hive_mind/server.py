@@ -158,7 +158,7 @@ def bound_port(server: uvicorn.Server) -> int:
 
 
 @contextlib.contextmanager
-def _quiet_signals() -> Iterator[None]:
+def quiet_signals() -> Iterator[None]:
     """uvicorn re-raises the signal that stopped it once ``serve()`` returns; with the default
     handlers that would kill the process before the facade closes. Absorb it instead."""
     def note(signum: int, frame: object) -> None:
@@ -174,7 +174,7 @@ def _quiet_signals() -> Iterator[None]:
 
 def run_serve(settings: Settings, host: str = "127.0.0.1", port: int = 8765) -> None:
     """Blocking entry point of ``hive-mind serve``."""
-    with _quiet_signals():
+    with quiet_signals():
         asyncio.run(serve(settings, host, port))
 
 

@@ -13,6 +13,10 @@ from __future__ import annotations
 from typing import NotRequired
 
 from pydantic import JsonValue
+
+from workers.jobs_shapes import Dropped, JobsReport, Retried
+
+__all__ = ["Dropped", "JobsReport", "Retried"]  # with the shapes defined here
 from typing_extensions import TypedDict
 
 JsonObject = dict[str, object]
@@ -36,13 +40,32 @@ class FrameShape(TypedDict):
     metadata: JsonObject
 
 
-class SavedFrame(FrameShape):
+class LinkedFrame(FrameShape):
+    """A frame with its links: a P-frame's ``base_frame_id`` (the I-frame it updates), a
+    B-frame's ``base_frame_id`` (its first reference) and ``references``; an I-frame has
+    neither key."""
+
+    base_frame_id: NotRequired[int | None]
+    references: NotRequired[list[int]]
+
+
+class SavedFrame(LinkedFrame):
     """A save's answer: the frame, ``created`` (false: identical content was stored already),
     the mind's name and ``replayed`` (a repeat of an idempotency key's first save)."""
 
     created: bool
     workspace: str
     replayed: bool
+
+
+class SessionState(TypedDict):
+    """A session's current state (``GET /v1/sessions/{id}/state``): its latest I-frame (null
+    when it holds none) and the P-frames after it, in order."""
+
+    session: str
+    workspace: str
+    i_frame: LinkedFrame | None
+    p_frames: list[LinkedFrame]
 
 
 class Forgotten(TypedDict):
@@ -278,8 +301,13 @@ class WorkspaceMeta(TypedDict):
 
 
 class WorkspaceRow(WorkspaceMeta):
+    """A workspace with its mind's counts, the frames still waiting for their index and
+    when its file was last written."""
+
     frames: int
     entities: int
+    pending_index: NotRequired[int]
+    last_write: NotRequired[str | None]
 
 
 class WorkspaceView(WorkspaceMeta, MindStats):
@@ -313,3 +341,26 @@ class MaintenanceRun(TypedDict):
     action: str
     minds: dict[str, JsonObject]
     unreachable: NotRequired[dict[str, str]]
+
+
+# -- status -----------------------------------------------------------------------------------
+
+class StatusReport(TypedDict):
+    """``hive-mind status`` / ``GET /v1/status``: the ``mode`` (embedded, distributed; a
+    sharded gateway: ``gateway``, with nothing but ``shard`` and ``cluster``), the embedder
+    (``probed``: loaded to report its real state), the external source (null: none), the job
+    queue, this month's embedding quota, each mind's counts, the in-memory indexes, the
+    nightly schedule and the effective configuration (secrets masked). A shard host adds its
+    ``shard`` and, unless another host asked, the ``cluster``'s shards."""
+
+    mode: str
+    embedder: NotRequired[JsonObject]
+    external: NotRequired[JsonObject | None]
+    queue: NotRequired[JsonObject]
+    embedding_quota: NotRequired[JsonObject | None]
+    minds: NotRequired[list[JsonObject]]
+    memory_indexes: NotRequired[JsonObject]
+    schedule: NotRequired[JsonObject]
+    config: NotRequired[JsonObject]
+    shard: NotRequired[str | None]
+    cluster: NotRequired[JsonObject]

@@ -40,9 +40,13 @@ from hive_mind.per_mind import PerMind
 from hive_mind.remote import RemoteHiveMind, WriteOutcomeUnknownError
 from hive_mind.settings import Settings
 from hive_mind.shapes import (
+    Dropped,
+    JobsReport,
     JsonObject,
     MaintenanceRun,
     RecallDetail,
+    Retried,
+    StatusReport,
     WorkspaceDefault,
     WorkspaceDeleted,
     WorkspaceList,
@@ -71,6 +75,7 @@ FORWARD_TIMEOUT_SECONDS: Final = 600.0  # harvests with wait=True answer when in
 RETRY_AFTER_SECONDS: Final = 5
 
 T = TypeVar("T")
+E = TypeVar("E")
 
 
 class ShardUnavailableError(ServerUnavailableError):
@@ -353,26 +358,38 @@ class ShardedHiveMind(PerMind, MindMoves):
 
     # -- jobs, maintenance, status ----------------------------------------------------------
 
-    async def jobs(self) -> JsonObject:
+    async def jobs(self) -> JobsReport:
         answers, down = await self._fan_out(lambda f: f.jobs())
-        return {**merge_jobs(answers), **unreached(down)}
+        report = merge_jobs(answers)
+        if down:
+            report["unreachable"] = down
+        return report
 
     async def retry_jobs(self, dead_letter_id: str | None = None, *,
-                         all_failed: bool = False) -> JsonObject:
-        return await self._dead_letters(lambda f: f.retry_jobs(
-            dead_letter_id, all_failed=all_failed), "retried", dead_letter_id)
+                         all_failed: bool = False) -> Retried:
+        done, down = await self._dead_letters(lambda f: f.retry_jobs(
+            dead_letter_id, all_failed=all_failed), lambda a: a["retried"], dead_letter_id)
+        retried: Retried = {"retried": done}  # no count: the shards' own are per shard
+        if down:
+            retried["unreachable"] = down
+        return retried
 
     async def drop_jobs(self, dead_letter_id: str | None = None, *,
-                        all_failed: bool = False) -> JsonObject:
-        return await self._dead_letters(lambda f: f.drop_jobs(
-            dead_letter_id, all_failed=all_failed), "dropped", dead_letter_id)
+                        all_failed: bool = False) -> Dropped:
+        done, down = await self._dead_letters(lambda f: f.drop_jobs(
+            dead_letter_id, all_failed=all_failed), lambda a: a["dropped"], dead_letter_id)
+        dropped: Dropped = {"dropped": done}
+        if down:
+            dropped["unreachable"] = down
+        return dropped
 
-    async def _dead_letters(self, call: Callable[[MindFacade], Awaitable[JsonObject]],
-                            key: str, dead_letter_id: str | None) -> JsonObject:
+    async def _dead_letters(self, call: Callable[[MindFacade], Awaitable[T]],
+                            listed: Callable[[T], list[E]], dead_letter_id: str | None
+                            ) -> tuple[list[E], dict[str, str]]:
         """Dead letters live with each host (its file) or in the deployment's one Redis: the
         shards are asked one after another — never two at once on a shared list — and one id
         stops at the shard that knows it (the others say not found)."""
-        done: list[object] = []
+        done: list[E] = []
         down: dict[str, str] = {}
         missing: NotFoundError | None = None
         for shard in self._fan_shards():
@@ -384,14 +401,13 @@ class ShardedHiveMind(PerMind, MindMoves):
             except NotFoundError as exc:
                 missing = exc
                 continue
-            listed = answer.get(key)
-            done.extend(listed if isinstance(listed, list) else [])
+            done.extend(listed(answer))
             if dead_letter_id is not None:
                 break
         else:
             if dead_letter_id is not None and missing is not None and not down:
                 raise missing
-        return {key: done, **unreached(down)}
+        return done, down
 
     async def nightly_maintenance(self, *, spread: bool = False,
                                   on_progress: Callable[[int, int], None] | None = None
@@ -399,13 +415,13 @@ class ShardedHiveMind(PerMind, MindMoves):
         answers, down = await self._fan_out(lambda f: f.nightly_maintenance(spread=spread))
         return {"shards": answers, **unreached(down)}
 
-    async def status(self, *, probe: bool = True) -> JsonObject:
+    async def status(self, *, probe: bool = True) -> StatusReport:
         """This host's own status (a gateway's: its role only) and, unless another host
         asked, the cluster's shards (:func:`hive_mind.cluster.cluster_status`)."""
         from hive_mind.cluster import cluster_status
 
-        own: JsonObject = ({"mode": "gateway"} if self.local is None
-                           else dict(await self.local.status(probe=probe)))
+        own: StatusReport = ({"mode": "gateway"} if self.local is None
+                             else await self.local.status(probe=probe))
         own["shard"] = self.shard_id
         if not forwarded():
             own["cluster"] = await cluster_status(self.settings, self.shards)

@@ -5,28 +5,34 @@ reach."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Literal
 
-from hive_mind.shapes import JsonObject, RecallDetail, RecallResult, Routing
+from typing_extensions import TypedDict
+
+from hive_mind.shapes import RecallDetail, RecallResult, Routing
+from workers.jobs_shapes import JobsReport, LetterRow, MindJobs
 
 
-def merge_jobs(answers: Mapping[str, Mapping[str, Any]]) -> JsonObject:
+def merge_jobs(answers: Mapping[str, JobsReport]) -> JobsReport:
     """Every shard's jobs report as one: each mind's row from the shard that holds it, dead
     letters once each. Hosts on one Redis each see the same queues, so their totals are that
     queue's (the largest report), not a sum; hosts with their own queues add up."""
     shared = all(a.get("mode") == "distributed" for a in answers.values())
-    minds: dict[str, dict[str, Any]] = {}
-    failures: dict[str, dict[str, Any]] = {}
+    minds: dict[str, MindJobs] = {}
+    failures: dict[str, LetterRow] = {}
     for shard in sorted(answers):
         for row in answers[shard].get("minds", []):
             if row.get("pending_index") is not None or row["id"] not in minds:
                 minds[row["id"]] = row
         for letter in answers[shard].get("failures", []):
             failures.setdefault(str(letter.get("id")), letter)
-    totals = {key: [int(a.get(key) or 0) for a in answers.values()]
-              for key in ("queued", "running", "dead_letters")}
-    return {"mode": "sharded", "shared_queue": shared,
-            **{key: (max(v, default=0) if shared else sum(v)) for key, v in totals.items()},
+
+    def total(key: Literal["queued", "running", "dead_letters"]) -> int:
+        counts = [int(a.get(key) or 0) for a in answers.values()]
+        return max(counts, default=0) if shared else sum(counts)
+
+    return {"mode": "sharded", "shared_queue": shared, "queued": total("queued"),
+            "running": total("running"), "dead_letters": total("dead_letters"),
             "minds": [minds[m] for m in sorted(minds)],
             "running_jobs": [job for s in sorted(answers)
                              for job in answers[s].get("running_jobs", [])],
@@ -35,7 +41,11 @@ def merge_jobs(answers: Mapping[str, Mapping[str, Any]]) -> JsonObject:
                                                for s in sorted(answers))}
 
 
-def unreached(down: dict[str, str]) -> dict[str, dict[str, str]]:
+class Unreached(TypedDict, total=False):
+    unreachable: dict[str, str]
+
+
+def unreached(down: dict[str, str]) -> Unreached:
     """``{"unreachable": {shard: error}}`` when a fan-out missed shards, else nothing."""
     return {"unreachable": down} if down else {}
 

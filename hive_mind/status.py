@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from hive_mind.settings import Settings
+from hive_mind.shapes import StatusReport
 from mind.errors import HiveMindError
 from mind.redact import mask_text, mask_url
 from mind.retrieval.external import ExternalSourceError
@@ -78,7 +79,7 @@ async def external_status(settings: Settings, *, probe: bool) -> dict[str, Any] 
 
 
 async def collect(settings: Settings, runtime: Runtime, *, probe: bool = True
-                  ) -> dict[str, Any]:
+                  ) -> StatusReport:
     minds = await minds_status(runtime)
     return {
         "mode": "embedded" if settings.embedded else "distributed",
@@ -87,14 +88,15 @@ async def collect(settings: Settings, runtime: Runtime, *, probe: bool = True
         "queue": await runtime.queue_status(),
         "embedding_quota": await quota_report(runtime),
         "minds": minds,
-        "memory_indexes": runtime.memory_indexes(),
+        "memory_indexes": dict(runtime.memory_indexes()),
         "schedule": schedule_status(settings.schedule_config(), settings.data_dir,
                                     minds=[m["id"] for m in minds]),
         "config": settings.redacted(),
     }
 
 
-async def unreachable_queue_report(settings: Settings, *, probe: bool = True) -> dict[str, Any]:
+async def unreachable_queue_report(settings: Settings, *, probe: bool = True
+                                   ) -> StatusReport:
     """``status`` of a distributed data dir while Redis is unreachable (the facade cannot open):
     the minds and the embedder as usual, the queue as the error — ops scripts still get their
     JSON."""

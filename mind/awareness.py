@@ -26,7 +26,7 @@ Decisions:
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
 from mind.bounds import bounded_int, bounded_json, bounded_text, row_id
@@ -67,9 +67,6 @@ class AwarenessItem:
     metadata: dict[str, Any] = field(default_factory=dict)
     created_at: str = ""
     expires_at: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 parse_metadata = load_object

@@ -32,6 +32,7 @@ from mind.knowledge.normalizer import confidence_arg
 from mind.timeutil import format_ts, parse_iso
 from vocabulary.limits import (
     INT64_MAX,
+    MAX_FRAME_REFERENCES,
     MAX_JSON_BYTES,
     MAX_LABEL_CHARS,
     MAX_NAME_CHARS,
@@ -139,6 +140,16 @@ def tags_input(tags: object) -> list[str]:
     if len(tags) > MAX_TAGS:
         raise ValidationError(f"{len(tags):,} tags; the limit is {MAX_TAGS}")
     return [name_text(tag, "tag", MAX_TAG_CHARS) for tag in tags]
+
+
+def frame_refs(refs: object, what: str = "refs") -> list[int]:
+    """The frames a B-frame cross-references: 1 … :data:`MAX_FRAME_REFERENCES` row ids, each
+    once, in the caller's order."""
+    if not isinstance(refs, list | tuple) or not refs:
+        raise ValidationError(f"{what} must be a non-empty list of frame ids")
+    if len(refs) > MAX_FRAME_REFERENCES:
+        raise ValidationError(f"{len(refs):,} {what}; the limit is {MAX_FRAME_REFERENCES}")
+    return list(dict.fromkeys(row_id(ref, f"{what} id") for ref in refs))
 
 
 def source_time(value: object, what: str = "created_at") -> str:

@@ -16,7 +16,7 @@ Decisions:
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Final
 
 from mind.bounds import bounded_text, name_text
@@ -71,9 +71,6 @@ class Identity:
     system_prompt: str
     created_at: str
     updated_at: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _check_fields(fields: dict[str, Any]) -> dict[str, str]:

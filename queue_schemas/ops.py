@@ -67,6 +67,7 @@ from vocabulary.enums import FrameSource, FrameType, Importance, JobPriority
 from vocabulary.limits import (
     COMPACT_DEPRECATED_DAYS,
     COMPACT_TEMP_DAYS,
+    MAX_FRAME_REFERENCES,
     MAX_FRAMES_PER_OP,
     MAX_ID_CHARS,
     MAX_IDS_PER_OP,
@@ -141,7 +142,8 @@ class NewFrameOp(FrozenModel):
     created_at: Timestamp | None = None
     metadata: JsonObject = Field(default_factory=dict)
     external_id: ExternalId | None = None
-    references: list[FrameId] = Field(default_factory=list)
+    references: Annotated[list[FrameId], Field(max_length=MAX_FRAME_REFERENCES)] = Field(
+        default_factory=list)
     dedup: bool = True
 
     @model_validator(mode="after")

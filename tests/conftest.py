@@ -127,7 +127,7 @@ def shared_model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Non
 INTEGRATION_FIXTURES = frozenset({"redis", "real_model"})
 INTEGRATION_MODULES = frozenset({
     "test_arq_worker", "test_catchup", "test_cli", "test_cli_docs", "test_cli_startup",
-    "test_codeword_drill", "test_conversation_signals", "test_demo", "test_deploy_shards",
+    "test_codeword_drill", "test_console_browser", "test_conversation_signals", "test_demo", "test_deploy_shards",
     "test_distributed", "test_embeddings_inprocess", "test_embeddings_onnx", "test_extraction",
     "test_fair_queue", "test_harvest_resume_process", "test_http_api", "test_import_graph",
     "test_int4_blocks", "test_int8_scan", "test_jobs_admin", "test_maintenance_cron",

@@ -13,20 +13,33 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
+import anyio.from_thread
 import httpx
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp_types import CallToolResult
 
+from actors.actor import MindActor
+from actors.handlers import HANDLERS as OP_HANDLERS
+from actors.results import FramesSaved, expect
 from mind.embeddings import TestEmbedder
+from mind.embeddings.base import Embedder
 from mind.errors import ValidationError
+from mind.frames.model import NewFrame
 from mind.mind import Mind
 from mind.storage.db import Database
 from mind.timeutil import now_iso
+from queue_schemas import ops
+from vocabulary.ids import PERSONAL_MIND
+from workers.batcher import EmbeddingBatcher
+from workers.cognify import run_index_job
+from workers.constants import COGNIFY_BATCH_FRAMES
+from workers.followups import outbox_jobs
 
 # -- from test_actor --------------------
 
@@ -394,9 +407,83 @@ async def mcp_stdio_session(data_dir: Path, errlog: Any) -> AsyncIterator[Client
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "hive_mind.mcp_server"], cwd=str(data_dir),
         env={"HIVE_MIND_DATA_DIR": str(data_dir), "HIVE_MIND_EMBEDDING_PROVIDER": "test",
-             "HF_HUB_OFFLINE": "1"},
+             "HF_HUB_OFFLINE": "1",
+             "PYTHONPATH": str(Path(__file__).resolve().parents[1])},  # this checkout's code
     )
     async with stdio_client(params, errlog=errlog) as (read, write), \
             ClientSession(read, write, read_timeout_seconds=60) as session:
         await session.initialize()
         yield session
+
+
+class McpClient:
+    """A synchronous MCP client: the stdio session lives in a portal thread."""
+
+    def __init__(self, portal: anyio.from_thread.BlockingPortal, session: ClientSession,
+                 data_dir: Path) -> None:
+        self.portal, self.session, self.data_dir = portal, session, data_dir
+
+    def call(self, name: str, args: dict[str, Any] | None = None) -> CallToolResult:
+        result = self.portal.call(self.session.call_tool, name, args or {})
+        assert isinstance(result, CallToolResult)
+        assert len(result.content) == 1 and result.content[0].type == "text"
+        return result
+
+    def text(self, name: str, args: dict[str, Any] | None = None) -> str:
+        result = self.call(name, args)
+        assert not result.is_error, result.content[0].text
+        return result.content[0].text
+
+    def json(self, name: str, args: dict[str, Any] | None = None) -> Any:
+        return json.loads(self.text(name, args))
+
+    def error(self, name: str, args: dict[str, Any] | None = None) -> str:
+        result = self.call(name, args)
+        text = result.content[0].text
+        assert result.is_error, f"expected an error from {name}, got {text}"
+        assert "\n" not in text and "Traceback" not in text
+        return text
+
+    def read(self, uri: str) -> Any:
+        result = self.portal.call(self.session.read_resource, uri)
+        (content,) = result.contents
+        assert content.mime_type == "application/json"
+        return json.loads(content.text)
+
+    def frames(self, workspace: str | None = None) -> int:
+        if workspace:
+            return int(self.read(f"memory://workspace/{workspace}")["frames"])
+        return int(self.read("memory://personal/stats")["frames"]["total"])
+
+    def recall(self, query: str, **args: Any) -> list[dict[str, Any]]:
+        text = self.text("recall_memory", {"query": query, **args})
+        return [] if text.startswith("No memories found") else json.loads(text)
+
+
+# -- the product's indexing path (retrieval tests) --------------------------------------------
+
+async def cognify(db: Database, embedder: Embedder, *frames: NewFrame) -> list[int]:
+    """Save ``frames`` (:class:`mind.frames.model.NewFrame`) and index the mind file's outbox
+    the way the product does: a ``SaveFrames`` op through the mind's single-writer actor (the
+    handler table, a group commit), the cognify jobs of the outbox
+    (:func:`workers.followups.outbox_jobs`) each run as a worker runs it
+    (:func:`workers.cognify.run_index_job`: entity and relation extraction, one batched
+    embedding) and its ``ApplyIndex`` op applied by the actor (vectors, the knowledge graph,
+    supersession pairs through the mind's vector index). The actor writes through its own
+    connection, as another process on the data dir would; ``db`` (the test's) sees the commits.
+    Returns the saved frames' ids, in order."""
+    actor = MindActor(await Mind.open(db.path), OP_HANDLERS)
+    batcher = EmbeddingBatcher(embedder)
+    try:
+        ids: list[int] = []
+        if frames:
+            new = [ops.NewFrameOp(**{k: v for k, v in asdict(f).items() if v is not None})
+                   for f in frames]
+            saved = await actor.submit(ops.SaveFrames(mind_id=PERSONAL_MIND, frames=new))
+            ids = [f.id for f in expect(saved, FramesSaved).frames]
+        for job in await outbox_jobs(actor.mind, PERSONAL_MIND, COGNIFY_BATCH_FRAMES):
+            await actor.submit(await run_index_job(job, batcher))
+        return ids
+    finally:
+        await batcher.close()
+        await actor.stop()

@@ -35,6 +35,7 @@ async def actor(tmp_path: Path, handlers: dict[str, Any] | None = None,
                 **settings: Any) -> MindActor:
     a = MindActor(await Mind.open(tmp_path / "p.mind"), handlers or HANDLERS,
                   bulk_weight=settings.pop("bulk_weight", 64),
+                  bulk_frames=settings.pop("bulk_frames", 64),
                   part_frames=settings.pop("part_frames", 64), **settings)
     a.start()
     return a
@@ -249,5 +250,37 @@ async def test_the_bulk_weight_is_whole_again_once_saves_stop(tmp_path: Path,
         await a.submit(big_save(40, op_id="bulk"))  # bulk: does not count as interactive
         monkeypatch.setattr("actors.actor.INTERACTIVE_WINDOW", 0.2)
         assert a.bulk_limit() == 64  # the save is 0.3 s old; the import would be younger
+    finally:
+        await a.stop()
+
+
+async def test_an_import_commits_in_bigger_parts_until_saves_arrive(tmp_path: Path) -> None:
+    """New frames commit in parts of ``bulk_frames`` while no one saves (fewer commits: each has
+    a fixed cost), in parts of ``part_frames`` right after a save; consecutive small bulk saves
+    share one commit up to the limit of the moment. Every frame is written either way."""
+    commits: list[list[str]] = []
+    a = await actor(tmp_path, bulk_frames=256, part_frames=64)
+    original = a._apply
+
+    async def apply(batch: list[Any]) -> None:
+        commits.append([p.op.op_id for p in batch])
+        await original(batch)
+
+    a._apply = apply  # type: ignore[method-assign]
+    try:
+        assert a.bulk_limit("save_frames") == 256 and a.bulk_limit("harvest_batch") == 256
+        await a.submit(big_save(600, op_id="quiet", prefix="quiet"))
+        assert commits == [["quiet#1/3"], ["quiet#2/3"], ["quiet#3/3"]]  # 256 + 256 + 88
+        commits.clear()
+        await asyncio.gather(*(a.submit(big_save(40, op_id=f"small-{i}", prefix=f"s{i}"))
+                               for i in range(8)))
+        assert commits == [[f"small-{i}" for i in range(6)], ["small-6", "small-7"]]
+        await a.submit(ops.SaveFrames(mind_id="personal", frames=frames("live", 1)))
+        assert a.bulk_limit("save_frames") == 64
+        assert a.bulk_limit() == 16  # index results: a quarter of bulk_weight, as before
+        commits.clear()
+        await a.submit(big_save(150, op_id="busy", prefix="busy"))
+        assert commits == [["busy#1/3"], ["busy#2/3"], ["busy#3/3"]]  # 64 + 64 + 22
+        assert await frame_count(a) == 600 + 320 + 1 + 150
     finally:
         await a.stop()

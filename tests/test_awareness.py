@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -36,7 +37,7 @@ async def test_add_and_get(layer: AwarenessLayer) -> None:
     assert item.created_at.endswith("Z")
     assert await layer.get(item.id) == item
     assert await layer.get(999) is None
-    assert item.to_dict()["metadata"] == {"status": "open"}
+    assert asdict(item)["metadata"] == {"status": "open"}
 
 
 async def test_add_defaults(layer: AwarenessLayer) -> None:

@@ -18,7 +18,6 @@ from hive_mind.cli import main
 from hive_mind.facade import HiveMind
 from mind.embeddings.inprocess import InProcessEmbedder
 from mind.frames.model import NewFrame
-from mind.frames.store import FrameStore
 from mind.retrieval.catchup import (
     catch_up_topic,
     decision_factor,
@@ -26,11 +25,11 @@ from mind.retrieval.catchup import (
     is_decision,
     topic_text,
 )
-from mind.retrieval.indexer import index_pending
 from mind.retrieval.search import HybridSearch
 from mind.storage.db import Database
 from tests.chat_world import chat_mind, write_export
 from tests.explain_checks import check_explain
+from tests.support import cognify
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -148,8 +147,7 @@ async def test_the_search_response_names_the_path(db: Database,
                                                   real_model: InProcessEmbedder) -> None:
     """HybridSearch on a real mind file: a topical catch-up is a hybrid search with a note,
     a briefing is mode catch_up."""
-    await FrameStore(db).insert_many([NewFrame("g", text) for *_, text in TURNS])
-    await index_pending(db, real_model)
+    await cognify(db, real_model, *[NewFrame("g", text) for *_, text in TURNS])
     search = HybridSearch(db, real_model)
     try:
         topical = await search.search(HERON, limit=5, touch=False)

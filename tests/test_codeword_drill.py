@@ -22,9 +22,9 @@ from hive_mind.facade import HiveMind
 from mind.embeddings.inprocess import InProcessEmbedder
 from mind.frames.model import NewFrame
 from mind.frames.store import FrameStore
-from mind.retrieval.indexer import index_pending
 from mind.retrieval.search import HybridSearch
 from mind.storage.db import Database
+from tests.support import cognify
 
 NOTES = 200
 VAGUE_RECALLS = 38
@@ -95,11 +95,10 @@ async def test_popularity_cannot_pass_a_better_lane_hit(
 ) -> None:
     words = code_words(seed=99)[:30]
     store = FrameStore(db)
-    saved = await store.insert_many(
-        [NewFrame("save:2024-05-01", f"Drill note {i}: the code word is {w}")
-         for i, w in enumerate(words)])
-    await index_pending(db, real_model)
-    target = saved[0].frame.id
+    saved = await cognify(db, real_model, *[
+        NewFrame("save:2024-05-01", f"Drill note {i}: the code word is {w}")
+        for i, w in enumerate(words)])
+    target = saved[0]
     search = HybridSearch(db, real_model)
     try:
         query = f"code word {words[0]}"

@@ -16,7 +16,6 @@ import pytest
 from mind.embeddings.testing import TestEmbedder
 from mind.errors import EmbeddingDimMismatchError, ValidationError
 from mind.frames.model import NewFrame
-from mind.frames.store import FrameStore
 from mind.retrieval.combined import (
     CombinedResult,
     CombinedRetrieval,
@@ -36,11 +35,11 @@ from mind.retrieval.external import (
     ExternalSourceError,
     HttpExternalSource,
 )
-from mind.retrieval.indexer import index_pending
 from mind.retrieval.search import HybridSearch
 from mind.storage.db import Database
 from mind.storage.migrate import migrate
 from tests.external_source import DOC, Behaviour, FakeSearchServer
+from tests.support import cognify
 
 EMB = TestEmbedder(dimensions=128)
 QUERY = "deploy pipeline runbook"
@@ -92,9 +91,7 @@ async def minds(tmp_path: Path) -> AsyncIterator[Minds]:
 
 
 async def save(db: Database, *texts: str, gop: str = "g", **kw: object) -> list[int]:
-    res = await FrameStore(db).insert_many([NewFrame(gop, t, **kw) for t in texts])  # type: ignore[arg-type]
-    await index_pending(db, EMB)
-    return [r.frame.id for r in res]
+    return await cognify(db, EMB, *[NewFrame(gop, t, **kw) for t in texts])  # type: ignore[arg-type]
 
 
 async def fill(db: Database, strong: int, tag: str) -> None:

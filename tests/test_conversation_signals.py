@@ -26,12 +26,12 @@ from mind.retrieval.conversation import (
     speaker_of,
     spread_factors,
 )
-from mind.retrieval.indexer import index_pending
 from mind.retrieval.scoring import RRF_K
 from mind.retrieval.search import HybridSearch
 from mind.retrieval.text_query import query_terms, tokenize
 from mind.storage.db import Database
 from mind.timeutil import format_ts
+from tests.support import cognify
 
 # -- pure functions ----------------------------------------------------------------------------
 
@@ -134,13 +134,13 @@ Turn = tuple[str, str, str | None]  # speaker, text, created_at
 
 async def add(db: Database, model: InProcessEmbedder, gop: str, turns: Sequence[Turn]) -> list[int]:
     """One conversation's turns in order (t = 0, 1, …), indexed with the real model."""
-    saved = await FrameStore(db).insert_many([
+    ids = await cognify(db, model, *[
         NewFrame(gop, text, source="import", created_at=ts, metadata={"speaker": speaker},
                  dedup=False)
         for speaker, text, ts in turns])
-    await index_pending(db, model)
-    assert [s.frame.t for s in saved] == list(range(len(turns)))
-    return [s.frame.id for s in saved]
+    frames = await FrameStore(db).get_many(ids)
+    assert [frames[i].t for i in ids] == list(range(len(turns)))
+    return ids
 
 
 async def ranked(db: Database, model: InProcessEmbedder, query: str,
@@ -312,10 +312,10 @@ async def test_graph_proximity_cannot_lift_an_unrelated_frame_over_a_lane_hit(
         "Friday's standup is cancelled.",
         "Our office plants need watering twice a week.",  # unrelated, one hop from Apollo
     ]
-    saved = await FrameStore(db).insert_many(
-        [NewFrame(f"save:2024-01-0{i + 1}", text) for i, text in enumerate(texts)])
-    await index_pending(db, real_model)
-    ids = [s.frame.id for s in saved]
+    ids = await cognify(db, real_model, *[
+        NewFrame(f"save:2024-01-0{i + 1}", text) for i, text in enumerate(texts)])
+    # cognify linked the lane hit to the Apollo it names: unlinked, it has no graph help at all
+    await db.execute("DELETE FROM kg_entity_frames WHERE frame_id = ?", (ids[0],))
     kg = KnowledgeGraph(db)
     apollo, _ = await kg.upsert_entity("project", "Apollo")
     ops, _ = await kg.upsert_entity("organization", "Facilities")

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import pytest
 
 from mind.errors import ConflictError, NotFoundError, ValidationError
@@ -30,7 +32,7 @@ async def test_create_and_get(layer: IdentityLayer) -> None:
     assert created.created_at.endswith("Z") and "T" in created.created_at
     assert await layer.exists() is True
     assert await layer.get() == created
-    assert created.to_dict()["name"] == "Ada"
+    assert asdict(created)["name"] == "Ada"
 
 
 async def test_second_create_conflicts(layer: IdentityLayer) -> None:

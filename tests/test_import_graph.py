@@ -179,16 +179,13 @@ CALLED_BY_BASES = frozenset({"readable", "readinto", "handle_starttag", "handle_
                              "get_field_value"})
 # public functions no production code names, kept on purpose
 KEPT: dict[str, str] = {
-    "FrameStore.create_p_frame": "P-frames: a seed feature whose interfaces come next",
-    "FrameStore.create_b_frame": "B-frames: a seed feature whose interfaces come next",
-    "FrameQueries.get_gop_frames": "a session's frames, for the P/B-frame session state",
-    "FrameQueries.reconstruct_state": "a session's current state (latest I-frame + P-frames)",
-    "FrameQueries.get_b_frame_references": "what a B-frame cross-references",
-    "index_pending": "the indexing the retrieval tests rank through, until they use the "
-                     "production path (cognify jobs)",
+    "FrameQueries.get_gop_frames": "Mind.open(path).frames: a session's frames in order",
+    "FrameQueries.get_b_frame_references": "Mind.open(path).frames: what a B-frame references",
     # the engine's own API, for a library user of Mind.open(path): production writes frames,
     # entities and vectors through the actors' ops instead
     "FrameStore.create_i_frame": "Mind.open(path).frames: save one statement",
+    "FrameStore.create_p_frame": "Mind.open(path).frames: save an update of a statement",
+    "FrameStore.create_b_frame": "Mind.open(path).frames: save a cross-reference",
     "FrameQueries.get_recent": "Mind.open(path).frames: the newest frames",
     "KnowledgeGraph.create_entity": "Mind.open(path).knowledge: a new entity",
     "KnowledgeGraph.update_entity": "Mind.open(path).knowledge: rename or re-describe",

@@ -11,79 +11,31 @@ from typing import Any
 
 import anyio.from_thread
 import pytest
-from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
-from mcp_types import CallToolResult
 
 from hive_mind.mcp_tools import TOOL_NAMES
 from tests.explain_checks import check_explain
-from tests.support import mcp_stdio_session
+from tests.support import McpClient, mcp_stdio_session
 
 HAS_HARVEST = importlib.util.find_spec("hive_mind.harvest") is not None
 needs_harvest = pytest.mark.skipif(not HAS_HARVEST, reason="hive_mind.harvest not present yet")
 
 
-
-
-class Client:
-    """Synchronous wrapper: the session lives in a portal thread for the whole module."""
-
-    def __init__(self, portal: anyio.from_thread.BlockingPortal, session: ClientSession,
-                 data_dir: Path) -> None:
-        self.portal, self.session, self.data_dir = portal, session, data_dir
-
-    def call(self, name: str, args: dict[str, Any] | None = None) -> CallToolResult:
-        result = self.portal.call(self.session.call_tool, name, args or {})
-        assert isinstance(result, CallToolResult)
-        assert len(result.content) == 1 and result.content[0].type == "text"
-        return result
-
-    def text(self, name: str, args: dict[str, Any] | None = None) -> str:
-        result = self.call(name, args)
-        assert not result.is_error, result.content[0].text
-        return result.content[0].text
-
-    def json(self, name: str, args: dict[str, Any] | None = None) -> Any:
-        return json.loads(self.text(name, args))
-
-    def error(self, name: str, args: dict[str, Any] | None = None) -> str:
-        result = self.call(name, args)
-        text = result.content[0].text
-        assert result.is_error, f"expected an error from {name}, got {text}"
-        assert "\n" not in text and "Traceback" not in text
-        return text
-
-    def read(self, uri: str) -> Any:
-        result = self.portal.call(self.session.read_resource, uri)
-        (content,) = result.contents
-        assert content.mime_type == "application/json"
-        return json.loads(content.text)
-
-    def frames(self, workspace: str | None = None) -> int:
-        if workspace:
-            return int(self.read(f"memory://workspace/{workspace}")["frames"])
-        return int(self.read("memory://personal/stats")["frames"]["total"])
-
-    def recall(self, query: str, **args: Any) -> list[dict[str, Any]]:
-        text = self.text("recall_memory", {"query": query, **args})
-        return [] if text.startswith("No memories found") else json.loads(text)
-
-
 @pytest.fixture(scope="module")
-def mcp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Client]:
+def mcp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpClient]:
     data_dir = tmp_path_factory.mktemp("mcp-data")
     with (data_dir.parent / "server.log").open("w") as errlog, \
             anyio.from_thread.start_blocking_portal() as portal, \
             portal.wrap_async_context_manager(mcp_stdio_session(data_dir, errlog)) as session:
-        yield Client(portal, session, data_dir)
+        yield McpClient(portal, session, data_dir)
 
 
 # -- surface ----------------------------------------------------------------------------------
 
-def test_lists_all_tools_and_resources(mcp: Client) -> None:
+def test_lists_all_tools_and_resources(mcp: McpClient) -> None:
     tools = mcp.portal.call(mcp.session.list_tools).tools
     assert sorted(t.name for t in tools) == sorted(TOOL_NAMES)
-    assert len(tools) == 19
+    assert len(tools) == len(TOOL_NAMES) == 20
     assert all(t.description and len(t.description) > 40 for t in tools)
     by_name = {t.name: t for t in tools}
     schema = by_name["recall_memory"].input_schema
@@ -101,13 +53,13 @@ def test_lists_all_tools_and_resources(mcp: Client) -> None:
     assert templates[0].mime_type == "application/json"
 
 
-def test_unknown_tool_is_an_error(mcp: Client) -> None:
+def test_unknown_tool_is_an_error(mcp: McpClient) -> None:
     assert "no_such_tool" in mcp.error("no_such_tool", {})
 
 
 # -- frames -----------------------------------------------------------------------------------
 
-def test_save_then_recall(mcp: Client) -> None:
+def test_save_then_recall(mcp: McpClient) -> None:
     saved = mcp.json("save_memory", {"content": "Marguerite prefers oolong tea in the morning"})
     assert saved["importance"] == "normal" and saved["source"] == "agent_inferred"
     assert saved["workspace"] == "personal" and saved["created"] is True
@@ -131,7 +83,7 @@ def test_save_then_recall(mcp: Client) -> None:
     assert all(r["absolute_relevance"] >= 0.5 for r in kept)
 
 
-def test_recall_explain(mcp: Client) -> None:
+def test_recall_explain(mcp: McpClient) -> None:
     saved = mcp.json("save_memory", {"content": "Zebulon repaints the lighthouse each spring"})
     schema = mcp.portal.call(mcp.session.list_tools).tools
     recall_schema = next(t for t in schema if t.name == "recall_memory").input_schema
@@ -148,7 +100,7 @@ def test_recall_explain(mcp: Client) -> None:
     assert "explain" in mcp.error("recall_memory", {"query": "x", "explain": "very"})
 
 
-def test_recall_nothing_and_search_syntax(mcp: Client) -> None:
+def test_recall_nothing_and_search_syntax(mcp: McpClient) -> None:
     empty = mcp.text("recall_memory", {"query": "zzqxv"})
     assert empty.startswith("No memories found") or isinstance(json.loads(empty), list)
     for query in ('"foo" AND NOT (bar*', "NEAR(a b)", "col:value", "***", '"'):
@@ -156,7 +108,7 @@ def test_recall_nothing_and_search_syntax(mcp: Client) -> None:
         assert not result.is_error, result.content[0].text
 
 
-def test_forget_memory(mcp: Client) -> None:
+def test_forget_memory(mcp: McpClient) -> None:
     saved = mcp.json("save_memory", {"content": "The vault code is 4471 for the blue locker"})
     assert any(r["id"] == saved["id"] for r in mcp.recall("vault code blue locker"))
     before = mcp.frames()
@@ -170,7 +122,7 @@ def test_forget_memory(mcp: Client) -> None:
 
 # -- knowledge graph --------------------------------------------------------------------------
 
-def test_entities_and_relations(mcp: Client) -> None:
+def test_entities_and_relations(mcp: McpClient) -> None:
     alice = mcp.json("save_entity", {"type": "person", "name": "Zelda Quist",
                                      "properties": {"role": "engineer"}})
     assert alice["created"] is True and alice["type"] == "person"
@@ -199,7 +151,7 @@ def test_entities_and_relations(mcp: Client) -> None:
                      ).startswith("invalid")
 
 
-def test_cleanup_entities_modes(mcp: Client) -> None:
+def test_cleanup_entities_modes(mcp: McpClient) -> None:
     audit = mcp.json("cleanup_entities", {"mode": "audit"})
     assert audit["action"] == "audit" and audit["total_entities"] >= 0
     assert mcp.json("cleanup_entities", {"mode": "dedup"})["action"] == "dedup"
@@ -214,7 +166,7 @@ def test_cleanup_entities_modes(mcp: Client) -> None:
 
 # -- identity and awareness -------------------------------------------------------------------
 
-def test_export_memories_pages(mcp: Client) -> None:
+def test_export_memories_pages(mcp: McpClient) -> None:
     mcp.json("save_memory", {"content": "The export page test owns a teal kayak"})
     texts, cursor, pages = [], None, 0
     while True:
@@ -233,7 +185,7 @@ def test_export_memories_pages(mcp: Client) -> None:
     assert all("valid_from" in e and "valid_to" in e for e in entities["records"])
 
 
-def test_identity(mcp: Client) -> None:
+def test_identity(mcp: McpClient) -> None:
     assert mcp.read("memory://identity")["configured"] in (True, False)
     first = mcp.json("set_identity", {"name": "Ada", "role": "analyst",
                                       "system_prompt": "be brief"})
@@ -248,7 +200,7 @@ def test_identity(mcp: Client) -> None:
     assert "No fields provided" in mcp.error("set_identity", {})
 
 
-def test_awareness(mcp: Client) -> None:
+def test_awareness(mcp: McpClient) -> None:
     mcp.text("clear_awareness", {"category": "task"})
     mcp.text("clear_awareness", {"category": "flag"})
     item = mcp.json("set_awareness", {"category": "task", "content": "review the PR",
@@ -272,7 +224,7 @@ def test_awareness(mcp: Client) -> None:
 
 # -- workspaces -------------------------------------------------------------------------------
 
-def test_workspace_save_and_recall(mcp: Client) -> None:
+def test_workspace_save_and_recall(mcp: McpClient) -> None:
     ws = mcp.json("create_workspace", {"name": "Project Apollo", "icon": "rocket"})
     assert ws["id"] == "project-apollo" and ws["group"] == "general" and ws["icon"] == "rocket"
     text = "Apollo launch window opens on the ninth of March"
@@ -299,7 +251,7 @@ def test_workspace_save_and_recall(mcp: Client) -> None:
         mcp.read("memory://workspace/no-such-workspace")
 
 
-def test_cleanup_frames_modes(mcp: Client) -> None:
+def test_cleanup_frames_modes(mcp: McpClient) -> None:
     compact = mcp.json("cleanup_frames", {"mode": "compact"})
     assert compact["action"] == "compact" and "temporary_pruned" in compact
     assert mcp.json("cleanup_frames", {"mode": "reconcile"})["action"] == "reconcile"
@@ -327,7 +279,7 @@ UNIVERSAL = [
 
 
 @needs_harvest
-def test_harvest_import_data_and_file(mcp: Client, tmp_path: Path) -> None:
+def test_harvest_import_data_and_file(mcp: McpClient, tmp_path: Path) -> None:
     before = mcp.frames()
     summary = mcp.json("harvest_import", {"source": "universal", "data": json.dumps(UNIVERSAL)})
     assert summary["frames_created"] >= 1
@@ -352,7 +304,7 @@ GROK = Path(__file__).parent / "fixtures" / "harvest" / "grok" / "prod-grok-back
 
 
 @needs_harvest
-def test_harvest_import_auto(mcp: Client, tmp_path: Path) -> None:
+def test_harvest_import_auto(mcp: McpClient, tmp_path: Path) -> None:
     mcp.json("create_workspace", {"name": "Auto Harvest"})
     ws = {"workspace": "auto-harvest"}
     inline = mcp.json("harvest_import", {"source": "auto", "data": GROK.read_text(), **ws})
@@ -372,7 +324,7 @@ def test_harvest_import_auto(mcp: Client, tmp_path: Path) -> None:
     assert mcp.frames("auto-harvest") == 8
 
 
-def test_harvest_import_refusals(mcp: Client) -> None:
+def test_harvest_import_refusals(mcp: McpClient) -> None:
     before = mcp.frames()
     assert "provide either" in mcp.error("harvest_import", {"source": "universal"})
     assert "not valid JSON" in mcp.error("harvest_import", {"source": "universal",
@@ -384,7 +336,7 @@ def test_harvest_import_refusals(mcp: Client) -> None:
 
 
 @needs_harvest
-def test_ingest_source_honors_workspace(mcp: Client) -> None:
+def test_ingest_source_honors_workspace(mcp: McpClient) -> None:
     mcp.json("create_workspace", {"name": "Docs"})
     doc = ("# Runbook\n\n## Restart\n\nTo restart the zephyr cluster run the drain script "
            "first, then reboot nodes one at a time.\n")
@@ -400,12 +352,12 @@ def test_ingest_source_honors_workspace(mcp: Client) -> None:
 
 # -- bad arguments ----------------------------------------------------------------------------
 
-def _workspace_dirs(mcp: Client) -> set[str]:
+def _workspace_dirs(mcp: McpClient) -> set[str]:
     root = mcp.data_dir / "workspaces"
     return {p.name for p in root.iterdir()} if root.is_dir() else set()
 
 
-def test_bad_arguments_are_clear_errors_and_write_nothing(mcp: Client) -> None:
+def test_bad_arguments_are_clear_errors_and_write_nothing(mcp: McpClient) -> None:
     frames, dirs = mcp.frames(), _workspace_dirs(mcp)
     listing = [w["id"] for w in mcp.json("list_workspaces")["workspaces"]]
     outside = set(mcp.data_dir.parent.iterdir())
@@ -440,7 +392,7 @@ def test_bad_arguments_are_clear_errors_and_write_nothing(mcp: Client) -> None:
         mcp.read("memory://workspace/..%2Fx")
 
 
-def test_stats_resource(mcp: Client) -> None:
+def test_stats_resource(mcp: McpClient) -> None:
     stats = mcp.read("memory://personal/stats")
     assert set(stats) >= {"frames", "knowledge_graph", "embedding"}
     assert stats["embedding"]["provider"] == "test"
@@ -475,7 +427,7 @@ async def test_streamable_http_app_mounted_in_fastapi(tmp_path: Path) -> None:
             assert init.status_code == 200, init.text
             assert init.json()["result"]["serverInfo"]["name"] == "hive-mind-memory"
             listed = await http.post("/mcp", headers=headers, json=rpc(2, "tools/list"))
-            assert len(listed.json()["result"]["tools"]) == 19
+            assert len(listed.json()["result"]["tools"]) == len(TOOL_NAMES)
             saved = await http.post("/mcp", headers=headers, json=rpc(3, "tools/call", {
                 "name": "save_memory", "arguments": {"content": "saved over streamable HTTP"}}))
             result = saved.json()["result"]

@@ -10,10 +10,10 @@ from mind.errors import EmbeddingDimMismatchError, EmbeddingFingerprintError
 from mind.frames.model import NewFrame
 from mind.frames.store import FrameStore
 from mind.knowledge.store import KnowledgeGraph
-from mind.retrieval.indexer import index_pending
 from mind.retrieval.search import HybridSearch
 from mind.retrieval.vectors import VectorStore
 from mind.storage.db import Database
+from tests.support import cognify
 
 EMB = TestEmbedder(dimensions=128)
 
@@ -26,9 +26,7 @@ async def search(db: Database) -> AsyncIterator[HybridSearch]:
 
 
 async def save(db: Database, *texts: str, gop: str = "g", **kw: object) -> list[int]:
-    res = await FrameStore(db).insert_many([NewFrame(gop, t, **kw) for t in texts])  # type: ignore[arg-type]
-    await index_pending(db, EMB)
-    return [r.frame.id for r in res]
+    return await cognify(db, EMB, *[NewFrame(gop, t, **kw) for t in texts])  # type: ignore[arg-type]
 
 
 async def ids(search: HybridSearch, query: str, **kw: object) -> list[int]:
@@ -130,7 +128,7 @@ async def test_index_sees_updates_and_deletes(search: HybridSearch, db: Database
     [a, b] = await save(db, "zebra crossing rules", "giraffe feeding times")
     assert (await ids(search, "zebra"))[0] == a
     await FrameStore(db).update(a, content="penguin colony census")
-    await index_pending(db, EMB)
+    await cognify(db, EMB)
     got = await ids(search, "penguin census")
     assert got[0] == a
     await FrameStore(db).delete(b)
@@ -174,8 +172,8 @@ async def test_recall_touches_access_counts(search: HybridSearch, db: Database) 
 async def test_graph_proximity_boosts_connected_frames(db: Database) -> None:
     kg = KnowledgeGraph(db)
     a, b = await save(db, "Notes on the Apollo budget", "Notes on the Zephyr budget")
-    apollo, _ = await kg.upsert_entity("project", "Apollo")
-    await kg.link_entity_to_frame(apollo.id, a)
+    apollo = await kg.find_entity_by_name("Apollo")  # cognify's extraction named it
+    assert apollo is not None and await kg.get_entity_frames(apollo.id) == [a]
     hs = HybridSearch(db, EMB)
     resp = await hs.search("Apollo budget notes", profile="connected")
     by_id = {r.frame.id: r for r in resp.results}
@@ -279,11 +277,12 @@ async def test_graph_proximity_reaches_a_conversation_but_not_the_daily_bucket(
 ) -> None:
     named, weight = await save(db, "We adopted a beagle called Biscuit.",
                                "Vet check: she weighs 13.5 kg now.", gop="harvest:chat:dog")
-    bath, loose = await save(db, "Biscuit had a bath today.", "Gym check: I weigh 80 kg now.",
+    bath, loose = await save(db, "Gave Biscuit a bath today.", "Gym check: I weigh 80 kg now.",
                              gop="save:2026-01-05")
-    kg = KnowledgeGraph(db)
-    biscuit, _ = await kg.upsert_entity("concept", "Biscuit")
-    await kg.link_entities_to_frames([(biscuit.id, named), (biscuit.id, bath)])
+    linked = await db.fetchall(  # cognify's extraction linked the name to both mentions
+        "SELECT ef.frame_id FROM kg_entity_frames ef JOIN knowledge_entities e "
+        "ON e.id = ef.entity_id WHERE e.normalized_name = 'biscuit' ORDER BY ef.frame_id")
+    assert [r[0] for r in linked] == [named, bath]
     results = {r.frame.id: r for r in (await search.search("How much does Biscuit weigh",
                                                             limit=5)).results}
     assert weight in results and loose in results

@@ -10,7 +10,7 @@ import pytest
 from mind.frames.model import NewFrame
 from mind.frames.store import FrameStore
 from mind.storage.db import Database
-from mind.storage.search_context import CONTEXT_CHARS, date_words_sql
+from mind.storage.search_context import CONTEXT_CHARS, context_sql, date_words_sql, frame_context
 
 
 async def context(db: Database, frame_id: int) -> str:
@@ -79,4 +79,36 @@ async def test_next_turn_follows_edits_and_forgets(db: Database) -> None:
     assert await context(db, b) == "Thursday 1 June 2023"
     assert await fts(db, "chess") == []
     assert "really" in await context(db, c)  # later turns keep their own context
+    await consistent(db)
+
+
+@pytest.mark.parametrize("gop", ["harvest:chat:9", "save:2023-05-08"])
+@pytest.mark.parametrize("ts", ["2023-05-08T13:56:00.000Z", "2024-02-29T23:59:59.999Z",
+                                "0999-01-01T00:00:00.000Z", "9999-12-31T23:59:59.999Z"])
+@pytest.mark.parametrize("previous", [None, "short", "é" * 299 + "ü€x", "a\nb" * 200])
+def test_the_writer_builds_the_value_sql_builds(gop: str, ts: str, previous: str | None) -> None:
+    """The batch writer's context (Python, from the batch) is what the migration and the
+    triggers compute in SQL (from the previous row): the same text in every case."""
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE memory_frames(gop_id TEXT, t INTEGER, content TEXT)")
+    if previous is not None:
+        db.execute("INSERT INTO memory_frames VALUES (?, 0, ?)", (gop, previous))
+    sql = db.execute(f"SELECT {context_sql('?1', '?2', '?3')}", (ts, gop, 1)).fetchone()[0]
+    assert frame_context(ts, gop, previous) == sql
+
+
+async def test_a_batch_continues_the_sessions_last_turn(db: Database) -> None:
+    """The first turn of a batch takes its context from the session's last stored turn; a turn
+    that deduplicates to an existing frame is no turn of the session."""
+    store = FrameStore(db)
+    await store.insert_many([NewFrame("harvest:chat:3", "Ann: Where did you hike?")])
+    saved = await store.insert_many([
+        NewFrame("harvest:chat:3", "Ben: The Dolomites, in July.", external_id="m2"),
+        NewFrame("harvest:chat:3", "Ben: The Dolomites, in July.", external_id="m2"),
+        NewFrame("harvest:chat:3", "Ann: Lovely!", external_id="m3"),
+    ])
+    first, again, last = saved
+    assert again.frame.id == first.frame.id and not again.created
+    assert (await context(db, first.frame.id)).endswith("\nAnn: Where did you hike?")
+    assert (await context(db, last.frame.id)).endswith("\nBen: The Dolomites, in July.")
     await consistent(db)

@@ -6,11 +6,10 @@ import pytest
 
 from mind.embeddings.inprocess import InProcessEmbedder
 from mind.frames.model import NewFrame
-from mind.frames.store import FrameStore
-from mind.retrieval.indexer import index_pending
 from mind.retrieval.search import HybridSearch
 from mind.retrieval.text_query import query_terms, tokenize
 from mind.storage.db import Database
+from tests.support import cognify
 
 FACTS = [
     "The veterinarian said my dog needs surgery on its hind leg next Tuesday.",
@@ -33,13 +32,12 @@ FACTS = [
 async def test_paraphrase_without_shared_words_is_found(
     db: Database, real_model: InProcessEmbedder, query: str, expected: int
 ) -> None:
-    saved = await FrameStore(db).insert_many([NewFrame("g", t) for t in FACTS])
-    await index_pending(db, real_model)
+    saved = await cognify(db, real_model, *[NewFrame("g", t) for t in FACTS])
     stored_words = set(tokenize(FACTS[expected]))
     assert not set(query_terms(query)) & stored_words  # truly no keyword in common
     search = HybridSearch(db, real_model)
     resp = await search.search(query, limit=3)
     await search.close()
     assert resp.mode == "hybrid"
-    assert resp.results[0].frame.id == saved[expected].frame.id
+    assert resp.results[0].frame.id == saved[expected]
     assert resp.results[0].keyword_rank is None and resp.results[0].vector_rank == 0

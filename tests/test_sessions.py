@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import asdict
 
 import pytest
 
@@ -27,7 +28,7 @@ async def test_create(store: SessionStore) -> None:
     assert other.project_id == "proj" and other.gop_id != session.gop_id
     assert await store.get_by_gop_id(session.gop_id) == session
     assert await store.get_by_gop_id("nope") is None
-    assert session.to_dict()["gop_id"] == session.gop_id
+    assert asdict(session)["gop_id"] == session.gop_id
 
 
 def test_new_gop_id_shape() -> None:

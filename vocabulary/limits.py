@@ -31,6 +31,7 @@ MAX_AWARENESS_CHARS: Final = 4_096  # awareness item content
 MAX_JSON_BYTES: Final = 65_536  # metadata / properties of one frame, entity, relation, item
 MAX_TAGS: Final = 32  # ingest tags: how many
 MAX_TAG_CHARS: Final = 100  # ingest tags: each
+MAX_FRAME_REFERENCES: Final = 100  # frames one B-frame cross-references
 
 # Job / op payloads (queue_schemas)
 MAX_VECTOR_DIM: Final = 16_384

@@ -17,15 +17,20 @@ Dead-letter ids are validated (:func:`workers.dead_letters.validate_id`) before 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Final
+from typing import Any
 
 from mind.errors import NotFoundError, ValidationError
 from workers.dead_letters import validate_id
+from workers.jobs_shapes import (
+    LISTED,
+    Dropped,
+    JobRow,
+    JobsReport,
+    LetterRow,
+    MindJobs,
+    Retried,
+)
 from workers.protocol import Runtime
-
-LISTED: Final = 100  # jobs and dead letters listed in full
-
-Row = dict[str, object]
 
 
 def _targets(dead_letter_id: str | None, all_failed: bool) -> list[str] | None:
@@ -34,20 +39,20 @@ def _targets(dead_letter_id: str | None, all_failed: bool) -> list[str] | None:
     return None if all_failed else [validate_id(dead_letter_id)]
 
 
-def job_row(job_id: str, kind: str, mind_id: str | None) -> Row:
+def job_row(job_id: str, kind: str, mind_id: str | None) -> JobRow:
     return {"job_id": job_id, "kind": kind, "mind_id": mind_id}
 
 
-def letter_row(entry: dict[str, object], retryable: bool) -> Row:
+def letter_row(entry: dict[str, Any], retryable: bool) -> LetterRow:
     return {"id": entry.get("id"), "job_id": entry.get("job_id"),
             "kind": entry.get("kind") or entry.get("function"), "mind_id": entry.get("mind_id"),
             "error": entry.get("error"), "tries": entry.get("tries"), "at": entry.get("at"),
             "retryable": retryable}
 
 
-async def assemble(runtime: Runtime, mode: str, queued: list[Row], queued_total: int,
-                   running: list[Row], letters: list[Row], letters_total: int,
-                   letters_by_mind: dict[str, int]) -> Row:
+async def assemble(runtime: Runtime, mode: str, queued: list[JobRow], queued_total: int,
+                   running: list[JobRow], letters: list[LetterRow], letters_total: int,
+                   letters_by_mind: dict[str, int]) -> JobsReport:
     """The report: every mind here (an unreadable one is reported, not a failed report) and
     every mind a job or a dead letter names, with its counts."""
     ids = runtime.list_minds()
@@ -55,12 +60,13 @@ async def assemble(runtime: Runtime, mode: str, queued: list[Row], queued_total:
     queued_by = Counter(str(job.get("mind_id") or "unknown") for job in queued)
     running_by = Counter(str(job.get("mind_id") or "unknown") for job in running)
     here = set(ids)
-    minds: list[Row] = []
+    minds: list[MindJobs] = []
     for mind_id in dict.fromkeys([*ids, *queued_by, *running_by, *letters_by_mind]):
         known = counts.get(mind_id)
-        row: Row = {"id": mind_id, "pending_index": None if known is None else known.pending_index,
-                    "queued": queued_by[mind_id], "running": running_by[mind_id],
-                    "dead_letters": letters_by_mind.get(mind_id, 0)}
+        row: MindJobs = {"id": mind_id,
+                         "pending_index": None if known is None else known.pending_index,
+                         "queued": queued_by[mind_id], "running": running_by[mind_id],
+                         "dead_letters": letters_by_mind.get(mind_id, 0)}
         if mind_id in here and known is None:
             row["error"] = "the mind file could not be read (see the log)"
         minds.append(row)
@@ -72,13 +78,13 @@ async def assemble(runtime: Runtime, mode: str, queued: list[Row], queued_total:
 
 # -- through the runtime's job queue (workers.protocol.JobQueue) ----------------------------
 
-async def jobs_report(runtime: Runtime) -> Row:
+async def jobs_report(runtime: Runtime) -> JobsReport:
     """Queued, running and failed jobs per mind (see the module docstring)."""
     return await runtime.job_queue().report()
 
 
 async def retry(runtime: Runtime, dead_letter_id: str | None = None, *,
-                all_failed: bool = False) -> Row:
+                all_failed: bool = False) -> Retried:
     """Run dead letters again; a single unknown id is :class:`NotFoundError`."""
     ids = _targets(dead_letter_id, all_failed)
     results = await runtime.job_queue().retry(ids)
@@ -89,7 +95,7 @@ async def retry(runtime: Runtime, dead_letter_id: str | None = None, *,
 
 
 async def drop(runtime: Runtime, dead_letter_id: str | None = None, *,
-               all_failed: bool = False) -> Row:
+               all_failed: bool = False) -> Dropped:
     """Forget dead letters (their frames, if any, stay in the outbox for a reconcile)."""
     ids = _targets(dead_letter_id, all_failed)
     dropped = await runtime.job_queue().drop(ids)

@@ -20,7 +20,8 @@ from queue_schemas.vector import Fingerprint
 from vocabulary.enums import JobPriority
 from workers.dead_letters import DeadLetterFile, error_text, new_id
 from workers.followups import fingerprint_hint, pending_items
-from workers.jobs_admin import Row, assemble, job_row, letter_row
+from workers.jobs_admin import assemble, job_row, letter_row
+from workers.jobs_shapes import JobsReport, Row
 from workers.protocol import Runtime
 from workers.runner import InProcessRunner
 from workers.schedule import TASKS, DailyJob
@@ -35,7 +36,7 @@ class EmbeddedJobs:
     runner: InProcessRunner
     data_dir: Path
 
-    async def report(self) -> Row:
+    async def report(self) -> JobsReport:
         return await _report(self)
 
     async def retry(self, ids: list[str] | None) -> list[Row]:
@@ -47,7 +48,7 @@ class EmbeddedJobs:
         return dropped
 
 
-async def _report(queue: EmbeddedJobs) -> Row:
+async def _report(queue: EmbeddedJobs) -> JobsReport:
     runtime = queue.runtime
     waiting = [job_row(j.op_id, j.kind, j.mind_id) for j in queue.runner.waiting_jobs()]
     running = [job_row(j.op_id, j.kind, j.mind_id) for j in queue.runner.running_jobs()]

@@ -18,7 +18,8 @@ from queue_schemas.constants import COGNIFY_QUEUE, DEAD_LETTERS_KEY, HOST_QUEUE_
 from vocabulary.ids import HOST_ID_RE
 from workers.dead_letters import new_id, payload_key, redis_entries, redis_restore, redis_take
 from workers.fairness import defer_by
-from workers.jobs_admin import LISTED, Row, assemble, job_row, letter_row
+from workers.jobs_admin import assemble, job_row, letter_row
+from workers.jobs_shapes import LISTED, JobRow, JobsReport, Row
 from workers.protocol import Runtime
 from workers.queue import dead_letters_by_mind
 from workers.wake import notify
@@ -35,7 +36,7 @@ class RedisJobs:
     redis: ArqRedis
     host_id: str
 
-    async def report(self) -> Row:
+    async def report(self) -> JobsReport:
         return await _report(self)
 
     async def retry(self, ids: list[str] | None) -> list[Row]:
@@ -45,9 +46,9 @@ class RedisJobs:
         return [str(e.get("id")) for e, _ in await redis_take(self.redis, ids)]
 
 
-async def _report(jobs: RedisJobs) -> Row:
+async def _report(jobs: RedisJobs) -> JobsReport:
     redis = jobs.redis
-    queued: list[dict[str, Any]] = []
+    queued: list[JobRow] = []
     total = 0
     for queue in (COGNIFY_QUEUE, host_queue(jobs.host_id)):
         total += int(await redis.zcard(queue))
@@ -66,7 +67,7 @@ async def _report(jobs: RedisJobs) -> Row:
     return report
 
 
-async def _describe(redis: ArqRedis, ids: list[str]) -> list[Row]:
+async def _describe(redis: ArqRedis, ids: list[str]) -> list[JobRow]:
     if not ids:
         return []
     raws = await redis.mget([job_key_prefix + i for i in ids])

@@ -49,6 +49,7 @@ from mind.embeddings.chain import EmbeddingProviderChain
 from mind.mind import Mind
 from mind.retrieval.routing import RoutePool
 from queue_schemas.ops import OpEnvelope
+from workers.jobs_shapes import JobsReport
 from workers.schedule import ScheduleConfig
 
 
@@ -66,7 +67,7 @@ class JobQueue(Protocol):
     queued, running and failed jobs per mind, and the retry or drop of dead letters (all of
     them for ``ids`` None)."""
 
-    async def report(self) -> dict[str, object]: ...
+    async def report(self) -> JobsReport: ...
 
     async def retry(self, ids: list[str] | None) -> list[dict[str, object]]: ...
 

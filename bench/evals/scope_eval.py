@@ -121,7 +121,7 @@ async def ask_split(hm: Any, ev: Eval, home: dict[str, str], settings: list[int]
     from hive_mind.routing import routed_workspaces
     from mind.embeddings.memo import QueryMemo
 
-    await hm.warm_up()
+    await hm.start_warm_up()
     for q in ev.questions[:5]:  # untimed: embedder, readers and routing summaries warm
         await hm.recall_detail(q.text, scope="all", limit=LIMIT, touch=False)
     passes = []

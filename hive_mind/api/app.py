@@ -5,7 +5,9 @@ shutdown. Building the app applies the exposure rule (:mod:`hive_mind.api.exposu
 loopback it refuses to exist without ``api_token`` unless ``api_insecure_no_auth`` is set.
 
 Middleware, outermost first: the Host/Origin guard (:mod:`hive_mind.api.guard`, every path:
-DNS rebinding and cross-site requests never reach auth or a body), bearer auth (when
+DNS rebinding and cross-site requests never reach auth or a body), the console's session
+(:mod:`hive_mind.console.sessions`: on ``/ui`` paths a signed-in session's token becomes the
+bearer header), bearer auth (when
 ``api_token`` is set; ``/healthz``, ``/readyz`` and the API docs exempt — the page, its assets
 and ``/openapi.json``, :mod:`hive_mind.api.docs_page` —, and ``/metrics`` when
 ``metrics_public``), the request size limit, the
@@ -23,11 +25,13 @@ from typing import Any
 from fastapi import FastAPI
 from starlette.types import Message, Scope
 
+from hive_mind import console
 from hive_mind.api import (
     docs_page,
     errors,
     health,
     metrics_route,
+    routes_browse,
     routes_cluster,
     routes_export,
     routes_jobs,
@@ -42,6 +46,7 @@ from hive_mind.api.guard import HostOriginMiddleware, host_policy
 from hive_mind.api.mcp_mount import mount_mcp
 from hive_mind.api.middleware import BearerAuthMiddleware, BodyLimitMiddleware, CatchAllMiddleware
 from hive_mind.api.routes_cluster import SNAPSHOT_PATH
+from hive_mind.console.sessions import ConsoleMiddleware
 from hive_mind.contract import HostFacade
 from hive_mind.forwarding import ForwardingContext
 from hive_mind.server_reads import reads_allowed
@@ -87,6 +92,7 @@ def create_app(settings: Settings, facade: HostFacade | None = None, *, mcp: boo
     errors.install(app)
     app.include_router(health.router)
     app.include_router(routes_memory.router)
+    app.include_router(routes_browse.router)
     app.include_router(routes_mind.router)
     app.include_router(routes_ops.router)
     app.include_router(routes_jobs.router)
@@ -95,6 +101,7 @@ def create_app(settings: Settings, facade: HostFacade | None = None, *, mcp: boo
     app.include_router(routes_tokens.router)
     app.include_router(metrics_route.router)
     docs_page.install(app, PUBLIC_PATHS)
+    sessions = console.install(app)
     if mcp:
         lifespan_of = mount_mcp(app, bind_host, server_reads=app.state.server_reads)
         if lifespan_of is not None:
@@ -109,11 +116,12 @@ def create_app(settings: Settings, facade: HostFacade | None = None, *, mcp: boo
     app.add_middleware(ForwardingContext)  # inside auth: the caller's credentials, checked
     token = api_token(settings)
     if token is not None:
-        public = (*PUBLIC_PATHS, *docs_page.PUBLIC_PATHS)
+        public = (*PUBLIC_PATHS, *docs_page.PUBLIC_PATHS, *console.PUBLIC_PATHS)
         if settings.security.metrics_public:
             public = (*public, "/metrics")
         app.add_middleware(BearerAuthMiddleware, token=token, exempt=public,
                            resolve=TokenResolver(settings))
+    app.add_middleware(ConsoleMiddleware, sessions=sessions, public=console.PUBLIC_PATHS)
     app.add_middleware(HostOriginMiddleware, policy=host_policy(settings, bind_host))
     return app
 

@@ -12,6 +12,8 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from hive_mind.contract import HostFacade
+
 router = APIRouter(tags=["health"])
 
 
@@ -34,11 +36,12 @@ async def readyz(request: Request) -> JSONResponse:
     """``{"status", "checks", "pending"}``: each check's outcome, and the warm-up steps the
     server still waits for (``serve`` loads the model and the minds' indexes before it says
     ready: :mod:`hive_mind.warmup`)."""
-    facade = getattr(request.app.state, "facade", None)
+    facade: HostFacade | None = getattr(request.app.state, "facade", None)
     checks: dict[str, bool] = {"facade": facade is not None}
     pending: list[str] = []
     if facade is not None:
-        if getattr(facade, "stores_minds", True):  # a sharded gateway holds no mind file
+        # a sharded gateway holds no mind file; a facade that does not warm up has no steps
+        if getattr(facade, "stores_minds", True):
             checks["data_dir"] = _writable(facade.settings.data_dir)
         checks.update(await facade.readiness())  # warmed up; distributed: Redis answers
         warming = getattr(facade, "warming_up", None)

@@ -16,6 +16,7 @@ from hive_mind.limits import (
     Content,
     EntityName,
     FileName,
+    FrameRefs,
     GroupName,
     Icon,
     IdempotencyKey,
@@ -72,6 +73,11 @@ class SaveRequest(Body):
         default=None, description="names this write (or the Idempotency-Key header): a retry "
         "with the same key returns the first frame (`replayed` true) and writes nothing; the "
         "same key with a different request is a 409 conflict. Remembered 7 days, per mind")
+    updates: RowId | None = Field(default=None, description=(
+        "save a P-frame: an update of this I-frame, in its session; recall ranks the update as "
+        "current and the I-frame as outdated"))
+    refs: FrameRefs | None = Field(default=None, description=(
+        "save a B-frame: a cross-reference to these frames of the same mind"))
 
 
 class RecallRequest(Body):

@@ -16,7 +16,7 @@ from fastapi import Path, Query
 from hive_mind.api.deps import Facade
 from hive_mind.api.models import ERROR_RESPONSES
 from hive_mind.api.shaped import shaped_router
-from hive_mind.shapes import JsonObject
+from hive_mind.shapes import Dropped, JobsReport, JsonObject, Retried
 from mind.errors import ValidationError
 
 router = shaped_router(prefix="/v1/jobs", tags=["jobs"], responses=ERROR_RESPONSES)
@@ -33,17 +33,17 @@ def _every(all_failed: bool) -> bool:
 
 
 @router.get("", summary="Queued, running and failed jobs per mind")
-async def jobs(hm: Facade) -> JsonObject:
+async def jobs(hm: Facade) -> JobsReport:
     return await hm.jobs()
 
 
 @router.post("/retry", summary="Retry every dead letter (all=true)")
-async def retry_all(hm: Facade, all_failed: AllQuery = False) -> JsonObject:
+async def retry_all(hm: Facade, all_failed: AllQuery = False) -> Retried:
     return await hm.retry_jobs(all_failed=_every(all_failed))
 
 
 @router.delete("", summary="Drop every dead letter (all=true)")
-async def drop_all(hm: Facade, all_failed: AllQuery = False) -> JsonObject:
+async def drop_all(hm: Facade, all_failed: AllQuery = False) -> Dropped:
     return await hm.drop_jobs(all_failed=_every(all_failed))
 
 
@@ -53,10 +53,10 @@ async def nightly(hm: Facade) -> JsonObject:
 
 
 @router.post("/{dead_letter_id}/retry", summary="Retry one dead letter")
-async def retry_one(dead_letter_id: DeadLetterId, hm: Facade) -> JsonObject:
+async def retry_one(dead_letter_id: DeadLetterId, hm: Facade) -> Retried:
     return await hm.retry_jobs(dead_letter_id)
 
 
 @router.delete("/{dead_letter_id}", summary="Drop one dead letter")
-async def drop_one(dead_letter_id: DeadLetterId, hm: Facade) -> JsonObject:
+async def drop_one(dead_letter_id: DeadLetterId, hm: Facade) -> Dropped:
     return await hm.drop_jobs(dead_letter_id)

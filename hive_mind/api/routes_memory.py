@@ -28,23 +28,26 @@ from hive_mind.shapes import (
     RelationShape,
     SavedEntity,
     SavedFrame,
+    SessionState,
 )
 from vocabulary.enums import EntityType
-from vocabulary.limits import INT64_MAX, MAX_NAME_CHARS
+from vocabulary.limits import INT64_MAX, MAX_ID_CHARS, MAX_NAME_CHARS
 
 router = shaped_router(prefix="/v1", responses=ERROR_RESPONSES)
 FrameId = Annotated[int, Path(ge=1, le=INT64_MAX, description="frame id")]
 
 
 @router.post("/memories", tags=["memories"], status_code=201, responses=QUOTA_RESPONSES,
-             summary="Save a memory (an I-frame; identical content is deduplicated)")
+             summary="Save a memory: an I-frame (identical content is deduplicated), an update "
+             "of one (P-frame) or a cross-reference (B-frame)")
 async def save_memory(body: SaveRequest, hm: Facade, response: Response,
                       key_header: KeyHeader = None) -> SavedFrame:
     frame = await hm.save(
         body.content, importance=body.importance, source=body.source,
         workspace=body.workspace, session=body.session, metadata=body.metadata, wait=body.wait,
         created_at=body.created_at,
-        idempotency_key=request_key(body.idempotency_key, key_header))
+        idempotency_key=request_key(body.idempotency_key, key_header),
+        updates=body.updates, refs=body.refs)
     if not frame["created"]:
         response.status_code = 200
     return mark_replay(response, frame)
@@ -54,6 +57,13 @@ async def save_memory(body: SaveRequest, hm: Facade, response: Response,
 async def get_memory(frame_id: FrameId, hm: Facade,
                      workspace: WorkspaceQuery = None) -> FrameShape:
     return await hm.get_frame(frame_id, workspace=workspace)
+
+
+@router.get("/sessions/{session:path}/state", tags=["memories"],
+            summary="A session's current state: its latest I-frame and the P-frames after it")
+async def session_state(session: Annotated[str, Path(max_length=MAX_ID_CHARS)], hm: Facade,
+                        workspace: WorkspaceQuery = None) -> SessionState:
+    return await hm.session_state(session, workspace=workspace)
 
 
 @router.delete("/memories/{frame_id}", tags=["memories"],

@@ -22,7 +22,7 @@ from hive_mind.api.uploads import temp_input
 from hive_mind.limits import IntervalHours, Tags
 from hive_mind.server_reads import ingest as client_ingest
 from hive_mind.server_reads import refuse
-from hive_mind.shapes import JsonObject, MaintenanceRun, MindStats
+from hive_mind.shapes import JsonObject, MaintenanceRun, MindStats, StatusReport
 from mind.errors import ValidationError
 from vocabulary.enums import HarvestChoice, Importance, IngestType, MaintenanceKind
 
@@ -132,5 +132,5 @@ async def stats(hm: Facade, workspace: WorkspaceQuery = None) -> MindStats:
             summary="Embedder, queue depth, per-mind index lag, configuration (secrets masked)")
 async def status(hm: Facade, probe: Annotated[bool, Query(
         description="load the embedder to report its real state (slow for local models)")]
-                 = False) -> JsonObject:
+                 = False) -> StatusReport:
     return await hm.status(probe=probe)

@@ -69,7 +69,9 @@ def render(c: Console, report: dict[str, Any]) -> None:
 def _act(ctx: typer.Context, method: str, dead_letter_id: str | None, every: bool,
          as_json: bool) -> None:
     async def act(hm: MindFacade) -> dict[str, Any]:
-        return dict(await getattr(hm, method)(dead_letter_id, all_failed=every))
+        if method == "retry_jobs":
+            return dict(await hm.retry_jobs(dead_letter_id, all_failed=every))
+        return dict(await hm.drop_jobs(dead_letter_id, all_failed=every))
 
     result = with_facade(ctx, act, writes=method == "retry_jobs")
     key = "retried" if method == "retry_jobs" else "dropped"

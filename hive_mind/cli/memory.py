@@ -1,4 +1,4 @@
-"""``save``, ``recall`` and ``ingest``: writing and finding memories."""
+"""``save``, ``recall``, ``ingest`` and ``session state``: writing and finding memories."""
 
 from __future__ import annotations
 
@@ -55,15 +55,24 @@ def save(
         help="When it happened (ISO-8601 with a zone, e.g. 2024-05-01T12:00:00Z; default "
              "now): stored as created_at, what recall --since/--until filter on.")] = None,
     idempotency_key: IdempotencyKeyOpt = None,
+    updates: Annotated[int | None, typer.Option(
+        "--updates", metavar="ID", min=1,
+        help="Save an update (P-frame) of the memory ID, an I-frame, in its session: recall "
+             "ranks the update as current and ID as outdated.")] = None,
+    refs: Annotated[str | None, typer.Option(
+        "--refs", metavar="ID,ID",
+        help="Save a cross-reference (B-frame) to these memories of the same mind.")] = None,
     workspace: WorkspaceOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Save one memory; waits until it is indexed so a following `recall` finds it."""
+    ref_ids = None if refs is None else _frame_ids(refs, "--refs")
 
     async def act(hm: MindFacade) -> dict[str, Any]:
         return dict(await hm.save(text, importance=importance, source=source,
                                   workspace=workspace, session=session, created_at=at,
-                                  idempotency_key=idempotency_key))
+                                  idempotency_key=idempotency_key, updates=updates,
+                                  refs=ref_ids))
 
     frame = with_facade(ctx, act, writes=True)
 
@@ -75,6 +84,37 @@ def save(
                          skip=("created", "metadata", "recorded_at", "replayed")))
 
     output(as_json, frame, human)
+
+
+def _frame_ids(text: str, option: str) -> list[int]:
+    """``"3,5"`` → ``[3, 5]``; anything else is a usage error naming ``option``."""
+    parts = [part.strip() for part in text.split(",")]
+    if not all(part.isascii() and part.isdigit() for part in parts):
+        raise typer.BadParameter("frame ids separated by commas, e.g. 3,5", param_hint=option)
+    return [int(part) for part in parts]
+
+
+def session_state(
+    ctx: typer.Context,
+    session: Annotated[str, typer.Argument(help="The session (GOP) id, e.g. a frame's gop_id.")],
+    workspace: WorkspaceOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """A session's current state: its latest I-frame and the P-frames (updates) after it."""
+
+    async def act(hm: Any) -> dict[str, Any]:
+        return dict(await hm.session_state(session, workspace=workspace))
+
+    state = with_facade(ctx, act)
+
+    def human(c: Console) -> None:
+        frames = [f for f in [state["i_frame"], *state["p_frames"]] if f is not None]
+        c.print(table(f"Session {printable(state['session'])} in {state['workspace']}",
+                      ("id", "type", "base", "created_at", "content"),
+                      [(f["id"], f["frame_type"], f.get("base_frame_id") or "", f["created_at"],
+                        f["content"]) for f in frames], whole=("created_at",)))
+
+    output(as_json, state, human)
 
 
 def recall(
@@ -250,3 +290,7 @@ def register(root: typer.Typer) -> None:
     root.command("save")(save)
     root.command("recall")(recall)
     root.command("ingest")(ingest)
+    sessions = typer.Typer(help="Sessions (groups of frames) and their current state.",
+                           no_args_is_help=True)
+    sessions.command("state")(session_state)
+    root.add_typer(sessions, name="session")

@@ -56,7 +56,7 @@ def status(
             raise
         from hive_mind.status import unreachable_queue_report
 
-        report = run(unreachable_queue_report(settings, probe=not no_probe))
+        report = dict(run(unreachable_queue_report(settings, probe=not no_probe)))
     output(as_json, report, lambda c: render_status(c, report))
 
 
@@ -229,6 +229,30 @@ def serve(
     run_serve(settings, host, port)
 
 
+def ui(
+    ctx: typer.Context,
+    port: Annotated[int, typer.Option("--port", min=0, max=65535,
+                                      help="Port to listen on (0: any free port).")] = 8765,
+    as_json: JsonOpt = False,
+) -> None:
+    """Open the web console: run `serve` on 127.0.0.1 and print the console's URL (sign in
+    with HIVE_MIND_API_TOKEN when one is set). Stops with Ctrl-C."""
+    settings = _process_logging(ctx, "WARNING")
+    import asyncio
+
+    from hive_mind.server import quiet_signals, serve
+
+    def started(bound: int) -> None:
+        url = f"http://127.0.0.1:{bound}/ui"
+        if as_json:
+            emit_json({"ui": {"url": url, "data_dir": str(settings.data_dir)}})
+        else:
+            typer.echo(f"hive-mind console: {url}", nl=True)
+
+    with quiet_signals():
+        asyncio.run(serve(settings, "127.0.0.1", port, on_started=started))
+
+
 def worker(
     ctx: typer.Context,
     burst: Annotated[bool, typer.Option(
@@ -328,5 +352,6 @@ def _mode(settings: Settings) -> str:
 def register(root: typer.Typer) -> None:
     root.command("status")(status)
     root.command("serve")(serve)
+    root.command("ui")(ui)
     root.command("worker")(worker)
     root.command("mcp")(mcp)

@@ -4,10 +4,11 @@
   ``max_deprecated_age_days`` are deleted — aged by ``recorded_at`` (when the mind learned
   them), never by the source time of an import, and imported frames (source ``import`` or an
   ``external_id``) are never pruned or merged.
-* In a session with more than 10 P-frames after its latest I-frame, all but the 5 most recent
-  are merged into the I-frame (joined by ``\\n---\\n``). The merged I-frame is re-queued for
-  indexing and the merged P-frames are deleted with everything derived from them (triggers and
-  cascades), so no stale vector or chunk survives.
+* In a session with more than 10 P-frames, all but the 5 most recent are merged into their
+  base I-frames (an I-frame's content, then its deltas in turn order, joined by
+  ``\\n---\\n``). A merged I-frame is re-queued for indexing and the merged P-frames are
+  deleted with everything derived from them (triggers and cascades), so no stale vector or
+  chunk survives. A P-frame whose base was forgotten, or an imported one, is left as it is.
 """
 
 from __future__ import annotations
@@ -62,26 +63,27 @@ async def _prune(db: Database, importance: str, days: float) -> int:
 
 
 async def _merge_gop(db: Database, gop_id: str) -> int:
-    iframe = await db.fetchone(
-        "SELECT id, t, content FROM memory_frames WHERE gop_id = ? AND frame_type = 'I' "
-        "ORDER BY t DESC LIMIT 1",
-        (gop_id,),
-    )
-    if iframe is None:
-        return 0
+    """Merge all but the session's :data:`COMPACT_PFRAME_KEEP` most recent P-frames into their
+    base I-frames (each into its own, in turn order); returns how many were merged."""
     pframes = await db.fetchall(
-        f"SELECT id, content FROM memory_frames WHERE gop_id = ? AND frame_type = 'P' "
-        f"AND t > ? AND {NOT_IMPORTED} ORDER BY t",
-        (gop_id, iframe[1]),
+        "SELECT p.id, p.base_frame_id, p.content FROM memory_frames p "
+        "JOIN memory_frames b ON b.id = p.base_frame_id AND b.frame_type = 'I' "
+        "WHERE p.gop_id = ? AND p.frame_type = 'P' AND p.source <> 'import' "
+        "AND p.external_id IS NULL AND b.source <> 'import' AND b.external_id IS NULL ORDER BY p.t",
+        (gop_id,),
     )
     if len(pframes) <= COMPACT_PFRAME_THRESHOLD:
         return 0
     to_merge = pframes[: len(pframes) - COMPACT_PFRAME_KEEP]
-    content = COMPACT_MERGE_SEPARATOR.join([iframe[2], *(p[1] for p in to_merge)])
-    await db.execute(
-        "UPDATE memory_frames SET content = ?, content_hash = ? WHERE id = ?",
-        (content, hash_frame_content(content), iframe[0]),
-    )
-    ids = [p[0] for p in to_merge]
-    await delete_in(db, "memory_frames", "id", ids)
-    return len(ids)
+    deltas: dict[int, list[str]] = {}
+    for _, base, content in to_merge:
+        deltas.setdefault(base, []).append(content)
+    for base, contents in deltas.items():
+        current = await db.fetchval("SELECT content FROM memory_frames WHERE id = ?", (base,))
+        content = COMPACT_MERGE_SEPARATOR.join([current, *contents])
+        await db.execute(
+            "UPDATE memory_frames SET content = ?, content_hash = ? WHERE id = ?",
+            (content, hash_frame_content(content), base),
+        )
+    await delete_in(db, "memory_frames", "id", [p[0] for p in to_merge])
+    return len(to_merge)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from mind.storage.jsonfields import load_object
@@ -51,9 +51,6 @@ class Frame:
             metadata=load_object(row[13]),
             external_id=row[14],
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(slots=True)

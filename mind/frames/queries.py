@@ -63,6 +63,27 @@ class FrameQueries:
     async def get_recent(self, limit: int = 50) -> list[Frame]:
         return await self._frames(f"{_SELECT} ORDER BY id DESC LIMIT ?", (limit,))
 
+    async def session_page(self, offset: int, limit: int) -> list[dict[str, Any]]:
+        """Sessions by their newest frame, newest first: ``gop_id``, ``frames``, ``first`` and
+        ``last`` (source times), ``summary`` (its sessions row's, if any)."""
+        rows = await self._db.fetchall(
+            "SELECT f.gop_id, f.frames, f.first, f.last, s.summary FROM ("
+            "SELECT gop_id, COUNT(*) AS frames, MIN(created_at) AS first, "
+            "MAX(created_at) AS last, MAX(id) AS newest FROM memory_frames GROUP BY gop_id "
+            "ORDER BY newest DESC LIMIT ? OFFSET ?) AS f "
+            "LEFT JOIN sessions AS s ON s.gop_id = f.gop_id ORDER BY f.newest DESC",
+            (limit, offset))
+        return [dict(row) for row in rows]
+
+    async def in_session(self, gop_id: str, before: int | None, limit: int) -> list[Frame]:
+        """A session's frames, newest (highest position) first, those before position
+        ``before`` when given."""
+        if before is None:
+            return await self._frames(
+                f"{_SELECT} WHERE gop_id = ? ORDER BY t DESC LIMIT ?", (gop_id, limit))
+        return await self._frames(f"{_SELECT} WHERE gop_id = ? AND t < ? ORDER BY t DESC "
+                                  "LIMIT ?", (gop_id, before, limit))
+
     async def get_b_frame_references(self, frame_id: int) -> list[int]:
         rows = await self._db.fetchall(
             "SELECT ref_frame_id FROM frame_references WHERE frame_id = ? ORDER BY position",

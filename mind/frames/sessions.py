@@ -18,7 +18,7 @@ from __future__ import annotations
 import builtins
 import secrets
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Final, cast
 
 from mind.errors import ConflictError, NotFoundError, ValidationError
@@ -42,9 +42,6 @@ class Session:
     started_at: str
     ended_at: str | None
     summary: str | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def new_gop_id(now: str | None = None) -> str:

@@ -1,7 +1,9 @@
 """FrameStore: writes of I/P/B frames, every derived index kept consistent.
 
-Every write keeps the derived indexes consistent through the schema's triggers and foreign
-keys: FTS rows follow inserts/updates/deletes, a content change drops the frame's chunks and
+Every write keeps the derived indexes consistent: the batch writer adds new frames' FTS rows and
+keyword context (:mod:`mind.storage.search_context`, the previous turn taken from the batch or
+the session's last turn), and the schema's triggers and foreign keys do the rest: FTS rows
+follow updates/deletes, a content change drops the frame's chunks and
 vectors and puts it back in the ``pending_index`` outbox, a delete cascades to chunks, vectors,
 the entity bridge, B-frame references and the outbox, and nulls dependants' ``base_frame_id``.
 
@@ -22,18 +24,22 @@ from mind.frames.queries import FrameQueries, frames_by_id
 from mind.ids import validate_id
 from mind.storage.db import SyncDb
 from mind.storage.jsonfields import dump_object
-from mind.storage.search_context import context_sql
+from mind.storage.search_context import CONTEXT_CHARS, frame_context
 from mind.storage.sqlutil import chunked, placeholders
 from mind.timeutil import normalize_ts, now_iso
 from vocabulary.enums import FRAME_SOURCES, FRAME_TYPES, IMPORTANCES, FrameSource, Importance
-from vocabulary.limits import frame_text
+from vocabulary.limits import MAX_FRAME_REFERENCES, frame_text
 
 _INSERT = (
     "INSERT INTO memory_frames(id, frame_type, gop_id, t, base_frame_id, content, importance, "
     "source, access_count, created_at, recorded_at, last_accessed, content_hash, metadata, "
-    "external_id, search_context) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,0,?9,?10,?11,?12,?13,?14,"
-    f"{context_sql('?9', '?3', '?4')})"
+    "external_id, search_context) VALUES (?,?,?,?,?,?,?,?,0,?,?,?,?,?,?,?)"
 )
+
+
+_INSERT_FTS = "INSERT INTO memory_frames_fts(rowid, content, search_context) VALUES (?, ?, ?)"
+"""New frames' FTS rows, from the values the writer has (no insert trigger: see
+``python -m bench.components.bulk_write``)."""
 
 
 def validate_content(content: object) -> str:
@@ -53,8 +59,14 @@ def _validate(item: NewFrame) -> None:
         raise ValidationError(f"importance must be one of {IMPORTANCES}, got {item.importance!r}")
     if item.source not in FRAME_SOURCES:
         raise ValidationError(f"source must be one of {FRAME_SOURCES}, got {item.source!r}")
-    if item.frame_type == "B" and item.base_frame_id is None:
-        raise ValidationError("a B-frame needs a base_frame_id")
+    if item.frame_type == "B" and (item.base_frame_id is None or not item.references):
+        raise ValidationError("a B-frame needs a base_frame_id and the frames it references")
+    if item.references and item.frame_type != "B":
+        raise ValidationError("only a B-frame references other frames")
+    if len(item.references or ()) > MAX_FRAME_REFERENCES:
+        raise ValidationError(f"a B-frame references at most {MAX_FRAME_REFERENCES} frames")
+    if item.frame_type == "I" and item.base_frame_id is not None:
+        raise ValidationError("an I-frame has no base frame")
     if item.external_id is not None and not (0 < len(item.external_id) <= 512):
         raise ValidationError("external_id must be 1..512 characters")
 
@@ -192,7 +204,7 @@ class _BatchWriter:
         self.db.executemany(
             "INSERT OR IGNORE INTO sessions(gop_id) VALUES (?)", [(g,) for g in gops]
         )
-        next_t = self._next_t(gops)
+        next_t, last_turn = self._last_turns(gops)
         latest_i = self._latest_i(gops) if _needs_base(items) else {}
         next_id = self._next_id()
 
@@ -223,6 +235,8 @@ class _BatchWriter:
             t = next_t.get(item.gop_id, 0)
             next_t[item.gop_id] = t + 1
             created = normalize_ts(item.created_at) if item.created_at else self.now
+            context = frame_context(created, item.gop_id, last_turn.get(item.gop_id))
+            last_turn[item.gop_id] = item.content
             rows.append(
                 (
                     fid,
@@ -239,11 +253,13 @@ class _BatchWriter:
                     digest,
                     dump_object(item.metadata),
                     item.external_id,
+                    context,
                 )
             )
-            refs.extend(
-                (fid, ref, pos) for pos, ref in enumerate(dict.fromkeys(item.references or []))
-            )
+            if item.references:
+                refs.extend(
+                    (fid, ref, pos) for pos, ref in enumerate(dict.fromkeys(item.references))
+                )
             if item.external_id:
                 by_ext[item.external_id] = fid
             if _dedups(item):
@@ -253,11 +269,7 @@ class _BatchWriter:
         self._check_bases(rows)
         if rows:
             self.db.executemany(_INSERT, rows)
-            self.db.execute(
-                "INSERT INTO memory_frames_fts(rowid, content, search_context) "
-                "SELECT id, content, search_context FROM memory_frames WHERE id BETWEEN ? AND ?",
-                (rows[0][0], rows[-1][0]),
-            )
+            self.db.executemany(_INSERT_FTS, [(r[0], r[5], r[14]) for r in rows])
             self.db.executemany(
                 "INSERT OR IGNORE INTO pending_index(frame_id, reason, enqueued_at) "
                 "VALUES (?, 'new', ?)",
@@ -272,16 +284,21 @@ class _BatchWriter:
             )
         return self._resolve(results, hits)
 
-    def _next_t(self, gops: list[str]) -> dict[str, int]:
-        out: dict[str, int] = {}
+    def _last_turns(self, gops: list[str]) -> tuple[dict[str, int], dict[str, str]]:
+        """Each session's next turn number and its last turn's content (the next turn's
+        context), for the sessions that have turns."""
+        next_t: dict[str, int] = {}
+        last: dict[str, str] = {}
         for part in chunked(gops):
-            rows = self.db.fetchall(
-                "SELECT gop_id, MAX(t) FROM memory_frames "
+            rows = self.db.fetchall(  # the bare column is MAX(t)'s row (SQLite's rule)
+                f"SELECT gop_id, MAX(t), substr(content, 1, {CONTEXT_CHARS}) FROM memory_frames "
                 f"WHERE gop_id IN ({placeholders(len(part))}) GROUP BY gop_id",
                 part,
             )
-            out.update({r[0]: r[1] + 1 for r in rows})
-        return out
+            for gop, t, content in rows:
+                next_t[gop] = t + 1
+                last[gop] = content
+        return next_t, last
 
     def _latest_i(self, gops: list[str]) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -302,21 +319,44 @@ class _BatchWriter:
         return int(max(seq, top)) + 1
 
     def _check_bases(self, rows: list[tuple[Any, ...]]) -> None:
-        new_ids = {r[0] for r in rows}
-        wanted = sorted({r[4] for r in rows if r[4] is not None and r[4] not in new_ids})
-        self._require_frames(wanted, "base frame")
+        """Each base is an earlier frame (no frame is its own base: the links point back in
+        time, so they form no cycle); a P-frame's base is an I-frame of its own session."""
+        new = {r[0]: (r[1], r[2]) for r in rows}
+        wanted = sorted({r[4] for r in rows if r[4] is not None and r[4] not in new})
+        stored = self._require_frames(wanted, "base frame")
+        kinds = {**{fid: (f.frame_type, f.gop_id) for fid, f in stored.items()}, **new}
+        for fid, ftype, gop, base in ((r[0], r[1], r[2], r[4]) for r in rows):
+            if base is None:
+                continue
+            if base >= fid:
+                raise ValidationError(f"base frame {base} is not an earlier frame")
+            if ftype != "P":
+                continue
+            base_type, base_gop = kinds[base]
+            if base_type != "I":
+                raise ValidationError(
+                    f"frame {base} is a {base_type}-frame: a P-frame updates an I-frame")
+            if base_gop != gop:
+                raise ValidationError(f"frame {base} is in session {base_gop!r}, not {gop!r}: "
+                                      "a P-frame updates an I-frame of its own session")
 
     def _check_refs(self, refs: list[tuple[int, int, int]]) -> None:
+        """Each reference is an earlier frame (none refers to itself or a later one: no
+        cycle)."""
         new_ids = {r[0] for r in refs}
         self._require_frames(sorted({r[1] for r in refs if r[1] not in new_ids}), "reference")
+        for fid, ref, _ in refs:
+            if ref >= fid:
+                raise ValidationError(f"reference {ref} is not an earlier frame")
 
-    def _require_frames(self, ids: list[int], what: str) -> None:
+    def _require_frames(self, ids: list[int], what: str) -> dict[int, Frame]:
         if not ids:
-            return
-        found = set(frames_by_id(self.db, ids))
+            return {}
+        found = frames_by_id(self.db, ids)
         missing = [i for i in ids if i not in found]
         if missing:
             raise NotFoundError(f"{what} {missing[0]} not found")
+        return found
 
     def _resolve(
         self, results: list[SaveResult | int], hits: dict[int, list[Importance]]
@@ -360,6 +400,7 @@ def _needs_base(items: Sequence[NewFrame]) -> bool:
 
 def _frame_from_row(row: tuple[Any, ...], metadata: dict[str, Any] | None) -> Frame:
     """The new frame as written (``metadata`` is the caller's dict, not re-parsed JSON)."""
-    (fid, ftype, gop, t, base, content, imp, src, created, recorded, last, digest, _, ext) = row
+    (fid, ftype, gop, t, base, content, imp, src, created, recorded, last, digest, _, ext,
+     _context) = row
     return Frame(fid, ftype, gop, t, base, content, imp, src, 0, created, recorded, last, digest,
                  dict(metadata or {}), ext)

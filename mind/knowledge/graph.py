@@ -24,7 +24,7 @@ Unknown start entities are not an error here: they simply reach nothing.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from mind.errors import ConflictError, NotFoundError, ValidationError
@@ -63,9 +63,6 @@ class Relation:
     @property
     def active(self) -> bool:
         return self.valid_to is None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
     @classmethod
     def from_row(cls, row: Row) -> Relation:
@@ -152,6 +149,15 @@ async def get_relations(
     rows = await db.fetchall(
         f"SELECT {_R} FROM knowledge_relations WHERE {clause} AND valid_to IS NULL "
         "AND (?2 IS NULL OR relation_type = ?2) ORDER BY id", (entity_id, relation_type))
+    return [Relation.from_row(row) for row in rows]
+
+
+async def relation_history(db: Database, entity_id: int, limit: int) -> list[Relation]:
+    """Every relation touching an entity, retired ones too, the latest valid first."""
+    rows = await db.fetchall(
+        f"SELECT {_R} FROM knowledge_relations WHERE source_id = ?1 "
+        f"UNION SELECT {_R} FROM knowledge_relations WHERE target_id = ?1 "
+        "ORDER BY valid_from DESC, id DESC LIMIT ?2", (entity_id, limit))
     return [Relation.from_row(row) for row in rows]
 
 

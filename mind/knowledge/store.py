@@ -12,7 +12,7 @@ All SQL is fixed text with ``?`` parameters; nothing from a caller becomes SQL.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from mind.bounds import entity_input, name_text, relation_input
@@ -60,9 +60,6 @@ class Entity:
     @property
     def active(self) -> bool:
         return self.valid_to is None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
     @classmethod
     def from_row(cls, row: Row) -> Entity:
@@ -235,6 +232,14 @@ class KnowledgeGraph:
     async def get_relations_to(self, entity_id: int, relation_type: str | None = None
                                ) -> list[Relation]:
         return await graph.get_relations(self._db, entity_id, relation_type, "in")
+
+    async def relation_history(self, entity_id: int, limit: int = 200) -> list[Relation]:
+        """Every relation touching the entity, retired ones too, the latest valid first."""
+        return await graph.relation_history(self._db, entity_id, limit)
+
+    async def get_entities(self, ids: list[int]) -> list[Entity]:
+        """These entities (active or retired; missing ids left out), in the order given."""
+        return await self._many(ids)
 
     async def retire_relation(self, relation_id: int) -> Relation:
         return await graph.retire_relation(self._db, relation_id)

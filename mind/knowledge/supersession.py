@@ -15,6 +15,10 @@ in ``frame_supersessions`` with the newer turn's source time as the older one's 
 ends cascade, so forgetting the newer turn makes the older one current again. ``frame_updates``
 keeps which stored turns carry a cue.
 
+A save that says what it updates (a P-frame on its base I-frame) is an **explicit** pair
+(:func:`record_updates`, cue :data:`EXPLICIT`, written with the frame): no rule is asked, the
+heuristic pairs never replace it and it is never dropped to keep a turn's nearest pairs.
+
 Recall reads the pairs of its candidates (:func:`pairs_sync`, in the trip that reads their
 frames); the graph view shows, for an entity, the statements about it that were updated and
 what replaced them (:func:`history`).
@@ -40,6 +44,7 @@ from mind.storage.db import Database, SyncDb
 from mind.storage.sqlutil import chunked, placeholders
 from mind.timeutil import now_iso
 
+EXPLICIT = "explicit"  # the cue of a pair a save declared (a P-frame and its base)
 CANDIDATE_FLOOR = BACK_REFERENCE_COSINE  # the loosest cosine floor any pair may pass
 CANDIDATES_PER_FRAME = 16  # nearest frames looked at per frame of a batch
 WINDOW = SAME_SESSION_WINDOW
@@ -192,20 +197,36 @@ def detect_sync(db: SyncDb, batch: Sequence[int], found: Candidates) -> int:
                          now))
     if rows:
         db.executemany(
-            "INSERT OR REPLACE INTO frame_supersessions(superseded_id, frame_id, cue, similarity, "
-            "valid_to, recorded_at) VALUES (?, ?, ?, ?, ?, ?)", rows)
+            "INSERT INTO frame_supersessions(superseded_id, frame_id, cue, similarity, "
+            "valid_to, recorded_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(superseded_id, "
+            "frame_id) DO UPDATE SET cue = excluded.cue, similarity = excluded.similarity, "
+            "valid_to = excluded.valid_to, recorded_at = excluded.recorded_at "
+            f"WHERE cue <> '{EXPLICIT}'", rows)
         _keep_nearest(db, sorted({row[1] for row in rows}))
     return len(rows)
 
 
+async def record_updates(db: Database, updates: Sequence[tuple[int, int, str]]) -> None:
+    """Store the explicit pairs ``(base, update, update's source time)`` of P-frames just
+    saved (in the save's transaction)."""
+    if updates:
+        now = now_iso()
+        await db.executemany(
+            "INSERT OR REPLACE INTO frame_supersessions(superseded_id, frame_id, cue, similarity, "
+            "valid_to, recorded_at) VALUES (?, ?, ?, 1.0, ?, ?)",
+            [(base, fid, EXPLICIT, at, now) for base, fid, at in updates])
+
+
 def _keep_nearest(db: SyncDb, newer: Sequence[int]) -> None:
-    """Each of these later turns keeps its :data:`MAX_SUPERSEDED` most alike pairs."""
+    """Each of these later turns keeps its :data:`MAX_SUPERSEDED` most alike heuristic pairs
+    (and every explicit one)."""
     for part in chunked(list(newer)):
         db.execute(
             "DELETE FROM frame_supersessions WHERE (superseded_id, frame_id) IN (SELECT "
             "superseded_id, frame_id FROM (SELECT superseded_id, frame_id, row_number() OVER "
             "(PARTITION BY frame_id ORDER BY similarity DESC, superseded_id DESC) AS n FROM "
-            f"frame_supersessions WHERE frame_id IN ({placeholders(len(part))})) WHERE n > ?)",
+            f"frame_supersessions WHERE cue <> '{EXPLICIT}' AND frame_id IN "
+            f"({placeholders(len(part))})) WHERE n > ?)",
             (*part, MAX_SUPERSEDED))
 
 

@@ -3,8 +3,7 @@ per candidate while ranking (:class:`Conv`, :data:`Ranked`, :class:`LaneRun`).""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -32,9 +31,6 @@ class SearchResult:
     # how likely it answers the query at all, comparable across queries and minds
     # (mind.retrieval.relevance); None for a briefing, which has no query
     absolute_relevance: float | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(slots=True)

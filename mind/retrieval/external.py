@@ -36,7 +36,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -78,9 +78,6 @@ class ExternalDocument:
             raise ValidationError(f"document {self.document_id!r}: score must be a number")
         if not 0.0 <= score <= 1.0:
             raise ValidationError(f"document {self.document_id!r}: score {score} is outside [0, 1]")
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 class ExternalSource(Protocol):

@@ -22,6 +22,8 @@ def load_object(raw: object) -> dict[str, Any]:
 
 def dump_object(value: Mapping[str, Any] | None, what: str = "metadata") -> str:
     """Encode a JSON object compactly; non-serializable input is a ValidationError."""
+    if not value:  # most frames: no metadata
+        return "{}"
     try:
         return json.dumps(
             dict(value or {}), ensure_ascii=False, separators=(",", ":"), allow_nan=False

@@ -7,7 +7,7 @@ the
 model fingerprint is first recorded.
 
 FTS rows of *new* frames are written by the frame store's batch writer in the same transaction
-(one ``INSERT … SELECT`` per batch), not by an AFTER INSERT trigger: a trigger makes FTS5 flush
+(an executemany of the values), not by an AFTER INSERT trigger: a trigger makes FTS5 flush
 its pending terms at every row's statement savepoint, which measured 2.4× slower for bulk
 imports (bench/components/bulk_write.py prints both). Updates and deletes are kept in sync by
 triggers that pass the old values; ``mind.retrieval.reconcile`` checks the index with FTS5's

@@ -14,14 +14,19 @@ The keyword lane weighs this column :data:`CONTEXT_WEIGHT` against the frame's o
 Measured on LoCoMo dev: keyword lane alone recall@10 0.613 → 0.702, the default recall 0.768 →
 0.793 (bench/evals/recall_eval.py --steps); nothing is embedded twice.
 
-The value is computed by SQLite from one expression (:func:`context_sql`), used by the frame
-writer's INSERT, by the migration that back-fills existing files and by the triggers that keep it
-true when a turn is edited or forgotten (the next turn's context then drops the old text: a
-forgotten turn leaves nothing behind in the index).
+The value is computed by SQLite from one expression (:func:`context_sql`), used by the migration
+that back-fills existing files and by the triggers that keep it true when a turn is edited or
+forgotten (the next turn's context then drops the old text: a forgotten turn leaves nothing
+behind in the index). The frame writer builds the same value in Python (:func:`frame_context`)
+from the batch it writes: the previous turn is nearly always in that batch, or the session's
+last turn it looked up anyway for the next turn number, where a subquery per row cost an import
+a third of its write rate; a test holds both to the same result.
 """
 
 from __future__ import annotations
 
+from datetime import date
+from functools import lru_cache
 from typing import Final
 
 from mind.constants import DAILY_SAVE_SESSION_PREFIX
@@ -47,6 +52,26 @@ def date_words_sql(created: str) -> str:
     day = f"CAST(strftime('%d', {created}) AS INTEGER)"
     year = f"strftime('%Y', {created})"
     return (f"coalesce({weekday} || ' ' || {day} || ' ' || {month} || ' ' || {year}, '')")
+
+
+@lru_cache(maxsize=4096)
+def date_words(created: str) -> str:
+    """"Monday 8 May 2023" of a stored timestamp (the date part of the house format), as
+    :func:`date_words_sql` gives it ('' if unparsable)."""
+    try:
+        day = date.fromisoformat(created[:10])
+    except ValueError:
+        return ""
+    return f"{_WEEKDAYS[day.isoweekday() % 7]} {day.day} {_MONTHS[day.month - 1]} {day.year:04d}"
+
+
+def frame_context(created: str, gop_id: str, previous: str | None) -> str:
+    """A frame's ``search_context`` from its source time, its session and the content of the
+    turn before it (None: there is none), as :func:`context_sql` computes it."""
+    words = date_words(created)
+    if previous is None or gop_id.startswith(DAILY_SAVE_SESSION_PREFIX):
+        return words
+    return f"{words}\n{previous[:CONTEXT_CHARS]}"
 
 
 def context_sql(created: str, gop: str, t: str) -> str:
