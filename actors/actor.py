@@ -67,6 +67,7 @@ from actors.parts import Parted, merge, split
 from mind.errors import HiveMindError, StorageError
 from mind.mind import Mind
 from mind.storage import idempotency
+from mind.storage.writer_locks import NOTICE_AFTER, WriterLocks
 
 log = logging.getLogger(__name__)
 
@@ -158,6 +159,7 @@ class MindActor:
         self._wake = asyncio.Event()  # set after every put into either lane
         self._held: _Pending | None = None  # bulk op that did not fit the last group: next
         self._on_commit = on_commit
+        self.locks = WriterLocks.for_mind(mind.path)  # other processes' writers: their turn
         self._task: asyncio.Task[None] | None = None
         self._closing = False
         self.last_used = time.monotonic()
@@ -180,6 +182,8 @@ class MindActor:
             self._wake.set()
             await self._task
         await self.mind.close()
+        if self.locks is not None:
+            self.locks.close()
 
     @property
     def queued(self) -> int:
@@ -247,7 +251,8 @@ class MindActor:
                 break
             batch = [first]
             stopping = await self._fill(batch, lane)
-            await self._apply(batch)
+            small = sum(op_weight(p.op) for p in batch) <= self._urgent_weight
+            await self._apply_in_turn(batch, interactive=lane is self._urgent or small)
 
     async def _next(self) -> tuple[asyncio.Queue[Any], _Pending | None]:
         """The next op, urgent lane first (None: stop), and the lane it came from."""
@@ -289,6 +294,26 @@ class MindActor:
             batch.append(item)
             weight += op_weight(item.op)
         return False
+
+    async def _apply_in_turn(self, batch: list[_Pending], *, interactive: bool) -> None:
+        """Apply a group in its turn among the mind's writers in other processes
+        (:mod:`mind.storage.writer_locks`): an interactive group (a save, or any group as small
+        as one: a CLI's own index result) holds the turn through its commit, a bulk group
+        first lets another process's interactive commit go."""
+        if self.locks is None:
+            await self._apply(batch)
+        elif interactive:
+            notice = asyncio.get_running_loop().call_later(
+                NOTICE_AFTER, log.warning, "mind %s: waiting for the mind file's write lock (held "
+                "by another process) for %.0f s so far", self.name, NOTICE_AFTER)
+            try:
+                async with self.locks.interactive(f"mind {self.name}"):
+                    await self._apply(batch)
+            finally:
+                notice.cancel()
+        else:
+            await self.locks.bulk_turn(f"mind {self.name}")
+            await self._apply(batch)
 
     async def _apply(self, batch: list[_Pending]) -> None:
         db = self.mind.db

@@ -51,6 +51,7 @@ from mind.storage import fencing
 from mind.storage.fencing import Fence
 from mind.storage.migrate import needs_migration
 from mind.storage.private_files import make_private_dir, write_private_text
+from mind.storage.writer_locks import others_writing
 from vocabulary.ids import PERSONAL_MIND, WORKSPACE_PREFIX, split_mind_id
 
 log = logging.getLogger(__name__)
@@ -270,6 +271,14 @@ class MindHost:
             return _Open(mind_id, actor, reader)
         entry.actor = actor
         return entry
+
+    def others_writing(self, mind_id: str) -> bool:
+        """Whether a writer in another process has the mind open
+        (:mod:`mind.storage.writer_locks`)."""
+        entry = self._open.get(mind_id)
+        if entry is not None and entry.actor is not None and entry.actor.locks is not None:
+            return entry.actor.locks.others_present()
+        return others_writing(self.path(mind_id))
 
     async def actor(self, mind_id: str, *, create: bool = True) -> MindActor:
         actor = (await self._get(mind_id, create)).actor

@@ -37,6 +37,7 @@ from typing import Any, Final, Literal
 from mind.errors import NotFoundError
 from mind.storage.fencing import FencedError
 from mind.storage.private_files import make_private_dir, write_private_text
+from mind.storage.writer_locks import LOCK_SUFFIXES
 from vocabulary.ids import PERSONAL_MIND, split_mind_id
 
 MOVES_DIR: Final = "moves"
@@ -166,5 +167,5 @@ def remove_mind_files(mind_id: str, path: Path) -> None:
     if slug is not None:
         shutil.rmtree(path.parent, ignore_errors=True)
         return
-    for suffix in ("", "-wal", "-shm"):
+    for suffix in ("", "-wal", "-shm", *LOCK_SUFFIXES):
         path.with_name(path.name + suffix).unlink(missing_ok=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, Self, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, Self, TypeVar, runtime_checkable
 
 from hive_mind.settings import Settings
 from hive_mind.shapes import (
@@ -28,8 +28,10 @@ from hive_mind.shapes import (
     EntityView,
     Forgotten,
     FrameShape,
+    HarvestReport,
     IdentitySaved,
     IdentityView,
+    IngestReport,
     JobsReport,
     JsonInput,
     JsonObject,
@@ -49,7 +51,15 @@ from hive_mind.shapes import (
     WorkspaceMeta,
     WorkspaceView,
 )
-from vocabulary.enums import ExportFormat, ExportPart, FrameSource, Importance
+from vocabulary.enums import (
+    ExportFormat,
+    ExportPart,
+    FrameSource,
+    Importance,
+    RecallLanes,
+    RecallProfile,
+    Scope,
+)
 
 if TYPE_CHECKING:
     from hive_mind.export import Export
@@ -57,10 +67,13 @@ if TYPE_CHECKING:
     from workers.protocol import Runtime
 
 
-class Summary(Protocol):
+R_co = TypeVar("R_co", covariant=True)
+
+
+class Summary(Protocol[R_co]):
     """A harvest's or an ingest's typed summary (or a forwarded one): its JSON shape."""
 
-    def as_dict(self) -> JsonObject: ...
+    def as_dict(self) -> R_co: ...
 
 
 class MindFacade(Protocol):
@@ -100,16 +113,16 @@ class MindFacade(Protocol):
     async def forget(self, frame_id: int, *, workspace: str | None = None) -> Forgotten: ...
 
     async def recall(
-        self, query: str, *, limit: int = 10, scope: str | None = None,
-        workspace: str | None = None, profile: str = "balanced", since: str | None = None,
-        until: str | None = None, catch_up: bool | None = None, lanes: str = "hybrid",
+        self, query: str, *, limit: int = 10, scope: Scope | None = None,
+        workspace: str | None = None, profile: RecallProfile = "balanced", since: str | None = None,
+        until: str | None = None, catch_up: bool | None = None, lanes: RecallLanes = "hybrid",
         touch: bool = True, explain: bool = False, min_relevance: float | None = None,
     ) -> list[RecallResult]: ...
 
     async def recall_detail(
-        self, query: str, *, limit: int = 10, scope: str | None = None,
-        workspace: str | None = None, profile: str = "balanced", since: str | None = None,
-        until: str | None = None, catch_up: bool | None = None, lanes: str = "hybrid",
+        self, query: str, *, limit: int = 10, scope: Scope | None = None,
+        workspace: str | None = None, profile: RecallProfile = "balanced", since: str | None = None,
+        until: str | None = None, catch_up: bool | None = None, lanes: RecallLanes = "hybrid",
         touch: bool = True, explain: bool = False, min_relevance: float | None = None,
     ) -> RecallDetail: ...
 
@@ -188,7 +201,7 @@ class MindFacade(Protocol):
     async def harvest(self, source: str, path: str | Path, *, workspace: str | None = None,
                       progress: Progress | None = None, auto_sync: bool | None = None,
                       sync_interval_hours: int | None = None, wait: bool = True,
-                      label: str | None = None) -> JsonObject: ...
+                      label: str | None = None) -> HarvestReport: ...
 
     async def harvest_sources(self, *, workspace: str | None = None) -> list[JsonObject]: ...
 
@@ -212,7 +225,7 @@ class MindFacade(Protocol):
 
     async def ingest(self, content: str, *, type_hint: str = "auto", importance: str = "normal",
                      tags: list[str] | None = None, workspace: str | None = None,
-                     wait: bool = True) -> JsonObject: ...
+                     wait: bool = True) -> IngestReport: ...
 
     # -- jobs and status ----------------------------------------------------------------------
 
@@ -252,9 +265,9 @@ class HostFacade(MindFacade, Protocol):
         progress: Progress | None = None, auto_sync: bool | None = None,
         sync_interval_hours: int | None = None, wait: bool = True, importance: str = "normal",
         tags: list[str] | None = None, label: str | None = None, rereadable: bool | None = None,
-    ) -> Summary: ...
+    ) -> Summary[HarvestReport]: ...
 
     async def run_ingest(self, content: str, *, type_hint: str = "auto",
                          importance: str = "normal", tags: list[str] | None = None,
                          workspace: str | None = None, wait: bool = True,
-                         label: str | None = None) -> Summary: ...
+                         label: str | None = None) -> Summary[IngestReport]: ...

@@ -59,8 +59,10 @@ from hive_mind.shapes import (
     EntityView,
     Forgotten,
     FrameShape,
+    HarvestReport,
     IdentitySaved,
     IdentityView,
+    IngestReport,
     JobsReport,
     JsonInput,
     JsonObject,
@@ -123,6 +125,9 @@ from vocabulary.enums import (
     FrameSource,
     FrameType,
     Importance,
+    RecallLanes,
+    RecallProfile,
+    Scope,
 )
 from vocabulary.ids import PERSONAL_MIND
 from vocabulary.limits import (
@@ -546,9 +551,9 @@ class HiveMind:
                             keyword_index=reader.keyword_index())
 
     async def recall(
-        self, query: str, *, limit: int = 10, scope: str | None = None,
-        workspace: str | None = None, profile: str = "balanced", since: str | None = None,
-        until: str | None = None, catch_up: bool | None = None, lanes: str = "hybrid",
+        self, query: str, *, limit: int = 10, scope: Scope | None = None,
+        workspace: str | None = None, profile: RecallProfile = "balanced", since: str | None = None,
+        until: str | None = None, catch_up: bool | None = None, lanes: RecallLanes = "hybrid",
         touch: bool = True, explain: bool = False, min_relevance: float | None = None,
     ) -> list[RecallResult]:
         """Hybrid search over the chosen minds, merged by normalized score without
@@ -562,9 +567,9 @@ class HiveMind:
         return detail["results"]
 
     async def recall_detail(
-        self, query: str, *, limit: int = 10, scope: str | None = None,
-        workspace: str | None = None, profile: str = "balanced", since: str | None = None,
-        until: str | None = None, catch_up: bool | None = None, lanes: str = "hybrid",
+        self, query: str, *, limit: int = 10, scope: Scope | None = None,
+        workspace: str | None = None, profile: RecallProfile = "balanced", since: str | None = None,
+        until: str | None = None, catch_up: bool | None = None, lanes: RecallLanes = "hybrid",
         touch: bool = True, explain: bool = False, min_relevance: float | None = None,
     ) -> RecallDetail:
         """A recall through :class:`mind.retrieval.combined.CombinedRetrieval`, answered as ``POST
@@ -596,8 +601,8 @@ class HiveMind:
                 minds = [*self._personal_here(), *routed]
             searchers = [("personal" if ws is None else f"workspace:{ws}",
                           self._searcher(ws, embedder)) for ws in minds]
-            options = SearchOptions(profile=profile, since=since, until=until,  # type: ignore[arg-type]
-                                    catch_up=catch_up, lanes=lanes, touch=touch,  # type: ignore[arg-type]
+            options = SearchOptions(profile=profile, since=since, until=until,
+                                    catch_up=catch_up, lanes=lanes, touch=touch,
                                     candidates=ROUTED_CANDIDATES if routing else CANDIDATES,
                                     min_relevance=min_relevance)
             combined = await CombinedRetrieval(searchers, self.external).search(
@@ -840,7 +845,7 @@ class HiveMind:
     async def harvest(self, source: str, path: str | Path, *, workspace: str | None = None,
                       progress: Progress | None = None, auto_sync: bool | None = None,
                       sync_interval_hours: int | None = None, wait: bool = True,
-                      label: str | None = None) -> JsonObject:
+                      label: str | None = None) -> HarvestReport:
         """Import an export (chat history, documents) into a mind; see :mod:`hive_mind.harvest`.
         ``progress`` receives :class:`~workers.harvest_summary.ProgressEvent` values."""
         summary = await self.run_harvest(
@@ -901,7 +906,7 @@ class HiveMind:
 
     async def ingest(self, content: str, *, type_hint: str = "auto", importance: str = "normal",
                      tags: list[str] | None = None, workspace: str | None = None,
-                     wait: bool = True) -> JsonObject:
+                     wait: bool = True) -> IngestReport:
         """Ingest a file path, a URL or raw text (markdown, plaintext, pdf, url)."""
         summary = await self.run_ingest(content, type_hint=type_hint, importance=importance,
                                         tags=tags, workspace=workspace, wait=wait)

@@ -20,8 +20,9 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
+from hive_mind.shapes import IngestReport
 from mind.errors import HiveMindError, ValidationError
 from mind.harvest.errors import HarvestError
 from mind.harvest.registry import Parse, adapter
@@ -89,8 +90,8 @@ class IngestSummary:
     files: tuple[tuple[str, int], ...] = ()  # a folder: (type, files read) per type
     skipped: tuple[str, ...] = ()  # a folder: what was not read and why, one line per reason
 
-    def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def as_dict(self) -> IngestReport:
+        out: IngestReport = {
             "source_type": self.source_type, "items_parsed": self.items_parsed,
             "frames_created": self.frames_created, "duplicates_skipped": self.duplicates_skipped,
             "pending_index": self.pending_index, "status": self.status,

@@ -67,6 +67,7 @@ from vocabulary.enums import (
     IngestImportance,
     IngestType,
     RecallProfile,
+    Scope,
     ToolScope,
 )
 
@@ -284,7 +285,7 @@ def register_tools(server: MCPServer, get_facade: GetFacade, *,
             raise ValidationError(
                 "scope 'personal' searches only the personal mind; drop workspace or use "
                 "scope 'current'")
-        facade_scope: str | None = scope
+        facade_scope: Scope | None = scope
         if scope == "current":
             facade_scope = "workspace"
             workspace = workspace or _default_workspace(mind)

@@ -24,8 +24,10 @@ from hive_mind.shapes import (
     EntityView,
     Forgotten,
     FrameShape,
+    HarvestReport,
     IdentitySaved,
     IdentityView,
+    IngestReport,
     JsonInput,
     JsonObject,
     MindStats,
@@ -38,7 +40,15 @@ from hive_mind.shapes import (
     WorkspaceMeta,
     WorkspaceView,
 )
-from vocabulary.enums import ExportFormat, ExportPart, FrameSource, Importance
+from vocabulary.enums import (
+    ExportFormat,
+    ExportPart,
+    FrameSource,
+    Importance,
+    RecallLanes,
+    RecallProfile,
+    Scope,
+)
 
 if TYPE_CHECKING:
     from hive_mind.export import Export
@@ -89,9 +99,9 @@ class PerMind(ABC):
     # -- recall -----------------------------------------------------------------------------
 
     async def recall(
-        self, query: str, *, limit: int = 10, scope: str | None = None,
-        workspace: str | None = None, profile: str = "balanced", since: str | None = None,
-        until: str | None = None, catch_up: bool | None = None, lanes: str = "hybrid",
+        self, query: str, *, limit: int = 10, scope: Scope | None = None,
+        workspace: str | None = None, profile: RecallProfile = "balanced", since: str | None = None,
+        until: str | None = None, catch_up: bool | None = None, lanes: RecallLanes = "hybrid",
         touch: bool = True, explain: bool = False, min_relevance: float | None = None,
     ) -> list[RecallResult]:
         detail = await self.recall_detail(
@@ -102,9 +112,9 @@ class PerMind(ABC):
 
     @abstractmethod
     async def recall_detail(
-        self, query: str, *, limit: int = 10, scope: str | None = None,
-        workspace: str | None = None, profile: str = "balanced", since: str | None = None,
-        until: str | None = None, catch_up: bool | None = None, lanes: str = "hybrid",
+        self, query: str, *, limit: int = 10, scope: Scope | None = None,
+        workspace: str | None = None, profile: RecallProfile = "balanced", since: str | None = None,
+        until: str | None = None, catch_up: bool | None = None, lanes: RecallLanes = "hybrid",
         touch: bool = True, explain: bool = False, min_relevance: float | None = None,
     ) -> RecallDetail: ...
 
@@ -195,7 +205,7 @@ class PerMind(ABC):
     async def harvest(self, source: str, path: str | Path, *, workspace: str | None = None,
                       progress: Progress | None = None, auto_sync: bool | None = None,
                       sync_interval_hours: int | None = None, wait: bool = True,
-                      label: str | None = None) -> JsonObject:
+                      label: str | None = None) -> HarvestReport:
         return await self._mind(WRITE, "harvest", workspace, lambda f: f.harvest(
             source, path, workspace=workspace, progress=progress, auto_sync=auto_sync,
             sync_interval_hours=sync_interval_hours, wait=wait, label=label))
@@ -226,7 +236,7 @@ class PerMind(ABC):
 
     async def ingest(self, content: str, *, type_hint: str = "auto", importance: str = "normal",
                      tags: list[str] | None = None, workspace: str | None = None,
-                     wait: bool = True) -> JsonObject:
+                     wait: bool = True) -> IngestReport:
         return await self._mind(WRITE, "ingest", workspace, lambda f: f.ingest(
             content, type_hint=type_hint, importance=importance, tags=tags,
             workspace=workspace, wait=wait))

@@ -43,8 +43,10 @@ from hive_mind.shapes import (
     EntityView,
     Forgotten,
     FrameShape,
+    HarvestReport,
     IdentitySaved,
     IdentityView,
+    IngestReport,
     JobsReport,
     JsonInput,
     JsonObject,
@@ -66,7 +68,15 @@ from hive_mind.shapes import (
 )
 from mind.bounds import bounded_float
 from mind.errors import ConfigurationError, ValidationError
-from vocabulary.enums import ExportFormat, ExportPart, FrameSource, Importance
+from vocabulary.enums import (
+    ExportFormat,
+    ExportPart,
+    FrameSource,
+    Importance,
+    RecallLanes,
+    RecallProfile,
+    Scope,
+)
 
 if TYPE_CHECKING:
     from hive_mind.export import Export
@@ -254,10 +264,10 @@ class RemoteHiveMind:
             "DELETE", f"/v1/memories/{_segment(frame_id)}", params={"workspace": workspace})
         return result
 
-    async def recall(self, query: str, *, limit: int = 10, scope: str | None = None,
-                     workspace: str | None = None, profile: str = "balanced",
+    async def recall(self, query: str, *, limit: int = 10, scope: Scope | None = None,
+                     workspace: str | None = None, profile: RecallProfile = "balanced",
                      since: str | None = None, until: str | None = None,
-                     catch_up: bool | None = None, lanes: str = "hybrid",
+                     catch_up: bool | None = None, lanes: RecallLanes = "hybrid",
                      touch: bool = True, explain: bool = False,
                      min_relevance: float | None = None) -> list[RecallResult]:
         detail = await self.recall_detail(
@@ -266,10 +276,10 @@ class RemoteHiveMind:
             min_relevance=min_relevance)
         return detail["results"]
 
-    async def recall_detail(self, query: str, *, limit: int = 10, scope: str | None = None,
-                            workspace: str | None = None, profile: str = "balanced",
+    async def recall_detail(self, query: str, *, limit: int = 10, scope: Scope | None = None,
+                            workspace: str | None = None, profile: RecallProfile = "balanced",
                             since: str | None = None, until: str | None = None,
-                            catch_up: bool | None = None, lanes: str = "hybrid",
+                            catch_up: bool | None = None, lanes: RecallLanes = "hybrid",
                             touch: bool = True, explain: bool = False,
                             min_relevance: float | None = None) -> RecallDetail:
         if min_relevance is not None:  # checked here too: JSON has no NaN to send
@@ -463,7 +473,7 @@ class RemoteHiveMind:
 
     # -- harvest and ingest -----------------------------------------------------------------
 
-    async def _upload(self, path: str, local: Path, fields: dict[str, Any]) -> JsonObject:
+    async def _upload(self, path: str, local: Path, fields: dict[str, Any]) -> Any:
         with tempfile.TemporaryDirectory(prefix="hive-mind-client-") as tmp:
             if local.is_dir():  # directories (claude-code projects) travel as a zip
                 archive = Path(tmp) / f"{local.name or 'upload'}.zip"
@@ -473,7 +483,7 @@ class RemoteHiveMind:
                             zf.write(item, item.relative_to(local).as_posix())
                 local = archive
             with local.open("rb") as handle:
-                result: JsonObject = await self._call(
+                result = await self._call(
                     "POST", path, data=_form(fields),
                     files={"file": (local.name, handle, "application/octet-stream")})
         return result
@@ -481,7 +491,7 @@ class RemoteHiveMind:
     async def harvest(self, source: str, path: str | Path, *, workspace: str | None = None,
                       progress: Progress | None = None, auto_sync: bool | None = None,
                       sync_interval_hours: int | None = None, wait: bool = True,
-                      label: str | None = None) -> JsonObject:
+                      label: str | None = None) -> HarvestReport:
         """Import an export: a file or directory on this machine is uploaded (recorded under
         its local path unless ``label`` says otherwise); anything else (a URL, a path on the
         server) is passed to the server as is. ``progress`` is not reported in client mode."""
@@ -490,8 +500,9 @@ class RemoteHiveMind:
         local = None if source == "url" else _local_file(path)
         if local is not None:
             fields["label"] = label or str(local.resolve())
-            return await self._upload("/v1/harvest/upload", local, fields)
-        result: JsonObject = await self._call("POST", "/v1/harvest",
+            uploaded: HarvestReport = await self._upload("/v1/harvest/upload", local, fields)
+            return uploaded
+        result: HarvestReport = await self._call("POST", "/v1/harvest",
                                                   json={**fields, "path": str(path)})
         return result
 
@@ -528,14 +539,15 @@ class RemoteHiveMind:
 
     async def ingest(self, content: str, *, type_hint: str = "auto", importance: str = "normal",
                      tags: list[str] | None = None, workspace: str | None = None,
-                     wait: bool = True) -> JsonObject:
+                     wait: bool = True) -> IngestReport:
         """Ingest a file on this machine (uploaded), a URL or raw text."""
         fields = {"type_hint": type_hint, "importance": importance, "tags": tags,
                   "workspace": workspace, "wait": wait}
         local = _local_file(content.strip()) if isinstance(content, str) else None
         if local is not None and local.is_file():
-            return await self._upload("/v1/ingest/upload", local, fields)
-        result: JsonObject = await self._call("POST", "/v1/ingest",
+            uploaded: IngestReport = await self._upload("/v1/ingest/upload", local, fields)
+            return uploaded
+        result: IngestReport = await self._call("POST", "/v1/ingest",
                                                   json={**fields, "content": content})
         return result
 

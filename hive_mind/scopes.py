@@ -30,6 +30,8 @@ from hive_mind.per_mind import WRITE, PerMind
 from hive_mind.settings import Settings
 from hive_mind.shapes import (
     Dropped,
+    HarvestReport,
+    IngestReport,
     JobsReport,
     JsonObject,
     MaintenanceRun,
@@ -42,6 +44,8 @@ from hive_mind.shapes import (
     WorkspaceMeta,
 )
 from hive_mind.tokens import ADMIN, ForbiddenError, Scope
+from vocabulary.enums import RecallLanes, RecallProfile
+from vocabulary.enums import Scope as RecallScope
 from vocabulary.ids import PERSONAL_MIND, workspace_mind_id
 
 if TYPE_CHECKING:
@@ -149,9 +153,9 @@ class ScopedFacade(PerMind):
     # -- one mind, checked ------------------------------------------------------------------
 
     async def recall_detail(
-        self, query: str, *, limit: int = 10, scope: str | None = None,
-        workspace: str | None = None, profile: str = "balanced", since: str | None = None,
-        until: str | None = None, catch_up: bool | None = None, lanes: str = "hybrid",
+        self, query: str, *, limit: int = 10, scope: RecallScope | None = None,
+        workspace: str | None = None, profile: RecallProfile = "balanced", since: str | None = None,
+        until: str | None = None, catch_up: bool | None = None, lanes: RecallLanes = "hybrid",
         touch: bool = True, explain: bool = False, min_relevance: float | None = None,
     ) -> RecallDetail:
         """One mind: checked. Scope ``all``: narrowed to the scope's minds by ``within``."""
@@ -185,7 +189,7 @@ class ScopedFacade(PerMind):
         progress: Progress | None = None, auto_sync: bool | None = None,
         sync_interval_hours: int | None = None, wait: bool = True, importance: str = "normal",
         tags: list[str] | None = None, label: str | None = None, rereadable: bool | None = None,
-    ) -> Summary:
+    ) -> Summary[HarvestReport]:
         check(self._scope, _mind(workspace), True, "run harvest")
         return await self.inner.run_harvest(
             source, path, workspace=workspace, progress=progress, auto_sync=auto_sync,
@@ -195,7 +199,7 @@ class ScopedFacade(PerMind):
     async def run_ingest(self, content: str, *, type_hint: str = "auto",
                          importance: str = "normal", tags: list[str] | None = None,
                          workspace: str | None = None, wait: bool = True,
-                         label: str | None = None) -> Summary:
+                         label: str | None = None) -> Summary[IngestReport]:
         check(self._scope, _mind(workspace), True, "run ingest")
         return await self.inner.run_ingest(
             content, type_hint=type_hint, importance=importance, tags=tags,

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from hive_mind.contract import HostFacade, MindFacade
 from hive_mind.harvest import detect_text_type
-from hive_mind.shapes import JsonObject
+from hive_mind.shapes import IngestReport
 from mind.errors import ConfigurationError, HiveMindError
 
 _PATHISH = re.compile(r"^(?:~|/|\\|\.\.?[/\\]|[A-Za-z]:[/\\]|file:)", re.I)
@@ -75,7 +75,7 @@ def text_only_kind(content: str, type_hint: str) -> str:
 
 async def ingest_text(hm: HostFacade, content: str, type_hint: str, *,
                       importance: str = "normal", tags: list[str] | None = None,
-                      workspace: str | None = None, wait: bool = True) -> JsonObject:
+                      workspace: str | None = None, wait: bool = True) -> IngestReport:
     """Ingest ``content`` as the document's text only (see :func:`text_only_kind`), through a
     private temp file named by the text's digest (document adapters key items by file name:
     the same text twice is one document, two texts are two); the result reports the detected
@@ -90,12 +90,12 @@ async def ingest_text(hm: HostFacade, content: str, type_hint: str, *,
         summary = await hm.run_ingest(str(target), type_hint=kind, label="inline:text",
                                       importance=importance, tags=tags, workspace=workspace,
                                       wait=wait)
-    return dict(summary.as_dict())
+    return summary.as_dict()
 
 
 async def ingest(hm: MindFacade, content: str, type_hint: str, *, server_reads: bool,
                  importance: str = "normal", tags: list[str] | None = None,
-                 workspace: str | None = None, wait: bool = True) -> JsonObject:
+                 workspace: str | None = None, wait: bool = True) -> IngestReport:
     """A client's ingest: as the facade does it where server reads are allowed, else as text
     only (:func:`ingest_text`, on the facade of the process that holds the minds). The REST
     route and the MCP tool both call this."""

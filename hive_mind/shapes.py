@@ -14,9 +14,10 @@ from typing import NotRequired
 
 from pydantic import JsonValue
 
+from workers.harvest_summary import HarvestReport
 from workers.jobs_shapes import Dropped, JobsReport, Retried
 
-__all__ = ["Dropped", "JobsReport", "Retried"]  # with the shapes defined here
+__all__ = ["Dropped", "HarvestReport", "JobsReport", "Retried"]  # and the shapes defined here
 from typing_extensions import TypedDict
 
 JsonObject = dict[str, object]
@@ -341,6 +342,28 @@ class MaintenanceRun(TypedDict):
     action: str
     minds: dict[str, JsonObject]
     unreachable: NotRequired[dict[str, str]]
+
+
+# -- ingest -----------------------------------------------------------------------------------
+
+class _Tagged(TypedDict, total=False):
+    tags: list[str]
+    files: dict[str, int]
+    skipped: list[str]
+
+
+class IngestReport(_Tagged):
+    """What an ingest reports (:class:`hive_mind.harvest.IngestSummary`): the detected
+    ``source_type``, counts, the frames still to index; ``tags`` when given; a folder's
+    ``files`` read per type and what it ``skipped`` (one line per reason)."""
+
+    source_type: str
+    items_parsed: int
+    frames_created: int
+    duplicates_skipped: int
+    pending_index: int
+    status: str
+    workspace: str
 
 
 # -- status -----------------------------------------------------------------------------------

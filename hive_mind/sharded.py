@@ -29,7 +29,7 @@ import itertools
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, TypeVar
+from typing import TYPE_CHECKING, Final, Generic, TypeVar
 
 from actors.placement import ShardMap
 from hive_mind.api.codes import ServerUnavailableError
@@ -41,6 +41,8 @@ from hive_mind.remote import RemoteHiveMind, WriteOutcomeUnknownError
 from hive_mind.settings import Settings
 from hive_mind.shapes import (
     Dropped,
+    HarvestReport,
+    IngestReport,
     JobsReport,
     JsonObject,
     MaintenanceRun,
@@ -59,6 +61,7 @@ from hive_mind.workspaces import candidate_ids, slugify
 from hive_mind.workspaces import mind_id as workspace_mind
 from mind.errors import ConflictError, NotFoundError, ValidationError
 from mind.storage.fencing import FencedError
+from vocabulary.enums import RecallLanes, RecallProfile, Scope
 from vocabulary.ids import PERSONAL_MIND
 
 if TYPE_CHECKING:
@@ -76,6 +79,7 @@ RETRY_AFTER_SECONDS: Final = 5
 
 T = TypeVar("T")
 E = TypeVar("E")
+R = TypeVar("R")
 
 
 class ShardUnavailableError(ServerUnavailableError):
@@ -86,13 +90,13 @@ class ShardUnavailableError(ServerUnavailableError):
     retry_after = 5
 
 
-class _Summary:
+class _Summary(Generic[R]):
     """What ``run_harvest`` / ``run_ingest`` return for a forwarded call: the owner's summary."""
 
-    def __init__(self, data: JsonObject) -> None:
+    def __init__(self, data: R) -> None:
         self._data = data
 
-    def as_dict(self) -> JsonObject:
+    def as_dict(self) -> R:
         return self._data
 
 
@@ -249,9 +253,9 @@ class ShardedHiveMind(PerMind, MindMoves):
     # -- recall -----------------------------------------------------------------------------
 
     async def recall_detail(
-        self, query: str, *, limit: int = 10, scope: str | None = None,
-        workspace: str | None = None, profile: str = "balanced", since: str | None = None,
-        until: str | None = None, catch_up: bool | None = None, lanes: str = "hybrid",
+        self, query: str, *, limit: int = 10, scope: Scope | None = None,
+        workspace: str | None = None, profile: RecallProfile = "balanced", since: str | None = None,
+        until: str | None = None, catch_up: bool | None = None, lanes: RecallLanes = "hybrid",
         touch: bool = True, explain: bool = False, min_relevance: float | None = None,
     ) -> RecallDetail:
         """One mind: its owner answers. Scope ``all``: every shard searches its own minds and
@@ -330,7 +334,7 @@ class ShardedHiveMind(PerMind, MindMoves):
         progress: Progress | None = None, auto_sync: bool | None = None,
         sync_interval_hours: int | None = None, wait: bool = True, importance: str = "normal",
         tags: list[str] | None = None, label: str | None = None, rereadable: bool | None = None,
-    ) -> Summary:
+    ) -> Summary[HarvestReport]:
         """Here: the typed run. On another shard: its ``harvest`` (the client sends no
         ``progress``, and the owner decides what it may read again)."""
         shard, url = self._route(workspace)
@@ -346,7 +350,7 @@ class ShardedHiveMind(PerMind, MindMoves):
     async def run_ingest(self, content: str, *, type_hint: str = "auto",
                          importance: str = "normal", tags: list[str] | None = None,
                          workspace: str | None = None, wait: bool = True,
-                         label: str | None = None) -> Summary:
+                         label: str | None = None) -> Summary[IngestReport]:
         shard, url = self._route(workspace)
         if shard == self.shard_id and self.local is not None:
             return await self.local.run_ingest(

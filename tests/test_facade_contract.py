@@ -91,3 +91,30 @@ def test_each_facade_class_is_held_to_the_contract() -> None:
     named = {a.annotation.id for a in check.args.args
              if isinstance(a.annotation, ast.Name)}
     assert named == {"HiveMind", "RemoteHiveMind", "ShardedHiveMind"}
+
+
+def test_the_cli_actions_hold_the_typed_facade() -> None:
+    """A command's ``act(hm)`` annotated ``Any`` would take the facade past the type check
+    (``with_facade`` accepts it)."""
+    untyped = []
+    for path in sorted((ROOT / "hive_mind/cli").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                untyped += [f"{path.name}:{node.lineno} {node.name}"
+                            for arg in node.args.args
+                            if arg.arg in ("hm", "mind", "facade") and arg.annotation is not None
+                            and any(True for _ in _anys(arg.annotation))]
+    assert untyped == []
+
+
+def test_the_summary_shapes_name_every_field() -> None:
+    """A field added to a harvest's or an ingest's summary needs its place in the shape its
+    ``as_dict`` builds (else the JSON would leave it out)."""
+    from dataclasses import fields
+
+    from hive_mind.harvest import IngestSummary
+    from hive_mind.shapes import HarvestReport, IngestReport
+    from workers.harvest_summary import HarvestSummary
+
+    for summary, shape in ((HarvestSummary, HarvestReport), (IngestSummary, IngestReport)):
+        assert {f.name for f in fields(summary)} == set(shape.__annotations__), shape.__name__

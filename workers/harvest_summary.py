@@ -22,12 +22,42 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from typing_extensions import TypedDict
+
 RunStatus = Literal["running", "completed", "unchanged", "failed"]
 Phase = Literal["parse", "index", "done"]
 
 
 def _without_none(values: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
+
+
+class _Kinds(TypedDict, total=False):
+    kinds: dict[str, int]
+
+
+class _Finish(TypedDict, total=False):
+    error: str
+    pending_index: int
+    elapsed_seconds: float
+    index_wait_seconds: float
+    workspace: str
+    detected: str
+
+
+class HarvestReport(_Kinds, _Finish):
+    """:class:`HarvestSummary` as JSON: its fields, those that are None left out."""
+
+    source: str
+    path: str
+    mind: str
+    run_id: str
+    content_hash: str
+    status: RunStatus
+    items: int
+    frames_created: int
+    duplicates_skipped: int
+    resumed_from: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,8 +82,29 @@ class HarvestSummary:
     workspace: str | None = None
     detected: str | None = None
 
-    def as_dict(self) -> dict[str, Any]:
-        return _without_none(asdict(self))
+    def as_dict(self) -> HarvestReport:
+        """The JSON shape (a field added here belongs in :class:`HarvestReport` too: a test
+        compares the two)."""
+        kinds: _Kinds = {} if self.kinds is None else {"kinds": dict(self.kinds)}
+        finish: _Finish = {}
+        if self.error is not None:
+            finish["error"] = self.error
+        if self.pending_index is not None:
+            finish["pending_index"] = self.pending_index
+        if self.elapsed_seconds is not None:
+            finish["elapsed_seconds"] = self.elapsed_seconds
+        if self.index_wait_seconds is not None:
+            finish["index_wait_seconds"] = self.index_wait_seconds
+        if self.workspace is not None:
+            finish["workspace"] = self.workspace
+        if self.detected is not None:
+            finish["detected"] = self.detected
+        return {"source": self.source, "path": self.path, "mind": self.mind,
+                "run_id": self.run_id, "content_hash": self.content_hash,
+                "status": self.status, "items": self.items, **kinds,
+                "frames_created": self.frames_created,
+                "duplicates_skipped": self.duplicates_skipped,
+                "resumed_from": self.resumed_from, **finish}
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +137,6 @@ class SyncOutcome:
 
     def as_dict(self) -> dict[str, Any]:
         if self.summary is not None:
-            return self.summary.as_dict()
+            return dict(self.summary.as_dict())
         return _without_none({"source": self.source, "status": self.status,
                               "reason": self.reason, "error": self.error})

@@ -214,9 +214,17 @@ class HostedRuntime:
 
     async def resume(self, mind_id: str) -> int:
         """On first use of a mind in this process, re-queue what its outbox still holds
-        (indexing that a crashed or killed process never finished); afterwards nothing."""
-        if not self.claim([mind_id]) or not self.exists(mind_id):
+        (indexing that a crashed or killed process never finished); afterwards nothing. While
+        a writer in another process has the mind open (an import, ``serve``, an agent's MCP
+        server), its outbox is that process's: it queued the indexing of what it wrote, so
+        this one re-queues nothing (a save beside an import would index the import's backlog
+        before it returns) and asks again at its next use of the mind."""
+        if mind_id in self._resumed or not self.exists(mind_id):
             return 0
+        if self.host.others_writing(mind_id):
+            log.debug("mind %s: another process writes to it; its outbox is left to it", mind_id)
+            return 0
+        self.claim([mind_id])
         queued = await self.sweep(mind_id)
         if queued:
             log.info("mind %s: re-queued %d frames left pending", mind_id, queued)

@@ -22,7 +22,14 @@ from hive_mind.api.uploads import temp_input
 from hive_mind.limits import IntervalHours, Tags
 from hive_mind.server_reads import ingest as client_ingest
 from hive_mind.server_reads import refuse
-from hive_mind.shapes import JsonObject, MaintenanceRun, MindStats, StatusReport
+from hive_mind.shapes import (
+    HarvestReport,
+    IngestReport,
+    JsonObject,
+    MaintenanceRun,
+    MindStats,
+    StatusReport,
+)
 from mind.errors import ValidationError
 from vocabulary.enums import HarvestChoice, Importance, IngestType, MaintenanceKind
 
@@ -31,7 +38,8 @@ router = shaped_router(prefix="/v1", responses=ERROR_RESPONSES)
 
 @router.post("/harvest", tags=["harvest"], responses=QUOTA_RESPONSES,
              summary="Import an export: a path on the server's disk, or the data inline")
-async def harvest(body: HarvestRequest, hm: Facade, server_reads: ServerReads) -> JsonObject:
+async def harvest(body: HarvestRequest, hm: Facade, server_reads: ServerReads
+                  ) -> HarvestReport:
     if (body.path is None) == (body.data is None):
         raise ValidationError('provide either "path" (on the server) or "data" (inline)')
     if body.path is not None and not server_reads:
@@ -42,7 +50,7 @@ async def harvest(body: HarvestRequest, hm: Facade, server_reads: ServerReads) -
         summary = await hm.run_harvest(body.source, body.path, label=body.label,
                                        rereadable=True,
                                        sync_interval_hours=body.sync_interval_hours, **options)
-        return dict(summary.as_dict())
+        return summary.as_dict()
     # inline data: a private temp copy shown under the label (display only, never re-read)
     async with temp_input(body.source, body.filename, data=body.data) as target:
         return await hm.harvest(
@@ -62,7 +70,7 @@ async def harvest_upload(
     label: Annotated[str | None, Form(max_length=4096, description=(
         "display name of the import (default: upload:<name>); never read as a path, so an "
         "upload cannot be auto-synced"))] = None,
-) -> JsonObject:
+) -> HarvestReport:
     async with temp_input(source, file.filename, upload=file) as target:
         return await hm.harvest(
             source, str(target), workspace=workspace, auto_sync=auto_sync,
@@ -78,7 +86,7 @@ async def harvest_sources(hm: Facade, workspace: WorkspaceQuery = None) -> JsonO
 
 @router.post("/ingest", tags=["harvest"], responses=QUOTA_RESPONSES,
              summary="Ingest a path on the server, a URL, or raw text (markdown, text, pdf)")
-async def ingest(body: IngestRequest, hm: Facade, server_reads: ServerReads) -> JsonObject:
+async def ingest(body: IngestRequest, hm: Facade, server_reads: ServerReads) -> IngestReport:
     return await client_ingest(hm, body.content, body.type_hint, server_reads=server_reads,
                                importance=body.importance, tags=body.tags,
                                workspace=body.workspace, wait=body.wait)
@@ -93,12 +101,12 @@ async def ingest_upload(
     tags: Annotated[Tags | None, Form()] = None,
     workspace: Annotated[str | None, Form()] = None,
     wait: Annotated[bool, Form()] = True,
-) -> JsonObject:
+) -> IngestReport:
     async with temp_input(type_hint, file.filename, upload=file) as target:
         summary = await hm.run_ingest(str(target), type_hint=type_hint, importance=importance,
                                       tags=tags or [], workspace=workspace, wait=wait,
                                       label=f"upload:{file.filename or 'document'}")
-    return dict(summary.as_dict())
+    return summary.as_dict()
 
 
 @router.post("/maintenance/{kind}", tags=["maintenance"],

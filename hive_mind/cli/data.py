@@ -23,6 +23,7 @@ from mind.errors import ConfigurationError, ValidationError
 from vocabulary.enums import EXPORT_FORMATS, ExportFormat
 
 if TYPE_CHECKING:
+    from hive_mind.contract import MindFacade
     from hive_mind.export import Export
 
 
@@ -69,7 +70,7 @@ def export(
     if all_minds and workspace:
         raise ValidationError("give --workspace or --all, not both")
 
-    async def act(hm: Any) -> list[dict[str, Any]]:
+    async def act(hm: MindFacade) -> list[dict[str, Any]]:
         if all_minds:
             listed = await hm.list_workspaces()
             names: list[str | None] = [None] if listed.get("personal") is not None else []

@@ -102,7 +102,7 @@ def session_state(
 ) -> None:
     """A session's current state: its latest I-frame and the P-frames (updates) after it."""
 
-    async def act(hm: Any) -> dict[str, Any]:
+    async def act(hm: MindFacade) -> dict[str, Any]:
         return dict(await hm.session_state(session, workspace=workspace))
 
     state = with_facade(ctx, act)

@@ -15,11 +15,11 @@ from hive_mind.api.deps import Facade
 from hive_mind.console.render import page
 from hive_mind.console.sessions import PREFIX
 from hive_mind.shapes import RecallDetail
-from vocabulary.enums import RECALL_PROFILES, RecallProfile
+from vocabulary.enums import RECALL_PROFILES, RecallProfile, Scope
 from vocabulary.limits import MAX_QUERY_CHARS
 
 router = APIRouter(include_in_schema=False)
-SCOPE_CHOICES: Final = ("personal", "workspace", "all")
+SCOPE_CHOICES: Final[tuple[Scope, ...]] = ("personal", "workspace", "all")
 FACTORS: Final = ("keyword_rank", "vector_rank", "similarity", "lanes", "fused", "session",
                   "neighbour", "update", "match", "spread", "decision", "recency", "importance",
                   "proximity", "popularity", "coverage", "above_background", "relevance",
@@ -34,13 +34,13 @@ async def search(request: Request, hm: Facade,
                  workspace: Text = "", since: Text = "", until: Text = "",
                  profile: RecallProfile = "balanced",
                  limit: Annotated[int, Query(ge=1, le=100)] = 20) -> Response:
-    scope = scope if scope in SCOPE_CHOICES else "personal"
+    chosen: Scope = next((s for s in SCOPE_CHOICES if s == scope), "personal")
     answer: RecallDetail | None = None
     if q.strip():
         answer = await hm.recall_detail(
-            q, limit=limit, scope=scope, workspace=workspace or None, profile=profile,
+            q, limit=limit, scope=chosen, workspace=workspace or None, profile=profile,
             since=since or None, until=until or None, touch=False, explain=True)
-    form = {"q": q, "scope": scope, "workspace": workspace, "since": since, "until": until,
+    form = {"q": q, "scope": chosen, "workspace": workspace, "since": since, "until": until,
             "profile": profile, "limit": limit}
     return page(request, "search.html", active="search", form=form, answer=answer,
                 scopes=SCOPE_CHOICES, profiles=RECALL_PROFILES, factors=FACTORS)

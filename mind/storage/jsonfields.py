@@ -20,13 +20,16 @@ def load_object(raw: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+"""One encoder for every write (``json.dumps`` with options builds a new one per call: an
+import encodes one object per frame)."""
+
+
 def dump_object(value: Mapping[str, Any] | None, what: str = "metadata") -> str:
     """Encode a JSON object compactly; non-serializable input is a ValidationError."""
-    if not value:  # most frames: no metadata
+    if not value:  # most saved frames: no metadata
         return "{}"
     try:
-        return json.dumps(
-            dict(value or {}), ensure_ascii=False, separators=(",", ":"), allow_nan=False
-        )
+        return _ENCODER.encode(value if isinstance(value, dict) else dict(value))
     except (TypeError, ValueError) as exc:
         raise ValidationError(f"{what} must be JSON-serializable: {exc}") from None

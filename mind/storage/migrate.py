@@ -38,6 +38,9 @@ async def needs_migration(db: Database) -> bool:
 async def migrate(db: Database, *, target: int | None = None) -> list[int]:
     """Bring the file up to ``target`` (default: latest). Returns the versions applied."""
     goal = LATEST_VERSION if target is None else target
+    version = await current_version(db)
+    if goal <= version <= LATEST_VERSION:  # up to date: no write lock to take (another
+        return []  # process may be importing into the file; a read does not wait for it)
     async with db.transaction():
         await db.execute(_LEDGER)
     version = await current_version(db)
