@@ -117,7 +117,7 @@ def test_a_command_line_builds_only_its_group() -> None:
     every = [name for names, _ in GROUPS for name in names]
     assert sorted(whole.list_commands(None)) == sorted(every)
     part: Any = command(["--debug", "recall", "budget"])
-    assert list(part.list_commands(None)) == ["save", "recall", "ingest"]
+    assert list(part.list_commands(None)) == ["save", "recall", "ingest", "session"]
     assert list(command(["entities", "search", "x"]).list_commands(None)) == [  # type: ignore[attr-defined]
         "entities"]
     assert len(list(command(["recal"]).list_commands(None))) == len(every)  # type: ignore[attr-defined]

@@ -43,7 +43,7 @@ McpTool = Literal["save_memory", "recall_memory", "search_entities", "save_entit
                   "create_relation", "get_identity", "set_identity", "get_awareness",
                   "set_awareness", "clear_awareness", "list_workspaces", "create_workspace",
                   "harvest_import", "harvest_sources", "ingest_source", "cleanup_frames",
-                  "cleanup_entities", "forget_memory", "export_memories"]
+                  "cleanup_entities", "forget_memory", "export_memories", "session_state"]
 DocumentSource = Literal["markdown", "plaintext", "pdf", "url"]  # the rest: ingest's types
 IngestType = Literal["auto", DocumentSource]
 HarvestChoice = Literal["auto", HarvestSource]  # auto: detected from the content

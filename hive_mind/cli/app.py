@@ -36,7 +36,7 @@ With --url it is a client of a running `hive-mind serve`.
 HELP_OPTIONS: Final = ("-h", "--help")
 GROUPS: Final = (  # (top-level command names, the module that registers them), in --help order
     (("save", "recall", "ingest", "session"), "memory"),
-    (("status", "serve", "worker", "mcp"), "ops"),
+    (("status", "serve", "ui", "worker", "mcp"), "ops"),
     (("harvest",), "harvest"),
     (("entities",), "knowledge"),
     (("identity", "awareness"), "context"),
