@@ -69,7 +69,7 @@ async def _queue_depths(settings: Settings, shards: ShardMap) -> dict[str, Any] 
 async def cluster_status(settings: Settings, shards: ShardMap) -> dict[str, Any]:
     """Every shard's liveness and holdings, and the queues (see the module docstring)."""
     headers = {"User-Agent": "hive-mind-cluster"}
-    token = settings.api_token.get_secret_value() if settings.api_token else ""
+    token = settings.api_secret()
     if token:
         headers["Authorization"] = f"Bearer {token}"
     async with httpx.AsyncClient(headers=headers, timeout=PROBE_SECONDS,

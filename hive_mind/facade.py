@@ -221,7 +221,7 @@ class HiveMind:
         if shards is not None:  # sharded (issue #17): each mind served by its owner
             from hive_mind.sharded import ShardedHiveMind
 
-            if settings.gateway:
+            if settings.cluster.gateway:
                 return ShardedHiveMind(settings, shards)
             local = await cls._open_local(settings)
             return ShardedHiveMind(settings, shards, local)
@@ -232,7 +232,7 @@ class HiveMind:
         make_private_dir(settings.data_dir)
         from mind.harvest import netguard  # which addresses URL ingest may fetch (SSRF guard)
 
-        netguard.configure(allow_private=settings.fetch_private_addresses)
+        netguard.configure(allow_private=settings.security.fetch_private_addresses)
         if settings.embedded:
             from workers.runtime import EmbeddedRuntime
 
@@ -528,8 +528,9 @@ class HiveMind:
         """The workspaces a scope-all recall searches: all of them up to
         ``HIVE_MIND_SCOPE_MINDS``, else that many chosen by their content
         (:mod:`hive_mind.routing`) — or, for a catch-up, the most recently written."""
-        return await routed_workspaces(self.runtime, query, workspaces, self.settings.scope_minds,
-                                       embedder, lanes=lanes, catching_up=catching_up)
+        return await routed_workspaces(self.runtime, query, workspaces,
+                                       self.settings.retrieval.scope_minds, embedder,
+                                       lanes=lanes, catching_up=catching_up)
 
     def _searcher(self, workspace: str | None, embedder: QueryMemo
                   ) -> Callable[[], AbstractAsyncContextManager[HybridSearch]]:

@@ -221,7 +221,7 @@ def build_server(get_facade: GetFacade, *, server_reads: bool = True) -> HiveMin
 async def _embedding(mind: MindFacade) -> JsonObject:
     runtime = mind.runtime if isinstance(mind, HostFacade) else None
     if runtime is None:  # a client, or a gateway: no embedder here
-        return {"provider": mind.settings.embedding_provider, "model": None,
+        return {"provider": mind.settings.embedding.provider, "model": None,
                 "dimensions": None, "available_providers": []}
     status = (await runtime.embedder_ready()).status()
     return {k: status.get(k) for k in

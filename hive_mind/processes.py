@@ -64,18 +64,19 @@ def _dump_tasks(signum: int, frame: object) -> None:
 def run_cognify_worker(settings: Settings, *, burst: bool = False) -> None:
     """Run a stateless embedding/cognify worker until stopped (or the queue is empty)."""
     cls = worker_settings(settings.queue_config(), settings.runtime_config(host=False))
-    if settings.metrics_port is not None:
+    if settings.workers.metrics_port is not None:
         from hive_mind.server_reads import is_loopback
         from workers.metrics import serve_metrics
 
-        if not is_loopback(settings.metrics_host) and not settings.metrics_public:
+        if not is_loopback(settings.workers.metrics_host) and not settings.security.metrics_public:
             raise SystemExit(
-                f"hive-mind worker: refusing to serve metrics on {settings.metrics_host}: the "
+                f"hive-mind worker: refusing to serve metrics on "
+                f"{settings.workers.metrics_host}: the "
                 "metrics port has no token; set HIVE_MIND_METRICS_PUBLIC=true to expose it on "
                 "a trusted network, or keep HIVE_MIND_METRICS_HOST=127.0.0.1")
-        port = serve_metrics(settings.metrics_port, settings.metrics_host)
+        port = serve_metrics(settings.workers.metrics_port, settings.workers.metrics_host)
         logging.getLogger(__name__).info("metrics on http://%s:%d/metrics",
-                                         settings.metrics_host, port)
+                                         settings.workers.metrics_host, port)
     make_worker(cls, burst=burst).run()
 
 

@@ -113,7 +113,7 @@ class Rebalancer:
         self.key = settings.cluster_secret()  # signs move orders to shards the source lacks
         self.hosts = {**(old.shards if old else {}), **new.shards}
         headers = {"User-Agent": "hive-mind-rebalance"}
-        token = settings.api_token.get_secret_value() if settings.api_token else ""
+        token = settings.api_secret()
         if token:
             headers["Authorization"] = f"Bearer {token}"
         self.http = httpx.AsyncClient(headers=headers, timeout=TIMEOUT, transport=transport,

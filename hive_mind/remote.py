@@ -2,8 +2,8 @@
 :class:`~hive_mind.facade.HiveMind` and calls a running ``hive-mind serve`` over its REST API.
 
 ``HiveMind.open()`` returns one when ``settings.url`` (``HIVE_MIND_URL`` / ``--url``) is set.
-The bearer token is ``settings.api_token``. Error responses become the same exception classes
-the facade raises (by their stable ``code``: ``not_found`` → ``NotFoundError``, …); a server
+The bearer token is ``settings.security.api_token``. Error responses become the same exception
+classes the facade raises (by their stable ``code``: ``not_found`` → ``NotFoundError``, …); a server
 that cannot be reached is :class:`~hive_mind.api.codes.ServerUnavailableError`; a write whose
 request was sent but whose answer never came (the server died, the connection dropped, a
 timeout) is :class:`WriteOutcomeUnknownError`: it may have been applied. ``save`` and
@@ -162,7 +162,7 @@ class RemoteHiveMind:
         self.settings = settings
         self.url = settings.url.rstrip("/")
         headers = {"User-Agent": "hive-mind-client"}
-        token = settings.api_token.get_secret_value() if settings.api_token else ""
+        token = settings.api_secret()
         if token:
             headers["Authorization"] = f"Bearer {token}"
         hooks = {"request": [on_request]} if on_request is not None else None
@@ -204,7 +204,7 @@ class RemoteHiveMind:
         exc = error_of(response)
         if response.status_code == 401 and isinstance(exc, UnauthorizedError):
             hint = ("the token in HIVE_MIND_API_TOKEN is not one this server accepts"
-                    if self.settings.api_token else
+                    if self.settings.security.api_token else
                     "set HIVE_MIND_API_TOKEN to the server's API token")
             return UnauthorizedError(f"{exc} (hive-mind at {self.url}): {hint}")
         return exc

@@ -19,7 +19,7 @@ def start_schedule(settings: Settings, facade_of: Callable[[], Awaitable[MindFac
                    ) -> Scheduler | None:
     """A running schedule, or None when this process is not the one to run it (client or
     distributed mode, or ``HIVE_MIND_MAINTENANCE_ENABLED=false``)."""
-    if settings.url or not settings.embedded or not settings.maintenance_enabled:
+    if settings.url or not settings.embedded or not settings.maintenance.enabled:
         return None
 
     async def runtime_of() -> Runtime:

@@ -84,7 +84,7 @@ async def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8765, *
     from hive_mind.facade import HiveMind
 
     check_exposure(settings, host)
-    settings = settings.model_copy(update={"url": None})  # the server is never a client
+    settings = settings.replace(url=None)  # the server is never a client
     facade = await HiveMind.open_host(settings)
     worker: HostWorker | None = None
 
@@ -129,14 +129,16 @@ def uvicorn_config(app: Any, settings: Settings, host: str, port: int,
     options: dict[str, Any] = {"log_config": None, "server_header": False,
                                "timeout_graceful_shutdown": 30, **extra}
     return uvicorn.Config(app, host=host, port=port, http=guarded_protocol(
-        settings.header_timeout_seconds, settings.max_connections), **options)
+        settings.http.header_timeout_seconds, settings.http.max_connections), **options)
 
 
 def _role(settings: Settings) -> str:
     mode = "embedded" if settings.embedded else "distributed"
     if settings.shard_map() is None:
         return f"{mode} mode"
-    return "sharded gateway" if settings.gateway else f"{mode} mode, {settings.host_id}"
+    if settings.cluster.gateway:
+        return "sharded gateway"
+    return f"{mode} mode, {settings.cluster.host_id}"
 
 
 async def _report_port(server: uvicorn.Server, on_started: Callable[[int], None]) -> None:
@@ -194,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = load_settings()
         if args.insecure_no_auth:
-            settings = settings.model_copy(update={"api_insecure_no_auth": True})
+            settings = settings.replace(api_insecure_no_auth=True)
         run_serve(settings, args.host, args.port)
     except ConfigurationError as exc:
         print(f"{parser.prog}: error: {exc}", file=sys.stderr)

@@ -4,6 +4,12 @@ Nothing reads the environment at import time: call :func:`load_settings` (or con
 ``Settings(...)`` with explicit values, which reads no file). ``redacted()`` gives the effective
 configuration with secrets masked, for ``hive-mind status``.
 
+Beyond the data dir and the mode (``redis_url``, ``url``), settings sit in groups
+(:mod:`hive_mind.settings_groups`): ``settings.embedding.provider`` is read from
+``HIVE_MIND_EMBEDDING_PROVIDER``, the name it always had. Explicit values (``Settings(...)``,
+:func:`load_settings`, :meth:`Settings.replace`) name a setting by its flat name, the variable
+without ``HIVE_MIND_`` in lower case (``embedding_provider=...``); ``redacted()`` uses the same.
+
 The ``.env`` file read is the data dir's (``<data dir>/.env``, the data dir from the overrides,
 ``HIVE_MIND_DATA_DIR`` or the default) or the one named explicitly (``--env-file``,
 ``HIVE_MIND_ENV_FILE``) — never one in the working directory: a cloned repository's ``.env``
@@ -17,32 +23,39 @@ from __future__ import annotations
 import logging
 import os
 import stat
+from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, ValidationInfo, field_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 from actors.placement import ShardMap, ShardMapError, parse_shards
-from mind.bounds import name_text
-from mind.constants import (
-    DEFAULT_EMBEDDING_BACKEND,
-    DEFAULT_EMBEDDING_BATCH,
-    DEFAULT_LITELLM_URL,
-    DEFAULT_OLLAMA_URL,
-    DEFAULT_OPENAI_URL,
-    DEFAULT_TEST_DIMENSIONS,
-    DEFAULT_USER_ID,
-    DEFAULT_VOYAGE_URL,
+from hive_mind.settings_groups import (
+    ENV_PREFIX,
+    ClusterSettings,
+    EmbeddingSettings,
+    HttpSettings,
+    MaintenanceSettings,
+    ProviderSettings,
+    QuotaSettings,
+    RetrievalSettings,
+    SecuritySettings,
+    WorkerSettings,
+    WriterSettings,
 )
-from mind.errors import ConfigurationError, ValidationError
-from mind.redact import mask_text, mask_url
+from mind.errors import ConfigurationError
+from mind.redact import mask_text
 from mind.storage.fencing import Fence
-from vocabulary.enums import EmbeddingBackend, EmbeddingProviderName, EmbeddingTier
-from vocabulary.ids import PERSONAL_MIND, validate_slug, workspace_mind_id
-from workers.constants import COGNIFY_BATCH_FRAMES
-from workers.schedule import TASKS, MaintenanceTask, ScheduleConfig
+from vocabulary.ids import PERSONAL_MIND, workspace_mind_id
+from workers.schedule import ScheduleConfig
 
 log = logging.getLogger(__name__)
 
@@ -53,357 +66,137 @@ if TYPE_CHECKING:  # built by the methods below, imported there: a CLI command t
     from workers.queue import QueueConfig
     from workers.runtime import RuntimeConfig
 
-Backend = EmbeddingBackend
-Provider = EmbeddingProviderName
-
 
 EMBEDDED_NICE = 10
 DEFAULT_DATA_DIR = "~/.hive-mind"
 ENV_FILE = ".env"
-MAX_EXTERNAL_NAME_CHARS = 100
-MIN_CLUSTER_KEY_CHARS = 32
 
 
-def machine_model_cache() -> Path:
-    """``$XDG_CACHE_HOME/hive-mind/models``, else ``~/.cache/hive-mind/models``."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path("~/.cache").expanduser())
-    return Path(base) / "hive-mind" / "models"
+class Leaf(NamedTuple):
+    """One setting: where it sits (``("embedding", "provider")``), its environment variable
+    and its flat name (the variable without ``HIVE_MIND_``, lower case: ``embedding_provider``),
+    which :class:`Settings` and :func:`load_settings` take as a keyword."""
+
+    path: tuple[str, ...]
+    env: str
+    flat: str
+
+
+@cache
+def leaves() -> tuple[Leaf, ...]:
+    """Every setting, in the order the settings declare them."""
+    found: list[Leaf] = []
+    for name, field in Settings.model_fields.items():
+        group = field.annotation
+        if isinstance(group, type) and issubclass(group, BaseModel):
+            for inner, leaf in group.model_fields.items():
+                env = str(leaf.validation_alias)
+                found.append(Leaf((name, inner), env, env[len(ENV_PREFIX):].lower()))
+        else:
+            found.append(Leaf((name,), ENV_PREFIX + name.upper(), name))
+    return tuple(found)
+
+
+@cache
+def _by_flat() -> dict[str, Leaf]:
+    return {leaf.flat: leaf for leaf in leaves()}
+
+
+def env_var(loc: tuple[int | str, ...]) -> str:
+    """The environment variable of a validation error's location (``("embedding",
+    "batch_size")`` or by alias) — "settings" when it names none."""
+    names = [str(part) for part in loc]
+    for leaf in leaves():
+        if tuple(names[:len(leaf.path)]) == leaf.path or leaf.env in names:
+            return leaf.env
+    return "settings"
+
+
+def grouped(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Keyword values with the settings' flat names (``embedding_provider=…``) moved into their
+    groups (``embedding={"provider": …}``); other keys are left as they are."""
+    out: dict[str, Any] = {}
+    flat = _by_flat()
+    for key, value in values.items():
+        leaf = flat.get(key)
+        if leaf is None or len(leaf.path) == 1:
+            out[key] = value
+            continue
+        group = out.setdefault(leaf.path[0], {})
+        if not isinstance(group, dict):
+            raise TypeError(f"{key} given both on its own and inside {leaf.path[0]}")
+        group[leaf.path[1]] = value
+    return out
+
+
+class FlatSource(PydanticBaseSettingsSource):
+    """Settings from variables (the environment's, a ``.env`` file's; lower-cased names) read
+    by each setting's own variable name, into its group."""
+
+    def __init__(self, settings_cls: type[BaseSettings],
+                 variables: Mapping[str, str | None]) -> None:
+        super().__init__(settings_cls)
+        self._variables = variables
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # __call__ reads every setting itself
+
+    def __call__(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for leaf in leaves():
+            value = self._variables.get(leaf.env.lower())
+            if value is None:
+                continue
+            if len(leaf.path) == 1:
+                out[leaf.path[0]] = value
+            else:
+                out.setdefault(leaf.path[0], {})[leaf.path[1]] = value
+        return out
 
 
 class Settings(BaseSettings):
+    """Where the data lives and which mode runs (embedded, distributed or client); every other
+    setting sits in a group (:mod:`hive_mind.settings_groups`)."""
+
     model_config = SettingsConfigDict(
-        env_prefix="HIVE_MIND_", env_file=None, env_file_encoding="utf-8", extra="ignore"
+        env_prefix=ENV_PREFIX, env_file=None, env_file_encoding="utf-8", extra="ignore"
     )
 
     data_dir: Path = Field(default=Path(DEFAULT_DATA_DIR), description="where mind files live")
     redis_url: str | None = Field(default=None, description="unset = embedded mode (no Redis)")
     url: str | None = Field(default=None, description="client mode: URL of a running serve")
-    host_id: str = Field(default="local", description="this mind host's queue id")
-    shards: str = Field(
-        default="", max_length=65_536,
-        description="sharded deployment (issue #17): shard-0=http://h0:8765,... — this host "
-                    "(HIVE_MIND_HOST_ID=shard-<n>) serves and fences the minds of its shard "
-                    "and forwards the rest to their owners; empty: one host owns every mind",
-    )
-    shard_epoch: int = Field(default=0, ge=0, description="this shard host's fencing epoch")
-    gateway: bool = Field(default=False, description="serve --gateway: a stateless host of a "
-                          "sharded deployment that forwards every request to its mind's owner")
 
-    embedding_provider: Provider = Field(
-        default="auto", description="auto probes inprocess → ollama → voyage → openai",
-    )
-    embedding_model: str | None = Field(
-        default=None, description="model name (default per provider: all-MiniLM-L6-v2 in process)",
-    )
-    embedding_device: str = Field(default="cpu", description="torch device of the in-process model")
-    embedding_backend: Backend = Field(
-        default=DEFAULT_EMBEDDING_BACKEND,
-        description="what runs the in-process model: torch, onnx (same vectors, faster; "
-                    "exported once per machine into the model cache) or onnx-int8 (faster still, "
-                    "own fingerprint)",
-    )
-    model_cache: Path = Field(
-        default_factory=lambda: machine_model_cache(),
-        description="the machine-wide cache of prepared models (ONNX exports), shared by every "
-                    "data dir; default $XDG_CACHE_HOME/hive-mind/models or "
-                    "~/.cache/hive-mind/models. A read-only one is used when it holds the "
-                    "export; otherwise exports go to <data dir>/models",
-    )
-    embedding_cache_dir: Path | None = Field(
-        default=None, description="one directory for ONNX exports instead of the model cache "
-                                  "and its fallback (tests, special setups)",
-    )
-    embedding_batch_size: int = Field(
-        default=DEFAULT_EMBEDDING_BATCH, ge=1, le=4096, description="texts per model forward pass",
-    )
-    embedding_threads: int | None = Field(
-        default=None, ge=1, description="torch threads of the in-process model (default: all)",
-    )
-    embedding_lanes: int | None = Field(
-        default=None, ge=1, le=256,
-        description="parallel encoders the threads are split into (default: one per core, "
-                    "at most 4; 1 on a GPU)",
-    )
-    embedding_nice: int | None = Field(
-        default=None, ge=0, le=19,
-        description="nice value added to in-process encodes (default: +10 embedded, 0 workers)",
-    )
-    embedding_target_dimensions: int | None = Field(
-        default=None, ge=1, le=8192, description="truncate/pad vectors to this dimension",
-    )
-    embedding_timeout: float | None = Field(
-        default=None, gt=0, le=600,
-        description="seconds an HTTP embedding provider may take per request (default: 30 "
-                    "Ollama and LiteLLM, 15 OpenAI and Voyage)",
-    )
-    embedding_http_batch_size: int | None = Field(
-        default=None, ge=1, le=4096,
-        description="texts per request to an HTTP embedding provider (default: the "
-                    "provider's own limit)",
-    )
-    inprocess_model: str | None = Field(
-        default=None, description="the in-process model, also when auto picks it (default: "
-                                  "all-MiniLM-L6-v2)",
-    )
-    ollama_url: str = Field(default=DEFAULT_OLLAMA_URL, description="Ollama server")
-    ollama_model: str | None = Field(
-        default=None, description="Ollama's embedding model, also when auto picks it",
-    )
-    openai_url: str = Field(
-        default=DEFAULT_OPENAI_URL, description="OpenAI-compatible API base",
-    )
-    openai_api_key: SecretStr | None = Field(default=None, description="secret; masked in status")
-    openai_model: str | None = Field(
-        default=None, description="OpenAI's embedding model, also when auto picks it",
-    )
-    voyage_url: str = Field(default=DEFAULT_VOYAGE_URL, description="Voyage API base")
-    voyage_api_key: SecretStr | None = Field(default=None, description="secret; masked in status")
-    voyage_model: str | None = Field(
-        default=None, description="Voyage's embedding model, also when auto picks it",
-    )
-    litellm_url: str = Field(default=DEFAULT_LITELLM_URL, description="LiteLLM proxy")
-    litellm_api_key: SecretStr | None = Field(default=None, description="secret; masked in status")
-    litellm_model: str | None = Field(default=None, description="LiteLLM's embedding model")
-    test_embedding_dimensions: int = Field(
-        default=DEFAULT_TEST_DIMENSIONS, ge=8, le=4096,
-        description="dimension of the deterministic test embedder",
-    )
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    providers: ProviderSettings = Field(default_factory=ProviderSettings)
+    quota: QuotaSettings = Field(default_factory=QuotaSettings)
+    writer: WriterSettings = Field(default_factory=WriterSettings)
+    workers: WorkerSettings = Field(default_factory=WorkerSettings)
+    maintenance: MaintenanceSettings = Field(default_factory=MaintenanceSettings)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    security: SecuritySettings = Field(default_factory=SecuritySettings)
+    http: HttpSettings = Field(default_factory=HttpSettings)
+    cluster: ClusterSettings = Field(default_factory=ClusterSettings)
 
-    batcher_max_items: int = Field(
-        default=512, ge=1, description="micro-batcher: texts per embed_batch",
-    )
-    batcher_max_tokens: int = Field(
-        default=32_768, ge=64, description="micro-batcher: approximate tokens per batch",
-    )
-    batcher_max_wait_ms: float = Field(
-        default=20.0, ge=0, description="micro-batcher: longest wait for a fuller batch",
-    )
+    def __init__(self, **values: Any) -> None:
+        super().__init__(**grouped(values))
 
-    actor_max_ops: int = Field(default=500, ge=1, description="ops per group commit")
-    actor_max_wait_ms: float = Field(
-        default=2.0, ge=0, description="wait for more ops before committing",
-    )
-    actor_mailbox: int = Field(
-        default=2_000, ge=1, description="queued ops per mind before callers wait",
-    )
-    max_open_minds: int = Field(default=64, ge=1, description="LRU cap on open mind files")
-    scope_minds: int = Field(
-        default=16, ge=0, le=10_000,
-        description="workspaces a scope-all recall searches in full, chosen by their content "
-                    "(0: every workspace)",
-    )
-
-    worker_max_jobs: int = Field(
-        default=32, ge=1, description="concurrent jobs per worker (batches fill across them)",
-    )
-    job_timeout_seconds: int = Field(default=120, ge=1, description="arq job timeout")
-    job_max_tries: int = Field(
-        default=5, ge=1, description="retries before a job becomes a dead letter",
-    )
-    cognify_batch_frames: int = Field(
-        default=COGNIFY_BATCH_FRAMES, ge=1,
-        description="frames per cognify job (small: short index transactions between saves)",
-    )
-
-    maintenance_hour: int = Field(
-        default=3, ge=0, le=23, description="nightly maintenance time (UTC hour)",
-    )
-    maintenance_minute: int = Field(
-        default=17, ge=0, le=59, description="nightly maintenance time (minute)",
-    )
-    maintenance_enabled: bool = Field(
-        default=True,
-        description="run the nightly maintenance: in serve and mcp processes (embedded), the "
-                    "host's cron (distributed)",
-    )
-    maintenance_spread_minutes: float = Field(
-        default=60.0, ge=0, le=720,
-        description="the nightly minds start spread over this many minutes after the slot "
-                    "(jittered; a thousand workspaces do not all compact at once)",
-    )
-    maintenance_tasks: Annotated[list[MaintenanceTask], NoDecode] = Field(
-        default_factory=lambda: list(TASKS),
-        description="the nightly tasks, comma-separated: compact, reconcile, harvest_sync",
-    )
-    maintenance_skip_workspaces: Annotated[list[str], NoDecode] = Field(
-        default_factory=list,
-        description="workspace ids the nightly maintenance leaves out, comma-separated "
-                    "(personal = the personal mind)",
-    )
-
-    api_token: SecretStr | None = Field(
-        default=None, description="bearer token required by the HTTP API when set (printable "
-                                  "ASCII, no spaces; empty = unset); required beyond loopback",
-    )
-    api_insecure_no_auth: bool = Field(
-        default=False,
-        description="let serve listen beyond loopback without an API token (anyone who reaches "
-                    "the port reads and writes every mind)",
-    )
-    api_allowed_hosts: Annotated[list[str], NoDecode] = Field(
-        default_factory=list,
-        description="extra Host names the HTTP API answers, comma-separated, any port (* = any); "
-                    "loopback names and the bind address are always allowed",
-    )
-    api_allowed_origins: Annotated[list[str], NoDecode] = Field(
-        default_factory=list,
-        description="extra browser origins (scheme://host[:port], comma-separated; * = any) "
-                    "allowed to call the HTTP API",
-    )
-    max_request_bytes: int = Field(
-        default=10 * 1024 * 1024, ge=1024, description="HTTP request body limit",
-    )
-    cluster_key: SecretStr | None = Field(
-        default=None,
-        description="a secret shared by a deployment's hosts, workers and the operator's "
-                    "cluster commands, never by API clients (at least 32 characters): signs "
-                    "move orders to shards outside a host's shard map and the destructive "
-                    "write-ops that travel through Redis",
-    )
-    max_move_bytes: int = Field(
-        default=64 * 1024**3, ge=1024 * 1024,
-        description="body limit of a mind file moved to this shard (cluster rebalance)",
-    )
-    header_timeout_seconds: float = Field(
-        default=10.0, gt=0, le=600,
-        description="serve closes a connection whose request headers are not complete this "
-                    "long after it opened (or after the previous response)",
-    )
-    body_timeout_seconds: float = Field(
-        default=30.0, gt=0, le=3600,
-        description="serve answers 408 when a request body's next chunk takes longer",
-    )
-    max_connections: int = Field(
-        default=1000, ge=1, le=1_000_000,
-        description="open connections serve keeps; beyond, a new one is closed at once",
-    )
-    metrics_public: bool = Field(
-        default=False,
-        description="serve /metrics without the API token (for a scraper on a trusted network)",
-    )
-    metrics_port: int | None = Field(
-        default=None, ge=0, le=65535,
-        description="a worker's Prometheus port (0: any free port; unset: none)",
-    )
-    metrics_host: str = Field(
-        default="127.0.0.1", description="the interface a worker's metrics port listens on",
-    )
-    api_server_reads: bool | None = Field(
-        default=None,
-        description="let HTTP (and MCP-over-HTTP) clients import paths on the server's disk "
-                    "and URLs it fetches (default: only while serving on loopback)",
-    )
-    fetch_private_addresses: bool = Field(
-        default=False,
-        description="let URL ingest fetch loopback, private, link-local (cloud metadata) and "
-                    "other non-public addresses (default: public addresses only)",
-    )
-
-    external_url: str | None = Field(
-        default=None,
-        description="an external knowledge source (JSON protocol of "
-                    "mind/retrieval/external.py) that scope-all recalls ask when local memory "
-                    "has too little; unset = none",
-    )
-    external_token: SecretStr | None = Field(
-        default=None, description="bearer token sent to the external source; masked in status",
-    )
-    external_timeout: float = Field(
-        default=5.0, gt=0, le=120,
-        description="seconds the external source may take per recall (its failures never "
-                    "fail a recall)",
-    )
-    external_name: str | None = Field(
-        default=None, description="the external source's name in results (`external:<name>`) "
-                                  "and conflict notes (default: its host name)",
-    )
-
-    tier: EmbeddingTier | None = Field(
-        default=None,
-        description="embedding tier: free (local providers, 10,000 embeddings a month), pro "
-                    "(+ remote providers, 1,000,000), team or enterprise (unlimited); a used-up "
-                    "quota refuses saves, imports and recalls (HTTP 429). Unset: no gating",
-    )
-    user_id: str = Field(
-        default=DEFAULT_USER_ID, min_length=1, max_length=200,
-        description="whose monthly embedding count this process adds to (every embedding: "
-                    "indexing, imports, recall queries; shown by status)",
-    )
-    tier_upgrade_url: str | None = Field(
-        default=None, description="where a refused provider or a used-up quota tells the user "
-                                  "to upgrade (named in the error)",
-    )
-    eval_mode: bool = Field(
-        default=False, description="evaluation mode: the tier never refuses a provider or "
-                                   "an embedding (they are still counted)",
-    )
+    @classmethod
+    def settings_customise_sources(
+        cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource, dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Explicit values, then the environment, then the ``.env`` file — each read by the
+        settings' own variable names (:class:`FlatSource`)."""
+        assert isinstance(env_settings, EnvSettingsSource)
+        assert isinstance(dotenv_settings, EnvSettingsSource)
+        return (init_settings, FlatSource(settings_cls, env_settings.env_vars),
+                FlatSource(settings_cls, dotenv_settings.env_vars))
 
     @field_validator("data_dir")
     @classmethod
     def _expand(cls, value: Path) -> Path:
         return Path(value).expanduser()
-
-    @field_validator("api_token", "external_token", "cluster_key")
-    @classmethod
-    def _token(cls, value: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
-        """Surrounding whitespace is dropped (a secret file's newline); empty means unset;
-        anything but printable ASCII without spaces is refused (an HTTP header could never
-        carry it byte for byte). Raised as ConfigurationError, not a pydantic error, so the
-        token never appears in the message."""
-        token = "" if value is None else value.get_secret_value().strip()
-        if not token:
-            return None
-        for position, char in enumerate(token):
-            if not "!" <= char <= "~":
-                raise ConfigurationError(
-                    f"HIVE_MIND_{str(info.field_name).upper()} must be printable ASCII "
-                    f"without spaces (character "
-                    f"{position + 1} is not); e.g. python -c 'import secrets; "
-                    f"print(secrets.token_urlsafe(32))'")
-        if info.field_name == "cluster_key" and len(token) < MIN_CLUSTER_KEY_CHARS:
-            raise ConfigurationError(
-                f"HIVE_MIND_CLUSTER_KEY must be at least {MIN_CLUSTER_KEY_CHARS} characters; "
-                "e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))'")
-        return SecretStr(token)
-
-    @field_validator("external_url")
-    @classmethod
-    def _external_url(cls, value: str | None) -> str | None:
-        """Operator configuration (not held to URL ingest's address guard), but an http(s)
-        URL with a host; empty means unset."""
-        url = (value or "").strip()
-        if not url:
-            return None
-        if not url.startswith(("http://", "https://")) or not urlsplit(url).hostname:
-            raise ConfigurationError(
-                f"HIVE_MIND_EXTERNAL_URL must be an http(s) URL, got {mask_url(url)!r}")
-        return url
-
-    @field_validator("external_name")
-    @classmethod
-    def _external_name(cls, value: str | None) -> str | None:
-        if value is None or not value.strip():
-            return None
-        try:
-            return name_text(value.strip(), "HIVE_MIND_EXTERNAL_NAME", MAX_EXTERNAL_NAME_CHARS)
-        except ValidationError as exc:
-            raise ConfigurationError(str(exc)) from None
-
-    @field_validator("api_allowed_hosts", "api_allowed_origins", "maintenance_tasks",
-                     "maintenance_skip_workspaces", mode="before")
-    @classmethod
-    def _comma_list(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return [part.strip() for part in value.split(",") if part.strip()]
-        return value
-
-    @field_validator("maintenance_skip_workspaces")
-    @classmethod
-    def _workspace_ids(cls, value: list[str]) -> list[str]:
-        for ident in value:
-            if ident != PERSONAL_MIND:
-                validate_slug(ident, "workspace id in HIVE_MIND_MAINTENANCE_SKIP_WORKSPACES")
-        return value
 
     @property
     def embedded(self) -> bool:
@@ -423,50 +216,51 @@ class Settings(BaseSettings):
             return value.get_secret_value() if value else None
 
         return EmbeddingConfig(
-            provider=self.embedding_provider,
-            model=self.embedding_model,
-            device=self.embedding_device,
-            batch_size=self.embedding_batch_size,
-            num_threads=self.embedding_threads,
-            lanes=self.embedding_lanes,
-            backend=self.embedding_backend,
-            onnx_cache_dir=(self.embedding_cache_dir.expanduser(),) if self.embedding_cache_dir
-            else (self.model_cache.expanduser(), (self.data_dir / "models").expanduser()),
-            nice=self.default_embedding_nice() if self.embedding_nice is None
-            else self.embedding_nice,
-            inprocess_model=self.inprocess_model,
-            ollama_url=self.ollama_url,
-            ollama_model=self.ollama_model,
-            openai_url=self.openai_url,
-            openai_api_key=secret(self.openai_api_key),
-            openai_model=self.openai_model,
-            voyage_url=self.voyage_url,
-            voyage_api_key=secret(self.voyage_api_key),
-            voyage_model=self.voyage_model,
-            litellm_url=self.litellm_url,
-            litellm_api_key=secret(self.litellm_api_key),
-            litellm_model=self.litellm_model,
-            timeout=self.embedding_timeout,
-            http_batch_size=self.embedding_http_batch_size,
-            test_dimensions=self.test_embedding_dimensions,
-            target_dimensions=self.embedding_target_dimensions,
-            eval_mode=self.eval_mode,
-            tier=self.tier,
-            user_id=self.user_id,
-            upgrade_url=self.tier_upgrade_url,
+            provider=self.embedding.provider,
+            model=self.embedding.model,
+            device=self.embedding.device,
+            batch_size=self.embedding.batch_size,
+            num_threads=self.embedding.threads,
+            lanes=self.embedding.lanes,
+            backend=self.embedding.backend,
+            onnx_cache_dir=(self.embedding.cache_dir.expanduser(),) if self.embedding.cache_dir
+            else (self.embedding.model_cache.expanduser(),
+                  (self.data_dir / "models").expanduser()),
+            nice=self.default_embedding_nice() if self.embedding.nice is None
+            else self.embedding.nice,
+            inprocess_model=self.embedding.inprocess_model,
+            ollama_url=self.providers.ollama_url,
+            ollama_model=self.providers.ollama_model,
+            openai_url=self.providers.openai_url,
+            openai_api_key=secret(self.providers.openai_api_key),
+            openai_model=self.providers.openai_model,
+            voyage_url=self.providers.voyage_url,
+            voyage_api_key=secret(self.providers.voyage_api_key),
+            voyage_model=self.providers.voyage_model,
+            litellm_url=self.providers.litellm_url,
+            litellm_api_key=secret(self.providers.litellm_api_key),
+            litellm_model=self.providers.litellm_model,
+            timeout=self.providers.timeout,
+            http_batch_size=self.providers.http_batch_size,
+            test_dimensions=self.embedding.test_dimensions,
+            target_dimensions=self.embedding.target_dimensions,
+            eval_mode=self.quota.eval_mode,
+            tier=self.quota.tier,
+            user_id=self.quota.user_id,
+            upgrade_url=self.quota.upgrade_url,
         )
 
     def external_source(self) -> HttpExternalSource | None:
         """The configured external knowledge source (no connection is made here)."""
-        if not self.external_url:
+        url, token = self.retrieval.external_url, self.retrieval.external_token
+        if not url:
             return None
         from mind.retrieval.external import HttpExternalSource
 
         return HttpExternalSource(
-            self.external_url,
-            api_key=self.external_token.get_secret_value() if self.external_token else None,
-            timeout=self.external_timeout,
-            name=self.external_name or urlsplit(self.external_url).hostname or "external")
+            url, api_key=token.get_secret_value() if token else None,
+            timeout=self.retrieval.external_timeout,
+            name=self.retrieval.external_name or urlsplit(url).hostname or "external")
 
     def runtime_config(self, *, host: bool = True) -> RuntimeConfig:
         """``host=False``: a cognify worker's (it opens no mind file, so it has no fence)."""
@@ -476,24 +270,24 @@ class Settings(BaseSettings):
         return RuntimeConfig(
             data_dir=self.data_dir,
             embedding=self.embedding_config(),
-            batcher_max_items=self.batcher_max_items,
-            batcher_max_tokens=self.batcher_max_tokens,
-            batcher_max_wait=self.batcher_max_wait_ms / 1000,
-            actor=ActorSettings(self.actor_max_ops, self.actor_max_wait_ms / 1000,
-                                self.actor_mailbox),
-            max_open_minds=self.max_open_minds,
-            max_tries=self.job_max_tries,
-            cognify_batch=self.cognify_batch_frames,
+            batcher_max_items=self.embedding.batcher_max_items,
+            batcher_max_tokens=self.embedding.batcher_max_tokens,
+            batcher_max_wait=self.embedding.batcher_max_wait_ms / 1000,
+            actor=ActorSettings(self.writer.max_ops, self.writer.max_wait_ms / 1000,
+                                self.writer.mailbox),
+            max_open_minds=self.writer.max_open_minds,
+            max_tries=self.workers.job_max_tries,
+            cognify_batch=self.workers.cognify_batch_frames,
             fence=self.fence() if host else None,
             shards=self.shard_map() if host else None,
         )
 
     def shard_map(self) -> ShardMap | None:
         """The configured shards (None: unsharded); a malformed map names its fix."""
-        if not self.shards.strip():
+        if not self.cluster.shards.strip():
             return None
         try:
-            return parse_shards(self.shards)
+            return parse_shards(self.cluster.shards)
         except ShardMapError as exc:
             raise ConfigurationError(f"HIVE_MIND_SHARDS: {exc}") from None
 
@@ -502,25 +296,31 @@ class Settings(BaseSettings):
         shards = self.shard_map()
         if shards is None:
             return None
-        if self.host_id not in shards.shards:
+        if self.cluster.host_id not in shards.shards:
             raise ConfigurationError(
-                f"HIVE_MIND_HOST_ID={self.host_id!r} is not a shard of HIVE_MIND_SHARDS "
-                f"({', '.join(sorted(shards.shards))}): set it to the shard this host serves")
-        return Fence(self.host_id, self.shard_epoch)
+                f"HIVE_MIND_HOST_ID={self.cluster.host_id!r} is not a shard of "
+                f"HIVE_MIND_SHARDS ({', '.join(sorted(shards.shards))}): set it to the shard "
+                "this host serves")
+        return Fence(self.cluster.host_id, self.cluster.shard_epoch)
+
+    def api_secret(self) -> str:
+        """The HTTP API's bearer token, or "" when unset."""
+        token = self.security.api_token
+        return token.get_secret_value() if token else ""
 
     def cluster_secret(self) -> str | None:
         """The deployment key (:mod:`vocabulary.signing`), or None when unset."""
-        return self.cluster_key.get_secret_value() if self.cluster_key else None
+        return self.cluster.key.get_secret_value() if self.cluster.key else None
 
     def schedule_config(self) -> ScheduleConfig:
         """The nightly maintenance (:mod:`workers.schedule`)."""
         skip = {PERSONAL_MIND if ident == PERSONAL_MIND else workspace_mind_id(ident)
-                for ident in self.maintenance_skip_workspaces}
-        return ScheduleConfig(enabled=self.maintenance_enabled, hour=self.maintenance_hour,
-                              minute=self.maintenance_minute,
-                              tasks=tuple(dict.fromkeys(self.maintenance_tasks)),
+                for ident in self.maintenance.skip_workspaces}
+        return ScheduleConfig(enabled=self.maintenance.enabled, hour=self.maintenance.hour,
+                              minute=self.maintenance.minute,
+                              tasks=tuple(dict.fromkeys(self.maintenance.tasks)),
                               skip_minds=frozenset(skip),
-                              spread_minutes=self.maintenance_spread_minutes)
+                              spread_minutes=self.maintenance.spread_minutes)
 
     def queue_config(self) -> QueueConfig:
         if not self.redis_url:
@@ -528,22 +328,41 @@ class Settings(BaseSettings):
         from workers.queue import QueueConfig
 
         return QueueConfig(
-            redis_url=self.redis_url, host_id=self.host_id, max_jobs=self.worker_max_jobs,
-            job_timeout=self.job_timeout_seconds, max_tries=self.job_max_tries,
+            redis_url=self.redis_url, host_id=self.cluster.host_id,
+            max_jobs=self.workers.max_jobs, job_timeout=self.workers.job_timeout_seconds,
+            max_tries=self.workers.job_max_tries,
             shards=self.shard_map(), cluster_key=self.cluster_secret(),
         )
 
+    def replace(self, **values: Any) -> Settings:
+        """A copy with these settings changed, named by their flat names
+        (``replace(batcher_max_wait_ms=0.0)``); values are taken as they are."""
+        update: dict[str, Any] = {}
+        for key, changes in grouped(values).items():
+            if key not in type(self).model_fields:
+                raise TypeError(f"no setting {key!r}")
+            update[key] = getattr(self, key).model_copy(update=changes) \
+                if isinstance(changes, dict) else changes
+        return self.model_copy(update=update)
+
     def redacted(self) -> dict[str, Any]:
-        """The effective configuration, secrets masked: secret fields, and credentials inside
-        URLs (``user:password@``, ``?api_key=…``; :func:`mind.redact.mask_text`)."""
-        out = self.model_dump(mode="json")
-        for key, value in out.items():
-            if isinstance(getattr(self, key), SecretStr):
-                out[key] = "***" if value else None
+        """The effective configuration by flat name (``embedding_provider``), secrets masked:
+        secret fields, and credentials inside URLs (``user:password@``, ``?api_key=…``;
+        :func:`mind.redact.mask_text`)."""
+        dumped = self.model_dump(mode="json")
+        out: dict[str, Any] = {}
+        for leaf in leaves():
+            value: Any = dumped
+            raw: Any = self
+            for part in leaf.path:
+                value, raw = value[part], getattr(raw, part)
+            if isinstance(raw, SecretStr):
+                value = "***" if value else None
             elif isinstance(value, str):
-                out[key] = mask_text(value)
+                value = mask_text(value)
             elif isinstance(value, list):
-                out[key] = [mask_text(v) if isinstance(v, str) else v for v in value]
+                value = [mask_text(v) if isinstance(v, str) else v for v in value]
+            out[leaf.flat] = value
         return out
 
 
@@ -588,4 +407,4 @@ def load_settings(**overrides: Any) -> Settings:
     path = env_file(given)
     given.pop("env_file", None)
     _warn_of_working_dir_env(path)
-    return Settings(_env_file=path, **given)  # type: ignore[call-arg]
+    return Settings(_env_file=path, **given)

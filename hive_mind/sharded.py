@@ -119,7 +119,7 @@ class ShardedHiveMind(PerMind, MindMoves):
         self.settings = settings
         self.shards = shards
         self.local = local  # this host's own facade (None on a gateway)
-        self.shard_id = settings.host_id if local is not None else None
+        self.shard_id = settings.cluster.host_id if local is not None else None
         self.remotes: dict[str, RemoteHiveMind] = {}  # by URL, made on first use
 
     # -- lifecycle --------------------------------------------------------------------------
@@ -197,7 +197,7 @@ class ShardedHiveMind(PerMind, MindMoves):
         return self.remotes[url]
 
     def _client(self, url: str) -> RemoteHiveMind:
-        return RemoteHiveMind(self.settings.model_copy(update={"url": url}),
+        return RemoteHiveMind(self.settings.replace(url=url),
                               timeout=FORWARD_TIMEOUT_SECONDS,
                               connect_timeout=FORWARD_CONNECT_SECONDS, on_request=stamp)
 

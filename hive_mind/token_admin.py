@@ -48,7 +48,8 @@ def token_store(settings: Settings) -> TokenStore | None:
     """This process's store: a host's (one host, or a shard host); none on a gateway or a
     machine of a sharded deployment that is no shard (it reaches the shards instead)."""
     shards = settings.shard_map()
-    if settings.gateway or (shards is not None and settings.host_id not in shards.shards):
+    if settings.cluster.gateway or (shards is not None
+                                    and settings.cluster.host_id not in shards.shards):
         return None
     return TokenStore(settings.data_dir)
 
@@ -56,8 +57,8 @@ def token_store(settings: Settings) -> TokenStore | None:
 async def remote_tokens(settings: Settings, method: str, path: str = "",
                         **kwargs: Any) -> Any:
     """The admin API of the server at ``settings.url`` (the CLI's client mode)."""
-    headers = {} if settings.api_token is None else {
-        "Authorization": f"Bearer {settings.api_token.get_secret_value()}"}
+    headers = {} if settings.security.api_token is None else {
+        "Authorization": f"Bearer {settings.security.api_token.get_secret_value()}"}
     async with httpx.AsyncClient(timeout=HTTP_SECONDS, headers=headers) as client:
         answer = await client.request(method, f"{settings.url}/v1/tokens{path}", **kwargs)
     if answer.status_code >= 400:
@@ -76,7 +77,7 @@ class TokenAdmin:
         self.local = token_store(settings)
         self.peers = [] if shards is None else [
             url for shard, url in sorted(shards.shards.items())
-            if settings.gateway or shard != settings.host_id]
+            if settings.cluster.gateway or shard != settings.cluster.host_id]
 
     async def _each_peer(self, method: str, path: str, **kwargs: Any) -> list[str]:
         """``method path`` on every other shard (marked forwarded: each acts on its own

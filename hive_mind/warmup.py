@@ -137,9 +137,9 @@ def start(facade: Warmed) -> asyncio.Future[None]:
     """Mark the warm-up's steps pending and start it as a task of the running loop."""
     warming: WarmUp = facade.warming
     present = facade.runtime.list_minds()
-    minds = minds_to_warm(present, facade.settings.max_open_minds)
+    minds = minds_to_warm(present, facade.settings.writer.max_open_minds)
     workspaces = [m for m in present if m != PERSONAL_MIND]
-    routing = 0 < facade.settings.scope_minds < len(workspaces)
+    routing = 0 < facade.settings.retrieval.scope_minds < len(workspaces)
     warming.expect([MODEL, *map(mind_step, minds), *([ROUTING] if routing else []),
                     *([RECALL] if minds else [])])
     return asyncio.ensure_future(_run(facade, warming, minds, workspaces if routing else []))

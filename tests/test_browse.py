@@ -66,7 +66,7 @@ async def test_sessions_frames_graph_runs_and_importance_locally_and_over_http(
         ids = await _fill(hm)
         await _check(hm, ids)
     with running_server(settings) as url:  # the server opens the data dir itself
-        remote = RemoteHiveMind(settings.model_copy(update={"url": url}))
+        remote = RemoteHiveMind(settings.replace(url=url))
         try:
             await _check(remote, ids)
         finally:

@@ -126,7 +126,7 @@ def test_k8s_shard_id_is_derived_from_the_pod_ordinal(k8s: dict) -> None:
         Settings(shards=text, host_id=host_id.replace("$(POD_INDEX)", "")).fence()
     epoch = variables["HIVE_MIND_SHARD_EPOCH"]["valueFrom"]["configMapKeyRef"]
     assert Settings(shard_epoch=k8s[("ConfigMap", epoch["name"])]["data"][epoch["key"]]
-                    ).shard_epoch >= 0
+                    ).cluster.shard_epoch >= 0
 
 
 def test_k8s_gateway_is_stateless_serve_gateway(k8s: dict) -> None:

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from hive_mind.settings import Settings
+from hive_mind.settings import Settings, leaves
 from mind.harvest.registry import MODULES as ADAPTERS
 from tests.procs import ROOT
 
@@ -172,9 +172,11 @@ def test_mind_layers_point_one_way() -> None:
 # framework that calls it (routes, CLI commands, validators, MCP tools)
 PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod", "property", "abstractmethod",
                               "cached_property", "overload"})
-# methods a standard-library base class calls (io.RawIOBase, html.parser.HTMLParser)
+# methods a base class calls (io.RawIOBase, html.parser.HTMLParser, pydantic-settings' settings
+# and their sources)
 CALLED_BY_BASES = frozenset({"readable", "readinto", "handle_starttag", "handle_endtag",
-                             "handle_startendtag", "handle_data"})
+                             "handle_startendtag", "handle_data", "settings_customise_sources",
+                             "get_field_value"})
 # public functions no production code names, kept on purpose
 KEPT: dict[str, str] = {
     "FrameQueries.get_gop_frames": "Mind.open(path).frames: a session's frames in order",
@@ -248,12 +250,40 @@ def test_every_public_function_has_a_production_caller() -> None:
 # -- settings -----------------------------------------------------------------------------------
 
 
+def _settings_read() -> set[tuple[str, ...]]:
+    """Where production code reads settings: ``x.group.field`` as (group, field), ``self.field``
+    inside a class as (class, field), and every attribute name on its own."""
+    read: set[tuple[str, ...]] = set()
+    for tree in TREES.values():
+        for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+            read |= {(cls.name, node.attr) for node in ast.walk(cls)
+                     if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load)
+                     and isinstance(node.value, ast.Name) and node.value.id == "self"}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                read.add((node.attr,))
+                if isinstance(node.value, ast.Attribute):
+                    read.add((node.value.attr, node.attr))
+    return read
+
+
 def test_every_setting_is_read() -> None:
     """A setting documented (docs/configuration.md) but read by no code is a promise nobody
-    keeps: each field is read as an attribute (``settings.x``, ``self.x``) somewhere."""
-    read = {node.attr for tree in TREES.values() for node in ast.walk(tree)
-            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load)}
-    assert sorted(set(Settings.model_fields) - read) == []
+    keeps: each is read as an attribute somewhere — a group's setting through its group
+    (``settings.embedding.provider``) or by its own group's methods (``self.provider``)."""
+    read = _settings_read()
+    unread = []
+    for leaf in leaves():
+        if len(leaf.path) == 2:
+            group = Settings.model_fields[leaf.path[0]].annotation
+            owner = group.__name__ if isinstance(group, type) else "?"
+            found = leaf.path in read or (owner, leaf.path[1]) in read
+        else:
+            found = leaf.path in read
+        if not found:
+            unread.append(leaf.env)
+    assert unread == []
+    assert len(leaves()) > 70 and any(len(leaf.path) == 2 for leaf in leaves())
 
 
 # -- tables -------------------------------------------------------------------------------------

@@ -9,11 +9,13 @@ import sys
 from pathlib import Path
 
 from pydantic import AliasChoices, BaseModel, Field
+from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from hive_mind.docgen import configuration, http_reference, mcp_reference, write_or_check
 from hive_mind.mcp_server import TOOL_NAMES
-from hive_mind.settings import Settings
+from hive_mind.settings import Settings, leaves
+from hive_mind.settings_groups import is_internal
 from tests.procs import ROOT
 
 FIX = "run: python -m hive_mind.docgen"
@@ -24,12 +26,33 @@ def test_configuration_doc_is_up_to_date() -> None:
     assert configuration.DOC.read_text(encoding="utf-8") == configuration.render(), FIX
 
 
+def _field(path: tuple[str, ...]) -> FieldInfo:
+    if len(path) == 1:
+        return Settings.model_fields[path[0]]
+    group = Settings.model_fields[path[0]].annotation
+    assert isinstance(group, type) and issubclass(group, BaseModel)
+    return group.model_fields[path[1]]
+
+
 def test_every_setting_is_documented_with_its_variable_and_description() -> None:
     text = configuration.render()
+    for leaf in leaves():
+        field = _field(leaf.path)
+        row = next(line for line in text.splitlines() if line.startswith(f"| `{leaf.env}` |"))
+        assert field.description and " ".join(field.description.split())[:40] in row, leaf
+        assert ("| *internal:* " in row) == is_internal(field), leaf
+
+
+def test_the_doc_has_a_section_per_group_and_labels_internal_knobs() -> None:
+    text = configuration.render()
     for name, field in Settings.model_fields.items():
-        row = next(line for line in text.splitlines()
-                   if line.startswith(f"| `HIVE_MIND_{name.upper()}` |"))
-        assert field.description and " ".join(field.description.split())[:40] in row, name
+        group = field.annotation
+        if isinstance(group, type) and issubclass(group, BaseModel):
+            assert f"\n## {group.model_config.get('title')}\n" in text, name
+    embedding = text.split("\n## Embedding\n", 1)[1].split("\n## ", 1)[0]
+    assert "| `HIVE_MIND_EMBEDDING_PROVIDER` |" in embedding
+    assert "| `HIVE_MIND_BATCHER_MAX_WAIT_MS` | number (≥ 0) | `20` | *internal:* " in embedding
+    assert 8 <= text.count("| *internal:* ") <= 20
 
 
 def test_http_doc_is_up_to_date_and_names_every_route() -> None:

@@ -70,8 +70,8 @@ def local(data: Path) -> Iterator[tuple[httpx.Client, int]]:
 
 def test_empty_token_is_unset(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HIVE_MIND_API_TOKEN", "")
-    assert load_settings().api_token is None
-    assert Settings(api_token=SecretStr("   ")).api_token is None
+    assert load_settings().security.api_token is None
+    assert Settings(api_token=SecretStr("   ")).security.api_token is None
     with pytest.raises(ConfigurationError, match="HIVE_MIND_API_TOKEN"):
         check_exposure(load_settings(), "0.0.0.0")
 

@@ -36,7 +36,7 @@ from actors.host import mind_path
 from hive_mind.cli import app as cli_app
 from hive_mind.cli.maintenance import KINDS
 from hive_mind.mcp_server import build_server
-from hive_mind.settings import Settings
+from hive_mind.settings_groups import EmbeddingSettings
 from hive_mind.workspaces import WorkspaceManager
 from mind import ids as mind_ids
 from mind import timeutil
@@ -352,7 +352,7 @@ def test_cli_choices_are_the_leaf() -> None:
         assert sorted(_choices(path, option)) == sorted(values), (path, option)
     assert tuple(KINDS) == enums.MAINTENANCE_KINDS
     assert sorted(_choices([], "embedding_provider")) == sorted(
-        _literal_values(Settings.model_fields["embedding_provider"].annotation))
+        _literal_values(EmbeddingSettings.model_fields["provider"].annotation))
 
 
 # -- structure --------------------------------------------------------------------------------

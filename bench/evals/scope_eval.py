@@ -126,7 +126,7 @@ async def ask_split(hm: Any, ev: Eval, home: dict[str, str], settings: list[int]
         await hm.recall_detail(q.text, scope="all", limit=LIMIT, touch=False)
     passes = []
     for n in settings:
-        hm.settings = hm.settings.model_copy(update={"scope_minds": n})
+        hm.settings = hm.settings.replace(scope_minds=n)
         p = Pass("every workspace (scope_minds=0)" if n == 0 else f"routed, scope_minds={n}")
         started = time.perf_counter()
         for i, q in enumerate(ev.questions):

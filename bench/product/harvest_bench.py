@@ -243,7 +243,7 @@ def main() -> None:
         generate(small, args.e2e_conversations, args.messages)
         from hive_mind.settings import load_settings
 
-        backend = args.backend or load_settings().embedding_backend
+        backend = args.backend or load_settings().embedding.backend
         before, _ = raw_rate(small, backend, args.raw_sample)
         e2e = spawn(small, root / "e2e", "inprocess", backend)
         e2e_rate = e2e["frames"] / e2e["elapsed"]

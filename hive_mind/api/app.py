@@ -88,7 +88,7 @@ def create_app(settings: Settings, facade: HostFacade | None = None, *, mcp: boo
     )
     app.state.facade = facade
     app.state.settings = settings
-    app.state.server_reads = reads_allowed(settings.api_server_reads, bind_host)
+    app.state.server_reads = reads_allowed(settings.security.server_reads, bind_host)
     errors.install(app)
     app.include_router(health.router)
     app.include_router(routes_memory.router)
@@ -108,16 +108,16 @@ def create_app(settings: Settings, facade: HostFacade | None = None, *, mcp: boo
             mcp_lifespans.append(lifespan_of)
     # add_middleware puts each new one outside the previous: the last added runs first
     app.add_middleware(CatchAllMiddleware)
-    moves_in = settings.shard_map() is not None and not settings.gateway  # a shard host
-    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_request_bytes,
-                       larger=(("PUT", SNAPSHOT_PATH, settings.max_move_bytes),) if moves_in
-                       else (), idle_seconds=settings.body_timeout_seconds,
+    moves_in = settings.shard_map() is not None and not settings.cluster.gateway  # a shard host
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.http.max_request_bytes,
+                       larger=(("PUT", SNAPSHOT_PATH, settings.cluster.max_move_bytes),) if moves_in
+                       else (), idle_seconds=settings.http.body_timeout_seconds,
                        total_seconds=BODY_TOTAL_SECONDS)
     app.add_middleware(ForwardingContext)  # inside auth: the caller's credentials, checked
     token = api_token(settings)
     if token is not None:
         public = (*PUBLIC_PATHS, *docs_page.PUBLIC_PATHS, *console.PUBLIC_PATHS)
-        if settings.metrics_public:
+        if settings.security.metrics_public:
             public = (*public, "/metrics")
         app.add_middleware(BearerAuthMiddleware, token=token, exempt=public,
                            resolve=TokenResolver(settings))

@@ -24,9 +24,9 @@ def is_wildcard(bind_host: str) -> bool:
 
 
 def api_token(settings: Settings) -> str | None:
-    if settings.api_token is None:
+    if settings.security.api_token is None:
         return None
-    return settings.api_token.get_secret_value() or None
+    return settings.security.api_token.get_secret_value() or None
 
 
 def check_exposure(settings: Settings, bind_host: str) -> str | None:
@@ -34,7 +34,7 @@ def check_exposure(settings: Settings, bind_host: str) -> str | None:
     set; return the warning to log when ``api_insecure_no_auth`` overrides that, else None."""
     if is_loopback(bind_host) or api_token(settings) is not None:
         return None
-    if settings.api_insecure_no_auth:
+    if settings.security.insecure_no_auth:
         return (f"INSECURE: serving on {bind_host or '*'} WITHOUT authentication "
                 f"(--insecure-no-auth / HIVE_MIND_API_INSECURE_NO_AUTH): anyone who can reach "
                 f"this address can read, write and delete every mind")

@@ -108,12 +108,12 @@ class HostPolicy:
 
 def host_policy(settings: Settings, bind_host: str) -> HostPolicy:
     """The policy of a server bound to ``bind_host`` under ``settings``."""
-    hosts, any_host = _names(settings.api_allowed_hosts)
+    hosts, any_host = _names(settings.security.allowed_hosts)
     if is_wildcard(bind_host):
         any_host = any_host or api_token(settings) is not None
     elif (bound := host_name(bind_host)) is not None:
         hosts |= {bound}
-    origins = {o.strip().lower().rstrip("/") for o in settings.api_allowed_origins}
+    origins = {o.strip().lower().rstrip("/") for o in settings.security.allowed_origins}
     return HostPolicy(hosts, any_host, frozenset(origins - {"*"}), "*" in origins)
 
 

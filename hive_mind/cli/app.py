@@ -20,7 +20,7 @@ from typing import Annotated, Any, Final, Literal, get_args
 import typer
 
 from hive_mind.cli.common import CliState, configure_cli_logging
-from hive_mind.settings import Provider
+from vocabulary.enums import EmbeddingProviderName as Provider
 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
 PROVIDERS: Final = get_args(Provider)

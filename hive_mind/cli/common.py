@@ -74,14 +74,13 @@ def settings_from(overrides: dict[str, object]) -> Settings:
     clean error."""
     import pydantic
 
-    from hive_mind.settings import load_settings
+    from hive_mind.settings import env_var, load_settings
 
     try:
         return load_settings(**overrides)
     except pydantic.ValidationError as exc:
         first = exc.errors()[0]
-        name = ".".join(str(p) for p in first.get("loc", ()))
-        env = f"HIVE_MIND_{name.upper()}" if name else "settings"
+        env = env_var(tuple(first.get("loc", ())))
         raise ConfigurationError(f"invalid configuration {env}: {first.get('msg')}") from None
 
 
@@ -205,7 +204,7 @@ def with_facade(ctx: typer.Context, action: Callable[[MindFacade], Awaitable[T]]
     delay the answer, as nothing else in this process adds to the batch."""
     settings = state(ctx).settings()
     if writes and not bulk:
-        settings = settings.model_copy(update={"batcher_max_wait_ms": 0.0})
+        settings = settings.replace(batcher_max_wait_ms=0.0)
 
     async def go() -> T:
         with starting():  # imports the facade and the runtime

@@ -134,7 +134,7 @@ def backup(
 
     settings = _host_settings(ctx, "backup")
     with CountProgress("Backing up (MB)", not as_json) as progress:
-        manifest = run_backup(settings.data_dir, dest, host=settings.host_id,
+        manifest = run_backup(settings.data_dir, dest, host=settings.cluster.host_id,
                               progress=lambda done, due: progress(*_megabytes(done, due)))
     minds = [f for f in manifest["files"] if f["mind"]]
     output(as_json, manifest, message(

@@ -194,10 +194,10 @@ def serve(
     come from no or an allowed browser Origin (HIVE_MIND_API_ALLOWED_ORIGINS)."""
     settings = _process_logging(ctx, "INFO")
     if insecure_no_auth:
-        settings = settings.model_copy(update={"api_insecure_no_auth": True})
+        settings = settings.replace(api_insecure_no_auth=True)
     if gateway:
-        settings = settings.model_copy(update={"gateway": True})
-    if settings.gateway and settings.shard_map() is None:
+        settings = settings.replace(gateway=True)
+    if settings.cluster.gateway and settings.shard_map() is None:
         raise ConfigurationError("serve --gateway needs HIVE_MIND_SHARDS (the shards it "
                                  "forwards to)")
     warning = None
@@ -282,9 +282,9 @@ def worker(
         return
     settings = _process_logging(ctx, "INFO")
     if metrics_port is not None:
-        settings = settings.model_copy(update={"metrics_port": metrics_port})
+        settings = settings.replace(metrics_port=metrics_port)
     if as_json:
-        emit_json({"worker": {"host_id": settings.host_id, "mode": _mode(settings)}})
+        emit_json({"worker": {"host_id": settings.cluster.host_id, "mode": _mode(settings)}})
     from hive_mind.processes import run_cognify_worker
 
     run_cognify_worker(settings, burst=burst)

@@ -21,8 +21,8 @@ async def _act(ctx: typer.Context, method: str, path: str = "", **body: Any) -> 
     settings = state(ctx).settings()
     if settings.url:
         return await remote_tokens(settings, method, path, **({"json": body} if body else {}))
-    auth = None if settings.api_token is None else \
-        f"Bearer {settings.api_token.get_secret_value()}"
+    auth = None if settings.security.api_token is None else \
+        f"Bearer {settings.security.api_token.get_secret_value()}"
     admin = TokenAdmin(settings, auth)
     if method == "POST":
         return await admin.create(body["workspaces"], read_only=body["read_only"],

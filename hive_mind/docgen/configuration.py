@@ -2,7 +2,9 @@
 environment variable, type, default and description, in the order the class declares them.
 
 A field whose type is itself a pydantic model (a group of settings) becomes a section of its
-own, titled by the field and introduced by the model's docstring. Environment names come from
+own, titled by the model's ``title`` (else the field's name) and introduced by the model's
+docstring. A setting marked internal (:func:`hive_mind.settings_groups.setting`) says so at the
+start of its description. Environment names come from
 a field's alias when it has one, else from the settings' ``env_prefix`` and the field's path.
 """
 
@@ -18,6 +20,7 @@ from pydantic_core import PydanticUndefined
 
 from hive_mind.docgen import DOCS, generated_note
 from hive_mind.docgen.schema_text import cell, type_text
+from hive_mind.settings_groups import is_internal
 
 DOC = DOCS / "configuration.md"
 COMMAND = "python -m hive_mind.docgen"
@@ -37,7 +40,15 @@ hive-mind has one settings object. Each setting is read, in this order of preced
 Nothing is read at import time. `hive-mind status` prints the effective configuration with
 secrets masked. Lists are comma-separated (`HIVE_MIND_MAINTENANCE_TASKS=compact,reconcile`);
 booleans are `true` / `false`; "unset" means the variable is absent or empty.
+
+The settings come in groups (one section each below; in code `settings.embedding.provider` is
+`HIVE_MIND_EMBEDDING_PROVIDER`). A setting marked *internal* is a tuning knob whose default was
+measured (docs/performance.md): it is listed for completeness, and a deployment does not need
+to set it.
 """
+
+
+INTERNAL_LABEL = "*internal:* "
 
 
 class Row(NamedTuple):
@@ -118,13 +129,15 @@ def sections(model: type[BaseModel], prefix: str | None = None, title: str = "Se
             groups.append((name, group))
             continue
         prop = schema.get("properties", {}).get(name, {})
+        label = INTERNAL_LABEL if is_internal(field) else ""
         rows.append(Row(", ".join(f"`{e}`" for e in env_names(name, field, prefix, root)),
-                        type_text(prop), default_text(field), field.description or ""))
+                        type_text(prop), default_text(field), label + (field.description or "")))
     doc = inspect.cleandoc(model.__doc__ or "") if model.__doc__ else ""
     yield Section(title, doc, rows)
     for name, group in groups:
         inner = _prefix(group, f"{prefix}{name}{delimiter}")
-        yield from sections(group, inner, name.replace("_", " ").capitalize(), root)
+        title = str(group.model_config.get("title") or name.replace("_", " ").capitalize())
+        yield from sections(group, inner, title, root)
 
 
 def render(model: type[BaseModel] | None = None) -> str:
