@@ -120,23 +120,26 @@ def shared_model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Non
 
 # Test tiers (`make test-fast` runs `unit`; `make test` runs all three):
 # - slow: takes seconds: multi-process clusters, long inputs, deadlines (marked where they are);
-# - integration: a real Redis, the real embedding model, or processes and servers started by
-#   the test (the modules below, and any test asking for the `redis` or `real_model` fixture);
+# - integration: a real Redis, the real embedding model, processes started by the test, or
+#   HTTP servers it talks to over real sockets with deadlines (the modules below, and any test
+#   asking for the `redis` or `real_model` fixture);
 # - unit: everything else — in-process, on real SQLite files in tmp dirs. A unit test that
 #   starts a process fails (`forbid_processes_in_unit_tests`): mark its module here instead.
 INTEGRATION_FIXTURES = frozenset({"redis", "real_model"})
 INTEGRATION_MODULES = frozenset({
     "test_arq_worker", "test_catchup", "test_cli", "test_cli_docs", "test_cli_startup",
-    "test_codeword_drill", "test_console_browser", "test_conversation_signals", "test_demo", "test_deploy_shards",
-    "test_distributed", "test_embeddings_inprocess", "test_embeddings_onnx", "test_extraction",
-    "test_fair_queue", "test_harvest_resume_process", "test_http_api", "test_import_graph",
-    "test_int4_blocks", "test_int8_scan", "test_jobs_admin", "test_maintenance_cron",
-    "test_quota_interfaces",
-    "test_mcp_drain", "test_mcp_server", "test_metrics", "test_multiprocess", "test_queue_schemas", "test_readme",
+    "test_codeword_drill", "test_combined", "test_console_browser", "test_conversation_signals",
+    "test_demo", "test_deploy_shards", "test_distributed", "test_embeddings_chain",
+    "test_embeddings_http", "test_embeddings_inprocess", "test_embeddings_onnx",
+    "test_extraction", "test_fair_queue", "test_harvest_resume_process", "test_http_api",
+    "test_import_graph", "test_int4_blocks", "test_int8_scan", "test_jobs_admin",
+    "test_maintenance_cron", "test_mcp_drain", "test_mcp_server", "test_metrics",
+    "test_multiprocess", "test_queue_schemas", "test_quota_interfaces", "test_readme",
     "test_recall_combined_interfaces", "test_recall_eval", "test_reference_docs",
-    "test_relevance_interfaces", "test_runtime_contract", "test_save_idempotency",
-    "test_schedule", "test_scoped_tokens", "test_search_real_model", "test_security_bounds",
-    "test_security_cli", "test_security_connections", "test_security_forget",
+    "test_relevance_interfaces", "test_remote_client", "test_runtime_contract",
+    "test_save_idempotency", "test_schedule", "test_scoped_tokens", "test_search_real_model",
+    "test_security_bounds", "test_security_cli", "test_security_cluster",
+    "test_security_connections", "test_security_fetch", "test_security_forget",
     "test_security_harvest", "test_security_http", "test_security_imports", "test_serve_warmup",
     "test_supersession", "test_vocabulary", "test_wake",
 })
