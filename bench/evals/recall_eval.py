@@ -18,7 +18,7 @@ Evals:
   recall@5/@10 overall and per category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop),
   and session recall@10 (``S@10``, what other systems publish): the share of a question's
   evidence sessions among the sessions of its top 10 (a message id ``conv-26:D3:12`` is turn 12
-  of session 3 of conv-26).
+  of the third session, D3, of conv-26).
 * ``scifact`` — BEIR SciFact train queries over the 5,183-document corpus, imported as a folder
   of markdown notes (``# title`` + abstract, one file per document: ``harvest import markdown``);
   nDCG@10 and Recall@100.
@@ -168,7 +168,7 @@ def recall_at(ranked: Sequence[str], gold: Sequence[str] | set[str], k: int) -> 
 
 
 def session_of(message_id: str) -> str:
-    """A LoCoMo message id's session: ``conv-26:D3:12`` (turn 12 of session 3) → ``conv-26:D3``.
+    """A LoCoMo message id's session: ``conv-26:D3:12`` (turn 12 of its third session) → ``conv-26:D3``.
     The import's ``conversation_id`` (``conv-26:session_3``) names the same session; the id
     prefix also covers evidence ids no imported turn carries."""
     return message_id.rpartition(":")[0]

@@ -39,12 +39,12 @@ from typing import Literal
 from mind.redact import mask_text
 from mind.retrieval.candidates import SearchResponse, SearchResult
 from mind.retrieval.external import ExternalDocument, ExternalSource, ExternalSourceError
+from mind.retrieval.scoring import rank_part
 from mind.retrieval.search import (
     CANDIDATES,
     HybridSearch,
     Lanes,
     Profile,
-    rank_part,
 )
 from vocabulary.ids import WORKSPACE_PREFIX
 

@@ -33,9 +33,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import UTC, timedelta
 from typing import Final, Literal
 
-from mind.retrieval.query_time import time_windows
+from mind.frames.model import Frame
+from mind.retrieval.query_time import TimeWindow, time_windows
+from mind.timeutil import parse_stored
 
 Relation = Literal["before", "after"]
 
@@ -137,3 +140,20 @@ def event_parts(query: str) -> EventParts | None:
         rel = "before" if m.group("rel").lower() == "before" else "after"
         return _pair(m.group("main"), m.group("a"), rel, complete=False)
     return None
+
+
+def anchor_window(split: EventParts, anchor_scores: dict[int, float],
+                   frames: dict[int, Frame]) -> TimeWindow | None:
+    """"… after / before <event>": from the source day of the event's best turn on, or up
+    to and including it (a day's turns are not ordered within it)."""
+    if split.relation is None:
+        return None
+    found = [fid for fid in anchor_scores if fid in frames]
+    if not found:
+        return None
+    best = max(found, key=lambda fid: anchor_scores[fid])
+    day = parse_stored(frames[best].created_at).astimezone(UTC).date()
+    label = f"{split.relation} {split.parts[1]}"
+    if split.relation == "after":
+        return TimeWindow(label, day, None)
+    return TimeWindow(label, None, day + timedelta(days=1))

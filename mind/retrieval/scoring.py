@@ -189,3 +189,18 @@ def age_days(timestamp: str, now: datetime) -> float:
     return max(0.0, (now - parse_stored(timestamp)).total_seconds() / 86400)
 
 
+def rank_part(rank: int | None) -> float:
+    """A lane's reciprocal rank, 1/(K + rank): the scale of the normalized ``score``."""
+    return 0.0 if rank is None else 1.0 / (RRF_K + rank)
+
+
+def monotone(scores: list[float]) -> list[float]:
+    """Scores in rank order, each raised to the best score ranked below it: a result ranked
+    above another never shows a lower ``score`` (the ranking says "at least as good").
+    Computed over all candidates, so it does not depend on the limit."""
+    floor = 0.0
+    out = [0.0] * len(scores)
+    for i in range(len(scores) - 1, -1, -1):
+        floor = max(floor, scores[i])
+        out[i] = floor
+    return out

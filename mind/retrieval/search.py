@@ -36,7 +36,7 @@ import asyncio
 import logging
 import math
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import numpy as np
@@ -72,7 +72,7 @@ from mind.retrieval.conversation import (
 )
 from mind.retrieval.keyword_index import KeywordIndex
 from mind.retrieval.lifts import absolute, decisions_first, supersede
-from mind.retrieval.query_parts import EventParts, event_parts
+from mind.retrieval.query_parts import anchor_window, event_parts
 from mind.retrieval.query_time import TimeWindow, in_windows, time_windows, told_in_windows
 from mind.retrieval.scoring import (
     NO_RESCORE,
@@ -81,7 +81,9 @@ from mind.retrieval.scoring import (
     age_days,
     factors,
     fuse,
+    monotone,
     normalized_score,
+    rank_part,
     reference_relevance,
     relevance,
     sort_key,
@@ -91,7 +93,6 @@ from mind.retrieval.vector_index import VectorIndex
 from mind.retrieval.vectors import Fingerprint, VectorStore
 from mind.storage.db import Database
 from mind.storage.sqlutil import escape_like
-from mind.timeutil import parse_stored
 from vocabulary.enums import RecallLanes, RecallProfile
 
 log = logging.getLogger(__name__)
@@ -268,7 +269,7 @@ class HybridSearch:
                   if (frame := prefetched.get(fid) or fetched.get(fid)) is not None}
         lane_rrf = {fid: v for fid, v in lane_rrf.items() if fid in frames}
         part_gain = {fid: v for fid, v in part_gain.items() if fid in frames}
-        anchor = (_anchor_window(split, part_scores[1], frames)
+        anchor = (anchor_window(split, part_scores[1], frames)
                   if split is not None and signals.anchor_time else None)
         scored = await self._conversation(query, lane_rrf, frames, where, params, signals,
                                           part_gain, [anchor] if anchor else [])
@@ -313,7 +314,7 @@ class HybridSearch:
                 r[3].spread = shares[r[2]]
                 r[3].match *= shares[r[2]]
             ranked = sorted((entry(r[2], r[3]) for r in ranked), key=lambda r: r[0])
-        floors = _monotone([r[1] for r in ranked])
+        floors = monotone([r[1] for r in ranked])
         keep = max(limit, self.rerank_pool) if rerank and self.reranker is not None else limit
         k_score = dict(ran.keyword_hits)
         results: list[SearchResult] = []
@@ -578,38 +579,7 @@ def _fused(run: LaneRun) -> dict[int, float]:
                 min_spreads=(KEYWORD_MIN_SPREAD * best, VECTOR_MIN_SPREAD))
 
 
-def _anchor_window(split: EventParts, anchor_scores: dict[int, float],
-                   frames: dict[int, Frame]) -> TimeWindow | None:
-    """"… after / before <event>": from the source day of the event's best turn on, or up
-    to and including it (a day's turns are not ordered within it)."""
-    if split.relation is None:
-        return None
-    found = [fid for fid in anchor_scores if fid in frames]
-    if not found:
-        return None
-    best = max(found, key=lambda fid: anchor_scores[fid])
-    day = parse_stored(frames[best].created_at).astimezone(UTC).date()
-    label = f"{split.relation} {split.parts[1]}"
-    if split.relation == "after":
-        return TimeWindow(label, day, None)
-    return TimeWindow(label, None, day + timedelta(days=1))
 
-
-def _monotone(scores: list[float]) -> list[float]:
-    """Scores in rank order, each raised to the best score ranked below it: a result ranked
-    above another never shows a lower ``score`` (the ranking says "at least as good").
-    Computed over all candidates, so it does not depend on the limit."""
-    floor = 0.0
-    out = [0.0] * len(scores)
-    for i in range(len(scores) - 1, -1, -1):
-        floor = max(floor, scores[i])
-        out[i] = floor
-    return out
-
-
-def rank_part(rank: int | None) -> float:
-    """A lane's reciprocal rank, 1/(K + rank): the scale of the normalized ``score``."""
-    return 0.0 if rank is None else 1.0 / (RRF_K + rank)
 
 
 def _filters(session: str | None, since: str | None, until: str | None) -> tuple[str, list[Any]]:
