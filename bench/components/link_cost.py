@@ -37,7 +37,8 @@ from mind.cognify_apply import NEAR_WINDOW_ROWS as LINK_WINDOW_ROWS
 from mind.knowledge.supersession import CANDIDATE_FLOOR as LINK_MIN_SIMILARITY
 from mind.knowledge.supersession import CANDIDATES_PER_FRAME as LINK_LIMIT
 from mind.retrieval import vector_scan as scan
-from mind.retrieval.vector_index import BATCH_CODES_MIN_ROWS, run_blocks
+from mind.retrieval.scan_pool import run_blocks
+from mind.retrieval.vector_index import BATCH_CODES_MIN_ROWS
 
 Hits = list[list[tuple[int, float]]]
 

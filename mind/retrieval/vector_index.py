@@ -29,13 +29,7 @@ slower than either: 64 queries over 100,000 rows took 146 ms exact against 764 m
 written rows (the link search's bound). A filter (``allowed`` frames) masks rows inside the
 scan; a filter keeping few rows gathers just those rows.
 
-Threads: the scans run in row blocks on one pool per process (:data:`SCAN_THREADS`, one per
-core), so one search uses every core and concurrent searches share them block by block
-instead of oversubscribing. For that the process's BLAS is set to one thread per call
-(threadpoolctl) when the first index is created: OpenBLAS's own threads made a matrix-vector
-product slower, not faster, whenever another thread was busy (two concurrent searches of
-100,000 rows on 2 cores: 0.79× the throughput of the same searches serialized with BLAS's
-default threads, 1.60× with one BLAS thread a product).
+Threads: the scans run in row blocks on the process's scan pool (:mod:`mind.retrieval.scan_pool`).
 
 Freshness: every vector change is appended to ``vector_log`` in the same transaction
 (:mod:`mind.retrieval.vectors`). Before a search the index reads the log past its last
@@ -57,10 +51,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import threading
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,6 +63,7 @@ from mind.errors import VectorError
 from mind.retrieval import int8_scan
 from mind.retrieval import vector_scan as scan
 from mind.retrieval.int4_blocks import Block
+from mind.retrieval.scan_pool import prepare_pool, run_blocks
 from mind.retrieval.vector_scan import BLOCK_ROWS
 from mind.storage.connection import connect_peek
 
@@ -88,44 +80,6 @@ GATHER_MAX_ROWS = 50_000  # own rows only (gathered) instead of masking a scan o
 LOAD_BATCH = 8_192
 INLINE_SIMILARITIES = 2_000  # frames (and chunk rows) few enough to score on the event loop
 BACKGROUND_SAMPLE = 256  # frame rows a query's background cosine is taken over
-SCAN_THREADS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                          else os.cpu_count() or 1))
-
-_pool: ThreadPoolExecutor | None = None
-_configured = False
-_pool_lock = threading.Lock()
-
-
-def _scan_pool() -> ThreadPoolExecutor | None:
-    """The process's scan pool (None with one core); the first call sets BLAS to one thread."""
-    global _pool, _configured
-    with _pool_lock:
-        if not _configured:
-            _limit_blas_threads()
-            if SCAN_THREADS > 1:
-                _pool = ThreadPoolExecutor(SCAN_THREADS, thread_name_prefix="vector-scan")
-            _configured = True
-        return _pool
-
-
-def run_blocks(tasks: list[Callable[[], object]]) -> list[object]:
-    """Run a scan's blocks on the process's scan pool (inline when there is one block): the
-    runner every scan of :mod:`mind.retrieval.vector_scan` and :mod:`int8_scan` takes."""
-    pool = _scan_pool()
-    if pool is None or len(tasks) < 2:
-        return [task() for task in tasks]
-    return [f.result() for f in [pool.submit(task) for task in tasks]]
-
-
-def _limit_blas_threads() -> None:
-    """One BLAS thread per call: the scan pool is the parallelism (module docstring)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - a dependency of sentence-transformers
-        return
-    threadpool_limits(limits=1, user_api="blas")
-
-
 @dataclass(frozen=True)
 class _Snapshot:
     vectors: np.ndarray  # views: rows below this size are never written again
@@ -287,7 +241,7 @@ class VectorIndex:
         self._conn: Any = None
         self._lock = threading.Lock()
         self._packing: threading.Thread | None = None  # full blocks being packed
-        _scan_pool()
+        prepare_pool()
 
     @property
     def size(self) -> int:
