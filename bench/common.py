@@ -8,17 +8,21 @@ history lives in git). Nothing here writes into ``docs/``.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import platform
 import re
 import sys
+import tempfile
 import threading
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 ROOT = Path(__file__).resolve().parents[1]
+T = TypeVar("T")
 RESULTS = ROOT / "bench" / "results"
 
 
@@ -165,3 +169,13 @@ def thread_groups(before: dict[str, tuple[float, float]], after: dict[str, tuple
         row[1] += waited - waited0
         row[2] += 1
     return {group: (ran, waited, int(n)) for group, (ran, waited, n) in groups.items()}
+
+
+def in_data_dir(keep: Path | None, prefix: str, work: Callable[[Path], Awaitable[T]]) -> T:
+    """Run ``work`` on ``keep`` (made if missing, kept afterwards: a later run reuses what it
+    built) or on a temporary dir removed afterwards."""
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+        return asyncio.run(work(keep))
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        return asyncio.run(work(Path(tmp)))

@@ -23,10 +23,9 @@ import random
 import re
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
-from bench.common import write_section
+from bench.common import in_data_dir, write_section
 from bench.product.many_workspaces import build_data, timed
 from bench.product.serve_recall import Server, pct
 
@@ -138,12 +137,7 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, default=None,
                         help="build the data dir here and keep it (reused when present)")
     args = parser.parse_args()
-    if args.keep is not None:
-        args.keep.mkdir(parents=True, exist_ok=True)
-        rows = asyncio.run(run(args, args.keep))
-    else:
-        with tempfile.TemporaryDirectory(prefix="hm-console-") as tmp:
-            rows = asyncio.run(run(args, Path(tmp)))
+    rows = in_data_dir(args.keep, "hm-console-", lambda data: run(args, data))
     report(args, rows)
 
 

@@ -25,17 +25,15 @@ searches every workspace (``HIVE_MIND_SCOPE_MINDS=0``) for the side-by-side rati
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import re
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import write_section
+from bench.common import in_data_dir, write_section
 from bench.product.serve_recall import Server, build, pct, queries, rss_mb, vocabulary
 
 
@@ -180,12 +178,7 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, default=None,
                         help="build the data dir here and keep it (reused when present)")
     args = parser.parse_args()
-    if args.keep is not None:
-        args.keep.mkdir(parents=True, exist_ok=True)
-        result = asyncio.run(run(args, args.keep))
-    else:
-        with tempfile.TemporaryDirectory(prefix="hm-many-") as tmp:
-            result = asyncio.run(run(args, Path(tmp)))
+    result = in_data_dir(args.keep, "hm-many-", lambda data: run(args, data))
     report(args, result)
 
 
