@@ -101,7 +101,7 @@ def _check_json(value: dict[str, Any] | list[Any], where: str, depth: int) -> No
     if depth > MAX_METADATA_DEPTH:
         raise ValueError(f"{where} is nested deeper than {MAX_METADATA_DEPTH} levels")
     if isinstance(value, dict):
-        if not all(isinstance(key, str) for key in value):
+        if depth and not all(isinstance(key, str) for key in value):  # depth 0: the field type's
             raise ValueError(f"{where} has a key that is not a string")
         pairs: Iterable[tuple[object, object]] = value.items()
         fmt = "{}.{}"
