@@ -49,10 +49,10 @@ def _vector(v: Any) -> np.ndarray:
 
 
 async def save_frames(mind: Mind, op: ops.SaveFrames | ops.HarvestBatch) -> FramesSaved:
-    frames: Sequence[FrameToWrite] = op.frames  # validated when the op was built: as they are
+    frames: Sequence[FrameToWrite] = op.frames  # checked when the op was built: as they are
     if isinstance(op, ops.HarvestBatch):  # turns stored under an adapter's older keys
         frames = await HarvestStore(mind.db).adopt_previous_keys(frames)
-    results = await mind.frames.insert_many(frames)
+    results = await mind.frames.insert_many(frames, checked=True)
     await supersession.record_updates(mind.db, [
         (r.frame.base_frame_id, r.frame.id, r.frame.created_at) for r in results
         if r.created and r.frame.frame_type == "P" and r.frame.base_frame_id is not None])

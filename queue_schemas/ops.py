@@ -37,7 +37,7 @@ by the ``mind`` method that applies the op.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import (
@@ -148,8 +148,11 @@ class NewFrameOp(FrozenModel):
     created_at: Timestamp | None = None
     metadata: JsonObject = Field(default_factory=dict)
     external_id: ExternalId | None = None
-    references: Annotated[list[FrameId], Field(max_length=MAX_FRAME_REFERENCES)] = Field(
-        default_factory=list)
+    references: Annotated[Sequence[FrameId], Field(max_length=MAX_FRAME_REFERENCES),
+                          AfterValidator(tuple)] = ()
+    """The frames a B-frame cross-references (a JSON array), held as a tuple: none is the one
+    shared empty tuple, not a new list per frame of an import for the garbage collector to
+    walk."""
     dedup: bool = True
 
     @model_validator(mode="after")

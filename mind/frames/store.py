@@ -58,9 +58,11 @@ def validate_content(content: object) -> str:
         raise ValidationError(str(exc)) from None
 
 
-def _validate(item: FrameToWrite) -> None:
-    validate_id(item.gop_id)
-    validate_content(item.content)
+def _validate(item: FrameToWrite, *, text: bool = True) -> None:
+    """The rules of a frame to write; ``text``: its session id and content too."""
+    if text:
+        validate_id(item.gop_id)
+        validate_content(item.content)
     if item.frame_type not in FRAME_TYPES:
         raise ValidationError(f"frame_type must be one of {FRAME_TYPES}, got {item.frame_type!r}")
     if item.importance not in IMPORTANCES:
@@ -124,10 +126,13 @@ class FrameStore(FrameQueries):
         )
         return (await self.insert_many([item]))[0].frame
 
-    async def insert_many(self, items: Sequence[FrameToWrite]) -> list[SaveResult]:
-        """Write many frames in one transaction; results align with ``items``."""
+    async def insert_many(self, items: Sequence[FrameToWrite], *,
+                          checked: bool = False) -> list[SaveResult]:
+        """Write many frames in one transaction; results align with ``items``. ``checked``: the
+        items' session ids and contents passed these rules already (a write-op's frames, checked
+        when the op was built: :mod:`queue_schemas.ops`), so they are not scanned again."""
         for item in items:
-            _validate(item)
+            _validate(item, text=not checked)
         if not items:
             return []
         async with self._db.transaction():
