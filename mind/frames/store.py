@@ -26,7 +26,7 @@ from mind.ids import validate_id
 from mind.storage.db import SyncDb
 from mind.storage.jsonfields import dump_object
 from mind.storage.search_context import CONTEXT_CHARS, frame_context
-from mind.storage.sqlutil import chunked, placeholders
+from mind.storage.sqlutil import chunked, insert_rows, placeholders
 from mind.timeutil import normalize_ts, now_iso
 from vocabulary.enums import FRAME_SOURCES, FRAME_TYPES, IMPORTANCES, FrameSource, Importance
 from vocabulary.limits import MAX_FRAME_REFERENCES, frame_text
@@ -34,8 +34,9 @@ from vocabulary.limits import MAX_FRAME_REFERENCES, frame_text
 _INSERT = (
     "INSERT INTO memory_frames(id, frame_type, gop_id, t, base_frame_id, content, importance, "
     "source, access_count, created_at, recorded_at, last_accessed, content_hash, metadata, "
-    "external_id, search_context) VALUES (?,?,?,?,?,?,?,?,0,?,?,?,?,?,?,?)"
+    "external_id, search_context)"
 )
+_ROW = "(?,?,?,?,?,?,?,?,0,?,?,?,?,?,?,?)"
 
 
 _NEW_FTS = (
@@ -283,7 +284,7 @@ class _BatchWriter:
 
         self._check_bases(rows)
         if rows:
-            self.db.executemany(_INSERT, rows)
+            insert_rows(self.db, _INSERT, _ROW, rows)
             new_ids = (rows[0][0], rows[-1][0], self.now)  # ids were given in order, no gap
             self.db.execute(_NEW_FTS, new_ids[:2])
             self.db.execute(_NEW_OUTBOX, new_ids)
