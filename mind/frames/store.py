@@ -217,9 +217,7 @@ class _BatchWriter:
         ext_keys = [i.external_id for i in items if i.external_id]
         by_ext = self._lookup("external_id", ext_keys) if ext_keys else {}
         gops = list(dict.fromkeys(i.gop_id for i in items))
-        self.db.executemany(
-            "INSERT OR IGNORE INTO sessions(gop_id) VALUES (?)", [(g,) for g in gops]
-        )
+        insert_rows(self.db, "INSERT OR IGNORE INTO sessions(gop_id)", "(?)", [(g,) for g in gops])
         next_t, last_turn = self._last_turns(gops)
         latest_i = self._latest_i(gops) if _needs_base(items) else {}
         next_id = self._next_id()
