@@ -145,9 +145,10 @@ async def main() -> None:
 Command: `.venv/bin/python -m bench.components.bulk_write --frames {args.frames}`
 
 `FrameStore.insert_many` on a real WAL mind file: each frame is one `memory_frames` row with its
-keyword context (source date in words, the previous turn), its FTS5 row (both columns, an
-executemany of the values) and its `pending_index` outbox row; sessions are created as needed
-(20 frames per session); content-hash dedup off (as for imports). Embeddings excluded.
+keyword context (source date in words, the previous turn), its FTS5 row (both columns) and its
+`pending_index` outbox row (those two by one `INSERT … SELECT` each over the batch's ids);
+sessions are created as needed (20 frames per session); content-hash dedup off (as for
+imports). Embeddings excluded.
 
 | frames per transaction | frames | frames/s | vs 1 per txn |
 |---:|---:|---:|---:|
@@ -164,7 +165,8 @@ only, no keyword context): FTS rows written by an `AFTER INSERT` trigger → {tr
 by one `INSERT … SELECT` per batch → {sel:,.0f} frames/s ({sel / trig:.1f}×); by an
 executemany of the values → {vals:,.0f} frames/s ({vals / trig:.1f}×). FTS5 flushes its pending
 terms at each row's statement savepoint inside a trigger. Hence new frames' FTS rows come from
-the batch writer; updates and deletes keep their triggers (which pass the old values).
+the batch writer (`INSERT … SELECT`); updates and deletes keep their triggers (which pass the
+old values).
 """,
     )
 

@@ -130,14 +130,15 @@ class FrameStore(FrameQueries):
     async def insert_many(self, items: Sequence[FrameToWrite], *,
                           checked: bool = False) -> list[SaveResult]:
         """Write many frames in one transaction; results align with ``items``. ``checked``: the
-        items' session ids and contents passed these rules already (a write-op's frames, checked
-        when the op was built: :mod:`queue_schemas.ops`), so they are not scanned again."""
+        items' session ids and contents passed these rules already, and their source times are
+        in the house format (a write-op's frames, checked when the op was built:
+        :mod:`queue_schemas.ops`), so they are not scanned again."""
         for item in items:
             _validate(item, text=not checked)
         if not items:
             return []
         async with self._db.transaction():
-            return await self._db.run(lambda db: _BatchWriter(db, items).run())
+            return await self._db.run(lambda db: _BatchWriter(db, items, checked).run())
 
     # -- modify -----------------------------------------------------------------------------
 
@@ -191,9 +192,10 @@ class _BatchWriter:
     """One bulk insert inside an open transaction, in the connection's thread (one round trip:
     :meth:`Database.run`)."""
 
-    def __init__(self, db: SyncDb, items: Sequence[FrameToWrite]) -> None:
+    def __init__(self, db: SyncDb, items: Sequence[FrameToWrite], checked: bool) -> None:
         self.db = db
         self.items = items
+        self.checked = checked
         self.now = now_iso()
         self.hashes = [hash_frame_content(i.content) for i in items]
 
@@ -248,7 +250,9 @@ class _BatchWriter:
                 latest_i[item.gop_id] = fid
             t = next_t.get(item.gop_id, 0)
             next_t[item.gop_id] = t + 1
-            created = normalize_ts(item.created_at) if item.created_at else self.now
+            created = item.created_at or self.now
+            if item.created_at and not self.checked:
+                created = normalize_ts(item.created_at)
             context = frame_context(created, item.gop_id, last_turn.get(item.gop_id))
             last_turn[item.gop_id] = item.content
             rows.append(
