@@ -16,21 +16,23 @@ relations. The mind's owner applies them here, in the caller's transaction:
   from one search for the whole batch (:func:`_nearest`): its vectors against the mind's
   in-memory vector index in one matrix product, the :data:`~mind.knowledge.supersession.
   CANDIDATES_PER_FRAME` nearest frames with cosine ≥ the loosest pair's floor among the
-  :data:`NEAR_WINDOW_ROWS` most recently indexed vectors. The window bounds a frame's cost
-  whatever the mind's size (a scan of the whole mind per frame made a 200,000-message import
-  quadratic; bench/components/link_cost.py). This search once also wrote related-frame links
+  :data:`NEAR_WINDOW_ROWS` most recently indexed vectors for a turn that carries a cue, among
+  the stored turns that carry one for the others (a pair needs a cue on its newer side). The
+  window bounds a frame's cost whatever the mind's size (a scan of the whole mind per frame
+  made a 200,000-message import quadratic; bench/components/link_cost.py). This search once
+  also wrote related-frame links
   (``frame_links``); recall never read them, and used as a recall signal they lowered every
   eval (LoCoMo dev R@10 0.8083 → 0.7906 at a 0.1 share, synthetic chats R@5 0.880 → 0.827,
   SciFact nDCG@10 0.7405 → 0.7225), so migration 14 dropped them;
 * the frame's outbox row is cleared.
 
-Round trips: the nearest-frame search runs first (on the index's own connection, which sees
-only committed rows whatever the order), then the batch's conversation neighbours are read (one
-trip), then the vectors, the graph, the supersession pairs and the outbox rows are written in
-**one** trip to the connection's thread (:meth:`Database.run`); with the
-fingerprint check and the pending read that is three trips a batch where it was ~20, at
-60-100 us of CPU each on top of the SQL (bench/components/host_replay.py). Chunks (long frames
-only) keep their own.
+Round trips: the batch's conversation neighbours and texts are read first (one trip: the texts
+give the cues), then the nearest-frame search runs (on the index's own connection, which sees
+only committed rows whatever the order), then the vectors, the graph, the supersession pairs
+and the outbox rows are written in **one** trip to the connection's thread
+(:meth:`Database.run`); with the fingerprint check and the pending read that is three trips a
+batch where it was ~20, at 60-100 us of CPU each on top of the SQL
+(bench/components/host_replay.py). Chunks (long frames only) keep their own.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ CO_OCCURRENCE = "co_occurs_with"
 CO_OCCURRENCE_CONFIDENCE = 0.8
 MAX_ENTITIES_PER_FRAME = 20
 NEAR_WINDOW_ROWS = 50_000  # nearest frames are searched among the most recent vectors (docstring)
+NEAR_CUED_ROWS = 50_000  # a frame without a cue: among the most recent frames that carry one
 
 
 class EntityLike(Protocol):
@@ -132,11 +135,11 @@ async def apply_index(
         store = VectorStore(db)
         await store.ensure_fingerprint(*fingerprint)
         found = supersession.Candidates()
-        if link_index is not None:
-            await _nearest(link_index, fresh, found)
         await supersession.gather(
             db, {r.frame_id: np.asarray(r.vector, dtype=np.float32) for r in fresh}, link_index,
             found)
+        if link_index is not None:
+            await _nearest(db, link_index, fresh, found)
         for r in fresh:
             if r.chunks:
                 spans, vecs = [c for c, _ in r.chunks], [v for _, v in r.chunks]
@@ -197,13 +200,30 @@ def _apply_graph(db: SyncDb, results: Sequence[FrameIndex]) -> tuple[int, int]:
     return len(set(bridge)), put_relations_sync(db, relations)
 
 
-async def _nearest(index: VectorIndex, results: Sequence[FrameIndex],
+async def _nearest(db: Database, index: VectorIndex, results: Sequence[FrameIndex],
                    found: supersession.Candidates) -> None:
     """Each result's nearest frames go to ``found`` as supersession candidates (module
-    docstring)."""
-    queries = np.stack([np.asarray(r.vector, dtype=np.float32) for r in results])
-    for r, hits in zip(results, await index.search_many(
-            queries, supersession.CANDIDATES_PER_FRAME + 1, window=NEAR_WINDOW_ROWS,
-            floor=supersession.CANDIDATE_FLOOR), strict=True):
-        for fid, sim in hits:
-            found.add(r.frame_id, fid, sim)
+    docstring). A pair needs a cue on its newer side, so a frame of the batch that carries a cue
+    (``found.cues``, from :func:`supersession.gather`) is searched against the whole window, and
+    one without only against the stored frames that carry one (:data:`NEAR_CUED_ROWS` most
+    recent): about one turn in a hundred, so most of a batch scores a few hundred rows where it
+    scored the window."""
+    cued = [r for r in results if r.frame_id in found.cues]
+    plain = [r for r in results if r.frame_id not in found.cues]
+    searches: list[tuple[list[FrameIndex], dict[str, Any]]] = [
+        (cued, {"window": NEAR_WINDOW_ROWS})]
+    if plain:
+        stored = [r[0] for r in await db.fetchall(
+            "SELECT frame_id FROM frame_updates ORDER BY frame_id DESC LIMIT ?",
+            (NEAR_CUED_ROWS,))]
+        if stored:
+            searches.append((plain, {"allowed": np.asarray(stored, dtype=np.int64)}))
+    for part, scope in searches:
+        if not part:
+            continue
+        queries = np.stack([np.asarray(r.vector, dtype=np.float32) for r in part])
+        for r, hits in zip(part, await index.search_many(
+                queries, supersession.CANDIDATES_PER_FRAME + 1,
+                floor=supersession.CANDIDATE_FLOOR, **scope), strict=True):
+            for fid, sim in hits:
+                found.add(r.frame_id, fid, sim)
