@@ -66,7 +66,6 @@ CO_OCCURRENCE = "co_occurs_with"
 CO_OCCURRENCE_CONFIDENCE = 0.8
 MAX_ENTITIES_PER_FRAME = 20
 NEAR_WINDOW_ROWS = 50_000  # nearest frames are searched among the most recent vectors (docstring)
-NEAR_CUED_ROWS = 50_000  # a frame without a cue: among the most recent frames that carry one
 
 
 class EntityLike(Protocol):
@@ -205,17 +204,17 @@ async def _nearest(db: Database, index: VectorIndex, results: Sequence[FrameInde
     """Each result's nearest frames go to ``found`` as supersession candidates (module
     docstring). A pair needs a cue on its newer side, so a frame of the batch that carries a cue
     (``found.cues``, from :func:`supersession.gather`) is searched against the whole window, and
-    one without only against the stored frames that carry one (:data:`NEAR_CUED_ROWS` most
-    recent): about one turn in a hundred, so most of a batch scores a few hundred rows where it
-    scored the window."""
+    one without only against the stored frames that carry one among the
+    :data:`NEAR_WINDOW_ROWS` most recent frames: about one turn in a hundred, so most of a
+    batch scores a few hundred rows where it scored the window."""
     cued = [r for r in results if r.frame_id in found.cues]
     plain = [r for r in results if r.frame_id not in found.cues]
     searches: list[tuple[list[FrameIndex], dict[str, Any]]] = [
         (cued, {"window": NEAR_WINDOW_ROWS})]
     if plain:
         stored = [r[0] for r in await db.fetchall(
-            "SELECT frame_id FROM frame_updates ORDER BY frame_id DESC LIMIT ?",
-            (NEAR_CUED_ROWS,))]
+            "SELECT frame_id FROM frame_updates WHERE frame_id > "
+            "(SELECT coalesce(max(id), 0) FROM memory_frames) - ?", (NEAR_WINDOW_ROWS,))]
         if stored:
             searches.append((plain, {"allowed": np.asarray(stored, dtype=np.int64)}))
     for part, scope in searches:
