@@ -8,7 +8,7 @@ SQL lives there) and returns a small frozen result type (:mod:`actors.results`).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
@@ -31,7 +31,7 @@ from mind.cognify_apply import ApplyStats, FrameIndex, apply_index
 from mind.errors import HiveMindError
 from mind.frames.compaction import CompactResult
 from mind.frames.forget import Erasure
-from mind.frames.model import Frame, NewFrame
+from mind.frames.model import Frame, FrameToWrite
 from mind.harvest.store import HarvestStore
 from mind.knowledge import supersession
 from mind.knowledge.dedupe import dedupe_by_name
@@ -44,31 +44,15 @@ from queue_schemas import ops
 OpT = TypeVar("OpT", bound=ops.OpEnvelope)
 
 
-def to_new_frame(op: ops.NewFrameOp) -> NewFrame:
-    return NewFrame(
-        gop_id=op.gop_id,
-        content=op.content,
-        frame_type=op.frame_type,
-        importance=op.importance,
-        source=op.source,
-        base_frame_id=op.base_frame_id,
-        created_at=op.created_at,
-        metadata=dict(op.metadata),
-        external_id=op.external_id,
-        references=list(op.references),
-        dedup=op.dedup,
-    )
-
-
 def _vector(v: Any) -> np.ndarray:
     return np.frombuffer(v.to_bytes(), dtype="<f4")
 
 
 async def save_frames(mind: Mind, op: ops.SaveFrames | ops.HarvestBatch) -> FramesSaved:
-    frames = [to_new_frame(f) for f in op.frames]
+    frames: Sequence[FrameToWrite] = op.frames  # checked when the op was built: as they are
     if isinstance(op, ops.HarvestBatch):  # turns stored under an adapter's older keys
         frames = await HarvestStore(mind.db).adopt_previous_keys(frames)
-    results = await mind.frames.insert_many(frames)
+    results = await mind.frames.insert_many(frames, checked=True)
     await supersession.record_updates(mind.db, [
         (r.frame.base_frame_id, r.frame.id, r.frame.created_at) for r in results
         if r.created and r.frame.frame_type == "P" and r.frame.base_frame_id is not None])

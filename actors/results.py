@@ -61,12 +61,6 @@ class SavedFrame:
     t: int
     content_hash: str
 
-    @classmethod
-    def of(cls, saved: SaveResult) -> SavedFrame:
-        frame = saved.frame
-        return cls(frame.id, saved.created, saved.upgraded, frame.gop_id, frame.t,
-                   frame.content_hash)
-
 
 @dataclass(frozen=True, slots=True)
 class FramesSaved:
@@ -76,7 +70,8 @@ class FramesSaved:
 
     @classmethod
     def of(cls, results: Sequence[SaveResult]) -> FramesSaved:
-        return cls(tuple(SavedFrame.of(r) for r in results))
+        return cls(tuple(SavedFrame(r.frame.id, r.created, r.upgraded, r.frame.gop_id, r.frame.t,
+                                    r.frame.content_hash) for r in results))  # an import's many
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> FramesSaved:

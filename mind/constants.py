@@ -57,6 +57,9 @@ DEFAULT_USER_ID: Final = "local"  # whose embeddings are counted when nobody is 
 
 # SQLite host-parameter chunking for IN (...) lists
 SQL_IN_CHUNK: Final = 500
+# rows per multi-row INSERT of a bulk write (mind.storage.sqlutil.insert_rows): 64 frames of 15
+# values stay under SQLite's oldest host-parameter limit (999)
+ROWS_PER_INSERT: Final = 64
 
 # session of the saves that name none: one per day, "save:<YYYY-MM-DD>" (hive_mind.facade);
 # not a conversation, so it lends no graph proximity to its frames (mind.knowledge.graph)

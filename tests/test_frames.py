@@ -78,6 +78,22 @@ async def test_dedup_within_one_batch(frames: FrameStore) -> None:
     assert stored is not None and stored.importance == "important"
 
 
+async def test_a_save_dedups_against_saved_frames_not_imported_ones(
+    frames: FrameStore, db: Database
+) -> None:
+    imported = await frames.insert_many(
+        [NewFrame("harvest:chat:1", "Lunch is at noon.", external_id="chat:1:m1", dedup=False)])
+    saved = await frames.create_i_frame("g", "Lunch is at noon.")
+    assert saved.created and saved.frame.id != imported[0].frame.id
+    again = await frames.create_i_frame("g2", "Lunch is at noon.")
+    assert not again.created and again.frame.id == saved.frame.id
+    # the content-hash index holds only frames without an external id; the lookup uses it
+    plan = await db.fetchall(
+        "EXPLAIN QUERY PLAN SELECT content_hash, MAX(id) FROM memory_frames WHERE content_hash "
+        "IN (?) AND external_id IS NULL GROUP BY content_hash", (saved.frame.content_hash,))
+    assert "idx_frames_hash" in plan[0][3]
+
+
 async def test_external_ids_make_reimport_idempotent(frames: FrameStore) -> None:
     items = [NewFrame("conv-1", "ok", external_id=f"chatgpt:m{i}", dedup=False) for i in range(3)]
     first = await frames.insert_many(items)

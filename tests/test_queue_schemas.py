@@ -592,6 +592,9 @@ def _nested(depth: int) -> dict[str, Any]:
         {"metadata": {"k": float("nan")}},
         {"metadata": {"k": [1, {"j": float("-inf")}]}},
         {"metadata": {"k": b"bytes"}},
+        {"metadata": {"k": (1, 2)}},  # a tuple is no JSON array here: strict
+        {"metadata": {"k": [{"j": {1: "int key"}}]}},
+        {"metadata": {"k": object()}},
         {"metadata": _nested(40)},
         {"metadata": "not a dict"},
         {"dedup": "yes"},

@@ -30,8 +30,8 @@ def format_ts(moment: datetime) -> str:
     """Render an aware datetime in the house format."""
     if moment.tzinfo is None:
         raise ValueError("naive datetime: a timezone is required")
-    utc = moment.astimezone(UTC)
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+    # isoformat truncates to milliseconds as the format does, and pads the year to 4 digits
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds")[:-6] + "Z"
 
 
 def now_iso() -> str:

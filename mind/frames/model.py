@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from mind.storage.jsonfields import load_object
 from vocabulary.enums import FrameSource, FrameType, Importance
@@ -53,13 +54,42 @@ class Frame:
         )
 
 
+class FrameToWrite(Protocol):
+    """What the store reads of a frame to write: a :class:`NewFrame`, or any object with its
+    attributes (the owner hands over its write-ops' frames as they are, no copy per frame)."""
+
+    @property
+    def gop_id(self) -> str: ...
+    @property
+    def content(self) -> str: ...
+    @property
+    def frame_type(self) -> FrameType: ...
+    @property
+    def importance(self) -> Importance: ...
+    @property
+    def source(self) -> FrameSource: ...
+    @property
+    def base_frame_id(self) -> int | None: ...
+    @property
+    def created_at(self) -> str | None: ...
+    @property
+    def metadata(self) -> Mapping[str, Any] | None: ...
+    @property
+    def external_id(self) -> str | None: ...
+    @property
+    def references(self) -> Sequence[int] | None: ...
+    @property
+    def dedup(self) -> bool: ...
+
+
 @dataclass(slots=True)
 class NewFrame:
     """A frame to write.
 
     ``frame_type`` P with no ``base_frame_id`` attaches to the session's latest I-frame
     (including one earlier in the same batch). ``dedup`` applies to I-frames without an
-    ``external_id``; frames with an ``external_id`` are idempotent by that id instead.
+    ``external_id`` and matches the frames saved without one; frames with an ``external_id`` are
+    idempotent by that id instead.
     """
 
     gop_id: str
@@ -73,6 +103,13 @@ class NewFrame:
     external_id: str | None = None
     references: list[int] | None = None
     dedup: bool = True
+
+    @classmethod
+    def of(cls, frame: FrameToWrite, metadata: Mapping[str, Any] | None) -> NewFrame:
+        """``frame`` as a :class:`NewFrame` with other ``metadata``."""
+        return cls(frame.gop_id, frame.content, frame.frame_type, frame.importance, frame.source,
+                   frame.base_frame_id, frame.created_at, dict(metadata or {}),
+                   frame.external_id, list(frame.references or ()), frame.dedup)
 
 
 @dataclass(slots=True)

@@ -16,10 +16,12 @@ refused (:class:`ItemTooLargeError`) one chunk after it passes a bound, before t
 builds it; a structural character at ``item_depth`` or above (a comma between items, a
 closing bracket) starts the next item's count.
 
-The scan runs at C speed per chunk: complete strings are cut out by one regex substitution
-(a bracket inside a string is text), an unterminated string at the chunk's end is carried as
-state (with a pending backslash), and the running depth over the remaining ``[]{}`` is a
-numpy cumulative sum. No bytes are kept beyond the chunk being read.
+The scan runs at C speed per chunk: escapes (``\\"``, ``\\\\`` …) are cut out by one regex
+substitution, what remains is reduced to the quotes, brackets and commas, and numpy does the
+rest — a mark after an odd number of quotes is inside a string (text, not structure), and the
+running depth over the others is a cumulative sum. A string still open at the chunk's end, or a
+backslash as its last byte, is carried to the next chunk. No bytes are kept beyond the chunk
+being read.
 """
 
 from __future__ import annotations
@@ -36,12 +38,10 @@ MAX_JSON_DEPTH: Final = 128
 MAX_ITEM_CONTAINERS: Final = 1_000_000  # ~100,000 message nodes of a ChatGPT conversation
 MAX_ITEM_VALUES: Final = 4_000_000
 MAX_ITEM_BYTES: Final = 64 * 1024**2
-_STRING_BODY: Final = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*', re.S)  # unrolled: fast
-_STRING: Final = re.compile(rb'"' + _STRING_BODY.pattern + rb'"', re.S)
-_NOT_STRUCTURE: Final = bytes(b for b in range(256) if b not in b"[]{},")
-_OPENERS: Final = np.frombuffer(b"[{", dtype=np.uint8)
-_CLOSERS: Final = np.frombuffer(b"]}", dtype=np.uint8)
-_COMMA: Final = ord(",")
+_ESCAPE: Final = re.compile(rb"\\.", re.S)
+_NOT_MARK: Final = bytes(b for b in range(256) if b not in b'"[]{},')
+_QUOTE, _COMMA = ord('"'), ord(",")
+_OPEN, _OPEN_OBJECT, _CLOSE, _CLOSE_OBJECT = b"[{]}"
 
 
 class ItemTooLargeError(HarvestError):
@@ -74,7 +74,7 @@ class DepthLimitedReader(io.RawIOBase):
         self._values = 0
         self._item_bytes = 0
         self._in_string = False
-        self._escaped = False  # the previous chunk ended on a backslash inside a string
+        self._escaped = False  # the previous chunk ended on a backslash: it escapes our first byte
 
     def readable(self) -> bool:
         return True
@@ -94,38 +94,24 @@ class DepthLimitedReader(io.RawIOBase):
                                 path=self.name, position=f"near byte {self.position:,}")
 
     def _scan(self, data: bytes) -> None:
-        start = self._leave_string(data) if self._in_string else 0
-        if start >= len(data):
-            return
-        outside = _STRING.sub(b"", data[start:] if start else data)
-        quote = outside.find(b'"')
-        if quote >= 0:  # a string runs on into the next chunk: its start is the only quote left
-            self._in_string = True
+        if self._escaped:  # the chunk before ended on a backslash: this byte is escaped
+            data = data[1:]
             self._escaped = False
-            self._leave_string(outside[quote + 1:])
-            outside = outside[:quote]
-        self._count(outside.translate(None, _NOT_STRUCTURE))
-
-    def _leave_string(self, data: bytes) -> int:
-        """Consume the rest of a string begun earlier; the offset after its closing quote (or
-        ``len(data)`` when it goes on)."""
-        begin = 1 if self._escaped and data else 0
-        self._escaped = False
-        end = _STRING_BODY.match(data, begin).end()  # type: ignore[union-attr]
-        if end == len(data):
-            return end
-        if data[end:end + 1] == b"\\":  # a lone backslash at the very end
+        plain = _ESCAPE.sub(b"", data)  # an escaped character neither ends a string nor nests
+        if plain.endswith(b"\\"):
             self._escaped = True
-            return len(data)
-        self._in_string = False
-        return end + 1
+            plain = plain[:-1]
+        marks = np.frombuffer(plain.translate(None, _NOT_MARK), dtype=np.uint8)
+        quotes = marks == _QUOTE
+        before = np.cumsum(quotes) - quotes + self._in_string  # quotes before each mark
+        self._in_string = bool((int(quotes.sum()) + self._in_string) % 2)
+        self._count(marks[~quotes & (before % 2 == 0)])  # outside strings
 
-    def _count(self, structure: bytes) -> None:
-        if not structure:
+    def _count(self, codes: np.ndarray) -> None:
+        if not len(codes):
             return
-        codes = np.frombuffer(structure, dtype=np.uint8)
-        opens = np.isin(codes, _OPENERS)
-        steps = opens.astype(np.int64) - np.isin(codes, _CLOSERS)
+        opens = (codes == _OPEN) | (codes == _OPEN_OBJECT)
+        steps = opens.astype(np.int64) - ((codes == _CLOSE) | (codes == _CLOSE_OBJECT))
         running = np.cumsum(steps) + self.depth
         deepest = int(running.max())
         if deepest > self.limit:

@@ -21,11 +21,11 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Sequence
 from typing import Any, Final
 
 from mind.errors import ValidationError
-from mind.frames.model import NewFrame
+from mind.frames.model import FrameToWrite, NewFrame
 from mind.harvest.types import PREVIOUS_KEY
 from mind.storage.db import Database
 from mind.storage.sqlutil import chunked, placeholders
@@ -107,11 +107,11 @@ class HarvestStore:
 
     # -- keys -------------------------------------------------------------------------------
 
-    async def adopt_previous_keys(self, frames: list[NewFrame]) -> list[NewFrame]:
+    async def adopt_previous_keys(self, frames: Sequence[FrameToWrite]) -> list[FrameToWrite]:
         """``frames`` without their ``PREVIOUS_KEY`` metadata, after re-keying every stored
         frame that still has a previous key to the new ``external_id`` (unless a frame already
         has the new one). Run inside the writer's transaction, before the frames are saved."""
-        out: list[NewFrame] = []
+        out: list[FrameToWrite] = []
         renames: dict[str, tuple[str, str]] = {}
         for frame in frames:
             previous = (frame.metadata or {}).get(PREVIOUS_KEY)
@@ -119,7 +119,7 @@ class HarvestStore:
                 out.append(frame)
                 continue
             metadata = {k: v for k, v in (frame.metadata or {}).items() if k != PREVIOUS_KEY}
-            out.append(replace(frame, metadata=metadata))
+            out.append(NewFrame.of(frame, metadata))
             if isinstance(previous, str) and frame.external_id and previous != frame.external_id:
                 renames[previous] = (frame.external_id, frame.gop_id)
         if renames:

@@ -54,12 +54,18 @@ def date_words_sql(created: str) -> str:
     return (f"coalesce({weekday} || ' ' || {day} || ' ' || {month} || ' ' || {year}, '')")
 
 
-@lru_cache(maxsize=4096)
 def date_words(created: str) -> str:
     """"Monday 8 May 2023" of a stored timestamp (the date part of the house format), as
     :func:`date_words_sql` gives it ('' if unparsable)."""
+    return _day_words(created[:10])
+
+
+@lru_cache(maxsize=4096)
+def _day_words(day_text: str) -> str:
+    """By day, not by timestamp: an import's turns each have their own second, not their own
+    day."""
     try:
-        day = date.fromisoformat(created[:10])
+        day = date.fromisoformat(day_text)
     except ValueError:
         return ""
     return f"{_WEEKDAYS[day.isoweekday() % 7]} {day.day} {_MONTHS[day.month - 1]} {day.year:04d}"

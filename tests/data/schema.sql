@@ -18,7 +18,7 @@ CREATE UNIQUE INDEX idx_frames_external ON memory_frames(external_id)
 -- index idx_frames_gop_t on memory_frames
 CREATE UNIQUE INDEX idx_frames_gop_t ON memory_frames(gop_id, t);
 -- index idx_frames_hash on memory_frames
-CREATE INDEX idx_frames_hash ON memory_frames(content_hash);
+CREATE INDEX idx_frames_hash ON memory_frames(content_hash) WHERE external_id IS NULL;
 -- index idx_frames_importance_recorded on memory_frames
 CREATE INDEX idx_frames_importance_recorded ON memory_frames(importance, recorded_at);
 -- index idx_frames_type_gop on memory_frames
