@@ -202,18 +202,22 @@ class HiveMind:
     # -- lifecycle --------------------------------------------------------------------------
 
     @classmethod
-    async def open(cls, settings: Settings | None = None, **overrides: object) -> MindFacade:
+    async def open(cls, settings: Settings | None = None, *, one_shot: bool = False,
+                   **overrides: object) -> MindFacade:
         """A facade over ``settings`` (default: environment / ``.env``). With ``url`` set this
-        returns a :class:`~hive_mind.remote.RemoteHiveMind` client instead."""
+        returns a :class:`~hive_mind.remote.RemoteHiveMind` client instead. ``one_shot``: the
+        facade of a short command (the CLI's), which hands the indexing of the frames it saves
+        to another process keeping the mind's writer open, if one does, and takes none from
+        others (:mod:`actors.handoff`)."""
         settings = settings or load_settings(**overrides)
         if settings.url:
             from hive_mind.remote import RemoteHiveMind
 
             return RemoteHiveMind(settings)
-        return await cls.open_host(settings)
+        return await cls.open_host(settings, one_shot=one_shot)
 
     @classmethod
-    async def open_host(cls, settings: Settings) -> HostFacade:
+    async def open_host(cls, settings: Settings, *, one_shot: bool = False) -> HostFacade:
         """The facade of a process that serves minds (``serve``, ``mcp``): this data dir's,
         or a shard host's or a gateway's when ``HIVE_MIND_SHARDS`` is set (``url`` is not
         looked at: a server is never a client)."""
@@ -223,12 +227,12 @@ class HiveMind:
 
             if settings.cluster.gateway:
                 return ShardedHiveMind(settings, shards)
-            local = await cls._open_local(settings)
+            local = await cls._open_local(settings, one_shot)
             return ShardedHiveMind(settings, shards, local)
-        return await cls._open_local(settings)
+        return await cls._open_local(settings, one_shot)
 
     @classmethod
-    async def _open_local(cls, settings: Settings) -> HiveMind:
+    async def _open_local(cls, settings: Settings, one_shot: bool = False) -> HiveMind:
         make_private_dir(settings.data_dir)
         from mind.harvest import netguard  # which addresses URL ingest may fetch (SSRF guard)
 
@@ -236,10 +240,11 @@ class HiveMind:
         if settings.embedded:
             from workers.runtime import EmbeddedRuntime
 
-            return cls(settings, EmbeddedRuntime(settings.runtime_config()))
+            return cls(settings, EmbeddedRuntime(settings.runtime_config(one_shot=one_shot)))
         from workers.host_runtime import HostRuntime
 
-        runtime = await HostRuntime.connect(settings.runtime_config(), settings.queue_config())
+        runtime = await HostRuntime.connect(settings.runtime_config(one_shot=one_shot),
+                                            settings.queue_config())
         return cls(settings, runtime)
 
     async def readiness(self) -> dict[str, bool]:

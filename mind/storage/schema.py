@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mind.constants import OUTBOX_HANDED
 from mind.storage.search_context import ROW_CONTEXT
 from mind.timeutil import SQL_NOW
 from vocabulary.enums import (
@@ -422,6 +423,13 @@ DROP TABLE concept_mastery;
 DROP TABLE embedding_usage;
 """
 
+# Frames a one-shot process (a CLI save) handed to another process writing the mind, which
+# indexes them (actors/handoff.py): that process looks for them by this index, whatever the size
+# of its own outbox.
+HANDED_FRAMES = f"""
+CREATE INDEX idx_pending_handed ON pending_index(frame_id) WHERE reason = '{OUTBOX_HANDED}';
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core: identity, awareness, sessions, frames, fts, outbox", CORE),
     Migration(2, "knowledge graph: entities, relations, entity-frame bridge", KNOWLEDGE),
@@ -442,6 +450,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(14, "related-frame links dropped: recall never used them", DROP_FRAME_LINKS),
     Migration(15, "concept mastery and per-file embedding usage dropped: never used",
               DROP_UNUSED),
+    Migration(16, "outbox: frames handed to another process to index", HANDED_FRAMES),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
