@@ -9,9 +9,7 @@ SQL lives there) and returns a small frozen result type (:mod:`actors.results`).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from actors.actor import Handler
 from actors.calls import (
@@ -41,6 +39,9 @@ from mind.retrieval.vectors import ChunkSpan
 from mind.storage import idempotency
 from queue_schemas import ops
 
+if TYPE_CHECKING:  # numpy loads with the first index result applied
+    import numpy as np
+
 OpT = TypeVar("OpT", bound=ops.OpEnvelope)
 
 
@@ -61,6 +62,8 @@ def to_new_frame(op: ops.NewFrameOp) -> NewFrame:
 
 
 def _vector(v: Any) -> np.ndarray:
+    import numpy as np
+
     return np.frombuffer(v.to_bytes(), dtype="<f4")
 
 

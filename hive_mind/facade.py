@@ -48,7 +48,6 @@ from hive_mind.results import (
     workspace_meta,
     write_dict,
 )
-from hive_mind.routing import routed_workspaces
 from hive_mind.scopes import within
 from hive_mind.settings import Settings, load_settings
 from hive_mind.shapes import (
@@ -99,7 +98,6 @@ from mind.bounds import (
 )
 from mind.constants import DAILY_SAVE_SESSION_PREFIX
 from mind.embeddings.base import fingerprint
-from mind.embeddings.memo import QueryMemo
 from mind.errors import ConflictError, HiveMindError, NotFoundError, ValidationError
 from mind.foreground import answering
 from mind.frames.forget import Erasure
@@ -107,10 +105,6 @@ from mind.frames.model import Frame
 from mind.ids import validate_id
 from mind.knowledge.graph import Relation
 from mind.mind import Mind
-from mind.retrieval.catchup import is_catch_up
-from mind.retrieval.combined import CombinedRetrieval, SearchOptions
-from mind.retrieval.routing import ROUTED_CANDIDATES
-from mind.retrieval.search import CANDIDATES, HybridSearch
 from mind.storage.idempotency import REMOVED, keyed_op_id, validate_key
 from mind.storage.private_files import make_private_dir
 from mind.timeutil import format_ts
@@ -142,12 +136,15 @@ from vocabulary.limits import (
     MAX_TTL_MINUTES,
 )
 
-if TYPE_CHECKING:  # the runtime, harvest and ingest are imported where they are used: a
-    # one-shot command (or a client over --url) does not load what it does not run (#14)
+if TYPE_CHECKING:  # the runtime, harvest, ingest and the search (numpy, the in-memory
+    # indexes) are imported where they are used: a one-shot command (or a client over --url)
+    # does not load what it does not run (#14), a save no search
     from hive_mind.export import Export
     from hive_mind.harvest import IngestSummary
     from hive_mind.remote import RemoteHiveMind
     from hive_mind.sharded import ShardedHiveMind
+    from mind.embeddings.memo import QueryMemo
+    from mind.retrieval.search import HybridSearch
     from workers.harvest_summary import HarvestSummary, Progress
     from workers.protocol import Runtime
 
@@ -533,6 +530,8 @@ class HiveMind:
         """The workspaces a scope-all recall searches: all of them up to
         ``HIVE_MIND_SCOPE_MINDS``, else that many chosen by their content
         (:mod:`hive_mind.routing`) — or, for a catch-up, the most recently written."""
+        from hive_mind.routing import routed_workspaces
+
         return await routed_workspaces(self.runtime, query, workspaces,
                                        self.settings.retrieval.scope_minds, embedder,
                                        lanes=lanes, catching_up=catching_up)
@@ -556,6 +555,7 @@ class HiveMind:
 
     async def _search_over(self, ident: str, reader: Mind, embedder: QueryMemo
                            ) -> HybridSearch:
+        from mind.retrieval.search import HybridSearch
 
         async def touch(ids: list[int]) -> None:
             # the recall answers without waiting for the access-count write (it waited for the
@@ -606,6 +606,12 @@ class HiveMind:
             bounded_float(min_relevance, "min_relevance", 0.0, 1.0)
         bounded_text(query, "query", MAX_QUERY_CHARS)
         minds = self._recall_minds(scope, workspace)
+        from mind.embeddings.memo import QueryMemo
+        from mind.retrieval.catchup import is_catch_up
+        from mind.retrieval.combined import CombinedRetrieval, SearchOptions
+        from mind.retrieval.routing import ROUTED_CANDIDATES
+        from mind.retrieval.search import CANDIDATES
+
         with answering():  # background builds step aside meanwhile (mind/foreground.py)
             embedder = QueryMemo(await self.runtime.embedder_ready())  # one encode per recall
             routing = None

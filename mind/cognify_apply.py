@@ -39,9 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import combinations
-from typing import Any, Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mind.knowledge import supersession
 from mind.knowledge.bulk import (
@@ -50,7 +48,6 @@ from mind.knowledge.bulk import (
     put_relations_sync,
     upsert_entities_sync,
 )
-from mind.retrieval.vector_index import VectorIndex
 from mind.retrieval.vectors import (
     ChunkSpan,
     VectorStore,
@@ -59,6 +56,11 @@ from mind.retrieval.vectors import (
 )
 from mind.storage.db import Database, SyncDb
 from mind.storage.sqlutil import chunked, delete_in_sync, placeholders
+
+if TYPE_CHECKING:  # numpy and the vector index load with the first index result applied
+    import numpy as np
+
+    from mind.retrieval.vector_index import VectorIndex
 
 CO_OCCURRENCE = "co_occurs_with"
 CO_OCCURRENCE_CONFIDENCE = 0.8
@@ -135,7 +137,7 @@ async def apply_index(
         if link_index is not None:
             await _nearest(link_index, fresh, found)
         await supersession.gather(
-            db, {r.frame_id: np.asarray(r.vector, dtype=np.float32) for r in fresh}, link_index,
+            db, {r.frame_id: _float32(r.vector) for r in fresh}, link_index,
             found)
         for r in fresh:
             if r.chunks:
@@ -201,9 +203,17 @@ async def _nearest(index: VectorIndex, results: Sequence[FrameIndex],
                    found: supersession.Candidates) -> None:
     """Each result's nearest frames go to ``found`` as supersession candidates (module
     docstring)."""
-    queries = np.stack([np.asarray(r.vector, dtype=np.float32) for r in results])
+    import numpy as np
+
+    queries = np.stack([_float32(r.vector) for r in results])
     for r, hits in zip(results, await index.search_many(
             queries, supersession.CANDIDATES_PER_FRAME + 1, window=NEAR_WINDOW_ROWS,
             floor=supersession.CANDIDATE_FLOOR), strict=True):
         for fid, sim in hits:
             found.add(r.frame_id, fid, sim)
+
+
+def _float32(vector: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    return np.asarray(vector, dtype=np.float32)

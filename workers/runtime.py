@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from actors.actor import CommitHook
 from actors.catalog import MindCatalog
@@ -37,11 +37,9 @@ from mind.embeddings.quota import EmbeddingQuotaExceededError, UsageCounter, Usa
 from mind.embeddings.registry import EmbeddingConfig
 from mind.errors import ConfigurationError
 from mind.mind import Mind
-from mind.retrieval.routing import RoutePool
 from mind.storage.fencing import Fence
 from queue_schemas import jobs, ops
 from workers.batcher import EmbeddingBatcher
-from workers.cognify import run_index_job
 from workers.constants import COGNIFY_BATCH_FRAMES, INDEX_POLL_SECONDS, RUNNER_CONCURRENCY
 from workers.dead_letters import DeadLetterFile, persist_to
 from workers.followups import (
@@ -54,6 +52,9 @@ from workers.followups import (
 from workers.protocol import JobQueue
 from workers.runner import RECENT_DEAD_LETTERS, InProcessRunner
 from workers.schedule import ScheduleConfig
+
+if TYPE_CHECKING:  # routing (numpy) loads with the first routed recall
+    from mind.retrieval.routing import RoutePool
 
 log = logging.getLogger(__name__)
 
@@ -313,6 +314,8 @@ class EmbeddedRuntime(HostedRuntime):
             log.warning("embedder degraded: frames of %s stay pending (keyword search works)",
                         job.mind_id)
             return
+        from workers.cognify import run_index_job  # extraction's code loads with the first job
+
         try:
             op = await run_index_job(job, self.batcher)
         except EmbeddingQuotaExceededError as exc:  # no retry helps before the quota resets
