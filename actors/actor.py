@@ -24,8 +24,9 @@ cognify results) and are grouped only with each other, so a save waits for at mo
 commit already running, never behind a queue of them nor inside a big group; bulk groups stop
 at ``bulk_weight`` frames, so that one commit is short too (measured: save p99 during a bulk
 import, docs/performance.md), and at a quarter of it while interactive ops arrive (one in the last
-``INTERACTIVE_WINDOW`` seconds: shorter commits for the saves to wait for; the full weight, and
-fewer commits, for an import no one is saving beside). Each lane is FIFO; the bulk lane keeps
+``INTERACTIVE_WINDOW`` seconds, or a save of another process this actor let go first: shorter
+commits for the saves to wait for; the full weight, and fewer commits, for an import no one is
+saving beside). Each lane is FIFO; the bulk lane keeps
 the order of imports and of index results relative to the ops they follow.
 
 New frames (imports, big saves) are weighed apart from index results: a frame costs a
@@ -326,7 +327,9 @@ class MindActor:
         """Apply a group in its turn among the mind's writers in other processes
         (:mod:`mind.storage.writer_locks`): an interactive group (a save, or any group as small
         as one: a CLI's own index result) holds the turn through its commit, a bulk group
-        first lets another process's interactive commit go."""
+        first lets another process's interactive commit go — and, as for an interactive op of
+        this process, the bulk groups that follow are short for a while
+        (:meth:`bulk_limit`)."""
         if self.locks is None:
             await self._apply(batch)
         elif interactive:
@@ -339,7 +342,8 @@ class MindActor:
             finally:
                 notice.cancel()
         else:
-            await self.locks.bulk_turn(f"mind {self.name}")
+            if await self.locks.bulk_turn(f"mind {self.name}"):  # another process saves:
+                self._last_interactive = time.monotonic()  # short commits, as for our own
             await self._apply(batch)
 
     async def _apply(self, batch: list[_Pending]) -> None:

@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 HandedHook = Callable[[list[int]], Awaitable[None]]
 """What a registered writer does with the frames it claimed (queue their indexing)."""
 
-CLAIM_EVERY: Final = 0.25
+CLAIM_EVERY: Final = 0.5
 """Seconds between a busy registered writer's claims, and between an idle one's looks at the
 WAL: how late a handed frame's indexing can start, not its save's acknowledgement."""
 

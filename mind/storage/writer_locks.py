@@ -131,14 +131,16 @@ class WriterLocks:
         finally:
             fcntl.flock(self._turn, fcntl.LOCK_UN)
 
-    async def bulk_turn(self, what: str) -> None:
-        """Wait while another process holds the turn for an interactive commit."""
+    async def bulk_turn(self, what: str) -> bool:
+        """Wait while another process holds the turn for an interactive commit; whether it
+        did (another process is saving)."""
         if self._turn is None or _try(self._turn, fcntl.LOCK_SH):
             if self._turn is not None:
                 fcntl.flock(self._turn, fcntl.LOCK_UN)
-            return
+            return False
         await _take(self._turn, fcntl.LOCK_SH, f"another process's save to {what}")
         fcntl.flock(self._turn, fcntl.LOCK_UN)
+        return True
 
     def close(self) -> None:
         for fd in (self._writers, self._turn):
