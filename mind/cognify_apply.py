@@ -41,9 +41,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import combinations
-from typing import Any, Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mind.knowledge import supersession
 from mind.knowledge.bulk import (
@@ -52,7 +50,6 @@ from mind.knowledge.bulk import (
     put_relations_sync,
     upsert_entities_sync,
 )
-from mind.retrieval.vector_index import VectorIndex
 from mind.retrieval.vectors import (
     ChunkSpan,
     VectorStore,
@@ -61,6 +58,11 @@ from mind.retrieval.vectors import (
 )
 from mind.storage.db import Database, SyncDb
 from mind.storage.sqlutil import chunked, delete_in_sync, placeholders
+
+if TYPE_CHECKING:  # numpy and the vector index load with the first index result applied
+    import numpy as np
+
+    from mind.retrieval.vector_index import VectorIndex
 
 CO_OCCURRENCE = "co_occurs_with"
 CO_OCCURRENCE_CONFIDENCE = 0.8
@@ -135,7 +137,7 @@ async def apply_index(
         await store.ensure_fingerprint(*fingerprint)
         found = supersession.Candidates()
         await supersession.gather(
-            db, {r.frame_id: np.asarray(r.vector, dtype=np.float32) for r in fresh}, link_index,
+            db, {r.frame_id: _float32(r.vector) for r in fresh}, link_index,
             found)
         if link_index is not None:
             await _nearest(db, link_index, fresh, found)
@@ -207,6 +209,8 @@ async def _nearest(db: Database, index: VectorIndex, results: Sequence[FrameInde
     one without only against the stored frames that carry one among the
     :data:`NEAR_WINDOW_ROWS` most recent frames: about one turn in a hundred, so most of a
     batch scores a few hundred rows where it scored the window."""
+    import numpy as np
+
     cued = [r for r in results if r.frame_id in found.cues]
     plain = [r for r in results if r.frame_id not in found.cues]
     searches: list[tuple[list[FrameIndex], dict[str, Any]]] = [
@@ -220,9 +224,15 @@ async def _nearest(db: Database, index: VectorIndex, results: Sequence[FrameInde
     for part, scope in searches:
         if not part:
             continue
-        queries = np.stack([np.asarray(r.vector, dtype=np.float32) for r in part])
+        queries = np.stack([_float32(r.vector) for r in part])
         for r, hits in zip(part, await index.search_many(
                 queries, supersession.CANDIDATES_PER_FRAME + 1,
                 floor=supersession.CANDIDATE_FLOOR, **scope), strict=True):
             for fid, sim in hits:
                 found.add(r.frame_id, fid, sim)
+
+
+def _float32(vector: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    return np.asarray(vector, dtype=np.float32)
