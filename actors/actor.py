@@ -9,8 +9,14 @@ fails alone. Futures resolve only after ``COMMIT`` (acknowledged means durable).
 delivery becomes exactly-once effect); an op named by a client's idempotency key gets its first
 result back (``Replayed``) or a conflict (:mod:`mind.storage.idempotency`). The mailbox is bounded:
 submitters wait when it is full. After each commit, before the futures resolve, an
-``on_commit`` hook sees the applied ops and their results (it enqueues follow-up work such as
-cognify jobs; its failures are logged, the outbox covers them).
+``on_commit`` hook sees the applied ops and their results, and the new frames whose indexing
+went to another process (it enqueues follow-up work such as cognify jobs; its failures are
+logged, the outbox covers them).
+
+Writers of the mind in other processes: each group commits in its turn among them
+(:mod:`mind.storage.writer_locks`); a one-shot process's actor (``one_shot``: a CLI command)
+hands the indexing of its new frames to a process that keeps the mind's writer open, and an
+actor given ``on_handed`` claims such frames (:mod:`actors.handoff`).
 
 Two lanes feed the loop: small interactive ops (kinds in ``URGENT_KINDS`` writing at most
 ``urgent_weight`` frames: a save, a touch, an erase) go before queued bulk work (imports,
@@ -18,8 +24,9 @@ cognify results) and are grouped only with each other, so a save waits for at mo
 commit already running, never behind a queue of them nor inside a big group; bulk groups stop
 at ``bulk_weight`` frames, so that one commit is short too (measured: save p99 during a bulk
 import, docs/performance.md), and at a quarter of it while interactive ops arrive (one in the last
-``INTERACTIVE_WINDOW`` seconds: shorter commits for the saves to wait for; the full weight, and
-fewer commits, for an import no one is saving beside). Each lane is FIFO; the bulk lane keeps
+``INTERACTIVE_WINDOW`` seconds, or a save of another process this actor let go first: shorter
+commits for the saves to wait for; the full weight, and fewer commits, for an import no one is
+saving beside). Each lane is FIFO; the bulk lane keeps
 the order of imports and of index results relative to the ops they follow.
 
 New frames (imports, big saves) are weighed apart from index results: a frame costs a
@@ -62,6 +69,7 @@ from actors.constants import (
     URGENT_KINDS,
     URGENT_MAX_WEIGHT,
 )
+from actors.handoff import CLAIM_EVERY, Adopting, HandedHook, Handing
 from actors.metrics import GROUP_COMMIT_SECONDS
 from actors.parts import Parted, merge, split
 from mind.errors import HiveMindError, StorageError
@@ -90,7 +98,9 @@ class Op(Protocol):
 
 
 Handler = Callable[[Mind, Any], Awaitable[Any]]
-CommitHook = Callable[[list[tuple[Any, Any]]], Awaitable[None]]
+CommitHook = Callable[[list[tuple[Any, Any]], frozenset[int]], Awaitable[None]]
+"""After a commit: its applied ops with their results, and the ids of its new frames another
+process indexes (:mod:`actors.handoff`)."""
 
 
 def op_weight(op: Any) -> int:
@@ -141,6 +151,8 @@ class MindActor:
         part_frames: int = DEFAULT_PART_FRAMES,
         urgent_weight: int = URGENT_MAX_WEIGHT,
         on_commit: CommitHook | None = None,
+        on_handed: HandedHook | None = None,
+        one_shot: bool = False,
         name: str = "",
     ) -> None:
         self.mind = mind
@@ -159,7 +171,11 @@ class MindActor:
         self._wake = asyncio.Event()  # set after every put into either lane
         self._held: _Pending | None = None  # bulk op that did not fit the last group: next
         self._on_commit = on_commit
-        self.locks = WriterLocks.for_mind(mind.path)  # other processes' writers: their turn
+        # other processes' writers: their turn, and the frames handed between them
+        self.locks = WriterLocks.for_mind(mind.path, register=not one_shot)
+        self._handing = Handing(self.locks) if self.locks is not None and one_shot else None
+        self._adopting = Adopting(mind.path, on_handed) \
+            if self.locks is not None and on_handed is not None and not one_shot else None
         self._task: asyncio.Task[None] | None = None
         self._closing = False
         self.last_used = time.monotonic()
@@ -181,6 +197,10 @@ class MindActor:
             await self._queue.put(None)
             self._wake.set()
             await self._task
+        if self._adopting is not None and self.locks is not None:
+            self.locks.leave()  # one-shot writers hand nothing more to this process
+            if await self._adopting.waiting(self.mind, look=True):  # what they handed until now
+                await self._apply_in_turn([], interactive=False)
         await self.mind.close()
         if self.locks is not None:
             self.locks.close()
@@ -255,7 +275,8 @@ class MindActor:
             await self._apply_in_turn(batch, interactive=lane is self._urgent or small)
 
     async def _next(self) -> tuple[asyncio.Queue[Any], _Pending | None]:
-        """The next op, urgent lane first (None: stop), and the lane it came from."""
+        """The next op, urgent lane first (None: stop), and the lane it came from. While
+        idle, an actor that adopts handed frames claims them as they come (an empty group)."""
         while True:
             self._wake.clear()  # before looking: a put after the look sets it again
             if not self._urgent.empty():
@@ -265,7 +286,14 @@ class MindActor:
                 return self._queue, held
             if not self._queue.empty():
                 return self._queue, self._queue.get_nowait()
-            await self._wake.wait()
+            if self._adopting is None:
+                await self._wake.wait()
+                continue
+            try:
+                await asyncio.wait_for(self._wake.wait(), CLAIM_EVERY)
+            except TimeoutError:
+                if await self._adopting.waiting(self.mind):
+                    await self._apply_in_turn([], interactive=False)
 
     async def _fill(self, batch: list[_Pending], lane: asyncio.Queue[Any]) -> bool:
         """Add ops of the same lane to ``batch`` (the other lane's wait for the next group); a
@@ -299,7 +327,9 @@ class MindActor:
         """Apply a group in its turn among the mind's writers in other processes
         (:mod:`mind.storage.writer_locks`): an interactive group (a save, or any group as small
         as one: a CLI's own index result) holds the turn through its commit, a bulk group
-        first lets another process's interactive commit go."""
+        first lets another process's interactive commit go — and, as for an interactive op of
+        this process, the bulk groups that follow are short for a while
+        (:meth:`bulk_limit`)."""
         if self.locks is None:
             await self._apply(batch)
         elif interactive:
@@ -312,17 +342,25 @@ class MindActor:
             finally:
                 notice.cancel()
         else:
-            await self.locks.bulk_turn(f"mind {self.name}")
+            if await self.locks.bulk_turn(f"mind {self.name}"):  # another process saves:
+                self._last_interactive = time.monotonic()  # short commits, as for our own
             await self._apply(batch)
 
     async def _apply(self, batch: list[_Pending]) -> None:
         db = self.mind.db
         outcomes: list[tuple[_Pending, Any, BaseException | None]] = []
+        handed: frozenset[int] = frozenset()
+        claimed: list[int] = []
         started = time.perf_counter()
         try:
             async with db.transaction():
+                mark = None if self._handing is None else await self._handing.mark(db)
+                if self._adopting is not None:
+                    claimed = await self._adopting.claim(db)
                 for pending in batch:
                     outcomes.append(await self._apply_one(pending))
+                if mark is not None and self._handing is not None:
+                    handed = await self._handing.hand(db, mark)
         except BaseException as exc:  # the COMMIT (or BEGIN) failed: nothing is durable
             err = exc if isinstance(exc, HiveMindError) else StorageError(f"commit failed: {exc}")
             log.exception("mind %s: group commit of %d ops failed", self.name, len(batch))
@@ -344,9 +382,14 @@ class MindActor:
         committed = [(p.op, result) for p, result, error in outcomes if error is None]
         if any(op.kind in SCRUBS_WAL for op, _ in committed):
             await self.mind.scrub_wal()  # deleted frames' old pages leave the -wal file too
+        if handed:
+            log.info("mind %s: the indexing of %d new frame(s) is left to the other process "
+                     "writing the mind", self.name, len(handed))
+        if claimed and self._adopting is not None:
+            await self._adopting.adopted(self.name, claimed)
         if self._on_commit is not None and committed:
             try:  # before resolving: a caller that returns finds its follow-ups queued
-                await self._on_commit(committed)
+                await self._on_commit(committed, handed)
             except Exception:
                 log.exception("mind %s: on_commit hook failed (outbox will recover)", self.name)
         for pending, result, error in outcomes:

@@ -20,13 +20,15 @@ import json
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from actors.constants import CATALOG_THREADS
 from mind.census import COUNTS, Census, FileStamp, Version, stamp, take_census
-from mind.retrieval.routing import QueryStemmer, RoutePool, RouteSummary, read_summary
 from mind.storage.connection import connect_peek
 from mind.storage.private_files import write_private_text
+
+if TYPE_CHECKING:  # routing (numpy) is loaded by the first recall that routes: not by a save
+    from mind.retrieval.routing import QueryStemmer, RoutePool, RouteSummary
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +78,8 @@ class MindCatalog:
     async def route_pool(self, paths: dict[str, Path]) -> tuple[list[str], RoutePool]:
         """The minds that exist, in the given order, and their summaries pooled for routing
         (the pool is rebuilt only when a mind's summary changed)."""
+        from mind.retrieval.routing import RoutePool
+
         await self._look(paths, summaries=True, persist=False)
         ids = [m for m in paths if m in self._summaries]
         key = tuple((m, self._summaries[m].version) for m in ids)
@@ -87,6 +91,8 @@ class MindCatalog:
 
     def stems(self, query: str) -> list[str]:
         if self._stemmer is None:
+            from mind.retrieval.routing import QueryStemmer
+
             self._stemmer = QueryStemmer()
         return self._stemmer.stems(query)
 
@@ -143,8 +149,11 @@ class MindCatalog:
         try:
             census = take_census(conn, st)
             known = self._summaries.get(mind_id)
-            fresh = summaries and (known is None or known.version != census.version)
-            return census, read_summary(conn, census.version) if fresh else None
+            if not summaries or (known is not None and known.version == census.version):
+                return census, None
+            from mind.retrieval.routing import read_summary
+
+            return census, read_summary(conn, census.version)
         finally:
             conn.close()
 

@@ -9,9 +9,7 @@ SQL lives there) and returns a small frozen result type (:mod:`actors.results`).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from actors.actor import Handler
 from actors.calls import (
@@ -41,10 +39,15 @@ from mind.retrieval.vectors import ChunkSpan
 from mind.storage import idempotency
 from queue_schemas import ops
 
+if TYPE_CHECKING:  # numpy loads with the first index result applied
+    import numpy as np
+
 OpT = TypeVar("OpT", bound=ops.OpEnvelope)
 
 
 def _vector(v: Any) -> np.ndarray:
+    import numpy as np
+
     return np.frombuffer(v.to_bytes(), dtype="<f4")
 
 

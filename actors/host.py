@@ -36,6 +36,7 @@ from actors.constants import (
     WORKSPACE_META,
     WORKSPACES_DIR,
 )
+from actors.handoff import HandedHook
 from actors.heap import HeapTrimmer
 from actors.moves import Authority, Departure, MoveBook
 from mind.errors import (
@@ -91,6 +92,7 @@ class ActorSettings:
     bulk_frames: int = DEFAULT_BULK_FRAMES  # new frames per commit of an import
     part_frames: int = DEFAULT_PART_FRAMES  # ... while interactive ops arrive
     urgent_weight: int = URGENT_MAX_WEIGHT  # 0: no urgent lane (one FIFO)
+    one_shot: bool = False  # a CLI command's: hands its frames' indexing over (actors.handoff)
 
 
 @dataclass
@@ -132,6 +134,7 @@ class MindHost:
         max_open: int = DEFAULT_MAX_OPEN,
         actor_settings: ActorSettings | None = None,
         on_commit: Callable[[str, Mind], CommitHook] | None = None,
+        on_handed: Callable[[str, Mind], HandedHook] | None = None,
         fence: Fence | None = None,
         owner: Callable[[str], str] | None = None,
     ) -> None:
@@ -143,6 +146,7 @@ class MindHost:
         self.max_open = max_open
         self._settings = actor_settings or ActorSettings()
         self._on_commit = on_commit
+        self._on_handed = on_handed  # frames one-shot processes hand over (actors.handoff)
         self._open: OrderedDict[str, _Open] = OrderedDict()
         self._lock = asyncio.Lock()
         self._busy: dict[str, asyncio.Future[None]] = {}  # minds being opened or closed
@@ -258,13 +262,15 @@ class MindHost:
         # an actor would deadlock with close() (which holds the lock while stopping)
         writer.share_index(reader)  # one in-memory vector index per mind, not two
         hook = self._on_commit(mind_id, reader) if self._on_commit else None
+        adopt = self._on_handed(mind_id, reader) \
+            if self._on_handed and not self._settings.one_shot else None
         actor = MindActor(
             writer, self._handlers, max_ops=self._settings.max_ops,
             max_wait=self._settings.max_wait, mailbox=self._settings.mailbox,
             bulk_weight=self._settings.bulk_weight, bulk_frames=self._settings.bulk_frames,
             part_frames=self._settings.part_frames,
             urgent_weight=self._settings.urgent_weight,
-            on_commit=hook, name=mind_id,
+            on_commit=hook, on_handed=adopt, one_shot=self._settings.one_shot, name=mind_id,
         )
         actor.start()
         if entry is None:

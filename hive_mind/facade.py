@@ -48,7 +48,6 @@ from hive_mind.results import (
     workspace_meta,
     write_dict,
 )
-from hive_mind.routing import routed_workspaces
 from hive_mind.scopes import within
 from hive_mind.settings import Settings, load_settings
 from hive_mind.shapes import (
@@ -99,7 +98,6 @@ from mind.bounds import (
 )
 from mind.constants import DAILY_SAVE_SESSION_PREFIX
 from mind.embeddings.base import fingerprint
-from mind.embeddings.memo import QueryMemo
 from mind.errors import ConflictError, HiveMindError, NotFoundError, ValidationError
 from mind.foreground import answering
 from mind.frames.forget import Erasure
@@ -107,10 +105,6 @@ from mind.frames.model import Frame
 from mind.ids import validate_id
 from mind.knowledge.graph import Relation
 from mind.mind import Mind
-from mind.retrieval.catchup import is_catch_up
-from mind.retrieval.combined import CombinedRetrieval, SearchOptions
-from mind.retrieval.routing import ROUTED_CANDIDATES
-from mind.retrieval.search import CANDIDATES, HybridSearch
 from mind.storage.idempotency import REMOVED, keyed_op_id, validate_key
 from mind.storage.private_files import make_private_dir
 from mind.timeutil import format_ts
@@ -142,12 +136,15 @@ from vocabulary.limits import (
     MAX_TTL_MINUTES,
 )
 
-if TYPE_CHECKING:  # the runtime, harvest and ingest are imported where they are used: a
-    # one-shot command (or a client over --url) does not load what it does not run (#14)
+if TYPE_CHECKING:  # the runtime, harvest, ingest and the search (numpy, the in-memory
+    # indexes) are imported where they are used: a one-shot command (or a client over --url)
+    # does not load what it does not run (#14), a save no search
     from hive_mind.export import Export
     from hive_mind.harvest import IngestSummary
     from hive_mind.remote import RemoteHiveMind
     from hive_mind.sharded import ShardedHiveMind
+    from mind.embeddings.memo import QueryMemo
+    from mind.retrieval.search import HybridSearch
     from workers.harvest_summary import HarvestSummary, Progress
     from workers.protocol import Runtime
 
@@ -202,18 +199,22 @@ class HiveMind:
     # -- lifecycle --------------------------------------------------------------------------
 
     @classmethod
-    async def open(cls, settings: Settings | None = None, **overrides: object) -> MindFacade:
+    async def open(cls, settings: Settings | None = None, *, one_shot: bool = False,
+                   **overrides: object) -> MindFacade:
         """A facade over ``settings`` (default: environment / ``.env``). With ``url`` set this
-        returns a :class:`~hive_mind.remote.RemoteHiveMind` client instead."""
+        returns a :class:`~hive_mind.remote.RemoteHiveMind` client instead. ``one_shot``: the
+        facade of a short command (the CLI's), which hands the indexing of the frames it saves
+        to another process keeping the mind's writer open, if one does, and takes none from
+        others (:mod:`actors.handoff`)."""
         settings = settings or load_settings(**overrides)
         if settings.url:
             from hive_mind.remote import RemoteHiveMind
 
             return RemoteHiveMind(settings)
-        return await cls.open_host(settings)
+        return await cls.open_host(settings, one_shot=one_shot)
 
     @classmethod
-    async def open_host(cls, settings: Settings) -> HostFacade:
+    async def open_host(cls, settings: Settings, *, one_shot: bool = False) -> HostFacade:
         """The facade of a process that serves minds (``serve``, ``mcp``): this data dir's,
         or a shard host's or a gateway's when ``HIVE_MIND_SHARDS`` is set (``url`` is not
         looked at: a server is never a client)."""
@@ -223,12 +224,12 @@ class HiveMind:
 
             if settings.cluster.gateway:
                 return ShardedHiveMind(settings, shards)
-            local = await cls._open_local(settings)
+            local = await cls._open_local(settings, one_shot)
             return ShardedHiveMind(settings, shards, local)
-        return await cls._open_local(settings)
+        return await cls._open_local(settings, one_shot)
 
     @classmethod
-    async def _open_local(cls, settings: Settings) -> HiveMind:
+    async def _open_local(cls, settings: Settings, one_shot: bool = False) -> HiveMind:
         make_private_dir(settings.data_dir)
         from mind.harvest import netguard  # which addresses URL ingest may fetch (SSRF guard)
 
@@ -236,10 +237,11 @@ class HiveMind:
         if settings.embedded:
             from workers.runtime import EmbeddedRuntime
 
-            return cls(settings, EmbeddedRuntime(settings.runtime_config()))
+            return cls(settings, EmbeddedRuntime(settings.runtime_config(one_shot=one_shot)))
         from workers.host_runtime import HostRuntime
 
-        runtime = await HostRuntime.connect(settings.runtime_config(), settings.queue_config())
+        runtime = await HostRuntime.connect(settings.runtime_config(one_shot=one_shot),
+                                            settings.queue_config())
         return cls(settings, runtime)
 
     async def readiness(self) -> dict[str, bool]:
@@ -528,6 +530,8 @@ class HiveMind:
         """The workspaces a scope-all recall searches: all of them up to
         ``HIVE_MIND_SCOPE_MINDS``, else that many chosen by their content
         (:mod:`hive_mind.routing`) — or, for a catch-up, the most recently written."""
+        from hive_mind.routing import routed_workspaces
+
         return await routed_workspaces(self.runtime, query, workspaces,
                                        self.settings.retrieval.scope_minds, embedder,
                                        lanes=lanes, catching_up=catching_up)
@@ -551,6 +555,7 @@ class HiveMind:
 
     async def _search_over(self, ident: str, reader: Mind, embedder: QueryMemo
                            ) -> HybridSearch:
+        from mind.retrieval.search import HybridSearch
 
         async def touch(ids: list[int]) -> None:
             # the recall answers without waiting for the access-count write (it waited for the
@@ -601,6 +606,12 @@ class HiveMind:
             bounded_float(min_relevance, "min_relevance", 0.0, 1.0)
         bounded_text(query, "query", MAX_QUERY_CHARS)
         minds = self._recall_minds(scope, workspace)
+        from mind.embeddings.memo import QueryMemo
+        from mind.retrieval.catchup import is_catch_up
+        from mind.retrieval.combined import CombinedRetrieval, SearchOptions
+        from mind.retrieval.routing import ROUTED_CANDIDATES
+        from mind.retrieval.search import CANDIDATES
+
         with answering():  # background builds step aside meanwhile (mind/foreground.py)
             embedder = QueryMemo(await self.runtime.embedder_ready())  # one encode per recall
             routing = None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import singledispatch
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from actors.results import AwarenessCleared as AwarenessClearedResult
 from actors.results import (
@@ -45,9 +45,11 @@ from mind.frames.model import Frame
 from mind.knowledge import supersession
 from mind.knowledge.graph import Relation
 from mind.knowledge.store import Entity, KnowledgeGraph
-from mind.retrieval.candidates import SearchResult
-from mind.retrieval.combined import CombinedResult, CombinedRetrievalResult
-from mind.retrieval.external import ExternalDocument
+
+if TYPE_CHECKING:  # a recall's results: the search is loaded by the recall that made them
+    from mind.retrieval.candidates import SearchResult
+    from mind.retrieval.combined import CombinedResult, CombinedRetrievalResult
+    from mind.retrieval.external import ExternalDocument
 
 FRAME_FIELDS = ("id", "frame_type", "gop_id", "t", "content", "importance", "source",
                 "created_at", "recorded_at", "metadata")

@@ -262,8 +262,10 @@ class Settings(BaseSettings):
             timeout=self.retrieval.external_timeout,
             name=self.retrieval.external_name or urlsplit(url).hostname or "external")
 
-    def runtime_config(self, *, host: bool = True) -> RuntimeConfig:
-        """``host=False``: a cognify worker's (it opens no mind file, so it has no fence)."""
+    def runtime_config(self, *, host: bool = True, one_shot: bool = False) -> RuntimeConfig:
+        """``host=False``: a cognify worker's (it opens no mind file, so it has no fence);
+        ``one_shot``: a CLI command's, which hands the indexing of the frames it saves to a
+        process keeping the mind's writer open, if one does (:mod:`actors.handoff`)."""
         from actors.host import ActorSettings
         from workers.runtime import RuntimeConfig
 
@@ -274,7 +276,7 @@ class Settings(BaseSettings):
             batcher_max_tokens=self.embedding.batcher_max_tokens,
             batcher_max_wait=self.embedding.batcher_max_wait_ms / 1000,
             actor=ActorSettings(self.writer.max_ops, self.writer.max_wait_ms / 1000,
-                                self.writer.mailbox),
+                                self.writer.mailbox, one_shot=one_shot),
             max_open_minds=self.writer.max_open_minds,
             max_tries=self.workers.job_max_tries,
             cognify_batch=self.workers.cognify_batch_frames,

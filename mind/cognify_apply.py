@@ -16,21 +16,23 @@ relations. The mind's owner applies them here, in the caller's transaction:
   from one search for the whole batch (:func:`_nearest`): its vectors against the mind's
   in-memory vector index in one matrix product, the :data:`~mind.knowledge.supersession.
   CANDIDATES_PER_FRAME` nearest frames with cosine ≥ the loosest pair's floor among the
-  :data:`NEAR_WINDOW_ROWS` most recently indexed vectors. The window bounds a frame's cost
-  whatever the mind's size (a scan of the whole mind per frame made a 200,000-message import
-  quadratic; bench/components/link_cost.py). This search once also wrote related-frame links
+  :data:`NEAR_WINDOW_ROWS` most recently indexed vectors for a turn that carries a cue, among
+  the stored turns that carry one for the others (a pair needs a cue on its newer side). The
+  window bounds a frame's cost whatever the mind's size (a scan of the whole mind per frame
+  made a 200,000-message import quadratic; bench/components/link_cost.py). This search once
+  also wrote related-frame links
   (``frame_links``); recall never read them, and used as a recall signal they lowered every
   eval (LoCoMo dev R@10 0.8083 → 0.7906 at a 0.1 share, synthetic chats R@5 0.880 → 0.827,
   SciFact nDCG@10 0.7405 → 0.7225), so migration 14 dropped them;
 * the frame's outbox row is cleared.
 
-Round trips: the nearest-frame search runs first (on the index's own connection, which sees
-only committed rows whatever the order), then the batch's conversation neighbours are read (one
-trip), then the vectors, the graph, the supersession pairs and the outbox rows are written in
-**one** trip to the connection's thread (:meth:`Database.run`); with the
-fingerprint check and the pending read that is three trips a batch where it was ~20, at
-60-100 us of CPU each on top of the SQL (bench/components/host_replay.py). Chunks (long frames
-only) keep their own.
+Round trips: the batch's conversation neighbours and texts are read first (one trip: the texts
+give the cues), then the nearest-frame search runs (on the index's own connection, which sees
+only committed rows whatever the order), then the vectors, the graph, the supersession pairs
+and the outbox rows are written in **one** trip to the connection's thread
+(:meth:`Database.run`); with the fingerprint check and the pending read that is three trips a
+batch where it was ~20, at 60-100 us of CPU each on top of the SQL
+(bench/components/host_replay.py). Chunks (long frames only) keep their own.
 """
 
 from __future__ import annotations
@@ -39,9 +41,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import combinations
-from typing import Any, Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mind.knowledge import supersession
 from mind.knowledge.bulk import (
@@ -50,7 +50,6 @@ from mind.knowledge.bulk import (
     put_relations_sync,
     upsert_entities_sync,
 )
-from mind.retrieval.vector_index import VectorIndex
 from mind.retrieval.vectors import (
     ChunkSpan,
     VectorStore,
@@ -59,6 +58,11 @@ from mind.retrieval.vectors import (
 )
 from mind.storage.db import Database, SyncDb
 from mind.storage.sqlutil import chunked, delete_in_sync, placeholders
+
+if TYPE_CHECKING:  # numpy and the vector index load with the first index result applied
+    import numpy as np
+
+    from mind.retrieval.vector_index import VectorIndex
 
 CO_OCCURRENCE = "co_occurs_with"
 CO_OCCURRENCE_CONFIDENCE = 0.8
@@ -132,11 +136,11 @@ async def apply_index(
         store = VectorStore(db)
         await store.ensure_fingerprint(*fingerprint)
         found = supersession.Candidates()
-        if link_index is not None:
-            await _nearest(link_index, fresh, found)
         await supersession.gather(
-            db, {r.frame_id: np.asarray(r.vector, dtype=np.float32) for r in fresh}, link_index,
+            db, {r.frame_id: _float32(r.vector) for r in fresh}, link_index,
             found)
+        if link_index is not None:
+            await _nearest(db, link_index, fresh, found)
         for r in fresh:
             if r.chunks:
                 spans, vecs = [c for c, _ in r.chunks], [v for _, v in r.chunks]
@@ -197,13 +201,38 @@ def _apply_graph(db: SyncDb, results: Sequence[FrameIndex]) -> tuple[int, int]:
     return len(set(bridge)), put_relations_sync(db, relations)
 
 
-async def _nearest(index: VectorIndex, results: Sequence[FrameIndex],
+async def _nearest(db: Database, index: VectorIndex, results: Sequence[FrameIndex],
                    found: supersession.Candidates) -> None:
     """Each result's nearest frames go to ``found`` as supersession candidates (module
-    docstring)."""
-    queries = np.stack([np.asarray(r.vector, dtype=np.float32) for r in results])
-    for r, hits in zip(results, await index.search_many(
-            queries, supersession.CANDIDATES_PER_FRAME + 1, window=NEAR_WINDOW_ROWS,
-            floor=supersession.CANDIDATE_FLOOR), strict=True):
-        for fid, sim in hits:
-            found.add(r.frame_id, fid, sim)
+    docstring). A pair needs a cue on its newer side, so a frame of the batch that carries a cue
+    (``found.cues``, from :func:`supersession.gather`) is searched against the whole window, and
+    one without only against the stored frames that carry one among the
+    :data:`NEAR_WINDOW_ROWS` most recent frames: about one turn in a hundred, so most of a
+    batch scores a few hundred rows where it scored the window."""
+    import numpy as np
+
+    cued = [r for r in results if r.frame_id in found.cues]
+    plain = [r for r in results if r.frame_id not in found.cues]
+    searches: list[tuple[list[FrameIndex], dict[str, Any]]] = [
+        (cued, {"window": NEAR_WINDOW_ROWS})]
+    if plain:
+        stored = [r[0] for r in await db.fetchall(
+            "SELECT frame_id FROM frame_updates WHERE frame_id > "
+            "(SELECT coalesce(max(id), 0) FROM memory_frames) - ?", (NEAR_WINDOW_ROWS,))]
+        if stored:
+            searches.append((plain, {"allowed": np.asarray(stored, dtype=np.int64)}))
+    for part, scope in searches:
+        if not part:
+            continue
+        queries = np.stack([_float32(r.vector) for r in part])
+        for r, hits in zip(part, await index.search_many(
+                queries, supersession.CANDIDATES_PER_FRAME + 1,
+                floor=supersession.CANDIDATE_FLOOR, **scope), strict=True):
+            for fid, sim in hits:
+                found.add(r.frame_id, fid, sim)
+
+
+def _float32(vector: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    return np.asarray(vector, dtype=np.float32)

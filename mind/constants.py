@@ -55,6 +55,10 @@ DEFAULT_TEST_DIMENSIONS: Final = 64  # the deterministic test embedder's
 MOCK_DIMENSIONS: Final = 1024  # the degraded mock's, unless a target dimension is set
 DEFAULT_USER_ID: Final = "local"  # whose embeddings are counted when nobody is named
 
+# the outbox reason of a frame a one-shot process (a CLI save) handed to another process writing
+# the mind, for it to index (actors/handoff.py); that process claims it back to 'new'
+OUTBOX_HANDED: Final = "handed"
+
 # SQLite host-parameter chunking for IN (...) lists
 SQL_IN_CHUNK: Final = 500
 # rows per multi-row INSERT of a bulk write (mind.storage.sqlutil.insert_rows): 64 frames of 15

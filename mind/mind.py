@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mind.awareness import AwarenessLayer
 from mind.frames.compaction import CompactResult, compact
@@ -13,13 +13,15 @@ from mind.frames.sessions import SessionStore
 from mind.frames.store import FrameStore
 from mind.identity import IdentityLayer
 from mind.knowledge.store import KnowledgeGraph
-from mind.retrieval.keyword_index import KeywordIndex
 from mind.retrieval.reconcile import ReconcileResult, reconcile_indexes
-from mind.retrieval.vector_index import VectorIndex
 from mind.retrieval.vectors import Fingerprint, VectorStore
 from mind.storage.db import Database
 from mind.storage.migrate import migrate
 from mind.storage.private_files import make_private_dir
+
+if TYPE_CHECKING:  # imported on first use: a process that only writes frames needs neither
+    from mind.retrieval.keyword_index import KeywordIndex
+    from mind.retrieval.vector_index import VectorIndex
 
 
 class Mind:
@@ -73,6 +75,8 @@ class Mind:
             self._index.close()
             self._index = None
         if self._index is None:
+            from mind.retrieval.vector_index import VectorIndex
+
             self._index = VectorIndex(self.db.path, fp.dim)
         return self._index
 
@@ -82,6 +86,8 @@ class Mind:
         if self._index_owner is not None:
             return self._index_owner.keyword_index()
         if self._keywords is None:
+            from mind.retrieval.keyword_index import KeywordIndex
+
             self._keywords = KeywordIndex(self.db.path)
         return self._keywords
 

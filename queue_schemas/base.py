@@ -35,7 +35,7 @@ from vocabulary.timestamps import now_iso
 
 
 class FrozenModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True)
 
 
 def new_op_id() -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, TypeAdapter, field_validator
+from pydantic import ConfigDict, Field, TypeAdapter, field_validator
 
 from queue_schemas.base import Envelope, FrozenModel, kind_registry, resolve
 from queue_schemas.errors import PayloadError
@@ -116,7 +116,7 @@ AnyJob = Annotated[JobModel, Field(discriminator="kind")]
 """The discriminated union (for pydantic validation)."""
 JOB_MODELS: tuple[type[JobEnvelope], ...] = (CognifyJob, ReembedJob)
 JOB_KINDS = kind_registry(*JOB_MODELS)
-_JOB_ADAPTER: TypeAdapter[JobModel] = TypeAdapter(AnyJob)
+_JOB_ADAPTER: TypeAdapter[JobModel] = TypeAdapter(AnyJob, config=ConfigDict(defer_build=True))
 
 
 def parse_job(data: object) -> JobModel:

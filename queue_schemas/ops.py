@@ -42,6 +42,7 @@ from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import (
     AfterValidator,
+    ConfigDict,
     Field,
     TypeAdapter,
     ValidationInfo,
@@ -430,7 +431,7 @@ OP_MODELS: tuple[type[OpEnvelope], ...] = (
     CreateRelation, CleanupEntities, WipeFrames, FinishHarvest,
 )
 OP_KINDS = kind_registry(*OP_MODELS)
-_OP_ADAPTER: TypeAdapter[OpModel] = TypeAdapter(AnyOp)
+_OP_ADAPTER: TypeAdapter[OpModel] = TypeAdapter(AnyOp, config=ConfigDict(defer_build=True))
 
 
 def parse_op(data: object) -> OpModel:

@@ -90,7 +90,7 @@ async def test_stop_applies_queued_ops_then_refuses(tmp_path: Path) -> None:
 async def test_commit_hook_sees_committed_ops_only(tmp_path: Path) -> None:
     seen: list[tuple[Any, Any]] = []
 
-    async def hook(committed: list[tuple[Any, Any]]) -> None:
+    async def hook(committed: list[tuple[Any, Any]], handed: frozenset[int]) -> None:
         seen.extend(committed)
 
     a = MindActor(await Mind.open(tmp_path / "d.mind"), HANDLERS, on_commit=hook)

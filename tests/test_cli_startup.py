@@ -1,7 +1,8 @@
 """What a one-shot CLI command loads and does before it answers (issue #14: "a CLI that answers
 in a second"). A fresh interpreter runs the entry point as the console script does and reports
 its ``sys.modules``: ``recall`` and ``save`` with the test embedder load none of the server,
-queue, MCP, model or harvest code; the command tree built is only the named command's group;
+queue, MCP, model or harvest code, and a save beside another process writing the mind no vector
+code at all; the command tree built is only the named command's group;
 the startup pauses the collector and freezes what it built, and only in a real CLI process.
 """
 
@@ -19,6 +20,7 @@ import pytest
 
 from hive_mind.cli import command, main
 from hive_mind.cli.app import GROUPS, invoked
+from mind.storage.writer_locks import WriterLocks
 from tests.procs import ROOT
 
 # what an embedded recall or save must not import: servers, the Redis queue, MCP, the model
@@ -67,6 +69,22 @@ def test_save_then_recall_load_nothing_heavy(tmp_path: Path) -> None:
     for report in (saved, recalled):
         assert loaded(report["modules"], HEAVY) == []
         assert "hive_mind.cli.memory" in report["modules"]  # the probe does see our modules
+
+
+def test_a_save_beside_a_process_writing_the_mind_loads_no_vector_code(tmp_path: Path) -> None:
+    """Another process keeps the mind's writer open (an import): the save's frame is indexed
+    there (actors.handoff), so the CLI loads no embedder, no search, nor numpy."""
+    (tmp_path / "data").mkdir(mode=0o700)
+    keeper = WriterLocks(tmp_path / "data" / "personal.mind")  # that process's writer
+    try:
+        saved = probe(tmp_path, "save", "handed to the importing process", "--json")
+    finally:
+        keeper.close()
+    assert json.loads(saved["stdout"])["created"] is True
+    assert loaded(saved["modules"], (
+        "numpy", "onnxruntime", "tokenizers", "mind.embeddings.inprocess",
+        "mind.embeddings.testing", "mind.retrieval.search", "mind.retrieval.keyword_index",
+        "mind.retrieval.vector_index", "workers.cognify")) == []
 
 
 def test_recall_does_not_load_http_client_nor_rich(tmp_path: Path) -> None:

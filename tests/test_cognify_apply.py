@@ -97,3 +97,30 @@ async def test_nearest_frames_feed_supersession_across_batches(db: Database) -> 
         "SELECT name FROM sqlite_master WHERE name = 'frame_links'")
     await frames.delete(new.id)
     assert await db.fetchval("SELECT COUNT(*) FROM frame_supersessions") == 0
+
+
+async def test_an_earlier_statement_indexed_after_its_update_is_paired(db: Database) -> None:
+    """Indexing order does not matter: a statement without a cue, indexed after the update of
+    another conversation that replaces it, finds that update among the stored turns that carry
+    a cue (a ChatGPT export lists its newest conversation first)."""
+    frames = FrameStore(db)
+    index = VectorIndex(db.path, 32)
+    new = (await frames.create_i_frame(
+        "trip-2", "Change of plans: the Lisbon flight moved to May 18, 2025.",
+        created_at="2025-04-20T10:00:00Z")).frame
+    await apply_index(db, FP, [FrameIndex(new.id, new.content_hash, vec("lisbon flight"),
+                                          entities=[Ent("Lisbon", "location")])], link_index=index)
+    unrelated = (await frames.create_i_frame("misc", "We fly to Oslo on June 2, 2025.",
+                                             created_at="2025-03-01T10:00:00Z")).frame
+    await apply_index(db, FP, [FrameIndex(unrelated.id, unrelated.content_hash,
+                                          vec("oslo trip"), entities=[Ent("Oslo", "location")])],
+                      link_index=index)
+    old = (await frames.create_i_frame("trip", "We fly to Lisbon on May 4, 2025.",
+                                       created_at="2025-03-02T10:00:00Z")).frame
+    stats = await apply_index(db, FP, [FrameIndex(old.id, old.content_hash, vec("lisbon flight"),
+                                                  entities=[Ent("Lisbon", "location")])],
+                              link_index=index)
+    index.close()
+    assert stats.supersessions == 1
+    pairs = await db.fetchall("SELECT superseded_id, frame_id FROM frame_supersessions")
+    assert [tuple(r) for r in pairs] == [(old.id, new.id)]

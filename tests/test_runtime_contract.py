@@ -164,7 +164,7 @@ async def test_status_shows_the_search_indexes_this_process_holds(
     """The personal mind's vector index (rows, exact scan; the saves' link search loaded it)
     and, once a recall ran, its keyword index: off for a small mind, ready once built (here
     from 3 frames instead of 20,000, on its thread after the recall)."""
-    from mind import mind as mind_module
+    from mind.retrieval import keyword_index
     from mind.retrieval.keyword_index import KeywordIndex
 
     texts = ["Alice owns the budget", "Bob owns the roadmap", "Carol owns the wiki"]
@@ -182,7 +182,7 @@ async def test_status_shows_the_search_indexes_this_process_holds(
     assert vector["bytes"] > 0 and keyword == {"state": "off", "frames": 0, "bytes": 0,
                                                "error": None}
 
-    monkeypatch.setattr(mind_module, "KeywordIndex",
+    monkeypatch.setattr(keyword_index, "KeywordIndex",  # as a mind makes it, on first use
                         lambda path: KeywordIndex(path, min_rows=3))
     async with await HiveMind.open(data_dir=tmp_path / "big", embedding_provider="test",
                                    redis_url=None) as hm:

@@ -33,13 +33,15 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from mind.embeddings.base import Embedder
+from mind.embeddings.base import Embedder, empty_matrix
 from mind.priority_executor import work_priority
 from vocabulary.enums import JobPriority
 from workers import metrics
+
+if TYPE_CHECKING:  # numpy loads with the first texts embedded: a save another process
+    import numpy as np  # indexes embeds none
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +105,7 @@ class EmbeddingBatcher:
         """Vectors for ``texts`` (in order), computed together with other callers' texts of
         the same priority."""
         if not texts:
-            return np.zeros((0, max(self.embedder.dimensions, 0)), dtype=np.float32)
+            return empty_matrix(self.embedder.dimensions)
         self.start()
         loop = asyncio.get_running_loop()
         futures = []
@@ -113,6 +115,8 @@ class EmbeddingBatcher:
             futures.append(fut)
             queue.put_nowait(_Item(text, fut))
         rows = await asyncio.gather(*futures)
+        import numpy as np
+
         return np.stack(rows).astype(np.float32, copy=False)
 
     async def _collect(self, priority: JobPriority) -> None:

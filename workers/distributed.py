@@ -260,8 +260,9 @@ async def maintenance_now(ctx: dict[str, Any], payload: dict[str, Any]) -> dict[
 def host_hook(queue: CognifyQueue, batch: int = COGNIFY_BATCH_FRAMES) -> Any:
     """After each commit, enqueue cognify jobs of ``batch`` frames for what it wrote."""
     def hook(mind_id: str, reader: Mind) -> CommitHook:
-        async def after_commit(committed: list[tuple[Any, Any]]) -> None:
-            queued = await followup_jobs(mind_id, committed, reader, batch=batch)
+        async def after_commit(committed: list[tuple[Any, Any]], handed: frozenset[int]
+                               ) -> None:
+            queued = await followup_jobs(mind_id, committed, reader, batch=batch, handed=handed)
             await queue.send(mind_id, queued)
             if queued:
                 log.info("mind %s: %d ops committed, %d cognify jobs queued (%d frames)",

@@ -4,7 +4,8 @@ Called by the host's commit hook with the ops it just committed and their result
 of ``save_frames``/``harvest_batch`` become cognify jobs (their text is in the op); frames the
 reconcile sweep found stale, and all frames after a re-embed, are read back from the mind.
 Saved frames and ingested documents are ``interactive`` (somebody waits for them), everything
-else ``bulk`` (:mod:`workers.fairness`).
+else ``bulk`` (:mod:`workers.fairness`). New frames a one-shot process handed to another process
+to index are left out (:mod:`actors.handoff`).
 """
 
 from __future__ import annotations
@@ -88,6 +89,7 @@ async def followup_jobs(
     reader: Mind,
     *,
     batch: int = COGNIFY_BATCH_FRAMES,
+    handed: frozenset[int] = frozenset(),
 ) -> list[Job]:
     saved: list[jobs.CognifyItem] = []  # somebody waits for these: interactive
     new: list[jobs.CognifyItem] = []
@@ -97,7 +99,9 @@ async def followup_jobs(
             continue
         if isinstance(op, ops.SaveFrames | ops.HarvestBatch):
             urgent = isinstance(op, ops.SaveFrames) or op.priority == "interactive"
-            (saved if urgent else new).extend(new_frame_items(op, expect(result, FramesSaved)))
+            (saved if urgent else new).extend(
+                item for item in new_frame_items(op, expect(result, FramesSaved))
+                if item.frame_id not in handed)
         elif isinstance(op, ops.Reconcile):
             requeue = expect(result, Reconciled).requeue
             if requeue:

@@ -42,15 +42,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mind.census import Census
 from mind.embeddings.chain import EmbeddingProviderChain
 from mind.mind import Mind
-from mind.retrieval.routing import RoutePool
 from queue_schemas.ops import OpEnvelope
 from workers.jobs_shapes import JobsReport
 from workers.schedule import ScheduleConfig
+
+if TYPE_CHECKING:
+    from mind.retrieval.routing import RoutePool
 
 
 class MindAccess(Protocol):

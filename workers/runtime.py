@@ -21,12 +21,13 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from actors.actor import CommitHook
 from actors.catalog import MindCatalog
 from actors.constants import CATALOG_FILE, USAGE_FILE
 from actors.handlers import HANDLERS
+from actors.handoff import HandedHook
 from actors.host import ActorSettings, MindHost
 from actors.moves import Authority, Departure
 from actors.placement import ShardMap
@@ -36,17 +37,24 @@ from mind.embeddings.quota import EmbeddingQuotaExceededError, UsageCounter, Usa
 from mind.embeddings.registry import EmbeddingConfig
 from mind.errors import ConfigurationError
 from mind.mind import Mind
-from mind.retrieval.routing import RoutePool
 from mind.storage.fencing import Fence
 from queue_schemas import jobs, ops
 from workers.batcher import EmbeddingBatcher
-from workers.cognify import run_index_job
 from workers.constants import COGNIFY_BATCH_FRAMES, INDEX_POLL_SECONDS, RUNNER_CONCURRENCY
 from workers.dead_letters import DeadLetterFile, persist_to
-from workers.followups import followup_jobs, outbox_jobs
+from workers.followups import (
+    cognify_jobs,
+    fingerprint_hint,
+    followup_jobs,
+    outbox_jobs,
+    pending_items,
+)
 from workers.protocol import JobQueue
 from workers.runner import RECENT_DEAD_LETTERS, InProcessRunner
 from workers.schedule import ScheduleConfig
+
+if TYPE_CHECKING:  # routing (numpy) loads with the first routed recall
+    from mind.retrieval.routing import RoutePool
 
 log = logging.getLogger(__name__)
 
@@ -69,13 +77,15 @@ class RuntimeConfig:
     shards: ShardMap | None = None  # a shard host's placement: which minds it may open
 
 
-def open_host(config: RuntimeConfig, on_commit: HookFactory) -> MindHost:
+def open_host(config: RuntimeConfig, on_commit: HookFactory,
+              on_handed: Callable[[str, Mind], HandedHook] | None = None) -> MindHost:
     """The ``MindHost`` of a process: the data dir's minds with the configured limits, each
-    commit followed by ``on_commit`` (which queues the cognify work the commit caused)."""
+    commit followed by ``on_commit`` (which queues the cognify work the commit caused), the
+    frames other processes hand over to ``on_handed`` (:mod:`actors.handoff`)."""
     return MindHost(
         config.data_dir, HANDLERS, max_open=config.max_open_minds,
         actor_settings=config.actor,
-        on_commit=on_commit, fence=config.fence,
+        on_commit=on_commit, on_handed=on_handed, fence=config.fence,
         owner=None if config.shards is None else config.shards.owner,
     )
 
@@ -88,13 +98,24 @@ class HostedRuntime:
                  ) -> None:
         self.config = config
         self.embedder = EmbeddingProviderChain(config.embedding, usage=usage)
-        self.host = open_host(config, on_commit)
+        self.host = open_host(config, on_commit, self._adopt)
         self.catalog = MindCatalog(cache_file=config.data_dir / CATALOG_FILE)
         self._embedder_started: asyncio.Task[Any] | None = None
         self._resumed: set[str] = set()
 
     async def _dispatch(self, mind_id: str, queued: list[jobs.CognifyJob]) -> None:
         raise NotImplementedError
+
+    def _adopt(self, mind_id: str, reader: Mind) -> HandedHook:
+        """What this process does with the frames a one-shot process handed it: index them
+        at interactive priority, as its own saves (:mod:`actors.handoff`)."""
+        async def adopt(frame_ids: list[int]) -> None:
+            items = await pending_items(reader, frame_ids)
+            await self._dispatch(mind_id, cognify_jobs(
+                mind_id, items, await fingerprint_hint(reader), self.config.cognify_batch,
+                "interactive"))
+
+        return adopt
 
     async def embedder_ready(self) -> EmbeddingProviderChain:
         """Probe the provider chain once (loading the model can take seconds)."""
@@ -274,9 +295,10 @@ class EmbeddedRuntime(HostedRuntime):
         )
 
     def _hook(self, mind_id: str, reader: Mind) -> CommitHook:
-        async def after_commit(committed: list[tuple[Any, Any]]) -> None:
+        async def after_commit(committed: list[tuple[Any, Any]], handed: frozenset[int]
+                               ) -> None:
             await self.runner.dispatch_many(mind_id, await followup_jobs(
-                mind_id, committed, reader, batch=self.config.cognify_batch))
+                mind_id, committed, reader, batch=self.config.cognify_batch, handed=handed))
 
         return after_commit
 
@@ -292,6 +314,8 @@ class EmbeddedRuntime(HostedRuntime):
             log.warning("embedder degraded: frames of %s stay pending (keyword search works)",
                         job.mind_id)
             return
+        from workers.cognify import run_index_job  # extraction's code loads with the first job
+
         try:
             op = await run_index_job(job, self.batcher)
         except EmbeddingQuotaExceededError as exc:  # no retry helps before the quota resets

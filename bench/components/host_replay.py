@@ -88,7 +88,8 @@ async def replay(frames: int, seed: int) -> tuple[Phase, Phase, int]:
         queued: list[jobs.CognifyJob] = []
 
         def hook(mind_id: str, reader: Mind) -> Any:
-            async def after_commit(committed: list[tuple[Any, Any]]) -> None:
+            async def after_commit(committed: list[tuple[Any, Any]], _: frozenset[int]
+                                   ) -> None:
                 found = await followup_jobs(mind_id, committed, reader,
                                             batch=config.cognify_batch)
                 for job in found:

@@ -10,7 +10,10 @@ in-memory indexes of growing size, side by side in one run:
   link search before the int8 pass for batches);
 * ``window, now``: the index's own search over the window (``VectorIndex.search_many``: the
   int8 codes scored for all 64 queries at once, each query's best candidates re-scored
-  exactly, once the matrix has codes; exact below that).
+  exactly, once the matrix has codes; exact below that);
+* ``by cue``: what a batch costs in the product, where only a turn that carries an update cue
+  (one in ``CUE_EVERY`` of a chat's turns) searches the window and the others search only the
+  stored turns of the window that carry one (``allowed``).
 
 A shortcut, labelled as such: the matrix is filled with generated unit vectors (no mind file,
 no SQLite); chat-like vectors (conversations of 20 turns on one of 500 topics that recur over
@@ -46,6 +49,7 @@ DIM = 384
 BATCH = 64
 REPEAT = 3
 TOPICS, TURNS, NOISE = 500, 20, 0.9  # a turn: cosine ~0.74 to its topic, ~0.55 to a sibling
+CUE_EVERY = 100  # turns carry an update cue about one in a hundred (LoCoMo: 1.2 %)
 
 
 def chats(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -100,12 +104,17 @@ def measure(n: int, rng: np.random.Generator) -> str:
     before_ms, before_cpu, before = timed(lambda: exact(x, q, LINK_WINDOW_ROWS))
     now_ms, now_cpu, now = timed(
         lambda: index.search_many_blocking(q, LINK_LIMIT + 1, window=LINK_WINDOW_ROWS))
+    cued = np.arange(max(1, n - LINK_WINDOW_ROWS + 1), n + 1, CUE_EVERY, dtype=np.int64)
+    cue_ms, cue_cpu, _ = timed(lambda: [
+        *index.search_many_blocking(q[:1], LINK_LIMIT + 1, window=LINK_WINDOW_ROWS),
+        *index.search_many_blocking(q[1:], LINK_LIMIT + 1, allowed=cued)])
     truth, reference, got = links(whole), links(before), links(now)
     same = len(reference.keys() & got.keys()) / len(reference) if reference else 1.0
     kept = len(truth.keys() & got.keys()) / len(truth) if truth else 1.0
     (lw, cw), (lg, cg) = summary(truth), summary(got)
     row = (f"| {n:,} | {whole_ms:,.0f} ({whole_cpu:,.0f}) | {before_ms:,.0f} ({before_cpu:,.0f})"
-           f" | {now_ms:,.0f} ({now_cpu:,.0f}) | {before_cpu / BATCH:.2f} / {now_cpu / BATCH:.2f}"
+           f" | {now_ms:,.0f} ({now_cpu:,.0f}) | {cue_ms:,.0f} ({cue_cpu:,.0f})"
+           f" | {before_cpu / BATCH:.2f} / {now_cpu / BATCH:.2f} / {cue_cpu / BATCH:.2f}"
            f" ms | {same:.3f} | {kept:.3f} | {lw:.2f} / {lg:.2f} | {cw:.3f} / {cg:.3f} |")
     return row
 
@@ -130,15 +139,17 @@ of {REPEAT}. "whole mind, exact": one exact float32 product over every row (the 
 "window, exact": one exact product over the {LINK_WINDOW_ROWS:,} most recent rows (the link
 search before the int8 pass for batches); "window, now": the index's own search over that
 window (the int8 codes of every row, kept from {BATCH_CODES_MIN_ROWS:,} rows on, scored for
-all {BATCH} queries in one product a block, each query's best candidates re-scored exactly).
+all {BATCH} queries in one product a block, each query's best candidates re-scored exactly);
+"by cue": the product's search, one query of the batch (a turn with an update cue) over the
+window and the others over the stored turns with a cue in that window (one row in {CUE_EVERY}).
 Chat-like vectors: conversations of {TURNS} turns on one of {TOPICS:,} topics that recur over
 the whole history; the batch is new conversations. "same" = share of the exact window's links
 (cosine ≥ {LINK_MIN_SIMILARITY}, top {LINK_LIMIT}) the search now finds; "kept" = share of the
 whole mind's; "linked" = share of the batch's frames with at least one link and "cosine" = the
 links' mean similarity, each as whole mind / now.
 
-| rows in the mind | whole mind, exact | window, exact | window, now | CPU a frame, exact / now | same | kept | linked | cosine |
-|---:|---:|---:|---:|---:|---:|---:|---:|---:|
+| rows in the mind | whole mind, exact | window, exact | window, now | by cue | CPU a frame, exact / now / by cue | same | kept | linked | cosine |
+|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
 {chr(10).join(lines)}
 """
     if not args.no_report:

@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.common import ROOT
+from bench.common import ROOT, cli_environment
 
 
 @dataclass(frozen=True)
@@ -71,17 +71,6 @@ def cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "hive_mind", *args]
 
 
-def environment(provider: str, data_dir: Path, pycache: Path) -> dict[str, str]:
-    env = {**os.environ, "HIVE_MIND_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1",
-           "PYTHONPYCACHEPREFIX": str(pycache)}
-    for key in ("HIVE_MIND_REDIS_URL", "HIVE_MIND_URL", "HIVE_MIND_EMBEDDING_PROVIDER",
-                "PYTHONDONTWRITEBYTECODE"):
-        env.pop(key, None)
-    if provider != "default":
-        env["HIVE_MIND_EMBEDDING_PROVIDER"] = provider
-    return env
-
-
 def cpu_name() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -109,8 +98,8 @@ def main() -> None:
     samples: dict[tuple[str, str, str], list[Sample]] = {}
     importing: dict[tuple[str, str, str], list[float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        variants = [(tree, provider, environment(provider, Path(tmp) / f"{tree}-{provider}",
-                                                 Path(tmp) / f"pycache-{tree}"))
+        variants = [(tree, provider, cli_environment(Path(tmp) / f"{tree}-{provider}",
+                                                     provider, Path(tmp) / f"pycache-{tree}"))
                     for tree in trees for provider in providers]
         for tree, _provider, env in variants:  # warm-up: creates the mind, fills the caches
             timed(cli("save", "The Q3 budget review moved to Thursday", "--json"),

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sqlite3
 import subprocess
 import sys
@@ -30,7 +29,7 @@ import time
 from contextlib import closing
 from pathlib import Path
 
-from bench.common import ROOT, machine
+from bench.common import ROOT, cli_environment, machine
 from bench.product.harvest_bench import generate
 
 
@@ -39,21 +38,12 @@ def pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
-def environment(data: Path, provider: str | None) -> dict[str, str]:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HIVE_MIND_DATA_DIR": str(data)}
-    for key in ("HIVE_MIND_REDIS_URL", "HIVE_MIND_URL", "HIVE_MIND_EMBEDDING_PROVIDER"):
-        env.pop(key, None)
-    if provider and provider != "default":
-        env["HIVE_MIND_EMBEDDING_PROVIDER"] = provider
-    return env
-
-
 def save(data: Path, text: str) -> tuple[float, str]:
     """One ``hive-mind save`` process: (wall seconds, its stderr); a failure stops the bench."""
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "hive_mind", "save", text, "--json"], cwd=ROOT,
-                          env=environment(data, None), capture_output=True, text=True,
-                          check=False)
+                          env=cli_environment(data, "default", data.parent / "pycache"),
+                          capture_output=True, text=True, check=False)
     wall = time.perf_counter() - started
     if done.returncode:
         raise SystemExit(f"save failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
@@ -85,7 +75,7 @@ def main() -> None:
         log = (root / "import.log").open("w")  # not a pipe: a full one would stall the import
         importer = subprocess.Popen(
             [sys.executable, "-m", "hive_mind", "harvest", "import", "chatgpt", str(export),
-             "--json"], cwd=ROOT, env=environment(data, args.provider),
+             "--json"], cwd=ROOT, env=cli_environment(data, args.provider, root / "pycache"),
             stdout=subprocess.PIPE, stderr=log, text=True)
         started = time.perf_counter()
         mind = data / "personal.mind"

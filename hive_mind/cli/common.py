@@ -182,11 +182,11 @@ def run(coro: Awaitable[T]) -> T:
     return asyncio.run(coro)  # type: ignore[arg-type]
 
 
-async def open_facade(settings: Settings) -> MindFacade:
+async def open_facade(settings: Settings, *, one_shot: bool = False) -> MindFacade:
     from hive_mind.facade import HiveMind
 
     try:
-        return await HiveMind.open(settings)
+        return await HiveMind.open(settings, one_shot=one_shot)
     except ModuleNotFoundError as exc:
         if settings.url and "remote" in str(exc):
             raise ConfigurationError(
@@ -201,14 +201,17 @@ def with_facade(ctx: typer.Context, action: Callable[[MindFacade], Awaitable[T]]
 
     A write that is not ``bulk`` (one save, one entity) embeds its few texts at once: the
     micro-batcher's wait for a fuller batch (``HIVE_MIND_BATCHER_MAX_WAIT_MS``) would only
-    delay the answer, as nothing else in this process adds to the batch."""
+    delay the answer, as nothing else in this process adds to the batch. A command that is not
+    ``bulk`` is one-shot: beside another process keeping the mind's writer open (an import,
+    ``serve``, an MCP server) the frames it saves are indexed by that process, which has the
+    model loaded, and the command returns once they are committed (:mod:`actors.handoff`)."""
     settings = state(ctx).settings()
     if writes and not bulk:
         settings = settings.replace(batcher_max_wait_ms=0.0)
 
     async def go() -> T:
         with starting():  # imports the facade and the runtime
-            hm = await open_facade(settings)
+            hm = await open_facade(settings, one_shot=not bulk)
         async with hm:
             result = await action(hm)
             if writes:

@@ -38,7 +38,9 @@ Conventions:
   failure (Redis unreachable, storage or embedding errors); 130 interrupted.
 - Embedded mode (no Redis URL): commands that write wait until the background indexing they
   caused is applied before exiting, so `save` then `recall` in another process finds the
-  memory by vector.
+  memory by vector. Beside another process that keeps the mind open (an import, `serve`, an
+  MCP server), `save` returns once the memory is committed (found by keyword at once) and that
+  process indexes it.
 """
 
 

@@ -65,7 +65,10 @@ def save(
     workspace: WorkspaceOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Save one memory; waits until it is indexed so a following `recall` finds it."""
+    """Save one memory; waits until it is indexed so a following `recall` finds it.
+
+    Beside another process writing the mind (an import, `serve`, an MCP server) it returns once
+    the memory is committed, found by keyword at once, and that process indexes it."""
     ref_ids = None if refs is None else _frame_ids(refs, "--refs")
 
     async def act(hm: MindFacade) -> dict[str, Any]:

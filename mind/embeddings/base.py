@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mind.errors import HiveMindError
+
+if TYPE_CHECKING:  # numpy is imported where vectors are made: a save alone needs none
+    import numpy as np
 
 PROBE_TEXT = "hive-mind embedding probe"
 DEFAULT_MAX_CHARS = 6000
@@ -77,6 +78,8 @@ def backend_switch_hint(stored_model: str, runtime_model: str) -> str:
 
 
 def empty_matrix(dim: int) -> np.ndarray:
+    import numpy as np
+
     return np.zeros((0, max(int(dim), 0)), dtype=np.float32)
 
 
@@ -88,6 +91,8 @@ def normalize_dimensions(matrix: np.ndarray, target: int) -> np.ndarray:
     """
     if target <= 0:
         raise ValueError(f"target dimension must be positive, got {target}")
+    import numpy as np
+
     arr = np.asarray(matrix, dtype=np.float32)
     width = arr.shape[-1]
     if width == target:
@@ -135,6 +140,8 @@ def coerce_matrix(
     :class:`EmbeddingError` worded ``<prefix>: <reason>: <excerpt>``.
     """
 
+    import numpy as np
+
     def fail(reason: str) -> EmbeddingError:
         head = prefix or f"{provider} embeddings error"
         tail = f": {excerpt}" if excerpt else ""
@@ -178,6 +185,8 @@ async def probe_embedder(embedder: Embedder) -> int:
     load = getattr(embedder, "load", None)
     if load is not None:
         await load()
+    import numpy as np
+
     out = await embedder.embed_batch([PROBE_TEXT])
     dim = embedder.dimensions
     if dim <= 0 or out.shape != (1, dim) or not np.all(np.isfinite(out)):

@@ -16,8 +16,7 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from mind.constants import MOCK_DIMENSIONS
 from mind.embeddings.base import (
@@ -37,8 +36,10 @@ from mind.embeddings.registry import (
     ProviderFactory,
     ProviderNotConfigured,
 )
-from mind.embeddings.testing import MockEmbedder
 from mind.timeutil import now_iso
+
+if TYPE_CHECKING:  # the chain is built by every process; its vectors only by one that embeds
+    import numpy as np
 
 log = logging.getLogger(__name__)
 
@@ -264,6 +265,8 @@ class EmbeddingProviderChain:
             reason,
         )
         probes["mock"] = "ok (degraded fallback)"
+        from mind.embeddings.testing import MockEmbedder  # loaded for the fallback only
+
         mock = MockEmbedder(cfg.target_dimensions or MOCK_DIMENSIONS)
         return _Selection(mock, probes, reason)
 

@@ -24,9 +24,6 @@ from mind.constants import (
     MOCK_DIMENSIONS,
 )
 from mind.embeddings.base import Embedder, EmbeddingError
-from mind.embeddings.inprocess import InProcessEmbedder
-from mind.embeddings.model_source import DEFAULT_MODEL
-from mind.embeddings.testing import MockEmbedder, TestEmbedder
 
 AUTO_ORDER = ("inprocess", "ollama", "voyage", "openai")
 
@@ -100,6 +97,9 @@ def _needs_key(name: str, key: str | None) -> str:
 
 
 def _inprocess(c: EmbeddingConfig) -> Embedder:
+    from mind.embeddings.inprocess import InProcessEmbedder  # its code loads when chosen
+    from mind.embeddings.model_source import DEFAULT_MODEL
+
     return InProcessEmbedder(
         c.model_for("inprocess") or DEFAULT_MODEL,
         backend=c.backend,
@@ -159,14 +159,26 @@ def _litellm(c: EmbeddingConfig) -> Embedder:
     )
 
 
+def _test(c: EmbeddingConfig) -> Embedder:
+    from mind.embeddings.testing import TestEmbedder
+
+    return TestEmbedder(c.test_dimensions)
+
+
+def _mock(c: EmbeddingConfig) -> Embedder:
+    from mind.embeddings.testing import MockEmbedder
+
+    return MockEmbedder(c.target_dimensions or MOCK_DIMENSIONS)
+
+
 PROVIDERS: dict[str, ProviderFactory] = {
     "inprocess": _inprocess,
     "ollama": _ollama,
     "voyage": _voyage,
     "openai": _openai,
     "litellm": _litellm,
-    "test": lambda c: TestEmbedder(c.test_dimensions),
-    "mock": lambda c: MockEmbedder(c.target_dimensions or MOCK_DIMENSIONS),
+    "test": _test,
+    "mock": _mock,
 }
 
 

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from mind.storage.db import Database
+from mind.constants import OUTBOX_HANDED
+from mind.storage.db import Database, SyncDb
 from mind.storage.sqlutil import delete_in
 from mind.timeutil import days_ago_iso, now_iso, parse_stored
 
@@ -23,12 +24,39 @@ class PendingItem:
     last_error: str | None
 
 
+def last_frame(db: SyncDb) -> int:
+    """The newest frame id (0: none); frames written later have greater ids."""
+    return int(db.fetchval("SELECT MAX(id) FROM memory_frames", default=0))
+
+
+def hand_off(db: SyncDb, after: int) -> list[int]:
+    """Mark the new frames after frame ``after`` (the ones this transaction wrote) as handed
+    to another process to index (:mod:`actors.handoff`); their ids."""
+    return [int(r[0]) for r in db.fetchall(
+        f"UPDATE pending_index SET reason = '{OUTBOX_HANDED}' "
+        "WHERE frame_id > ? AND reason = 'new' RETURNING frame_id", (after,))]
+
+
+def claim_handed(db: SyncDb) -> list[int]:
+    """Take the frames other processes handed over (back to ``new``: this process indexes
+    them); their ids, in order."""
+    return sorted(int(r[0]) for r in db.fetchall(
+        f"UPDATE pending_index SET reason = 'new' WHERE reason = '{OUTBOX_HANDED}' "
+        "RETURNING frame_id"))
+
+
 class Outbox:
     def __init__(self, db: Database) -> None:
         self._db = db
 
     async def count(self) -> int:
         return int(await self._db.fetchval("SELECT COUNT(*) FROM pending_index", default=0))
+
+    async def handed(self) -> bool:
+        """Whether another process handed frames over that nobody claimed yet."""
+        return bool(await self._db.fetchval(
+            f"SELECT EXISTS(SELECT 1 FROM pending_index WHERE reason = '{OUTBOX_HANDED}')",
+            default=0))
 
     async def oldest_age_seconds(self) -> float | None:
         """How long the oldest pending row has waited (None: nothing pending)."""

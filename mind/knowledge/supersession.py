@@ -28,9 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mind.knowledge.updates import (
     BACK_REFERENCE_COSINE,
@@ -43,6 +41,9 @@ from mind.knowledge.updates import (
 from mind.storage.db import Database, SyncDb
 from mind.storage.sqlutil import chunked, placeholders
 from mind.timeutil import now_iso
+
+if TYPE_CHECKING:  # numpy loads with the first vectors compared
+    import numpy as np
 
 EXPLICIT = "explicit"  # the cue of a pair a save declared (a P-frame and its base)
 CANDIDATE_FLOOR = BACK_REFERENCE_COSINE  # the loosest cosine floor any pair may pass
@@ -114,6 +115,8 @@ async def gather(db: Database, vectors: Mapping[int, np.ndarray], index: Similar
     cued = set(found.cues) | {p.frame_id for p in near if p.cued}
     mine = [p for p in batch if p.frame_id in vectors]
     if len(mine) > 1:
+        import numpy as np
+
         matrix = np.stack([vectors[p.frame_id] for p in mine])
         sims = matrix @ matrix.T
         number: dict[str, int] = {}

@@ -4,11 +4,13 @@ per candidate while ranking (:class:`Conv`, :data:`Ranked`, :class:`LaneRun`).""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from mind.frames.model import Frame
 from mind.retrieval.scoring import Factors
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(slots=True)

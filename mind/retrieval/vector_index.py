@@ -497,16 +497,18 @@ class VectorIndex:
         return float((cached[1] @ q).mean())
 
     async def search_many(self, queries: np.ndarray, k: int, *, window: int | None = None,
-                          floor: float | None = None) -> list[list[tuple[int, float]]]:
+                          allowed: np.ndarray | None = None, floor: float | None = None
+                          ) -> list[list[tuple[int, float]]]:
         """:meth:`search` for many query vectors in one matrix product; ``window`` searches
-        only the most recently written ``window`` frame rows (and as many chunk rows);
-        ``floor``: only frames at least this similar (fewer than ``k`` when few are)."""
+        only the most recently written ``window`` frame rows (and as many chunk rows),
+        ``allowed`` only these frames; ``floor``: only frames at least this similar (fewer than
+        ``k`` when few are)."""
         q = np.asarray(queries, dtype=np.float32)
         if q.ndim != 2 or q.shape[1] != self.dim:
             raise VectorError(f"queries have shape {q.shape}, the index has {self.dim} dims")
         if len(q) == 0:
             return []
-        return await asyncio.to_thread(self.search_many_blocking, q, k, None, window, floor)
+        return await asyncio.to_thread(self.search_many_blocking, q, k, allowed, window, floor)
 
     def _update_sync(self) -> None:
         """Refresh, then build the int8 codes and pack the full blocks a search will use: all

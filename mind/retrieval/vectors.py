@@ -20,9 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from mind.constants import (
     META_EMBED_DIM,
@@ -36,6 +34,9 @@ from mind.errors import EmbeddingDimMismatchError, EmbeddingFingerprintError, Ve
 from mind.storage.db import Database, SyncDb
 from mind.storage.sqlutil import chunked, placeholders, split_statements
 from mind.timeutil import now_iso
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MAX_DIM = 8192
 
@@ -150,6 +151,8 @@ class ChunkSpan:
 
 def to_blob(vector: Sequence[float] | np.ndarray, dim: int) -> bytes:
     """Validate one vector and encode it as little-endian float32."""
+    import numpy as np  # here: a process that writes no vector never loads numpy
+
     arr = np.asarray(vector, dtype="<f4")
     if arr.ndim != 1 or arr.shape[0] != dim:
         got = arr.shape[0] if arr.ndim == 1 else f"shape {arr.shape}"

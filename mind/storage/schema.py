@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mind.constants import OUTBOX_HANDED
 from mind.storage.search_context import ROW_CONTEXT
 from mind.timeutil import SQL_NOW
 from vocabulary.enums import (
@@ -432,6 +433,13 @@ DROP INDEX idx_frames_hash;
 CREATE INDEX idx_frames_hash ON memory_frames(content_hash) WHERE external_id IS NULL;
 """
 
+# Frames a one-shot process (a CLI save) handed to another process writing the mind, which
+# indexes them (actors/handoff.py): that process looks for them by this index, whatever the size
+# of its own outbox.
+HANDED_FRAMES = f"""
+CREATE INDEX idx_pending_handed ON pending_index(frame_id) WHERE reason = '{OUTBOX_HANDED}';
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core: identity, awareness, sessions, frames, fts, outbox", CORE),
     Migration(2, "knowledge graph: entities, relations, entity-frame bridge", KNOWLEDGE),
@@ -454,6 +462,7 @@ MIGRATIONS: tuple[Migration, ...] = (
               DROP_UNUSED),
     Migration(16, "content-hash index over the frames saved without an external id",
               HASH_INDEX_SAVED),
+    Migration(17, "outbox: frames handed to another process to index", HANDED_FRAMES),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -8,10 +8,13 @@ millisecond of releasing it, so a save from another process could wait for the w
 Two small lock files beside the mind file (``flock``: the kernel drops them when a process
 dies) settle it:
 
-* ``<mind>-writers``: every process with a writer open on the mind holds a shared lock on it.
-  A process that finds another one there (:meth:`WriterLocks.others_present`) leaves the mind's
-  outbox to it — that process queued the indexing of what it wrote — instead of queuing all of
-  it again on first use; a process that dies leaves its outbox to the next one to open the mind.
+* ``<mind>-writers``: every process that keeps a writer open on the mind — and indexes what
+  it writes and what one-shot processes hand it — holds a shared lock on it. A process that
+  finds another one there (:meth:`WriterLocks.others_present`) leaves the mind's outbox to it
+  — that process queued the indexing of what it wrote — instead of queuing all of it again on
+  first use; a process that dies leaves its outbox to the next one to open the mind. A
+  one-shot process (a CLI command, ``register=False``) does not take it: it hands the
+  indexing of the frames it saves to a process that holds it (:mod:`actors.handoff`).
 * ``<mind>-turn``: a writer with interactive work to commit (a save) holds it exclusively from
   before ``BEGIN IMMEDIATE`` until its commit (:meth:`WriterLocks.interactive`); bulk work
   (:meth:`WriterLocks.bulk_turn`) takes and drops a shared lock on it before each of its
@@ -87,25 +90,33 @@ class WriterLocks:
     """The two locks of one mind file for one writer (a process's actor); see the module
     docstring. ``close`` drops both."""
 
-    def __init__(self, mind_path: str | Path) -> None:
+    def __init__(self, mind_path: str | Path, *, register: bool = True) -> None:
         self.path = Path(mind_path)
+        self.registered = register  # holds <mind>-writers (module docstring)
         self._writers = _open(Path(f"{mind_path}{WRITERS_SUFFIX}"))
         self._turn = _open(Path(f"{mind_path}{TURN_SUFFIX}"))
-        if self._writers is not None:
+        if self._writers is not None and register:
             fcntl.flock(self._writers, fcntl.LOCK_SH)  # others hold it shared, or probe it
 
     @classmethod
-    def for_mind(cls, mind_path: str | Path) -> WriterLocks | None:
+    def for_mind(cls, mind_path: str | Path, *, register: bool = True) -> WriterLocks | None:
         """The locks of a mind file (None for an in-memory database)."""
-        return None if str(mind_path) == ":memory:" else cls(mind_path)
+        return None if str(mind_path) == ":memory:" else cls(mind_path, register=register)
 
     def others_present(self) -> bool:
-        """Whether another writer (another process) has this mind open."""
+        """Whether another registered writer (another process) has this mind open."""
         if self._writers is None:
             return False
         alone = _try(self._writers, fcntl.LOCK_EX)  # converts our own shared lock if alone
-        fcntl.flock(self._writers, fcntl.LOCK_SH)  # back to shared (a failed try may drop it)
+        # back to shared, or to none for a one-shot writer (a failed try may drop it)
+        fcntl.flock(self._writers, fcntl.LOCK_SH if self.registered else fcntl.LOCK_UN)
         return not alone
+
+    def leave(self) -> None:
+        """Stop being a registered writer (closing: others no longer hand frames to us)."""
+        if self._writers is not None and self.registered:
+            fcntl.flock(self._writers, fcntl.LOCK_UN)
+        self.registered = False
 
     @asynccontextmanager
     async def interactive(self, what: str) -> AsyncIterator[None]:
@@ -120,14 +131,16 @@ class WriterLocks:
         finally:
             fcntl.flock(self._turn, fcntl.LOCK_UN)
 
-    async def bulk_turn(self, what: str) -> None:
-        """Wait while another process holds the turn for an interactive commit."""
+    async def bulk_turn(self, what: str) -> bool:
+        """Wait while another process holds the turn for an interactive commit; whether it
+        did (another process is saving)."""
         if self._turn is None or _try(self._turn, fcntl.LOCK_SH):
             if self._turn is not None:
                 fcntl.flock(self._turn, fcntl.LOCK_UN)
-            return
+            return False
         await _take(self._turn, fcntl.LOCK_SH, f"another process's save to {what}")
         fcntl.flock(self._turn, fcntl.LOCK_UN)
+        return True
 
     def close(self) -> None:
         for fd in (self._writers, self._turn):

@@ -29,6 +29,8 @@ CREATE INDEX idx_harvest_runs_source ON harvest_runs(source, source_path);
 CREATE INDEX idx_kg_entity_frames_frame ON kg_entity_frames(frame_id);
 -- index idx_pending_enqueued on pending_index
 CREATE INDEX idx_pending_enqueued ON pending_index(enqueued_at);
+-- index idx_pending_handed on pending_index
+CREATE INDEX idx_pending_handed ON pending_index(frame_id) WHERE reason = 'handed';
 -- index idx_relation_sources_frame on relation_sources
 CREATE INDEX idx_relation_sources_frame ON relation_sources(frame_id);
 -- index idx_relations_active on knowledge_relations
