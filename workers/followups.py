@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from pydantic import TypeAdapter
+from pydantic import ConfigDict, TypeAdapter
 
 from actors.actor import Duplicate
 from actors.results import FramesSaved, Reconciled, expect
@@ -32,7 +32,7 @@ def _batches(items: list[jobs.CognifyItem], size: int) -> list[list[jobs.Cognify
     return [items[i : i + size] for i in range(0, len(items), size)]
 
 
-_ITEMS: Final = TypeAdapter(list[jobs.CognifyItem])
+_ITEMS: Final = TypeAdapter(list[jobs.CognifyItem], config=ConfigDict(defer_build=True))
 
 
 def new_frame_items(op: ops.SaveFrames | ops.HarvestBatch, result: FramesSaved) -> list[

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from pydantic import TypeAdapter
+from pydantic import ConfigDict, TypeAdapter
 
 from actors.results import FramesSaved
 from mind.errors import ValidationError
@@ -97,7 +97,7 @@ class _Tally:
     duplicates: int = 0
 
 
-_FRAMES: Final = TypeAdapter(list[ops.NewFrameOp])
+_FRAMES: Final = TypeAdapter(list[ops.NewFrameOp], config=ConfigDict(defer_build=True))
 
 
 def item_frames(item: HarvestItem, options: HarvestOptions) -> list[ops.NewFrameOp]:
