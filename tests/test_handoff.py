@@ -7,15 +7,18 @@ two processes: ``flock`` locks belong to the open file, not to the process."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from actors.actor import MindActor
 from actors.handlers import HANDLERS
 from actors.results import FramesSaved, expect
 from hive_mind.facade import HiveMind
 from mind.mind import Mind
-from mind.storage.writer_locks import WriterLocks
+from mind.storage.writer_locks import NOTICE_AFTER, WriterLocks
 from queue_schemas import ops
 from vocabulary.ids import PERSONAL_MIND
 
@@ -131,6 +134,26 @@ async def test_an_import_starts_no_commit_while_another_process_saves(tmp_path: 
     finally:
         other.close()
         await importer.stop()
+
+
+async def test_a_save_that_waits_for_another_process_says_what_it_waits_for(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "p.mind"
+    saver = MindActor(await Mind.open(path), HANDLERS, one_shot=True)
+    other = WriterLocks(path)  # another process, in the middle of its own save
+    try:
+        with caplog.at_level(logging.WARNING):
+            async with other.interactive("mind p"):
+                saving = asyncio.create_task(saver.submit(_save("a save that waits")))
+                await asyncio.sleep(NOTICE_AFTER + 0.3)
+                assert not saving.done()
+            await asyncio.wait_for(saving, 10)  # then it goes in
+        said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+        assert any("waiting for the mind file's write lock (held by another process)" in m
+                   for m in said), said
+    finally:
+        other.close()
+        await saver.stop()
 
 
 async def test_a_one_shot_save_beside_a_process_writing_the_mind_loads_no_model(
