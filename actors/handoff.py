@@ -44,6 +44,10 @@ HandedHook = Callable[[list[int]], Awaitable[None]]
 CLAIM_EVERY: Final = 0.5
 """Seconds between a busy registered writer's claims, and between an idle one's looks at the
 WAL: how late a handed frame's indexing can start, not its save's acknowledgement."""
+LOOK_EVERY: Final = 5.0
+"""Seconds after which an idle registered writer looks for handed frames even though the WAL
+seems unchanged: a WAL rewritten from its start after a checkpoint keeps its size, and its
+modification time can miss a change within one tick of the clock."""
 
 
 class Handing:
@@ -73,6 +77,7 @@ class Adopting:
         self._on_handed = on_handed
         self._claimed_at = float("-inf")
         self._wal_seen: tuple[int, int] | None = None
+        self._looked_at = float("-inf")
 
     async def claim(self, db: Database) -> list[int]:
         """Inside a group's write transaction: the handed frames, claimed, when a claim is due
@@ -85,11 +90,12 @@ class Adopting:
 
     async def waiting(self, mind: Mind, *, look: bool = False) -> bool:
         """While idle: whether handed frames wait for a claim — looked up when the mind's WAL
-        changed since the last look (every commit of any process changes it), or ``look``."""
-        seen = self._wal_signature()
-        if seen == self._wal_seen and not look:
+        changed since the last look (every commit of any process changes it), at least every
+        :data:`LOOK_EVERY` seconds, or when asked to ``look``."""
+        seen, now = self._wal_signature(), time.monotonic()
+        if seen == self._wal_seen and now - self._looked_at < LOOK_EVERY and not look:
             return False
-        self._wal_seen = seen
+        self._wal_seen, self._looked_at = seen, now
         if not await mind.outbox.handed():
             return False
         self._claimed_at = float("-inf")  # the claim is due now

@@ -163,10 +163,22 @@ async def test_a_one_shot_save_beside_a_process_writing_the_mind_loads_no_model(
     the frame with its own."""
     async with await HiveMind.open(data_dir=tmp_path) as keeper:
         await keeper.save("the keeper writes the mind")
+        await keeper.wait_idle()  # idle: it claims the handed frame as the mind's WAL moves
         async with await HiveMind.open(data_dir=tmp_path, one_shot=True) as cli:
             frame = await cli.save("a note the keeper indexes")
             assert await cli.wait_idle(10)  # ... and nothing of its own was indexed:
             assert cli.runtime.embedder.active is None  # no model loaded
-        assert await keeper.runtime.wait_indexed(PERSONAL_MIND, [frame["id"]], timeout=60)
+        assert await _indexed(keeper, frame["id"])
         found = await keeper.recall("a note the keeper indexes", lanes="vector", touch=False)
         assert frame["id"] in [hit["id"] for hit in found]  # by its vector
+
+
+async def _indexed(hm: Any, frame_id: int, timeout: float = 60) -> bool:
+    """Whether ``hm``'s process indexed the frame within ``timeout`` seconds (its runtime's
+    ``wait_indexed`` says False at once while the frame is handed but not yet claimed)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while asyncio.get_running_loop().time() < deadline:
+        if await hm.runtime.wait_indexed(PERSONAL_MIND, [frame_id], timeout=1):
+            return True
+        await asyncio.sleep(0.1)
+    return False
