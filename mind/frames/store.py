@@ -8,8 +8,9 @@ vectors and puts it back in the ``pending_index`` outbox, a delete cascades to c
 the entity bridge, B-frame references and the outbox, and nulls dependants' ``base_frame_id``.
 
 Bulk writes (:meth:`FrameStore.insert_many`) cost a fixed handful of statements per batch:
-ids are assigned inside the write transaction, rows go in with ``executemany``, and their FTS
-and outbox rows with one ``INSERT … SELECT`` each over the batch's new ids.
+ids are assigned inside the write transaction, rows go in 64 to a statement
+(:func:`~mind.storage.sqlutil.insert_rows`), and their FTS and outbox rows with one
+``INSERT … SELECT`` each over the batch's new ids.
 """
 
 from __future__ import annotations
