@@ -34,7 +34,7 @@ from mind.harvest.store import HarvestStore
 from mind.knowledge import supersession
 from mind.knowledge.dedupe import dedupe_by_name
 from mind.mind import Mind
-from mind.retrieval.chunker import MIN_CHUNK_CHARS
+from mind.retrieval.chunker import MAX_CHARS
 from mind.retrieval.vectors import ChunkSpan
 from mind.storage import idempotency
 from queue_schemas import ops
@@ -106,7 +106,7 @@ async def compact(mind: Mind, op: ops.Compact) -> CompactResult:
 
 
 async def reconcile(mind: Mind, op: ops.Reconcile) -> Reconciled:
-    result = await mind.reconcile(chunk_min_chars=MIN_CHUNK_CHARS)
+    result = await mind.reconcile(chunk_min_chars=MAX_CHARS)
     stale = await mind.outbox.pending(10_000, older_than_seconds=op.grace_seconds)
     await mind.outbox.touch([p.frame_id for p in stale])
     return Reconciled(result, tuple(p.frame_id for p in stale))

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mind.embeddings.base import DEFAULT_MAX_CHARS, cap_text
-from mind.retrieval.chunker import MIN_CHUNK_CHARS, chunk_text
+from mind.retrieval.chunker import MAX_CHARS, chunk_text
 from mind.retrieval.vectors import ChunkSpan
 
 
@@ -25,11 +25,12 @@ class EmbedItem:
 def plan_embeddings(
     frames: Sequence[tuple[int, str]], *, max_chars: int = DEFAULT_MAX_CHARS
 ) -> list[EmbedItem]:
-    """One whole-frame item per frame (text capped), plus chunk items for long frames."""
+    """One whole-frame item per frame (text capped), plus chunk items for a frame longer than
+    one window (:mod:`mind.retrieval.chunker`)."""
     items: list[EmbedItem] = []
     for frame_id, content in frames:
         items.append(EmbedItem(frame_id, cap_text(content, max_chars)))
-        if len(content) > MIN_CHUNK_CHARS:
+        if len(content) > MAX_CHARS:
             for c in chunk_text(content):
                 items.append(
                     EmbedItem(
