@@ -26,10 +26,11 @@ relations. The mind's owner applies them here, in the caller's transaction:
   SciFact nDCG@10 0.7405 → 0.7225), so migration 14 dropped them;
 * the frame's outbox row is cleared.
 
-Round trips: the batch's conversation neighbours and texts are read first (one trip: the texts
-give the cues), then the nearest-frame search runs (on the index's own connection, which sees
-only committed rows whatever the order), then the vectors, the graph, the supersession pairs
-and the outbox rows are written in **one** trip to the connection's thread
+Round trips: the batch's conversation neighbours and texts and the recent stored frames with a
+cue are read first (one trip: the texts give the batch's cues), then the nearest-frame search
+runs (on the index's own connection, which sees only committed rows whatever the order), then
+the vectors, the graph, the supersession pairs and the outbox rows are written in **one** trip
+to the connection's thread
 (:meth:`Database.run`); with the fingerprint check and the pending read that is three trips a
 batch where it was ~20, at 60-100 us of CPU each on top of the SQL
 (bench/components/host_replay.py). Chunks (long frames only) keep their own.
@@ -137,10 +138,10 @@ async def apply_index(
         await store.ensure_fingerprint(*fingerprint)
         found = supersession.Candidates()
         await supersession.gather(
-            db, {r.frame_id: _float32(r.vector) for r in fresh}, link_index,
-            found)
+            db, {r.frame_id: _float32(r.vector) for r in fresh}, link_index, found,
+            recent=0 if link_index is None else NEAR_WINDOW_ROWS)
         if link_index is not None:
-            await _nearest(db, link_index, fresh, found)
+            await _nearest(link_index, fresh, found)
         for r in fresh:
             if r.chunks:
                 spans, vecs = [c for c, _ in r.chunks], [v for _, v in r.chunks]
@@ -201,26 +202,22 @@ def _apply_graph(db: SyncDb, results: Sequence[FrameIndex]) -> tuple[int, int]:
     return len(set(bridge)), put_relations_sync(db, relations)
 
 
-async def _nearest(db: Database, index: VectorIndex, results: Sequence[FrameIndex],
+async def _nearest(index: VectorIndex, results: Sequence[FrameIndex],
                    found: supersession.Candidates) -> None:
     """Each result's nearest frames go to ``found`` as supersession candidates (module
     docstring). A pair needs a cue on its newer side, so a frame of the batch that carries a cue
     (``found.cues``, from :func:`supersession.gather`) is searched against the whole window, and
     one without only against the stored frames that carry one among the
-    :data:`NEAR_WINDOW_ROWS` most recent frames: about one turn in a hundred, so most of a
-    batch scores a few hundred rows where it scored the window."""
+    :data:`NEAR_WINDOW_ROWS` most recent frames (``found.stored_cued``): about one turn in a
+    hundred, so most of a batch scores a few hundred rows where it scored the window."""
     import numpy as np
 
     cued = [r for r in results if r.frame_id in found.cues]
     plain = [r for r in results if r.frame_id not in found.cues]
     searches: list[tuple[list[FrameIndex], dict[str, Any]]] = [
         (cued, {"window": NEAR_WINDOW_ROWS})]
-    if plain:
-        stored = [r[0] for r in await db.fetchall(
-            "SELECT frame_id FROM frame_updates WHERE frame_id > "
-            "(SELECT coalesce(max(id), 0) FROM memory_frames) - ?", (NEAR_WINDOW_ROWS,))]
-        if stored:
-            searches.append((plain, {"allowed": np.asarray(stored, dtype=np.int64)}))
+    if plain and found.stored_cued:
+        searches.append((plain, {"allowed": np.asarray(found.stored_cued, dtype=np.int64)}))
     for part, scope in searches:
         if not part:
             continue

@@ -75,6 +75,7 @@ class Candidates:
 
     cosine: dict[tuple[int, int], float] = field(default_factory=dict)
     cues: dict[int, str] = field(default_factory=dict)
+    stored_cued: list[int] = field(default_factory=list)  # recent stored frames with a cue
 
     def add(self, a: int, b: int, sim: float) -> None:
         if a != b:
@@ -106,11 +107,19 @@ def positions_sync(db: SyncDb, frame_ids: Sequence[int]
 
 
 async def gather(db: Database, vectors: Mapping[int, np.ndarray], index: Similarities | None,
-                 found: Candidates) -> None:
-    """Add to ``found`` the batch's cues and the pairs with a cue on one side among the batch
-    itself (alike, or near turns of one conversation) and each frame's stored conversation
-    neighbours (cosine from ``index``)."""
-    batch, near, texts = await db.run(lambda sync: positions_sync(sync, list(vectors)))
+                 found: Candidates, recent: int = 0) -> None:
+    """Add to ``found`` the batch's cues, the stored frames with a cue among the ``recent``
+    newest frame ids (read in the same trip, for the nearest-frame search) and the pairs with a
+    cue on one side among the batch itself (alike, or near turns of one conversation) and each
+    frame's stored conversation neighbours (cosine from ``index``)."""
+
+    def read(sync: SyncDb) -> tuple[list[Position], list[Position], dict[int, str], list[int]]:
+        stored = [r[0] for r in sync.fetchall(
+            "SELECT frame_id FROM frame_updates WHERE frame_id > "
+            "(SELECT coalesce(max(id), 0) FROM memory_frames) - ?", (recent,))] if recent else []
+        return (*positions_sync(sync, list(vectors)), stored)
+
+    batch, near, texts, found.stored_cued = await db.run(read)
     found.cues = {fid: cue for fid, text in texts.items() if (cue := update_cue(text))}
     cued = set(found.cues) | {p.frame_id for p in near if p.cued}
     mine = [p for p in batch if p.frame_id in vectors]
