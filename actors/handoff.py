@@ -17,9 +17,10 @@ the save leaves the indexing to it, as a save made inside that process would:
   mind's WAL changed and handed frames wait; after the commit its ``on_handed`` hook queues
   their indexing at interactive priority, ahead of an import's backlog.
 * Nothing is lost when the registered writer exits or dies first: a frame handed and not yet
-  indexed stays in the outbox, and the next process that opens the mind with no other writer
-  re-queues it, as it does every pending row. A writer closing a mind stops being registered
-  first and claims what was handed until then.
+  indexed stays in the outbox, and the next long-lived process that opens the mind with no
+  other writer re-queues it, as it does every pending row (:mod:`workers.backlog`; a one-shot
+  process takes on no backlog). A writer closing a mind stops being registered first and
+  claims what was handed until then.
 """
 
 from __future__ import annotations

@@ -287,8 +287,9 @@ class HiveMind:
 
     async def resume_pending(self, ident: str) -> None:
         """On first use of a mind in this process, re-queue what its outbox still holds
-        (indexing that a crashed or killed process never finished): once per mind per process,
-        counting the startup sweep of ``serve`` (:meth:`workers.protocol.Runtime.resume`)."""
+        (indexing that a crashed or killed process never finished), a piece at a time: once
+        per mind per process, counting the startup sweep of ``serve``; a one-shot facade (the
+        CLI's) leaves it to a long-lived process (:meth:`workers.protocol.Runtime.resume`)."""
         await self.runtime.resume(ident)
 
     async def _resolve(self, workspace: str | None) -> str:

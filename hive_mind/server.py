@@ -6,8 +6,9 @@ per mind file in this process: the consumer's settings come from the runtime,
 Start: open the facade → start the nightly maintenance (embedded mode; in distributed mode the
 arq worker's cron runs it) → start the warm-up (the model, the minds' readers and in-memory
 indexes: :mod:`hive_mind.warmup`; ``/readyz`` answers 503 and names what is pending until it
-is done) → start the arq host worker (its startup sweeps every outbox, once: the runtime then
-sends nothing again on a mind's first use) → serve HTTP. Stop (SIGTERM /
+is done) → start the arq host worker (its startup sweeps every outbox, once, each backlog a
+piece at a time in the background: the runtime then sends nothing again on a mind's first use)
+→ serve HTTP. Stop (SIGTERM /
 SIGINT, or the server failing): uvicorn finishes in-flight requests → the worker stops taking
 jobs, lets running ones finish for ``WORKER_GRACE_SECONDS`` and cancels the rest (arq
 re-delivers them; op ids make that harmless) → the schedule stops (a task cut short is run

@@ -39,7 +39,7 @@ from vocabulary.ids import PERSONAL_MIND
 from workers.batcher import EmbeddingBatcher
 from workers.cognify import run_index_job
 from workers.constants import COGNIFY_BATCH_FRAMES
-from workers.followups import outbox_jobs
+from workers.followups import cognify_jobs, fingerprint_hint, pending_items
 
 # -- from test_actor --------------------
 
@@ -466,7 +466,7 @@ async def cognify(db: Database, embedder: Embedder, *frames: NewFrame) -> list[i
     """Save ``frames`` (:class:`mind.frames.model.NewFrame`) and index the mind file's outbox
     the way the product does: a ``SaveFrames`` op through the mind's single-writer actor (the
     handler table, a group commit), the cognify jobs of the outbox
-    (:func:`workers.followups.outbox_jobs`) each run as a worker runs it
+    (:func:`workers.followups.cognify_jobs`) each run as a worker runs it
     (:func:`workers.cognify.run_index_job`: entity and relation extraction, one batched
     embedding) and its ``ApplyIndex`` op applied by the actor (vectors, the knowledge graph,
     supersession pairs through the mind's vector index). The actor writes through its own
@@ -481,7 +481,9 @@ async def cognify(db: Database, embedder: Embedder, *frames: NewFrame) -> list[i
                    for f in frames]
             saved = await actor.submit(ops.SaveFrames(mind_id=PERSONAL_MIND, frames=new))
             ids = [f.id for f in expect(saved, FramesSaved).frames]
-        for job in await outbox_jobs(actor.mind, PERSONAL_MIND, COGNIFY_BATCH_FRAMES):
+        outbox = cognify_jobs(PERSONAL_MIND, await pending_items(actor.mind),
+                              await fingerprint_hint(actor.mind), COGNIFY_BATCH_FRAMES)
+        for job in outbox:
             await actor.submit(await run_index_job(job, batcher))
         return ids
     finally:

@@ -14,6 +14,11 @@ RUNNER_CONCURRENCY: Final = 8
 RESERVED_INTERACTIVE: Final = 2
 RETRY_BACKOFF_SECONDS: Final = 0.5  # × try number
 COGNIFY_BATCH_FRAMES: Final = 64  # frames per cognify job
+# a resumed backlog (workers/backlog.py): outbox rows read (and frames' content held) at a time,
+# 16 jobs of 64, enough to keep the runner's 8 slots and a worker's 512-text batches busy; at
+# most two such pieces queued per mind, and this many minds resumed at once
+BACKLOG_PIECE_FRAMES: Final = 1_024
+BACKLOG_MINDS_AT_ONCE: Final = 4
 INDEX_OP_PREFIX: Final = "idx-"  # op id of the ApplyIndex made from job <id>: idx-<id>
 IDLE_POLL_SECONDS: Final = 0.5  # arq queue poll between wake-ups (workers/wake.py): a safety net
 BUSY_POLL_SECONDS: Final = 0.25  # ... while jobs run (each poll re-checks running jobs' ids)

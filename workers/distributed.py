@@ -18,34 +18,34 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
 from arq import cron
 from arq.connections import ArqRedis
+from arq.constants import job_key_prefix
 
 from actors.actor import CommitHook, Duplicate
 from actors.host import MindHost
-from actors.results import Reconciled
 from mind.embeddings.chain import EmbeddingProviderChain
 from mind.embeddings.quota import EmbeddingQuotaExceededError
 from mind.mind import Mind
 from mind.storage.fencing import FencedError
-from queue_schemas import jobs, ops
+from queue_schemas import jobs
 from queue_schemas.codec import deserialize, serialize
 from queue_schemas.constants import COGNIFY_QUEUE, host_queue
 from vocabulary.enums import JobPriority
 from workers import metrics
+from workers.backlog import Backlogs
 from workers.batcher import EmbeddingBatcher
 from workers.claims import ClaimStore
 from workers.cognify import run_index_job
-from workers.constants import COGNIFY_BATCH_FRAMES, IDLE_POLL_SECONDS
+from workers.constants import BUSY_POLL_SECONDS, COGNIFY_BATCH_FRAMES, IDLE_POLL_SECONDS
 from workers.fairness import BAND_BOUNDS, FairClock, defer_by, tag_of
 from workers.followups import followup_jobs
 from workers.op_auth import admitted, signature_of
-from workers.protocol import MindAccess
 from workers.queue import QueueConfig, guarded, redis_settings
 from workers.runtime import RuntimeConfig, open_host
 from workers.schedule import DailyJob, ScheduleConfig, start_offsets
@@ -118,6 +118,22 @@ class CognifyQueue:
             await enqueue_job(self.redis, job, tag=tags.get(job.op_id, 0.0))
         if queued:
             await notify(self.redis, COGNIFY_QUEUE)
+
+    async def settle(self, queued: list[jobs.CognifyJob], keep: int) -> list[jobs.CognifyJob]:
+        """Wait until at most ``keep`` of ``queued`` (sent before) are unfinished — queued,
+        running or waiting for a retry: arq keeps a job's key until it ends, retried or not —
+        looking every :data:`BUSY_POLL_SECONDS`; those that are."""
+        if self.redis is None:
+            raise RuntimeError("the cognify queue has no Redis connection yet")
+        while True:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for job in queued:
+                    pipe.exists(job_key_prefix + job.op_id)
+                alive = await pipe.execute()
+            left = [job for job, there in zip(queued, alive, strict=True) if there]
+            if len(left) <= keep:
+                return left
+            await asyncio.sleep(BUSY_POLL_SECONDS)
 
 
 # -- worker ---------------------------------------------------------------------------------
@@ -257,12 +273,15 @@ async def maintenance_now(ctx: dict[str, Any], payload: dict[str, Any]) -> dict[
     return await maintenance_fanout(ctx)
 
 
-def host_hook(queue: CognifyQueue, batch: int = COGNIFY_BATCH_FRAMES) -> Any:
-    """After each commit, enqueue cognify jobs of ``batch`` frames for what it wrote."""
+def host_hook(queue: CognifyQueue, batch: int = COGNIFY_BATCH_FRAMES,
+              resuming: Callable[[str, int], bool] | None = None) -> Any:
+    """After each commit, enqueue cognify jobs of ``batch`` frames for what it wrote (but what
+    a resumption here queues anyway: ``resuming``, :func:`workers.followups.followup_jobs`)."""
     def hook(mind_id: str, reader: Mind) -> CommitHook:
         async def after_commit(committed: list[tuple[Any, Any]], handed: frozenset[int]
                                ) -> None:
-            queued = await followup_jobs(mind_id, committed, reader, batch=batch, handed=handed)
+            queued = await followup_jobs(mind_id, committed, reader, batch=batch, handed=handed,
+                                         resuming=resuming)
             await queue.send(mind_id, queued)
             if queued:
                 log.info("mind %s: %d ops committed, %d cognify jobs queued (%d frames)",
@@ -271,17 +290,6 @@ def host_hook(queue: CognifyQueue, batch: int = COGNIFY_BATCH_FRAMES) -> Any:
         return after_commit
 
     return hook
-
-
-async def sweep_all(minds: MindAccess, mind_ids: Iterable[str]) -> int:
-    """Re-send the pending outbox rows of ``mind_ids`` (reconcile with no grace period: the
-    commit hook queues what the op found)."""
-    total = 0
-    for mind_id in mind_ids:
-        result = await minds.submit(mind_id, ops.Reconcile(mind_id=mind_id, grace_seconds=0))
-        if isinstance(result, Reconciled):  # else a duplicate: queued when first applied
-            total += len(result.requeue)
-    return total
 
 
 def host_settings(queue: QueueConfig, runtime: RuntimeConfig, *,
@@ -295,7 +303,8 @@ def host_settings(queue: QueueConfig, runtime: RuntimeConfig, *,
     ``host``: an existing MindHost to apply the ops with (``hive-mind serve`` shares the one of
     its facade's runtime, so a mind file has one writer per process); its owner closes it, not
     this worker, and ``startup_sweep`` is its owner's sweep (once per mind per process).
-    Without them the worker opens and closes its own host and sweeps every mind.
+    Without them the worker opens and closes its own host and re-sends every mind's outbox, a
+    piece at a time in the background (:mod:`workers.backlog`).
 
     ``schedule``: the nightly maintenance (default: 03:17 UTC, every task, every mind);
     disabled, no cron runs."""
@@ -303,19 +312,27 @@ def host_settings(queue: QueueConfig, runtime: RuntimeConfig, *,
     schedule = schedule or ScheduleConfig()
 
     async def startup(ctx: dict[str, Any]) -> None:
-        host = shared if shared is not None else open_host(
-            runtime, host_hook(CognifyQueue(ctx["redis"]), runtime.cognify_batch))
+        host, sweep = shared, startup_sweep
+        if host is None:
+            cognify = CognifyQueue(ctx["redis"])
+            own = host = open_host(runtime, host_hook(
+                cognify, runtime.cognify_batch, lambda m, f: backlogs.covers(m, f)))
+            backlogs = ctx["backlogs"] = Backlogs(
+                lambda mind_id: own.lease(mind_id, create=False), cognify.send,
+                cognify.settle, runtime.cognify_batch, piece=runtime.backlog_piece)
+            sweep = sweep or (lambda: backlogs.resume_all(own.list_minds()))
         ctx["host"] = host
         ctx["host_id"] = queue.host_id
         ctx["cluster_key"] = queue.cluster_key
         ctx["schedule"] = schedule
         if holder is not None:
             holder["host"] = host
-        swept = await (startup_sweep() if startup_sweep is not None
-                       else sweep_all(host, host.list_minds()))
-        log.info("host %s up; re-sent %d pending frames", queue.host_id, swept)
+        swept = await sweep() if sweep is not None else 0
+        log.info("host %s up; re-sending %d pending frames", queue.host_id, swept)
 
     async def shutdown(ctx: dict[str, Any]) -> None:
+        if "backlogs" in ctx:
+            await ctx["backlogs"].close()
         if "host" in ctx and shared is None:
             await ctx["host"].close()
 

@@ -5,12 +5,13 @@ of ``save_frames``/``harvest_batch`` become cognify jobs (their text is in the o
 reconcile sweep found stale, and all frames after a re-embed, are read back from the mind.
 Saved frames and ingested documents are ``interactive`` (somebody waits for them), everything
 else ``bulk`` (:mod:`workers.fairness`). New frames a one-shot process handed to another process
-to index are left out (:mod:`actors.handoff`).
+to index are left out (:mod:`actors.handoff`), and so are stale frames a resumption of the
+mind's backlog in this process queues anyway (:mod:`workers.backlog`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from pydantic import ConfigDict, TypeAdapter
@@ -66,12 +67,6 @@ async def fingerprint_hint(reader: Mind) -> Fingerprint | None:
     return Fingerprint(provider=fp.provider, model=fp.model, dim=fp.dim) if fp else None
 
 
-async def outbox_jobs(reader: Mind, mind_id: str, batch: int) -> list[jobs.CognifyJob]:
-    """Cognify jobs for everything a mind's outbox still holds (startup sweep, reconcile)."""
-    return cognify_jobs(mind_id, await pending_items(reader), await fingerprint_hint(reader),
-                        batch)
-
-
 def cognify_jobs(
     mind_id: str, items: list[jobs.CognifyItem], hint: Fingerprint | None, batch: int,
     priority: JobPriority = "bulk",
@@ -90,7 +85,10 @@ async def followup_jobs(
     *,
     batch: int = COGNIFY_BATCH_FRAMES,
     handed: frozenset[int] = frozenset(),
+    resuming: Callable[[str, int], bool] | None = None,
 ) -> list[Job]:
+    """``resuming(mind_id, frame_id)``: whether a resumption running in this process queues
+    the frame anyway (:meth:`workers.backlog.Backlogs.covers`)."""
     saved: list[jobs.CognifyItem] = []  # somebody waits for these: interactive
     new: list[jobs.CognifyItem] = []
     out: list[Job] = []
@@ -103,7 +101,8 @@ async def followup_jobs(
                 item for item in new_frame_items(op, expect(result, FramesSaved))
                 if item.frame_id not in handed)
         elif isinstance(op, ops.Reconcile):
-            requeue = expect(result, Reconciled).requeue
+            requeue = [frame for frame in expect(result, Reconciled).requeue
+                       if resuming is None or not resuming(mind_id, frame)]
             if requeue:
                 new.extend(await pending_items(reader, requeue))
         elif isinstance(op, ops.Reembed):

@@ -24,7 +24,7 @@ from mind.errors import HiveMindError
 from mind.redact import mask_text
 from queue_schemas import jobs
 from workers.constants import OUTBOX_POLL_SECONDS
-from workers.distributed import CognifyQueue, host_hook, host_settings, sweep_all
+from workers.distributed import CognifyQueue, host_hook, host_settings
 from workers.protocol import JobQueue
 from workers.queue import QueueConfig, connect, queue_status
 from workers.runtime import HostedRuntime, RuntimeConfig
@@ -40,7 +40,8 @@ log = logging.getLogger(__name__)
 class HostRuntime(HostedRuntime):
     def __init__(self, config: RuntimeConfig, queue: QueueConfig, redis: ArqRedis) -> None:
         self.cognify_queue = CognifyQueue(redis)
-        super().__init__(config, host_hook(self.cognify_queue, config.cognify_batch),
+        super().__init__(config, host_hook(self.cognify_queue, config.cognify_batch,
+                                           lambda m, f: self.backlogs.covers(m, f)),
                          RedisUsage(redis))
         self.queue = queue
         self.redis = redis
@@ -74,10 +75,18 @@ class HostRuntime(HostedRuntime):
     async def _dispatch(self, mind_id: str, queued: list[jobs.CognifyJob]) -> None:
         await self.cognify_queue.send(mind_id, queued)
 
+    async def _settle(self, queued: list[jobs.CognifyJob], keep: int) -> list[jobs.CognifyJob]:
+        return await self.cognify_queue.settle(queued, keep)
+
     async def resume_all(self) -> int:
-        """At the start of ``serve``: reconcile every mind not swept yet (its commit hook
-        re-sends the whole outbox); the first use of a mind afterwards sends nothing again."""
-        return await sweep_all(self, self.claim(self.list_minds()))
+        """At the start of ``serve``: re-send the outbox of every mind not swept yet that
+        holds pending rows (the catalog's census says which, without opening the others), a
+        piece at a time in the background (:mod:`workers.backlog`); the first use of a mind
+        afterwards sends nothing again. The frames found pending."""
+        minds = self.claim(self.list_minds())
+        census = await self.census(minds)  # a mind it cannot read is looked at by resuming
+        return await self.backlogs.resume_all(
+            m for m in minds if (c := census.get(m)) is None or c.pending_index)
 
     def consumer_settings(self, schedule: ScheduleConfig) -> type | None:
         return host_settings(self.queue, self.config, schedule=schedule, host=self.host,
@@ -99,7 +108,8 @@ class HostRuntime(HostedRuntime):
 
     async def queue_status(self) -> dict[str, Any]:
         try:
-            return await queue_status(self.redis, [self.queue.host_id])
+            return {**await queue_status(self.redis, [self.queue.host_id]),
+                    "resuming": self.backlogs.status()}
         except (RedisError, OSError, HiveMindError) as exc:  # e.g. a Redis URL with a password
             return {"depth": None, "in_progress": None, "dead_letters": None,
                     "error": mask_text(str(exc))}
@@ -111,6 +121,7 @@ class HostRuntime(HostedRuntime):
             return {"redis": False}
 
     async def close(self) -> None:
+        await self.backlogs.close()
         await self.host.close()
         await asyncio.to_thread(self.catalog.close)
         await self.embedder.close()

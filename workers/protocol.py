@@ -21,8 +21,10 @@ method                 contract
 ``route_pool``         the routing summaries of many minds (a scope-wide recall picks from them);
                        ``stems`` a query's terms as the keyword index holds them
 ``close_mind``         stop the mind's actor and close its connections (workspace delete)
-``sweep``              queue cognify jobs for everything the mind's outbox holds
-``resume``             ``sweep`` once per mind per process start (a no-op afterwards)
+``sweep``              queue cognify jobs for everything the mind's outbox holds, a piece at a
+                       time in the background (:mod:`workers.backlog`); the frames it found
+``resume``             ``sweep`` once per mind per process start (a no-op afterwards), in a
+                       long-lived process alone on the mind (a one-shot one leaves the backlog)
 ``wait_idle``          the indexing this process caused has been applied (False on timeout)
 ``wait_indexed``       the given frames of one mind (or its whole outbox) are indexed, whatever
                        other minds still have queued

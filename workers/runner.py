@@ -19,7 +19,7 @@ import itertools
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,6 +83,7 @@ class InProcessRunner:
         self._active = 0
         self._idle = asyncio.Event()
         self._idle.set()
+        self._ended = asyncio.Event()  # set (and replaced) each time a job's run ends
         self._pending_retries = 0
         self.dead_letters: list[DeadLetter] = []
         self.completed = 0
@@ -134,6 +135,16 @@ class InProcessRunner:
             self._waiting[id(job)] = job
             self._put(order_key(job.priority, tag, next(self._seq)), job, 1)
 
+    async def settle(self, jobs: Sequence[Any], keep: int) -> list[Any]:
+        """Wait until at most ``keep`` of ``jobs`` (queued here before) are still queued,
+        running or waiting for a retry; those that still are. The backpressure of a producer
+        that would otherwise queue a whole backlog at once (:mod:`workers.backlog`)."""
+        while True:
+            left = [job for job in jobs if id(job) in self._waiting or id(job) in self._running]
+            if len(left) <= keep:
+                return left
+            await self._ended.wait()
+
     def _put(self, key: Key, job: Any, attempt: int) -> None:
         self._queued[job.priority] += 1
         heapq.heappush(self._heap, (key, job, attempt))
@@ -172,6 +183,8 @@ class InProcessRunner:
         finally:
             self._running.pop(id(job), None)
             self._active -= 1
+            self._ended.set()
+            self._ended = asyncio.Event()
             self._pump()
             self._maybe_idle()
 

@@ -5,7 +5,7 @@ Flow: ``submit(mind_id, SaveFrames)`` → the mind's actor commits frames + FTS 
 the commit hook plans cognify jobs → the runner executes them (extraction + batched embedding)
 → the resulting ``ApplyIndex`` op goes back through the same actor. ``wait_idle()`` returns
 once all of that has settled; ``sweep()`` re-queues whatever the outbox still holds (startup,
-and after a crash).
+and after a crash), a piece at a time (:mod:`workers.backlog`).
 
 :class:`HostedRuntime` is what this runtime shares with the distributed
 :class:`~workers.host_runtime.HostRuntime` (the contract is :class:`workers.protocol.Runtime`),
@@ -39,16 +39,17 @@ from mind.errors import ConfigurationError
 from mind.mind import Mind
 from mind.storage.fencing import Fence
 from queue_schemas import jobs, ops
+from vocabulary.ids import split_mind_id
+from workers.backlog import Backlogs
 from workers.batcher import EmbeddingBatcher
-from workers.constants import COGNIFY_BATCH_FRAMES, INDEX_POLL_SECONDS, RUNNER_CONCURRENCY
-from workers.dead_letters import DeadLetterFile, persist_to
-from workers.followups import (
-    cognify_jobs,
-    fingerprint_hint,
-    followup_jobs,
-    outbox_jobs,
-    pending_items,
+from workers.constants import (
+    BACKLOG_PIECE_FRAMES,
+    COGNIFY_BATCH_FRAMES,
+    INDEX_POLL_SECONDS,
+    RUNNER_CONCURRENCY,
 )
+from workers.dead_letters import DeadLetterFile, persist_to
+from workers.followups import cognify_jobs, fingerprint_hint, followup_jobs, pending_items
 from workers.protocol import JobQueue
 from workers.runner import RECENT_DEAD_LETTERS, InProcessRunner
 from workers.schedule import ScheduleConfig
@@ -73,6 +74,7 @@ class RuntimeConfig:
     concurrency: int = RUNNER_CONCURRENCY
     max_tries: int = 5
     cognify_batch: int = COGNIFY_BATCH_FRAMES
+    backlog_piece: int = BACKLOG_PIECE_FRAMES  # rows a resumed backlog is read in (workers.backlog)
     fence: Fence | None = None  # a shard host's fencing record (issue #17); None: unsharded
     shards: ShardMap | None = None  # a shard host's placement: which minds it may open
 
@@ -92,7 +94,8 @@ def open_host(config: RuntimeConfig, on_commit: HookFactory,
 
 class HostedRuntime:
     """The parts of the runtime contract both runtimes share: the host, the embedder, reads,
-    sweeping the outbox into the runtime's own queue (``_dispatch``), once per mind per start."""
+    sweeping the outbox into the runtime's own queue (``_dispatch``, with ``_settle`` its
+    backpressure), once per mind per start."""
 
     def __init__(self, config: RuntimeConfig, on_commit: HookFactory, usage: UsageCounter
                  ) -> None:
@@ -102,8 +105,15 @@ class HostedRuntime:
         self.catalog = MindCatalog(cache_file=config.data_dir / CATALOG_FILE)
         self._embedder_started: asyncio.Task[Any] | None = None
         self._resumed: set[str] = set()
+        self.backlogs = Backlogs(lambda mind_id: self.host.lease(mind_id, create=False),
+                                 self._dispatch, self._settle, config.cognify_batch,
+                                 piece=config.backlog_piece)
 
     async def _dispatch(self, mind_id: str, queued: list[jobs.CognifyJob]) -> None:
+        raise NotImplementedError
+
+    async def _settle(self, queued: list[jobs.CognifyJob], keep: int) -> list[jobs.CognifyJob]:
+        """Wait until at most ``keep`` of ``queued`` (dispatched before) are unfinished."""
         raise NotImplementedError
 
     def _adopt(self, mind_id: str, reader: Mind) -> HandedHook:
@@ -221,11 +231,10 @@ class HostedRuntime:
     # -- recovery ---------------------------------------------------------------------------
 
     async def sweep(self, mind_id: str) -> int:
-        """Queue cognify jobs for everything the mind's outbox still holds."""
-        async with self.host.lease(mind_id, create=False) as reader:
-            queued = await outbox_jobs(reader, mind_id, self.config.cognify_batch)
-        await self._dispatch(mind_id, queued)
-        return sum(len(job.items) for job in queued)
+        """Queue cognify jobs for everything the mind's outbox holds now, a piece at a time in
+        the background (:mod:`workers.backlog`: memory does not grow with the backlog); how
+        many frames that is. ``wait_idle`` waits for the last piece too."""
+        return await self.backlogs.resume(mind_id)
 
     def claim(self, mind_ids: Iterable[str]) -> list[str]:
         """The minds not yet swept by this process, marked as swept from now on."""
@@ -235,21 +244,38 @@ class HostedRuntime:
 
     async def resume(self, mind_id: str) -> int:
         """On first use of a mind in this process, re-queue what its outbox still holds
-        (indexing that a crashed or killed process never finished); afterwards nothing. While
-        a writer in another process has the mind open (an import, ``serve``, an agent's MCP
-        server), its outbox is that process's: it queued the indexing of what it wrote, so
-        this one re-queues nothing (a save beside an import would index the import's backlog
-        before it returns) and asks again at its next use of the mind."""
+        (indexing that a crashed or killed process never finished: :meth:`sweep`); afterwards
+        nothing. While a writer in another process has the mind open (an import, ``serve``,
+        an agent's MCP server), its outbox is that process's: it queued the indexing of what
+        it wrote, so this one re-queues nothing (a save beside an import would index the
+        import's backlog before it returns) and asks again at its next use of the mind.
+
+        A one-shot process (a CLI command) re-queues nothing either: it indexes what it writes
+        and exits, and a backlog can take minutes, which a ``save`` must not wait for. The
+        backlog stays in the outbox for the next long-lived process (``serve``, ``mcp``, an
+        import, ``maintenance``); a command at a terminal says so."""
         if mind_id in self._resumed or not self.exists(mind_id):
             return 0
         if self.host.others_writing(mind_id):
             log.debug("mind %s: another process writes to it; its outbox is left to it", mind_id)
             return 0
         self.claim([mind_id])
-        queued = await self.sweep(mind_id)
-        if queued:
-            log.info("mind %s: re-queued %d frames left pending", mind_id, queued)
-        return queued
+        if self.config.actor.one_shot:
+            await self._leave_backlog(mind_id)
+            return 0
+        return await self.sweep(mind_id)
+
+    async def _leave_backlog(self, mind_id: str) -> None:
+        """A one-shot process's first use of a mind: say how many frames wait for another."""
+        async with self.host.lease(mind_id, create=False) as reader:
+            left = await reader.outbox.count()
+        if left:
+            _, workspace = split_mind_id(mind_id)
+            log.info("mind %s: %d frames an earlier process saved are not indexed yet (keyword "
+                     "search finds them); serve, mcp or an import index them when they next "
+                     "open the mind, or now: hive-mind maintenance reconcile%s", mind_id, left,
+                     "" if workspace is None else f" --workspace {workspace}",
+                     extra={"notice": True})
 
     async def wait_indexed(self, mind_id: str, frame_ids: Sequence[int] | None = None,
                            timeout: float | None = None) -> bool:
@@ -298,15 +324,20 @@ class EmbeddedRuntime(HostedRuntime):
         async def after_commit(committed: list[tuple[Any, Any]], handed: frozenset[int]
                                ) -> None:
             await self.runner.dispatch_many(mind_id, await followup_jobs(
-                mind_id, committed, reader, batch=self.config.cognify_batch, handed=handed))
+                mind_id, committed, reader, batch=self.config.cognify_batch, handed=handed,
+                resuming=self.backlogs.covers))
 
         return after_commit
 
     async def _dispatch(self, mind_id: str, queued: list[jobs.CognifyJob]) -> None:
         await self.runner.dispatch_many(mind_id, queued)
 
+    async def _settle(self, queued: list[jobs.CognifyJob], keep: int) -> list[jobs.CognifyJob]:
+        return await self.runner.settle(queued, keep)
+
     def _settled(self) -> bool:
-        return self.runner.depth == 0 and self.runner.in_progress == 0
+        return (self.runner.depth == 0 and self.runner.in_progress == 0
+                and not self.backlogs.busy)
 
     async def _execute(self, job: jobs.CognifyJob | jobs.ReembedJob) -> None:
         embedder = await self.embedder_ready()
@@ -326,8 +357,17 @@ class EmbeddedRuntime(HostedRuntime):
     # -- waiting and reporting --------------------------------------------------------------
 
     async def wait_idle(self, timeout: float | None = None) -> bool:
-        """Wait until queued jobs ran and their results were committed."""
-        return await self.runner.wait_idle(timeout)
+        """Wait until queued jobs ran and their results were committed, a backlog being
+        resumed included (its last piece queued and run)."""
+        try:
+            async with asyncio.timeout(timeout):
+                while True:
+                    await self.backlogs.wait()
+                    await self.runner.wait_idle()
+                    if not self.backlogs.busy:
+                        return True
+        except TimeoutError:
+            return False
 
     def job_queue(self) -> JobQueue:
         """This process's runner and the data dir's dead letters (:mod:`workers.jobs_embedded`)."""
@@ -345,12 +385,14 @@ class EmbeddedRuntime(HostedRuntime):
             by_mind[mind] = by_mind.get(mind, 0) + 1
         return {**self.runner.status(), "mode": "embedded", "dead_letters": len(letters),
                 "dead_letters_by_mind": by_mind,
-                "recent_dead_letters": letters[:RECENT_DEAD_LETTERS]}
+                "recent_dead_letters": letters[:RECENT_DEAD_LETTERS],
+                "resuming": self.backlogs.status()}
 
     async def ready_checks(self) -> dict[str, bool]:
         return {}
 
     async def close(self) -> None:
+        await self.backlogs.close()
         await self.runner.close()
         await self.batcher.close()
         await self.host.close()

@@ -137,8 +137,8 @@ def child(args: argparse.Namespace) -> None:
             start = time.perf_counter()
             summary = await hm.harvest("chatgpt", args.export, wait=args.provider != "mock")
             elapsed = time.perf_counter() - start
-            # the import's own peak: stats() then resumes the mind's pending indexing, which
-            # reads every pending frame back (with indexing off: all of them)
+            # the import's own peak: stats() then resumes the mind's pending indexing (with
+            # indexing off: all of it, read back a piece at a time: bench.product.resume_bench)
             rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             stats = await hm.stats()
         return {"elapsed": elapsed, "frames": summary["frames_created"],

@@ -108,8 +108,9 @@ _HANDLER.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(m
 
 
 class _NoticeHandler(_StderrHandler):
-    """Shows the records marked ``notice`` (a wait the user should know about: the embedding
-    model prepared once per machine) as their bare message."""
+    """Shows the records marked ``notice`` (what the user should know about: the embedding
+    model prepared once per machine, a backlog an earlier process left unindexed) as their
+    bare message."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         return bool(getattr(record, "notice", False))
@@ -117,7 +118,7 @@ class _NoticeHandler(_StderrHandler):
 
 _NOTICES = _NoticeHandler()
 _NOTICES.setFormatter(logging.Formatter("%(message)s"))
-_NOTICE_LOGGERS = ("mind.embeddings.onnx_export",)
+_NOTICE_LOGGERS = ("mind.embeddings.onnx_export", "workers.runtime")
 
 
 def configure_cli_logging(level: str | None) -> None:

@@ -84,6 +84,8 @@ def render_status(c: Console, report: dict[str, Any]) -> None:
     queue = {k: q.get(k) for k in ("depth", "in_progress", "dead_letters")}
     for band, count in (q.get("by_priority") or {}).items():  # workers/fairness.py
         queue[f"queued {band}"] = count
+    if q.get("resuming"):  # workers/backlog.py: backlogs being re-queued a piece at a time
+        queue["backlog not queued yet"] = sum(q["resuming"].values())
     if q.get("error"):
         queue["error"] = q["error"]
     parts = [kv_table("Embedder", embedder), kv_table("Queue", queue)]

@@ -58,6 +58,18 @@ class Outbox:
             f"SELECT EXISTS(SELECT 1 FROM pending_index WHERE reason = '{OUTBOX_HANDED}')",
             default=0))
 
+    async def extent(self) -> tuple[int, int]:
+        """How many rows the outbox holds, and the newest frame id among them (0: none)."""
+        row = await self._db.fetchone("SELECT COUNT(*), MAX(frame_id) FROM pending_index")
+        return (int(row[0]), int(row[1] or 0)) if row else (0, 0)
+
+    async def ids_after(self, after: int, upto: int, limit: int) -> list[int]:
+        """Pending frame ids above ``after`` and at most ``upto``, in id order, ``limit`` of
+        them: one piece of a backlog read with a cursor (:mod:`workers.backlog`)."""
+        return [int(r[0]) for r in await self._db.fetchall(
+            "SELECT frame_id FROM pending_index WHERE frame_id > ? AND frame_id <= ? "
+            "ORDER BY frame_id LIMIT ?", (after, upto, limit))]
+
     async def oldest_age_seconds(self) -> float | None:
         """How long the oldest pending row has waited (None: nothing pending)."""
         oldest = await self._db.fetchval("SELECT MIN(enqueued_at) FROM pending_index")
