@@ -113,6 +113,12 @@ async def reconcile(mind: Mind, op: ops.Reconcile) -> Reconciled:
 
 
 async def reembed(mind: Mind, op: ops.Reembed) -> Reembedded:
+    """Switch the mind to the op's model: drop every vector and queue every frame — unless a
+    re-embed to that model is unfinished (its process stopped), which is finished instead of
+    started over: on a large mind, hours of embedding are kept."""
+    left = await mind.vectors.unfinished(op.provider, op.model, op.dim)
+    if left:
+        return Reembedded(left, continued=True)
     return Reembedded(await mind.vectors.reset(op.provider, op.model, op.dim))
 
 

@@ -95,7 +95,11 @@ class Reconciled:
 
 @dataclass(frozen=True, slots=True)
 class Reembedded:
+    """The frames queued for re-embedding; ``continued``: an earlier re-embed to the same model
+    was unfinished, and only the frames it left are (the vectors it made are kept)."""
+
     queued: int
+    continued: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -378,7 +378,7 @@ def _reconciled(result: Reconciled) -> JsonObject:
 
 @write_dict.register
 def _reembedded(result: Reembedded) -> JsonObject:
-    return {"queued": result.queued}
+    return {"queued": result.queued, "continued": result.continued}
 
 
 @write_dict.register

@@ -58,6 +58,9 @@ DEFAULT_USER_ID: Final = "local"  # whose embeddings are counted when nobody is 
 # the outbox reason of a frame a one-shot process (a CLI save) handed to another process writing
 # the mind, for it to index (actors/handoff.py); that process claims it back to 'new'
 OUTBOX_HANDED: Final = "handed"
+# the outbox reason of the frames a re-embed queued (mind/retrieval/vectors.py): their vectors
+# are made again with the mind's new model, their knowledge graph is kept
+OUTBOX_REEMBED: Final = "reembed"
 
 # SQLite host-parameter chunking for IN (...) lists
 SQL_IN_CHUNK: Final = 500

@@ -481,7 +481,8 @@ async def cognify(db: Database, embedder: Embedder, *frames: NewFrame) -> list[i
                    for f in frames]
             saved = await actor.submit(ops.SaveFrames(mind_id=PERSONAL_MIND, frames=new))
             ids = [f.id for f in expect(saved, FramesSaved).frames]
-        outbox = cognify_jobs(PERSONAL_MIND, await pending_items(actor.mind),
+        waiting = [p.frame_id for p in await actor.mind.outbox.pending(1_000_000)]
+        outbox = cognify_jobs(PERSONAL_MIND, await pending_items(actor.mind, waiting),
                               await fingerprint_hint(actor.mind), COGNIFY_BATCH_FRAMES)
         for job in outbox:
             await actor.submit(await run_index_job(job, batcher))

@@ -73,6 +73,17 @@ async def watch(jobs_now: Callable[[], Awaitable[int]], done: Callable[[], Await
     return most
 
 
+async def runner_peak(rt: EmbeddedRuntime) -> int:
+    """Until ``rt``'s backlogs are read and its jobs run: the most jobs queued or running."""
+    async def jobs_now() -> int:
+        return rt.runner.depth + rt.runner.in_progress
+
+    async def done() -> bool:
+        return not rt.backlogs.busy and await jobs_now() == 0
+
+    return await watch(jobs_now, done)
+
+
 # -- embedded ----------------------------------------------------------------------------------
 
 async def test_a_long_lived_process_resumes_a_backlog_in_pieces_and_indexes_it_all(
@@ -80,14 +91,7 @@ async def test_a_long_lived_process_resumes_a_backlog_in_pieces_and_indexes_it_a
     await write_backlog(tmp_path, 300)
     async with EmbeddedRuntime(config(tmp_path)) as rt:
         assert await rt.resume(PERSONAL_MIND) == 300
-
-        async def jobs_now() -> int:
-            return rt.runner.depth + rt.runner.in_progress
-
-        async def done() -> bool:
-            return not rt.backlogs.busy and await jobs_now() == 0
-
-        assert await watch(jobs_now, done) <= TWO_PIECES  # not 38 jobs at once
+        assert await runner_peak(rt) <= TWO_PIECES  # not 38 jobs at once
         assert await rt.wait_idle(60)
         assert await rt.resume(PERSONAL_MIND) == 0  # once per process
     assert await counts(tmp_path) == {"pending": 0, "vectors": 300}
@@ -163,6 +167,32 @@ async def running(settings_cls: type) -> AsyncIterator[None]:
             await worker.worker.on_shutdown(worker.worker.ctx)  # the cognify worker's
 
 
+async def two_pieces_then_all(rt: HostRuntime, redis: Any, queue: QueueConfig,
+                              runtime: RuntimeConfig, frames: int) -> None:
+    """``frames`` frames pending in ``rt``'s personal mind, being sent in pieces: with no
+    worker two pieces of jobs wait in Redis and no more; with the host's consumer and a cognify
+    worker, never more than two pieces are queued or running until every frame is indexed."""
+    async def jobs_now() -> int:
+        return int(await redis.zcard(COGNIFY_QUEUE))
+
+    async def two_pieces() -> bool:
+        return await jobs_now() == TWO_PIECES
+
+    await watch(jobs_now, two_pieces, 30)
+    await asyncio.sleep(0.6)  # no worker takes them: nothing more is sent
+    assert await jobs_now() == TWO_PIECES
+    assert (await counts(runtime.data_dir))["pending"] == frames
+
+    async def done() -> bool:
+        return (await counts(runtime.data_dir))["pending"] == 0
+
+    consumer = rt.consumer_settings(ScheduleConfig(enabled=False))
+    assert consumer is not None
+    async with running(consumer), running(worker_settings(queue, runtime)):
+        assert await watch(jobs_now, done) <= TWO_PIECES
+        await asyncio.wait_for(rt.backlogs.wait(), 30)  # it saw its last jobs end
+
+
 async def test_a_host_resends_a_backlog_to_redis_in_pieces_and_workers_index_it_all(
         tmp_path: Path, redis14: Any) -> None:
     await write_backlog(tmp_path, 300)
@@ -171,26 +201,7 @@ async def test_a_host_resends_a_backlog_to_redis_in_pieces_and_workers_index_it_
     rt = await HostRuntime.connect(runtime, queue)
     try:
         assert await rt.resume_all() == 300  # serve's startup sweep
-
-        async def jobs_now() -> int:
-            return int(await redis14.zcard(COGNIFY_QUEUE))
-
-        async def two_pieces() -> bool:
-            return await jobs_now() == TWO_PIECES
-
-        await watch(jobs_now, two_pieces, 30)
-        await asyncio.sleep(0.6)  # no worker takes them: nothing more is sent
-        assert await jobs_now() == TWO_PIECES
-        assert (await counts(tmp_path))["pending"] == 300
-
-        async def done() -> bool:
-            return (await counts(tmp_path))["pending"] == 0
-
-        consumer = rt.consumer_settings(ScheduleConfig(enabled=False))
-        assert consumer is not None
-        async with running(consumer), running(worker_settings(queue, runtime)):
-            assert await watch(jobs_now, done) <= TWO_PIECES
-            await asyncio.wait_for(rt.backlogs.wait(), 30)  # it saw its last jobs end
+        await two_pieces_then_all(rt, redis14, queue, runtime, 300)
     finally:
         await rt.close()
     assert await counts(tmp_path) == {"pending": 0, "vectors": 300}

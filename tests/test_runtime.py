@@ -76,7 +76,8 @@ async def test_duplicate_job_delivery_changes_nothing(tmp_path: Path) -> None:
         reader = await rt.host.reader("personal")
         from queue_schemas import jobs
 
-        job = jobs.CognifyJob(mind_id="personal", items=await pending_items(reader))
+        waiting = [p.frame_id for p in await reader.outbox.pending()]
+        job = jobs.CognifyJob(mind_id="personal", items=await pending_items(reader, waiting))
         await rt.embedder_ready()
         op = await run_index_job(job, rt.batcher)
         first = await rt.submit("personal", op)

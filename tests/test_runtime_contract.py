@@ -107,6 +107,7 @@ async def test_reconcile_queues_each_pending_frame_once(tmp_path: Path, redis11:
         result = await hm.maintenance("reconcile")
         assert result["minds"]["personal"]["requeued"] == 3
         assert "requeue" not in result["minds"]["personal"]  # the op's list stays internal
+        await hm.runtime.backlogs.wait()  # re-sent in the background, a piece at a time
         assert await queued_frames(redis11) == Counter({1: 1, 2: 1, 3: 1})
 
 

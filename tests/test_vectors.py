@@ -141,6 +141,10 @@ async def test_reset_rebuilds_tables_and_queues_everything(
     assert await vectors.counts() == {"frame_vectors": 0, "chunks": 0, "chunk_vectors": 0}
     reasons = await db.fetchall("SELECT DISTINCT reason FROM pending_index")
     assert [r[0] for r in reasons] == ["reembed"]
+    # what a re-embed stopped now would leave: the next one to the same model finishes it
+    assert await vectors.unfinished("inprocess", "all-MiniLM-L6-v2", 384) == 3
+    assert await vectors.unfinished("inprocess", "all-MiniLM-L6-v2", 768) == 0
+    assert await vectors.unfinished("test", "t", 8) == 0
     await vectors.upsert_frame_vectors([(ids[0], [0.1] * 384)])
     assert (await vectors.counts())["frame_vectors"] == 1
 

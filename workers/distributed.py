@@ -27,11 +27,10 @@ from arq import cron
 from arq.connections import ArqRedis
 from arq.constants import job_key_prefix
 
-from actors.actor import CommitHook, Duplicate
+from actors.actor import Duplicate
 from actors.host import MindHost
 from mind.embeddings.chain import EmbeddingProviderChain
 from mind.embeddings.quota import EmbeddingQuotaExceededError
-from mind.mind import Mind
 from mind.storage.fencing import FencedError
 from queue_schemas import jobs
 from queue_schemas.codec import deserialize, serialize
@@ -42,9 +41,9 @@ from workers.backlog import Backlogs
 from workers.batcher import EmbeddingBatcher
 from workers.claims import ClaimStore
 from workers.cognify import run_index_job
-from workers.constants import BUSY_POLL_SECONDS, COGNIFY_BATCH_FRAMES, IDLE_POLL_SECONDS
+from workers.constants import BUSY_POLL_SECONDS, IDLE_POLL_SECONDS
 from workers.fairness import BAND_BOUNDS, FairClock, defer_by, tag_of
-from workers.followups import followup_jobs
+from workers.followups import Job
 from workers.op_auth import admitted, signature_of
 from workers.queue import QueueConfig, guarded, redis_settings
 from workers.runtime import RuntimeConfig, open_host
@@ -103,8 +102,7 @@ class CognifyQueue:
         self.redis = redis
         self.clock = FairClock()
 
-    async def send(self, mind_id: str, queued: Sequence[jobs.CognifyJob | jobs.ReembedJob]
-                   ) -> None:
+    async def send(self, mind_id: str, queued: Sequence[Job]) -> None:
         if self.redis is None:
             raise RuntimeError("the cognify queue has no Redis connection yet")
         bulk = [job for job in queued if job.priority == "bulk"]
@@ -119,7 +117,7 @@ class CognifyQueue:
         if queued:
             await notify(self.redis, COGNIFY_QUEUE)
 
-    async def settle(self, queued: list[jobs.CognifyJob], keep: int) -> list[jobs.CognifyJob]:
+    async def settle(self, queued: list[Job], keep: int) -> list[Job]:
         """Wait until at most ``keep`` of ``queued`` (sent before) are unfinished — queued,
         running or waiting for a retry: arq keeps a job's key until it ends, retried or not —
         looking every :data:`BUSY_POLL_SECONDS`; those that are."""
@@ -273,25 +271,6 @@ async def maintenance_now(ctx: dict[str, Any], payload: dict[str, Any]) -> dict[
     return await maintenance_fanout(ctx)
 
 
-def host_hook(queue: CognifyQueue, batch: int = COGNIFY_BATCH_FRAMES,
-              resuming: Callable[[str, int], bool] | None = None) -> Any:
-    """After each commit, enqueue cognify jobs of ``batch`` frames for what it wrote (but what
-    a resumption here queues anyway: ``resuming``, :func:`workers.followups.followup_jobs`)."""
-    def hook(mind_id: str, reader: Mind) -> CommitHook:
-        async def after_commit(committed: list[tuple[Any, Any]], handed: frozenset[int]
-                               ) -> None:
-            queued = await followup_jobs(mind_id, committed, reader, batch=batch, handed=handed,
-                                         resuming=resuming)
-            await queue.send(mind_id, queued)
-            if queued:
-                log.info("mind %s: %d ops committed, %d cognify jobs queued (%d frames)",
-                         mind_id, len(committed), len(queued), sum(len(j.items) for j in queued))
-
-        return after_commit
-
-    return hook
-
-
 def host_settings(queue: QueueConfig, runtime: RuntimeConfig, *,
                   holder: dict[str, Any] | None = None,
                   host: MindHost | None = None,
@@ -315,11 +294,10 @@ def host_settings(queue: QueueConfig, runtime: RuntimeConfig, *,
         host, sweep = shared, startup_sweep
         if host is None:
             cognify = CognifyQueue(ctx["redis"])
-            own = host = open_host(runtime, host_hook(
-                cognify, runtime.cognify_batch, lambda m, f: backlogs.covers(m, f)))
             backlogs = ctx["backlogs"] = Backlogs(
                 lambda mind_id: own.lease(mind_id, create=False), cognify.send,
                 cognify.settle, runtime.cognify_batch, piece=runtime.backlog_piece)
+            own = host = open_host(runtime, backlogs.on_commit)
             sweep = sweep or (lambda: backlogs.resume_all(own.list_minds()))
         ctx["host"] = host
         ctx["host_id"] = queue.host_id

@@ -1,25 +1,26 @@
-"""What the owner enqueues after a commit: cognify work for new or stale frames.
+"""What the owner enqueues after a commit, and the jobs for frames waiting in the outbox.
 
-Called by the host's commit hook with the ops it just committed and their results. New frames
-of ``save_frames``/``harvest_batch`` become cognify jobs (their text is in the op); frames the
-reconcile sweep found stale, and all frames after a re-embed, are read back from the mind.
-Saved frames and ingested documents are ``interactive`` (somebody waits for them), everything
-else ``bulk`` (:mod:`workers.fairness`). New frames a one-shot process handed to another process
-to index are left out (:mod:`actors.handoff`), and so are stale frames a resumption of the
-mind's backlog in this process queues anyway (:mod:`workers.backlog`).
+Called by the host's commit hook (:meth:`workers.backlog.Backlogs.on_commit`) with the ops it
+just committed and their results: new frames of ``save_frames``/``harvest_batch`` become
+cognify jobs (their text is in the op). Saved frames and ingested documents are
+``interactive`` (somebody waits for them), everything else ``bulk`` (:mod:`workers.fairness`).
+New frames a one-shot process handed to another process to index are left out
+(:mod:`actors.handoff`). What a commit put back in the outbox — every frame after a re-embed,
+the stale frames a reconcile found — is read back a piece at a time by :mod:`workers.backlog`,
+which makes its jobs with :func:`outbox_jobs`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from pydantic import ConfigDict, TypeAdapter
 
 from actors.actor import Duplicate
-from actors.results import FramesSaved, Reconciled, expect
+from actors.results import FramesSaved, expect
+from mind.constants import OUTBOX_REEMBED
 from mind.frames.content_hash import hash_frame_content
-from mind.frames.outbox import Outbox
 from mind.mind import Mind
 from queue_schemas import jobs, ops
 from queue_schemas.vector import Fingerprint
@@ -48,12 +49,8 @@ def new_frame_items(op: ops.SaveFrames | ops.HarvestBatch, result: FramesSaved) 
         for frame_op, saved in zip(op.frames, result.frames, strict=True) if saved.created])
 
 
-async def pending_items(mind: Mind, frame_ids: Sequence[int] | None = None) -> list[
-    jobs.CognifyItem
-]:
-    """Items for frames still pending in the outbox (all of them, or the given ids)."""
-    if frame_ids is None:
-        frame_ids = [p.frame_id for p in await Outbox(mind.db).pending(1_000_000)]
+async def pending_items(mind: Mind, frame_ids: Sequence[int]) -> list[jobs.CognifyItem]:
+    """Items for the frames ``frame_ids`` (those that still exist), with their content."""
     frames = await mind.frames.get_many(frame_ids)
     return [
         jobs.CognifyItem(frame_id=f.id, content=f.content, content_hash=f.content_hash,
@@ -78,6 +75,24 @@ def cognify_jobs(
     ]
 
 
+async def outbox_jobs(mind_id: str, reader: Mind, waiting: Mapping[int, str], batch: int
+                      ) -> list[Job]:
+    """The bulk jobs of frames waiting in the outbox (frame id → reason: a piece of a
+    backlog): those a re-embed queued become re-embed jobs (embedding only: their knowledge
+    graph is kept), the others cognify jobs."""
+    hint = await fingerprint_hint(reader)
+    index: list[jobs.CognifyItem] = []
+    embed: list[jobs.CognifyItem] = []
+    for item in await pending_items(reader, list(waiting)):
+        again = hint is not None and waiting[item.frame_id] == OUTBOX_REEMBED
+        (embed if again else index).append(item)
+    out: list[Job] = list(cognify_jobs(mind_id, index, hint, batch))
+    if hint is not None:
+        out.extend(jobs.ReembedJob(mind_id=mind_id, items=part, fingerprint=hint)
+                   for part in _batches(embed, batch))
+    return out
+
+
 async def followup_jobs(
     mind_id: str,
     committed: Sequence[tuple[Any, Any]],
@@ -85,13 +100,11 @@ async def followup_jobs(
     *,
     batch: int = COGNIFY_BATCH_FRAMES,
     handed: frozenset[int] = frozenset(),
-    resuming: Callable[[str, int], bool] | None = None,
-) -> list[Job]:
-    """``resuming(mind_id, frame_id)``: whether a resumption running in this process queues
-    the frame anyway (:meth:`workers.backlog.Backlogs.covers`)."""
+) -> list[jobs.CognifyJob]:
+    """The cognify jobs of the frames a commit wrote (but ``handed``: another process
+    indexes them)."""
     saved: list[jobs.CognifyItem] = []  # somebody waits for these: interactive
     new: list[jobs.CognifyItem] = []
-    out: list[Job] = []
     for op, result in committed:
         if isinstance(result, Duplicate):  # applied before: its follow-ups were sent then
             continue
@@ -100,17 +113,8 @@ async def followup_jobs(
             (saved if urgent else new).extend(
                 item for item in new_frame_items(op, expect(result, FramesSaved))
                 if item.frame_id not in handed)
-        elif isinstance(op, ops.Reconcile):
-            requeue = [frame for frame in expect(result, Reconciled).requeue
-                       if resuming is None or not resuming(mind_id, frame)]
-            if requeue:
-                new.extend(await pending_items(reader, requeue))
-        elif isinstance(op, ops.Reembed):
-            target = Fingerprint(provider=op.provider, model=op.model, dim=op.dim)
-            for part in _batches(await pending_items(reader), batch):
-                out.append(jobs.ReembedJob(mind_id=mind_id, items=part, fingerprint=target))
-    if saved or new:
-        hint = await fingerprint_hint(reader)
-        out[:0] = cognify_jobs(mind_id, saved, hint, batch, "interactive")
-        out.extend(cognify_jobs(mind_id, new, hint, batch))
-    return out
+    if not saved and not new:
+        return []
+    hint = await fingerprint_hint(reader)
+    return [*cognify_jobs(mind_id, saved, hint, batch, "interactive"),
+            *cognify_jobs(mind_id, new, hint, batch)]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from arq.connections import ArqRedis
@@ -22,9 +23,9 @@ from redis.exceptions import RedisError
 
 from mind.errors import HiveMindError
 from mind.redact import mask_text
-from queue_schemas import jobs
 from workers.constants import OUTBOX_POLL_SECONDS
-from workers.distributed import CognifyQueue, host_hook, host_settings
+from workers.distributed import CognifyQueue, host_settings
+from workers.followups import Job
 from workers.protocol import JobQueue
 from workers.queue import QueueConfig, connect, queue_status
 from workers.runtime import HostedRuntime, RuntimeConfig
@@ -40,9 +41,7 @@ log = logging.getLogger(__name__)
 class HostRuntime(HostedRuntime):
     def __init__(self, config: RuntimeConfig, queue: QueueConfig, redis: ArqRedis) -> None:
         self.cognify_queue = CognifyQueue(redis)
-        super().__init__(config, host_hook(self.cognify_queue, config.cognify_batch,
-                                           lambda m, f: self.backlogs.covers(m, f)),
-                         RedisUsage(redis))
+        super().__init__(config, RedisUsage(redis))
         self.queue = queue
         self.redis = redis
         self._written: set[str] = set()
@@ -72,10 +71,10 @@ class HostRuntime(HostedRuntime):
                                 self.queue.cluster_key)
         return result
 
-    async def _dispatch(self, mind_id: str, queued: list[jobs.CognifyJob]) -> None:
+    async def _dispatch(self, mind_id: str, queued: Sequence[Job]) -> None:
         await self.cognify_queue.send(mind_id, queued)
 
-    async def _settle(self, queued: list[jobs.CognifyJob], keep: int) -> list[jobs.CognifyJob]:
+    async def _settle(self, queued: list[Job], keep: int) -> list[Job]:
         return await self.cognify_queue.settle(queued, keep)
 
     async def resume_all(self) -> int:

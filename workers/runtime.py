@@ -49,7 +49,7 @@ from workers.constants import (
     RUNNER_CONCURRENCY,
 )
 from workers.dead_letters import DeadLetterFile, persist_to
-from workers.followups import cognify_jobs, fingerprint_hint, followup_jobs, pending_items
+from workers.followups import Job, cognify_jobs, fingerprint_hint, pending_items
 from workers.protocol import JobQueue
 from workers.runner import RECENT_DEAD_LETTERS, InProcessRunner
 from workers.schedule import ScheduleConfig
@@ -94,25 +94,25 @@ def open_host(config: RuntimeConfig, on_commit: HookFactory,
 
 class HostedRuntime:
     """The parts of the runtime contract both runtimes share: the host, the embedder, reads,
-    sweeping the outbox into the runtime's own queue (``_dispatch``, with ``_settle`` its
+    the jobs each commit causes and sweeping the outbox, a piece at a time, into the runtime's
+    own queue (:class:`~workers.backlog.Backlogs`: ``_dispatch``, with ``_settle`` its
     backpressure), once per mind per start."""
 
-    def __init__(self, config: RuntimeConfig, on_commit: HookFactory, usage: UsageCounter
-                 ) -> None:
+    def __init__(self, config: RuntimeConfig, usage: UsageCounter) -> None:
         self.config = config
         self.embedder = EmbeddingProviderChain(config.embedding, usage=usage)
-        self.host = open_host(config, on_commit, self._adopt)
-        self.catalog = MindCatalog(cache_file=config.data_dir / CATALOG_FILE)
-        self._embedder_started: asyncio.Task[Any] | None = None
-        self._resumed: set[str] = set()
         self.backlogs = Backlogs(lambda mind_id: self.host.lease(mind_id, create=False),
                                  self._dispatch, self._settle, config.cognify_batch,
                                  piece=config.backlog_piece)
+        self.host = open_host(config, self.backlogs.on_commit, self._adopt)
+        self.catalog = MindCatalog(cache_file=config.data_dir / CATALOG_FILE)
+        self._embedder_started: asyncio.Task[Any] | None = None
+        self._resumed: set[str] = set()
 
-    async def _dispatch(self, mind_id: str, queued: list[jobs.CognifyJob]) -> None:
+    async def _dispatch(self, mind_id: str, queued: Sequence[Job]) -> None:
         raise NotImplementedError
 
-    async def _settle(self, queued: list[jobs.CognifyJob], keep: int) -> list[jobs.CognifyJob]:
+    async def _settle(self, queued: list[Job], keep: int) -> list[Job]:
         """Wait until at most ``keep`` of ``queued`` (dispatched before) are unfinished."""
         raise NotImplementedError
 
@@ -308,7 +308,7 @@ class HostedRuntime:
 
 class EmbeddedRuntime(HostedRuntime):
     def __init__(self, config: RuntimeConfig) -> None:
-        super().__init__(config, self._hook, UsageStore(config.data_dir / USAGE_FILE))
+        super().__init__(config, UsageStore(config.data_dir / USAGE_FILE))
         self.batcher = EmbeddingBatcher(
             self.embedder,
             max_items=config.batcher_max_items,
@@ -320,19 +320,10 @@ class EmbeddedRuntime(HostedRuntime):
             on_dead_letter=persist_to(config.data_dir),  # shared with the data dir's processes
         )
 
-    def _hook(self, mind_id: str, reader: Mind) -> CommitHook:
-        async def after_commit(committed: list[tuple[Any, Any]], handed: frozenset[int]
-                               ) -> None:
-            await self.runner.dispatch_many(mind_id, await followup_jobs(
-                mind_id, committed, reader, batch=self.config.cognify_batch, handed=handed,
-                resuming=self.backlogs.covers))
+    async def _dispatch(self, mind_id: str, queued: Sequence[Job]) -> None:
+        await self.runner.dispatch_many(mind_id, list(queued))
 
-        return after_commit
-
-    async def _dispatch(self, mind_id: str, queued: list[jobs.CognifyJob]) -> None:
-        await self.runner.dispatch_many(mind_id, queued)
-
-    async def _settle(self, queued: list[jobs.CognifyJob], keep: int) -> list[jobs.CognifyJob]:
+    async def _settle(self, queued: list[Job], keep: int) -> list[Job]:
         return await self.runner.settle(queued, keep)
 
     def _settled(self) -> bool:

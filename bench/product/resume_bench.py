@@ -1,4 +1,4 @@
-"""A backlog left by a killed import: a CLI save beside it, then its resumption.
+"""A backlog left by a killed import: a CLI save beside it, its resumption, then a re-embed.
 
 1. **write**: a synthetic ChatGPT export (the generator of bench/product/harvest_bench.py)
    imported with indexing off (embedder ``mock``: degraded, nothing is embedded), in a child
@@ -17,9 +17,14 @@
    indexes with the deterministic embedder (no model: the process's memory is the resumption's
    and the index's); ``mock`` leaves every job without effect (a degraded embedder), so the
    figure is the reading and queuing of the backlog alone.
+4. **reembed** (``--reembed``): a fresh long-lived process with the test embedder at another
+   dimension (``--reembed-dimensions``, a model change) runs ``maintenance reembed`` on that
+   mind, as the CLI command does, and waits until every frame is re-embedded. Reported: its
+   peak RSS (and before the re-embed), wall time, frames re-embedded. With ``--provider
+   test`` the mind is indexed first, as a mind switched to a new model is.
 
     HF_HUB_OFFLINE=1 .venv/bin/python -m bench.product.resume_bench [--conversations 5000]
-        [--messages 20] [--saves 3] [--provider test]
+        [--messages 20] [--saves 3] [--provider test] [--reembed [--reembed-dimensions 32]]
 """
 
 from __future__ import annotations
@@ -37,39 +42,46 @@ from contextlib import closing
 from pathlib import Path
 
 from bench.common import ROOT, machine, write_section
+from mind.constants import DEFAULT_TEST_DIMENSIONS
 from bench.product.harvest_bench import generate, spawn
 from bench.product.save_during_import import pct, save
 
 
-def child(data: Path, provider: str) -> None:
-    """Open the mind in this process, resume its backlog, wait until indexing settled; print
-    a JSON line with the figures."""
+def child(step: str, data: Path, provider: str, dimensions: int) -> None:
+    """Open the mind in this process and resume its backlog (``resume``) or re-embed it
+    (``reembed``), wait until indexing settled; print a JSON line with the figures."""
     import asyncio
     import logging
 
     from hive_mind.facade import HiveMind
 
     async def run() -> dict[str, float]:
-        async with await HiveMind.open(data_dir=data, embedding_provider=provider) as hm:
+        async with await HiveMind.open(data_dir=data, embedding_provider=provider,
+                                       test_embedding_dimensions=dimensions) as hm:
             await hm.runtime.embedder_ready()
             before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             started = time.perf_counter()
-            queued = await hm.runtime.resume("personal")
+            if step == "resume":
+                queued = await hm.runtime.resume("personal")
+            else:
+                done = await hm.maintenance("reembed")
+                queued = int(done["minds"]["personal"]["queued"])
             await hm.wait_idle()
             elapsed = time.perf_counter() - started
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            vectors = (await hm.stats())["vectors"]
         return {"queued": queued, "elapsed": elapsed, "rss_before_mb": before,
-                "rss_mb": peak}
+                "rss_mb": peak, "vectors": vectors}
 
     logging.disable(logging.WARNING)  # a degraded embedder warns once per cognify job
     print(json.dumps(asyncio.run(run())))
 
 
-def resume(data: Path, provider: str) -> dict[str, float]:
+def run_child(step: str, data: Path, provider: str, dimensions: int) -> dict[str, float]:
     out = subprocess.run(
-        [sys.executable, "-m", __spec__.name, "--child", "--data", str(data), "--provider",
-         provider], cwd=ROOT, capture_output=True, text=True, check=False,
-        env=_offline())
+        [sys.executable, "-m", __spec__.name, "--child", step, "--data", str(data),
+         "--provider", provider, "--reembed-dimensions", str(dimensions)], cwd=ROOT,
+        capture_output=True, text=True, check=False, env=_offline())
     if out.returncode:
         raise SystemExit(out.stderr[-3000:])
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -99,11 +111,15 @@ def main() -> None:
     p.add_argument("--messages", type=int, default=20)
     p.add_argument("--saves", type=int, default=3, help="CLI saves beside the backlog")
     p.add_argument("--provider", default="test", help="the resuming process's embedder")
-    p.add_argument("--child", action="store_true")
+    p.add_argument("--reembed", action="store_true",
+                   help="then re-embed the mind with the test embedder at another dimension")
+    p.add_argument("--reembed-dimensions", type=int, default=32)
+    p.add_argument("--child", choices=["resume", "reembed"])
     p.add_argument("--data", type=Path)
     args = p.parse_args()
     if args.child:
-        child(args.data, args.provider)
+        child(args.child, args.data, args.provider if args.child == "resume" else "test",
+              DEFAULT_TEST_DIMENSIONS if args.child == "resume" else args.reembed_dimensions)
         return
     print(machine())
     with tempfile.TemporaryDirectory() as tmp:
@@ -130,11 +146,18 @@ def main() -> None:
             left = pending(copy)
             print(f"save {i + 1}: {wall:.2f} s, its frame indexed: "
                   f"{bool(own_indexed == i + 1)}, pending after: {left:,}")
-        run = resume(data, args.provider)
+        run = run_child("resume", data, args.provider, DEFAULT_TEST_DIMENSIONS)
         after = pending(mind)
         print(f"resume ({args.provider}): {run['queued']:,} frames re-queued, settled in "
               f"{run['elapsed']:.1f} s, peak RSS {run['rss_mb']:,.0f} MB (before the "
               f"resumption {run['rss_before_mb']:,.0f} MB), pending after: {after:,}")
+        if args.reembed:
+            again = run_child("reembed", data, "test", args.reembed_dimensions)
+            left = pending(mind)
+            print(f"reembed (test, {args.reembed_dimensions} dims): {again['queued']:,} frames "
+                  f"queued, {again['vectors']:,} re-embedded in {again['elapsed']:.1f} s, peak "
+                  f"RSS {again['rss_mb']:,.0f} MB (before the re-embed "
+                  f"{again['rss_before_mb']:,.0f} MB), pending after: {left:,}")
     body = f"""
 `HF_HUB_OFFLINE=1 .venv/bin/python -m bench.product.resume_bench --conversations {args.conversations} --messages {args.messages} --saves {args.saves} --provider {args.provider}`
 
@@ -150,6 +173,19 @@ A synthetic ChatGPT export imported with indexing off: {backlog:,} frames left i
 | frames pending after it | {after:,} |
 """
     write_section(f"Resuming a backlog ({args.provider})", body)
+    if args.reembed:
+        write_section(f"Re-embedding a mind ({args.reembed_dimensions} dims)", f"""
+`HF_HUB_OFFLINE=1 .venv/bin/python -m bench.product.resume_bench --conversations {args.conversations} --messages {args.messages} --saves {args.saves} --provider {args.provider} --reembed --reembed-dimensions {args.reembed_dimensions}`
+
+The mind of the resumption ({backlog:,} frames), re-embedded by `maintenance reembed` in a fresh
+process with the `test` embedder at {args.reembed_dimensions} dimensions.
+
+| measurement | result |
+|---|---|
+| frames queued, re-embedded, time until settled | {again['queued']:,}, {again['vectors']:,}, {again['elapsed']:.1f} s |
+| its peak RSS (before the re-embed) | **{again['rss_mb']:,.0f} MB** ({again['rss_before_mb']:,.0f} MB) |
+| frames pending after it | {left:,} |
+""")
 
 
 if __name__ == "__main__":

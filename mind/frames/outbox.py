@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 from mind.constants import OUTBOX_HANDED
 from mind.storage.db import Database, SyncDb
-from mind.storage.sqlutil import delete_in
+from mind.storage.sqlutil import chunked, delete_in, placeholders
 from mind.timeutil import days_ago_iso, now_iso, parse_stored
 
 
@@ -45,6 +45,12 @@ def claim_handed(db: SyncDb) -> list[int]:
         "RETURNING frame_id"))
 
 
+def _waiting(db: SyncDb, frame_ids: Sequence[int]) -> list[tuple[int, str]]:
+    return [(int(r[0]), str(r[1])) for part in chunked(frame_ids) for r in db.fetchall(
+        f"SELECT frame_id, reason FROM pending_index WHERE frame_id IN "
+        f"({placeholders(len(part))})", part)]
+
+
 class Outbox:
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -63,12 +69,18 @@ class Outbox:
         row = await self._db.fetchone("SELECT COUNT(*), MAX(frame_id) FROM pending_index")
         return (int(row[0]), int(row[1] or 0)) if row else (0, 0)
 
-    async def ids_after(self, after: int, upto: int, limit: int) -> list[int]:
-        """Pending frame ids above ``after`` and at most ``upto``, in id order, ``limit`` of
-        them: one piece of a backlog read with a cursor (:mod:`workers.backlog`)."""
-        return [int(r[0]) for r in await self._db.fetchall(
-            "SELECT frame_id FROM pending_index WHERE frame_id > ? AND frame_id <= ? "
-            "ORDER BY frame_id LIMIT ?", (after, upto, limit))]
+    async def waiting_after(self, after: int, upto: int, limit: int) -> dict[int, str]:
+        """Pending frames above ``after`` and at most ``upto``, in id order, ``limit`` of
+        them, each with its reason: one piece of a backlog read with a cursor
+        (:mod:`workers.backlog`)."""
+        return {int(r[0]): str(r[1]) for r in await self._db.fetchall(
+            "SELECT frame_id, reason FROM pending_index WHERE frame_id > ? AND frame_id <= ? "
+            "ORDER BY frame_id LIMIT ?", (after, upto, limit))}
+
+    async def waiting(self, frame_ids: Sequence[int]) -> dict[int, str]:
+        """Those of ``frame_ids`` (a piece: at most a few thousand) still pending, in id order,
+        each with its reason."""
+        return dict(sorted(await self._db.run(lambda db: _waiting(db, frame_ids))))
 
     async def oldest_age_seconds(self) -> float | None:
         """How long the oldest pending row has waited (None: nothing pending)."""

@@ -26,6 +26,7 @@ from mind.constants import (
     META_EMBED_DIM,
     META_EMBED_MODEL,
     META_EMBED_PROVIDER,
+    OUTBOX_REEMBED,
     T_CHUNKS_VEC,
     T_FRAMES_VEC,
 )
@@ -201,7 +202,8 @@ class VectorStore:
         return "match"
 
     async def reset(self, provider: str, model: str, dim: int) -> int:
-        """Drop every vector, record a new fingerprint and queue all frames for re-indexing."""
+        """Drop every vector, record a new fingerprint and queue all frames for re-indexing
+        (outbox reason :data:`~mind.constants.OUTBOX_REEMBED`)."""
         async with self._db.transaction():
             await self._db.execute("DELETE FROM memory_frame_chunks")
             for table in (T_FRAMES_VEC, T_CHUNKS_VEC):
@@ -210,10 +212,18 @@ class VectorStore:
             await self._log("reset", [0])
             _, n = await self._db.execute(
                 "INSERT OR REPLACE INTO pending_index(frame_id, reason, enqueued_at, attempts) "
-                "SELECT id, 'reembed', ?, 0 FROM memory_frames",
+                f"SELECT id, '{OUTBOX_REEMBED}', ?, 0 FROM memory_frames",
                 (now_iso(),),
             )
         return n
+
+    async def unfinished(self, provider: str, model: str, dim: int) -> int:
+        """The frames an earlier re-embed to this model left pending (0: none, or the mind
+        has another model): a process stopped before its re-embed was done."""
+        if await self.fingerprint() != Fingerprint(provider, model, int(dim)):
+            return 0
+        return int(await self._db.fetchval(
+            f"SELECT COUNT(*) FROM pending_index WHERE reason = '{OUTBOX_REEMBED}'", default=0))
 
     async def _create(self, fp: Fingerprint) -> None:
         if not 0 < fp.dim <= MAX_DIM:
